@@ -1,0 +1,111 @@
+/**
+ * Address formats of the native chains: the validation of burn destinations (spec 2.3) and the
+ * base58check codecs that derivation.ts encodes deposit addresses with, so both sides agree on one format.
+ */
+
+import { base58, base58xrp, type BytesCoder, createBase58check } from "@scure/base";
+import { sha256 } from "@noble/hashes/sha2.js";
+import { isNativeChain, type NativeChain } from "./catalog.ts";
+
+/** Version prefixes of the pay-to-pubkey-hash and pay-to-script-hash payloads we accept or produce. */
+export const ADDRESS_VERSION = {
+  xrpAccount: Uint8Array.of(0x00),
+  dogeP2pkh: Uint8Array.of(0x1e), // "D..."
+  dogeP2sh: Uint8Array.of(0x16), // "9..." or "A..."
+  zecTransparentP2pkh: Uint8Array.of(0x1c, 0xb8), // "t1..."
+} as const;
+
+/** Bitcoin-alphabet base58check (4-byte double-SHA256 checksum), as used by Dogecoin and Zcash transparent addresses. */
+export const bitcoinBase58check: BytesCoder = createBase58check(sha256);
+
+/**
+ * The XRP Ledger's base58check: the same double-SHA256 checksum over the ripple alphabet.
+ * @scure/base only pairs the checksum with the bitcoin alphabet, so the checksum is applied here.
+ */
+export const xrpBase58check: BytesCoder = {
+  encode(data: Uint8Array): string {
+    const out = new Uint8Array(data.length + 4);
+    out.set(data);
+    out.set(checksum(data), data.length);
+    return base58xrp.encode(out);
+  },
+  decode(text: string): Uint8Array {
+    const raw = base58xrp.decode(text);
+    if (raw.length < 4) throw new Error("xrp base58check: too short");
+    const payload = raw.subarray(0, raw.length - 4);
+    const expected = checksum(payload);
+    const actual = raw.subarray(raw.length - 4);
+    if (!expected.every((b, i) => b === actual[i])) throw new Error("xrp base58check: wrong checksum");
+    return Uint8Array.from(payload);
+  },
+};
+
+function checksum(data: Uint8Array): Uint8Array {
+  return sha256(sha256(data)).subarray(0, 4);
+}
+
+const MESSAGES: Readonly<Record<NativeChain, string>> = {
+  sol: "Invalid Solana address format. Must be base58 encoded, 32-44 characters.",
+  xrp: "Invalid XRP address format. Must be a classic address starting with r, 25-34 characters.",
+  sui: "Invalid Sui address format. Must be 0x followed by 64 hexadecimal characters.",
+  doge: "Invalid Dogecoin address format. Must start with D, A or 9 and be 34 characters.",
+  zec: "Invalid Zcash address format. Must be a transparent address starting with t1, 35 characters.",
+};
+
+// The spec 2.3 table, verbatim.
+const PATTERNS: Readonly<Record<NativeChain, RegExp>> = {
+  sol: /^[1-9A-HJ-NP-Za-km-z]{32,44}$/,
+  xrp: /^r[1-9A-HJ-NP-Za-km-z]{24,33}$/,
+  sui: /^0x[a-fA-F0-9]{64}$/,
+  doge: /^[DA9][1-9A-HJ-NP-Za-km-z]{33}$/,
+  zec: /^t1[1-9A-HJ-NP-Za-km-z]{33}$/,
+};
+
+// A pattern alone accepts typos; paying out to one loses the coins, so the encoding itself is checked too.
+const ENCODING_VALID: Readonly<Record<NativeChain, (address: string) => boolean>> = {
+  sol: (a) => decodes(() => base58.decode(a).length === 32),
+  xrp: (a) =>
+    decodes(() => {
+      const payload = xrpBase58check.decode(a);
+      return payload.length === 21 && startsWith(payload, ADDRESS_VERSION.xrpAccount);
+    }),
+  // Any 32-byte value is a valid Sui address; there is no checksum to verify.
+  sui: () => true,
+  doge: (a) =>
+    decodes(() => {
+      const payload = bitcoinBase58check.decode(a);
+      return payload.length === 21 &&
+        (startsWith(payload, ADDRESS_VERSION.dogeP2pkh) || startsWith(payload, ADDRESS_VERSION.dogeP2sh));
+    }),
+  zec: (a) =>
+    decodes(() => {
+      const payload = bitcoinBase58check.decode(a);
+      return payload.length === 22 && startsWith(payload, ADDRESS_VERSION.zecTransparentP2pkh);
+    }),
+};
+
+function decodes(check: () => boolean): boolean {
+  try {
+    return check();
+  } catch {
+    return false;
+  }
+}
+
+function startsWith(bytes: Uint8Array, prefix: Uint8Array): boolean {
+  return prefix.every((b, i) => bytes[i] === b);
+}
+
+/** null when `address` is a valid payout destination on `chain`, else the spec's message for that chain. */
+export function destinationAddressError(chain: NativeChain, address: string): string | null {
+  if (!isNativeChain(chain)) throw new Error(`Unknown native chain: ${String(chain)}`);
+  if (typeof address !== "string" || !PATTERNS[chain].test(address) || !ENCODING_VALID[chain](address)) {
+    return MESSAGES[chain];
+  }
+  return null;
+}
+
+/** 0x followed by 40 hex digits in any case; mixed case is not held to EIP-55. */
+export function isEvmAddress(value: string): boolean {
+  return typeof value === "string" && /^0x[0-9a-fA-F]{40}$/.test(value);
+}

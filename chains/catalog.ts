@@ -1,0 +1,169 @@
+/**
+ * The one table of chains, tokens, decimals, chain ids, minimums and confirmations.
+ * Config endpoints, validation, conversions and watchers all read from here; nothing repeats these numbers.
+ */
+
+export const NATIVE_CHAINS = ["sol", "xrp", "sui", "doge", "zec"] as const;
+export const EVM_CHAINS = ["base", "arbitrum", "katana", "world", "unichain"] as const;
+
+export type NativeChain = typeof NATIVE_CHAINS[number];
+export type EvmChain = typeof EVM_CHAINS[number];
+export type ChainSymbol = NativeChain | EvmChain;
+
+export type NativeToken = "SOL" | "XRP" | "SUI" | "DOGE" | "ZEC";
+export type UAsset = `u${NativeToken}`;
+
+export const UASSET_DECIMALS = 18;
+
+export interface NativeChainInfo {
+  symbol: NativeChain;
+  name: string;
+  token: { symbol: NativeToken; name: string; decimals: number };
+  uAsset: { symbol: UAsset; name: string; minimumBurnAmount: bigint };
+  /** Smallest deposit (native smallest unit) that is minted; smaller ones become failed orders. */
+  minimumDeposit: bigint;
+  /** Confirmations a deposit needs on mainnet before value moves (DESIGN.md invariant 4). */
+  confirmations: number;
+  /** How the chain expresses finality, for operators reading the catalog. */
+  finality: string;
+}
+
+export interface EvmChainInfo {
+  symbol: EvmChain;
+  name: string;
+  chainId: number;
+  /** Blocks a uAsset transfer to the transfer address needs before a burn pays out on mainnet. */
+  confirmations: number;
+}
+
+export const NATIVE: Readonly<Record<NativeChain, NativeChainInfo>> = {
+  sol: {
+    symbol: "sol",
+    name: "Solana",
+    token: { symbol: "SOL", name: "Solana", decimals: 9 },
+    uAsset: { symbol: "uSOL", name: "Universal SOL", minimumBurnAmount: 1_000000000_000000000n },
+    minimumDeposit: 10_000_000n, // 0.01 SOL
+    confirmations: 32,
+    finality: "finalized commitment",
+  },
+  xrp: {
+    symbol: "xrp",
+    name: "XRP Ledger",
+    token: { symbol: "XRP", name: "XRP", decimals: 6 },
+    uAsset: { symbol: "uXRP", name: "Universal XRP", minimumBurnAmount: 25_000000000_000000000n },
+    minimumDeposit: 1_000_000n, // 1 XRP
+    confirmations: 1,
+    finality: "validated ledger",
+  },
+  sui: {
+    symbol: "sui",
+    name: "Sui",
+    token: { symbol: "SUI", name: "Sui", decimals: 9 },
+    uAsset: { symbol: "uSUI", name: "Universal SUI", minimumBurnAmount: 1_000000000_000000000n },
+    minimumDeposit: 1_000_000_000n, // 1 SUI
+    confirmations: 1,
+    finality: "certified checkpoint",
+  },
+  doge: {
+    symbol: "doge",
+    name: "Dogecoin",
+    token: { symbol: "DOGE", name: "Dogecoin", decimals: 8 },
+    uAsset: { symbol: "uDOGE", name: "Universal DOGE", minimumBurnAmount: 100000000_000000000n },
+    minimumDeposit: 1_000_000_000n, // 10 DOGE
+    confirmations: 40,
+    finality: "block depth",
+  },
+  zec: {
+    symbol: "zec",
+    name: "Zcash",
+    token: { symbol: "ZEC", name: "Zcash", decimals: 8 },
+    uAsset: { symbol: "uZEC", name: "Universal ZEC", minimumBurnAmount: 100000000_000000000n },
+    minimumDeposit: 100_000n, // 0.001 ZEC
+    confirmations: 24,
+    finality: "block depth",
+  },
+};
+
+export const EVM: Readonly<Record<EvmChain, EvmChainInfo>> = {
+  base: { symbol: "base", name: "Base", chainId: 8453, confirmations: 20 },
+  arbitrum: { symbol: "arbitrum", name: "Arbitrum One", chainId: 42161, confirmations: 20 },
+  katana: { symbol: "katana", name: "Katana", chainId: 747474, confirmations: 20 },
+  world: { symbol: "world", name: "World Chain", chainId: 480, confirmations: 20 },
+  unichain: { symbol: "unichain", name: "Unichain", chainId: 130, confirmations: 20 },
+};
+
+export function isNativeChain(value: unknown): value is NativeChain {
+  return typeof value === "string" && (NATIVE_CHAINS as readonly string[]).includes(value);
+}
+
+export function isEvmChain(value: unknown): value is EvmChain {
+  return typeof value === "string" && (EVM_CHAINS as readonly string[]).includes(value);
+}
+
+/** The native chain whose coin a uAsset stands for, or undefined for an unknown symbol. */
+export function nativeChainOfUAsset(symbol: string): NativeChain | undefined {
+  return NATIVE_CHAINS.find((c) => NATIVE[c].uAsset.symbol === symbol);
+}
+
+/** 10^(18 - decimals): wei of uAsset per smallest native unit. */
+export function weiPerNativeUnit(chain: NativeChain): bigint {
+  return 10n ** BigInt(UASSET_DECIMALS - NATIVE[chain].token.decimals);
+}
+
+/** Native smallest units to uAsset wei; exact, a multiplication never rounds. */
+export function nativeToWei(chain: NativeChain, amount: bigint): bigint {
+  return amount * weiPerNativeUnit(chain);
+}
+
+/** uAsset wei to native smallest units, with the remainder that cannot be paid in native units. */
+export function weiToNative(chain: NativeChain, wei: bigint): { native: bigint; remainderWei: bigint } {
+  const unit = weiPerNativeUnit(chain);
+  return { native: wei / unit, remainderWei: wei % unit };
+}
+
+// ---- the views served by GET /config/mint and GET /config/burn (spec 4.8, 4.9, 2.5, 2.6) ----
+
+function nativeTokenView(chain: NativeChain) {
+  const t = NATIVE[chain].token;
+  return { name: t.name, symbol: t.symbol, decimals: t.decimals };
+}
+
+function uAssetView(chain: NativeChain) {
+  const u = NATIVE[chain].uAsset;
+  return { name: u.name, symbol: u.symbol, decimals: UASSET_DECIMALS };
+}
+
+function nativeChainView(chain: NativeChain) {
+  return { name: NATIVE[chain].name, symbol: chain, type: "main", tokens: [nativeTokenView(chain)] };
+}
+
+function evmChainView(chain: EvmChain) {
+  const e = EVM[chain];
+  return {
+    name: e.name,
+    symbol: chain,
+    type: "main",
+    chainId: e.chainId,
+    vm: "EVM",
+    tokens: NATIVE_CHAINS.map(uAssetView),
+  };
+}
+
+export function mintConfigView() {
+  return {
+    sourceChains: NATIVE_CHAINS.map(nativeChainView),
+    destinationChains: EVM_CHAINS.map(evmChainView),
+    supportedTokens: NATIVE_CHAINS.map(nativeTokenView),
+  };
+}
+
+export function burnConfigView() {
+  return {
+    sourceChains: EVM_CHAINS.map(evmChainView),
+    destinationChains: NATIVE_CHAINS.map(nativeChainView),
+    supportedTokens: NATIVE_CHAINS.map((c) => ({
+      ...uAssetView(c),
+      minimumBurnAmount: NATIVE[c].uAsset.minimumBurnAmount.toString(),
+    })),
+  };
+}

@@ -1,0 +1,118 @@
+/**
+ * `deno task admin ...`: operator commands working on the same KV as a running server (KV_PATH).
+ * Every command prints its result on stdout; `api-key create` prints the new key alone on the last line.
+ */
+import { parseArgs } from "node:util";
+import { isEvmAddress } from "../chains/addresses.ts";
+import { loadConfig } from "../config/env.ts";
+import { openKv } from "../app.ts";
+import { createApiKey, listApiKeys, PARTNER_ID_PATTERN, revokeApiKey } from "../kv/api_keys.ts";
+import { setUserWalletStatus } from "../kv/user_wallets.ts";
+
+const USAGE = `usage: deno task admin <command>
+  api-key create --partner <id> [--expires-in-days N]
+  api-key revoke <keyId>
+  api-key list
+  wallet deactivate <address>
+  wallet activate <address>`;
+
+export class UsageError extends Error {}
+
+type Out = (line: string) => void;
+type Command = (kv: Deno.Kv, args: string[], out: Out) => Promise<void>;
+
+const commands: Record<string, Command> = {
+  "api-key create": async (kv, args, out) => {
+    const { values } = parseArgs({
+      args,
+      options: { partner: { type: "string" }, "expires-in-days": { type: "string" } },
+      strict: true,
+    });
+    if (!values.partner) throw new UsageError("--partner is required");
+    if (!PARTNER_ID_PATTERN.test(values.partner)) {
+      throw new UsageError("--partner must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit");
+    }
+    const days = values["expires-in-days"];
+    if (days !== undefined && !/^[1-9]\d{0,4}$/.test(days)) {
+      throw new UsageError("--expires-in-days must be a positive whole number");
+    }
+    const { apiKey, record } = await createApiKey(kv, values.partner, {
+      expiresInDays: days === undefined ? undefined : Number(days),
+    });
+    out(
+      `created API key ${record.keyId} for partner ${record.partnerId}` +
+        (record.expiresAt ? `, expires ${record.expiresAt}` : ", no expiry"),
+    );
+    out("the secret is shown once and cannot be recovered:");
+    out(apiKey);
+  },
+  "api-key revoke": async (kv, args, out) => {
+    const keyId = single(args, "<keyId>");
+    const revoked = await revokeApiKey(kv, keyId);
+    if (!revoked) throw new UsageError(`no API key ${keyId}`);
+    out(`revoked ${keyId} at ${revoked.revokedAt}; tokens it issued no longer work`);
+  },
+  "api-key list": async (kv, args, out) => {
+    if (args.length) throw new UsageError("api-key list takes no arguments");
+    const now = Date.now();
+    for (const k of await listApiKeys(kv)) {
+      const state = k.revokedAt
+        ? `revoked ${k.revokedAt}`
+        : k.expiresAt && Date.parse(k.expiresAt) <= now
+        ? `expired ${k.expiresAt}`
+        : `active${k.expiresAt ? ` until ${k.expiresAt}` : ""}`;
+      out(`${k.keyId}\tpartner=${k.partnerId}\tcreated=${k.createdAt}\t${state}`);
+    }
+  },
+  "wallet deactivate": async (kv, args, out) => {
+    const address = walletArg(args);
+    const w = await setUserWalletStatus(kv, address, "inactive", { createIfMissing: true });
+    out(`wallet ${w!.address} is inactive: its tokens are refused and new deposits fail`);
+  },
+  "wallet activate": async (kv, args, out) => {
+    const address = walletArg(args);
+    const w = await setUserWalletStatus(kv, address, "active");
+    if (!w) throw new UsageError(`no wallet ${address.toLowerCase()}`);
+    out(`wallet ${w.address} is active`);
+  },
+};
+
+function single(args: string[], name: string): string {
+  if (args.length !== 1) throw new UsageError(`expected exactly one ${name}`);
+  return args[0];
+}
+
+function walletArg(args: string[]): string {
+  const address = single(args, "<address>");
+  if (!isEvmAddress(address)) throw new UsageError(`${address} is not an EVM address`);
+  return address;
+}
+
+/** Runs one admin command; returns the process exit code. */
+export async function runAdmin(argv: string[], kv: Deno.Kv, out: Out, err: Out): Promise<number> {
+  const name = argv.slice(0, 2).join(" ");
+  const command = commands[name];
+  if (!command) {
+    err(USAGE);
+    return 2;
+  }
+  try {
+    await command(kv, argv.slice(2), out);
+    return 0;
+  } catch (e) {
+    if (e instanceof UsageError || (e instanceof Error && "code" in e && String(e.code).startsWith("ERR_PARSE_ARGS"))) {
+      err(`error: ${e.message}`);
+      err(USAGE);
+      return 2;
+    }
+    throw e;
+  }
+}
+
+if (import.meta.main) {
+  const config = loadConfig(Deno.env.toObject());
+  const kv = await openKv(config.kvPath);
+  const code = await runAdmin(Deno.args, kv, console.log, console.error);
+  kv.close();
+  Deno.exit(code);
+}

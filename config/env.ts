@@ -1,0 +1,90 @@
+/**
+ * Operator configuration, read from the environment once at start. Defaults make `deno task dev` work with
+ * nothing set; see the README's configuration table.
+ */
+import { z } from "zod";
+
+export const CHAIN_MODES = ["sim", "live"] as const;
+export type ChainMode = typeof CHAIN_MODES[number];
+
+export interface Config {
+  port: number;
+  kvPath: string;
+  /** Folder beside the KV file where sim mode keeps generated secrets. */
+  dataDir: string;
+  baseUrl: string;
+  authUrl: string;
+  claimNamespace: string;
+  jwtPrivateKeyFile: string | undefined;
+  masterMnemonicFile: string | undefined;
+  chainMode: ChainMode;
+  /** Overrides the derived shared uAsset transfer address (an operator-held EVM address). */
+  burnTransferAddress: string | undefined;
+}
+
+const EnvSchema = z.object({
+  PORT: z.string().regex(/^\d{1,5}$/, "PORT must be a port number").optional(),
+  KV_PATH: z.string().min(1).optional(),
+  BASE_URL: z.url().optional(),
+  AUTH_URL: z.url().optional(),
+  CLAIM_NAMESPACE: z.string().min(1).optional(),
+  JWT_PRIVATE_KEY_FILE: z.string().min(1).optional(),
+  MASTER_MNEMONIC_FILE: z.string().min(1).optional(),
+  CHAIN_MODE: z.enum(CHAIN_MODES).optional(),
+  BURN_TRANSFER_ADDRESS: z.string().regex(/^0x[0-9a-fA-F]{40}$/, "BURN_TRANSFER_ADDRESS must be an EVM address")
+    .optional(),
+});
+
+const NAMES = Object.keys(EnvSchema.shape) as (keyof typeof EnvSchema.shape)[];
+
+/** Reads the known variables from `env`; empty strings count as unset. Throws with every problem named. */
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const raw: Record<string, string> = {};
+  for (const name of NAMES) {
+    const value = env[name];
+    if (value !== undefined && value !== "") raw[name] = value;
+  }
+  const parsed = EnvSchema.safeParse(raw);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+    throw new Error(`Invalid configuration: ${problems}`);
+  }
+  const e = parsed.data;
+  const port = e.PORT === undefined ? 8000 : Number(e.PORT);
+  const kvPath = e.KV_PATH ?? "./data/kv.sqlite3";
+  const baseUrl = trimSlash(e.BASE_URL ?? `http://localhost:${port}`);
+  const authUrl = trimSlash(e.AUTH_URL ?? `${baseUrl}/auth`);
+  return {
+    port,
+    kvPath,
+    dataDir: dirname(kvPath),
+    baseUrl,
+    authUrl,
+    claimNamespace: trimSlash(e.CLAIM_NAMESPACE ?? baseUrl),
+    jwtPrivateKeyFile: e.JWT_PRIVATE_KEY_FILE,
+    masterMnemonicFile: e.MASTER_MNEMONIC_FILE,
+    chainMode: e.CHAIN_MODE ?? "sim",
+    burnTransferAddress: e.BURN_TRANSFER_ADDRESS,
+  };
+}
+
+/** Reads the process environment (needs --allow-env). */
+export function configFromProcess(): Config {
+  return loadConfig(Deno.env.toObject());
+}
+
+/** The path under which the token endpoints are served: AUTH_URL's path on this server. */
+export function authMountPath(config: Config): string {
+  const path = trimSlash(new URL(config.authUrl).pathname);
+  return path === "" ? "/" : path;
+}
+
+function trimSlash(url: string): string {
+  return url.replace(/\/+$/, "");
+}
+
+function dirname(path: string): string {
+  const i = path.lastIndexOf("/");
+  if (i < 0) return ".";
+  return i === 0 ? "/" : path.slice(0, i);
+}

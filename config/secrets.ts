@@ -1,0 +1,110 @@
+/**
+ * The two operator secrets: the JWT signing key and the master mnemonic. They come from files named by the
+ * environment; in sim mode a missing one is generated once into the data folder (with a warning) so that
+ * `deno task dev` needs nothing. Live mode refuses to start without them. Secrets never reach KV or logs.
+ */
+import { calculateJwkThumbprint, exportJWK, exportPKCS8, generateKeyPair, importPKCS8, type JWK } from "jose";
+import { generateMnemonic, validateMnemonic } from "@scure/bip39";
+import { wordlist } from "@scure/bip39/wordlists/english.js";
+import type { Config } from "./env.ts";
+
+export interface JwtKeys {
+  privateKey: CryptoKey;
+  /** Public half as a JWK with `kid`, `alg` and `use`, as published in the JWKS. */
+  publicJwk: JWK & { kid: string };
+  /** Public half as a CryptoKey for verification. */
+  publicKey: CryptoKey;
+}
+
+export interface Secrets {
+  jwt: JwtKeys;
+  mnemonic: string;
+}
+
+const GENERATED_KEY_FILE = "jwt-private-key.pem";
+const GENERATED_MNEMONIC_FILE = "master-mnemonic.txt";
+
+export async function loadSecrets(config: Config, warn: (msg: string) => void = console.warn): Promise<Secrets> {
+  if (config.chainMode === "live") {
+    const missing = [
+      config.jwtPrivateKeyFile ? null : "JWT_PRIVATE_KEY_FILE",
+      config.masterMnemonicFile ? null : "MASTER_MNEMONIC_FILE",
+    ].filter((x) => x !== null);
+    if (missing.length > 0) {
+      throw new Error(`CHAIN_MODE=live needs ${missing.join(" and ")}: refusing to start without them`);
+    }
+  }
+  const keyPem = config.jwtPrivateKeyFile
+    ? await readSecretFile(config.jwtPrivateKeyFile, "JWT_PRIVATE_KEY_FILE")
+    : await generatedOnce(`${config.dataDir}/${GENERATED_KEY_FILE}`, newPrivateKeyPem, warn, "JWT signing key");
+  const mnemonicText = config.masterMnemonicFile
+    ? await readSecretFile(config.masterMnemonicFile, "MASTER_MNEMONIC_FILE")
+    : await generatedOnce(`${config.dataDir}/${GENERATED_MNEMONIC_FILE}`, newMnemonic, warn, "master mnemonic");
+  const mnemonic = mnemonicText.trim().split(/\s+/).join(" ");
+  if (!validateMnemonic(mnemonic, wordlist)) {
+    throw new Error("The master mnemonic is not a valid BIP39 English mnemonic");
+  }
+  return { jwt: await jwtKeysFromPem(keyPem), mnemonic };
+}
+
+export async function jwtKeysFromPem(pem: string): Promise<JwtKeys> {
+  let privateKey: CryptoKey;
+  try {
+    privateKey = await importPKCS8(pem, "RS256", { extractable: true });
+  } catch {
+    throw new Error("The JWT private key is not an RSA PKCS8 PEM key");
+  }
+  const jwk = await exportJWK(privateKey);
+  const publicOnly: JWK = { kty: jwk.kty, n: jwk.n, e: jwk.e };
+  const kid = await calculateJwkThumbprint(publicOnly);
+  const publicJwk = { ...publicOnly, kid, alg: "RS256", use: "sig" };
+  const publicKey = await crypto.subtle.importKey(
+    "jwk",
+    publicOnly,
+    { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" },
+    true,
+    ["verify"],
+  );
+  return { privateKey, publicJwk, publicKey };
+}
+
+export async function newPrivateKeyPem(): Promise<string> {
+  const { privateKey } = await generateKeyPair("RS256", { modulusLength: 2048, extractable: true });
+  return await exportPKCS8(privateKey);
+}
+
+function newMnemonic(): Promise<string> {
+  return Promise.resolve(generateMnemonic(wordlist, 256) + "\n");
+}
+
+async function readSecretFile(path: string, variable: string): Promise<string> {
+  try {
+    return await Deno.readTextFile(path);
+  } catch (err) {
+    const reason = err instanceof Deno.errors.NotFound ? "does not exist" : "cannot be read";
+    throw new Error(`${variable} names ${path}, which ${reason}`);
+  }
+}
+
+/** Reads `path`, creating it first (mode 0600, never overwriting) when it does not exist. */
+async function generatedOnce(
+  path: string,
+  make: () => Promise<string>,
+  warn: (msg: string) => void,
+  what: string,
+): Promise<string> {
+  try {
+    return await Deno.readTextFile(path);
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) throw err;
+  }
+  await Deno.mkdir(path.slice(0, path.lastIndexOf("/")) || ".", { recursive: true });
+  try {
+    // createNew: two processes starting together must not each write a different secret.
+    await Deno.writeTextFile(path, await make(), { createNew: true, mode: 0o600 });
+    warn(`sim mode: generated a ${what} at ${path}; set the matching *_FILE variable for anything real`);
+  } catch (err) {
+    if (!(err instanceof Deno.errors.AlreadyExists)) throw err;
+  }
+  return await Deno.readTextFile(path);
+}

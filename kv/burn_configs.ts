@@ -1,0 +1,99 @@
+/**
+ * Burn configurations: per owner and destination (native) chain, where redeemed coins are paid. Every change keeps
+ * the previous version in a history entry written in the same commit, since a changed payout address is what an
+ * operator investigates first after a dispute.
+ */
+import type { NativeChain } from "../chains/catalog.ts";
+
+export interface BurnConfig {
+  owner: string;
+  destinationChain: NativeChain;
+  destinationAddress: string;
+  memo: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+const burnConfigKey = (owner: string, chain: NativeChain): Deno.KvKey => ["burn_config", owner, chain];
+const burnConfigPrefix = (owner: string): Deno.KvKey => ["burn_config", owner];
+const historyKey = (owner: string, chain: NativeChain, at: string): Deno.KvKey => [
+  "burn_config_history",
+  owner,
+  chain,
+  at,
+];
+const historyPrefix = (owner: string, chain: NativeChain): Deno.KvKey => ["burn_config_history", owner, chain];
+
+export type BurnConfigWrite =
+  | { ok: true; config: BurnConfig }
+  | { ok: false; reason: "duplicate" | "not_found" };
+
+export async function createBurnConfig(
+  kv: Deno.Kv,
+  owner: string,
+  chain: NativeChain,
+  destinationAddress: string,
+  memo: string | null,
+): Promise<BurnConfigWrite> {
+  const now = new Date().toISOString();
+  const config: BurnConfig = {
+    owner,
+    destinationChain: chain,
+    destinationAddress,
+    memo,
+    createdAt: now,
+    updatedAt: now,
+  };
+  const key = burnConfigKey(owner, chain);
+  const res = await kv.atomic().check({ key, versionstamp: null }).set(key, config).commit();
+  return res.ok ? { ok: true, config } : { ok: false, reason: "duplicate" };
+}
+
+export async function updateBurnConfig(
+  kv: Deno.Kv,
+  owner: string,
+  chain: NativeChain,
+  destinationAddress: string,
+  memo: string | null,
+): Promise<BurnConfigWrite> {
+  const key = burnConfigKey(owner, chain);
+  for (;;) {
+    const entry = await kv.get<BurnConfig>(key);
+    if (!entry.value) return { ok: false, reason: "not_found" };
+    const now = new Date().toISOString();
+    const next: BurnConfig = { ...entry.value, destinationAddress, memo, updatedAt: now };
+    const res = await kv.atomic()
+      .check(entry)
+      .set(key, next)
+      .set(historyKey(owner, chain, `${now}-${entry.versionstamp}`), entry.value)
+      .commit();
+    if (res.ok) return { ok: true, config: next };
+  }
+}
+
+export async function getBurnConfig(kv: Deno.Kv, owner: string, chain: NativeChain): Promise<BurnConfig | null> {
+  return (await kv.get<BurnConfig>(burnConfigKey(owner, chain))).value;
+}
+
+export async function listBurnConfigs(kv: Deno.Kv, owner: string): Promise<BurnConfig[]> {
+  const out: BurnConfig[] = [];
+  for await (const e of kv.list<BurnConfig>({ prefix: burnConfigPrefix(owner) })) out.push(e.value);
+  return out;
+}
+
+/** Earlier versions of a configuration, oldest first. */
+export async function listBurnConfigHistory(kv: Deno.Kv, owner: string, chain: NativeChain): Promise<BurnConfig[]> {
+  const out: BurnConfig[] = [];
+  for await (const e of kv.list<BurnConfig>({ prefix: historyPrefix(owner, chain) })) out.push(e.value);
+  return out;
+}
+
+/** The response shape of spec 2.3. */
+export function toBurnConfigView(c: BurnConfig, uAssetTransferAddress: string) {
+  return {
+    uAssetTransferAddress,
+    destinationChain: c.destinationChain,
+    destinationAddress: c.destinationAddress,
+    memo: c.memo,
+  };
+}

@@ -1,0 +1,307 @@
+/**
+ * The order store: orders by id, the per-owner indexes that serve GET /orders (spec 4.7), a global status index the
+ * pipeline sweeps, and per-owner counters that give `total` without a scan. This is the only code that knows these
+ * keys; every write keeps order, indexes and counters in one atomic so they can never disagree.
+ */
+import { z } from "zod";
+import { EVM_CHAINS, NATIVE, NATIVE_CHAINS, type NativeChain } from "../chains/catalog.ts";
+
+export const ORDER_TYPES = ["mint", "burn"] as const;
+export const ORDER_STATUSES = [
+  "pending",
+  "processing",
+  "minting",
+  "burning",
+  "completed",
+  "failed",
+  "cancelled",
+] as const;
+export type OrderType = typeof ORDER_TYPES[number];
+export type OrderStatus = typeof ORDER_STATUSES[number];
+
+const CHAINS = [...NATIVE_CHAINS, ...EVM_CHAINS] as const;
+const isNative = (c: string): c is NativeChain => (NATIVE_CHAINS as readonly string[]).includes(c);
+
+export const OrderSchema = z.object({
+  // UUIDv7: the index keys end with the id, so key order is creation order.
+  id: z.uuid({ version: "v7" }),
+  type: z.enum(ORDER_TYPES),
+  status: z.enum(ORDER_STATUSES),
+  sourceChain: z.enum(CHAINS),
+  destinationChain: z.enum(CHAINS),
+  token: z.string(),
+  // Smallest units as a canonical decimal string; money never passes through a float.
+  amount: z.string().regex(/^(0|[1-9][0-9]*)$/, "amount must be a non-negative decimal integer"),
+  sourceWallet: z.string(),
+  destinationWallet: z.string(),
+  workflowId: z.string(),
+  transactionHash: z.string().nullable(),
+  errorMessage: z.string().nullable(),
+  createdAt: z.iso.datetime(),
+  updatedAt: z.iso.datetime().nullable(),
+  /** The partner's lowercase EVM wallet the order belongs to (JWT `sub`); scopes every listing. */
+  owner: z.string().regex(/^0x[0-9a-f]{40}$/, "owner must be a lowercase EVM address"),
+  /** Pipeline-internal facts (deposit identity, remainders, ...); never served. */
+  details: z.record(z.string(), z.unknown()),
+}).superRefine((o, ctx) => {
+  // A mis-scoped or mis-routed order is a custody bug; refuse to store it rather than show it to the wrong partner.
+  const native = o.type === "mint" ? o.sourceChain : o.destinationChain;
+  const evm = o.type === "mint" ? o.destinationChain : o.sourceChain;
+  const partnerWallet = o.type === "mint" ? o.destinationWallet : o.sourceWallet;
+  if (!isNative(native) || isNative(evm)) {
+    ctx.addIssue({ code: "custom", path: ["sourceChain"], message: `${o.type} goes the wrong way: ${o.sourceChain}` });
+    return;
+  }
+  const token = o.type === "mint" ? NATIVE[native].token.symbol : NATIVE[native].uAsset.symbol;
+  if (o.token !== token) ctx.addIssue({ code: "custom", path: ["token"], message: `expected ${token}` });
+  if (o.owner !== partnerWallet.toLowerCase()) {
+    ctx.addIssue({ code: "custom", path: ["owner"], message: "owner must be the partner's EVM wallet of the order" });
+  }
+});
+export type Order = z.infer<typeof OrderSchema>;
+
+/** The order as partners see it (spec 2.4): those fields in that order, nothing internal. */
+export function toOrderView(o: Order) {
+  return {
+    id: o.id,
+    type: o.type,
+    status: o.status,
+    sourceChain: o.sourceChain,
+    destinationChain: o.destinationChain,
+    token: o.token,
+    amount: o.amount,
+    sourceWallet: o.sourceWallet,
+    destinationWallet: o.destinationWallet,
+    workflowId: o.workflowId,
+    transactionHash: o.transactionHash,
+    errorMessage: o.errorMessage,
+    createdAt: o.createdAt,
+    updatedAt: o.updatedAt,
+  };
+}
+export type OrderView = ReturnType<typeof toOrderView>;
+
+// ---- ids ----
+
+let lastMs = 0;
+let lastSeq = 0;
+
+/**
+ * A UUIDv7 (RFC 9562). The 12-bit rand_a field is a counter within one millisecond (method 1), so ids made by this
+ * process are strictly increasing and "newest first" holds even for orders created in the same millisecond.
+ */
+export function newOrderId(nowMs: number = Date.now()): string {
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  let ms = nowMs;
+  let seq: number;
+  if (ms > lastMs) {
+    seq = ((b[6] << 8) | b[7]) & 0x7ff; // random start, top bit clear to leave room for increments
+  } else {
+    ms = lastMs;
+    seq = lastSeq + 1;
+    if (seq > 0xfff) [ms, seq] = [ms + 1, 0];
+  }
+  [lastMs, lastSeq] = [ms, seq];
+  const view = new DataView(b.buffer);
+  view.setUint16(0, Math.floor(ms / 2 ** 32));
+  view.setUint32(2, ms % 2 ** 32);
+  b[6] = 0x70 | (seq >> 8);
+  b[7] = seq & 0xff;
+  b[8] = 0x80 | (b[8] & 0x3f);
+  const hex = Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+// ---- key layout ----
+
+/** A per-owner listing: every order appears under all four filters that match it. */
+type Filter = { type?: OrderType; status?: OrderStatus };
+const ANY = "*"; // never a type or status, so "no filter" cannot collide with a value
+
+function orderKey(id: string): Deno.KvKey {
+  return ["order", id];
+}
+function ownerIndexPrefix(owner: string, f: Filter): Deno.KvKey {
+  return ["order_by_owner", owner, f.type ?? ANY, f.status ?? ANY];
+}
+function ownerIndexKey(owner: string, f: Filter, id: string): Deno.KvKey {
+  return [...ownerIndexPrefix(owner, f), id];
+}
+// One counter per owner and filter: hot only for that owner's own writes, never a global hot key.
+function ownerCounterKey(owner: string, f: Filter): Deno.KvKey {
+  return ["order_count", owner, f.type ?? ANY, f.status ?? ANY];
+}
+/** Bumped by every write to an owner's orders, so a cached page is known fresh with one read. */
+export function ownerVersionKey(owner: string): Deno.KvKey {
+  return ["order_version", owner];
+}
+function statusIndexPrefix(status: OrderStatus): Deno.KvKey {
+  return ["order_by_status", status];
+}
+function statusIndexKey(status: OrderStatus, id: string): Deno.KvKey {
+  return [...statusIndexPrefix(status), id];
+}
+
+function filtersOf(o: Order): Filter[] {
+  return [{}, { type: o.type }, { status: o.status }, { type: o.type, status: o.status }];
+}
+const filterId = (f: Filter) => `${f.type ?? ANY}/${f.status ?? ANY}`;
+
+// `sum` wraps the bigint in a Deno.KvU64 and adds modulo 2^64, so adding 2^64 - 1 is the decrement.
+const ONE = 1n;
+const MINUS_ONE = 2n ** 64n - 1n;
+const STRONG = { consistency: "strong" } as const;
+const MAX_LIST_BATCH = 1000; // Deno KV refuses larger list batches
+const MAX_UPDATE_ATTEMPTS = 100;
+
+// ---- writes (composable into the caller's atomic) ----
+
+/** Adds a new order, its indexes and counters to `atomic`; the commit fails if the id exists. */
+export function addOrderCreate(atomic: Deno.AtomicOperation, order: Order): Deno.AtomicOperation {
+  const o = OrderSchema.parse(order);
+  atomic.check({ key: orderKey(o.id), versionstamp: null }).set(orderKey(o.id), o);
+  for (const f of filtersOf(o)) {
+    atomic.set(ownerIndexKey(o.owner, f, o.id), o).sum(ownerCounterKey(o.owner, f), ONE);
+  }
+  return atomic.set(statusIndexKey(o.status, o.id), o.id).sum(ownerVersionKey(o.owner), ONE);
+}
+
+/**
+ * Adds the change `previous -> next` to `atomic`; the commit fails if the order changed since `previous` was read.
+ * Throws if id, owner or type change: they place the order in its indexes and are fixed for its life.
+ */
+export function addOrderUpdate(
+  atomic: Deno.AtomicOperation,
+  previous: Deno.KvEntry<Order>,
+  next: Order,
+): Deno.AtomicOperation {
+  const before = previous.value;
+  const o = OrderSchema.parse(next);
+  for (const field of ["id", "owner", "type"] as const) {
+    if (before[field] !== o[field]) throw new Error(`order ${before.id}: ${field} cannot change`);
+  }
+  atomic.check({ key: orderKey(o.id), versionstamp: previous.versionstamp }).set(orderKey(o.id), o);
+  const after = filtersOf(o);
+  const kept = new Set(after.map(filterId));
+  const was = new Set(filtersOf(before).map(filterId));
+  for (const f of filtersOf(before)) {
+    if (kept.has(filterId(f))) continue;
+    atomic.delete(ownerIndexKey(o.owner, f, o.id)).sum(ownerCounterKey(o.owner, f), MINUS_ONE);
+  }
+  for (const f of after) {
+    atomic.set(ownerIndexKey(o.owner, f, o.id), o); // denormalized copies must follow every change
+    if (!was.has(filterId(f))) atomic.sum(ownerCounterKey(o.owner, f), ONE);
+  }
+  if (before.status !== o.status) {
+    atomic.delete(statusIndexKey(before.status, o.id)).set(statusIndexKey(o.status, o.id), o.id);
+  }
+  return atomic.sum(ownerVersionKey(o.owner), ONE);
+}
+
+/** Stores a new order; false if an order with its id already exists. */
+export async function createOrder(kv: Deno.Kv, order: Order): Promise<boolean> {
+  return (await addOrderCreate(kv.atomic(), order).commit()).ok;
+}
+
+export function getOrder(kv: Deno.Kv, id: string): Promise<Deno.KvEntryMaybe<Order>> {
+  return kv.get<Order>(orderKey(id), STRONG);
+}
+
+/**
+ * Reads the order, applies `change` and writes the result with `updatedAt` set, retrying on a concurrent write
+ * (so `change` may run more than once and must be pure). Returns the stored order, or null when the order does not
+ * exist or `change` returned null (nothing written).
+ */
+export async function updateOrder(
+  kv: Deno.Kv,
+  id: string,
+  change: (o: Order) => Order | null,
+  now: () => Date = () => new Date(),
+): Promise<Order | null> {
+  for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
+    const entry = await getOrder(kv, id);
+    if (entry.versionstamp === null) return null;
+    // A copy, so a `change` that mutates in place cannot corrupt `previous`, which says which index keys to move.
+    const changed = change(structuredClone(entry.value));
+    if (changed === null) return null;
+    const next = OrderSchema.parse({ ...changed, updatedAt: now().toISOString() });
+    if ((await addOrderUpdate(kv.atomic(), entry, next).commit()).ok) return next;
+  }
+  throw new Error(`order ${id}: update kept conflicting after ${MAX_UPDATE_ATTEMPTS} attempts`);
+}
+
+// ---- reads ----
+
+/**
+ * One page of an owner's orders, newest first, with the number matching the filter.
+ * Deno KV has no offset: the first `offset` entries are read and dropped, so a page costs O(offset + limit).
+ * `total` comes from the filter's counter (one get). The list and the get are separate reads, so under concurrent
+ * writes `total` may be one write ahead of or behind the page.
+ */
+export async function listOrders(
+  kv: Deno.Kv,
+  owner: string,
+  q: { type?: OrderType; status?: OrderStatus; limit: number; offset: number },
+): Promise<{ orders: Order[]; total: number }> {
+  if (!Number.isSafeInteger(q.limit) || q.limit < 0) throw new RangeError(`bad limit ${q.limit}`);
+  if (!Number.isSafeInteger(q.offset) || q.offset < 0) throw new RangeError(`bad offset ${q.offset}`);
+  const who = owner.toLowerCase();
+  const filter: Filter = { type: q.type, status: q.status };
+  const want = q.offset + q.limit;
+  const page = async () => {
+    const orders: Order[] = [];
+    if (q.limit === 0) return orders;
+    const entries = kv.list<Order>(
+      { prefix: ownerIndexPrefix(who, filter) },
+      { ...STRONG, reverse: true, limit: want, batchSize: Math.min(want, MAX_LIST_BATCH) },
+    );
+    let seen = 0;
+    for await (const e of entries) if (seen++ >= q.offset) orders.push(e.value);
+    return orders;
+  };
+  const [orders, counter] = await Promise.all([page(), kv.get<Deno.KvU64>(ownerCounterKey(who, filter), STRONG)]);
+  return { orders, total: Number(counter.value?.value ?? 0n) };
+}
+
+type OrderQuery = { type?: OrderType; status?: OrderStatus; limit: number; offset: number };
+type OrderPage = { orders: Order[]; total: number };
+
+/**
+ * Pages of `listOrders`, kept per process and reused while the owner's order version is unchanged. Partners poll
+ * (spec 6), so most reads repeat the last one: a hit costs one KV read instead of a list and a counter read.
+ * The version is read before the page, so a cached page is never older than the version it is filed under.
+ */
+export class OrderPageCache {
+  readonly #pages = new Map<string, { version: bigint; page: OrderPage }>();
+
+  constructor(private readonly kv: Deno.Kv, private readonly maxEntries = 5_000) {}
+
+  /** `versionEntry`: the owner's version entry when the caller already read it (in the same snapshot as its auth). */
+  async list(owner: string, q: OrderQuery, versionEntry?: Deno.KvEntryMaybe<unknown>): Promise<OrderPage> {
+    const who = owner.toLowerCase();
+    const entry = versionEntry ?? await this.kv.get<Deno.KvU64>(ownerVersionKey(who), STRONG);
+    const version = entry.value instanceof Deno.KvU64 ? entry.value.value : 0n;
+    const key = `${who}|${q.type ?? ANY}|${q.status ?? ANY}|${q.limit}|${q.offset}`;
+    const hit = this.#pages.get(key);
+    this.#pages.delete(key); // re-inserted below: Map order is the LRU order
+    if (hit && hit.version === version) {
+      this.#pages.set(key, hit);
+      return hit.page;
+    }
+    const page = await listOrders(this.kv, who, q);
+    this.#pages.set(key, { version, page });
+    if (this.#pages.size > this.maxEntries) this.#pages.delete(this.#pages.keys().next().value!);
+    return page;
+  }
+}
+
+/** Ids of orders in `status` across all owners, oldest first: the pipeline's sweep of due work. */
+export async function listOrderIdsByStatus(kv: Deno.Kv, status: OrderStatus, limit?: number): Promise<string[]> {
+  const ids: string[] = [];
+  if (limit === 0) return ids;
+  const batchSize = limit === undefined ? undefined : Math.min(limit, MAX_LIST_BATCH);
+  for await (const e of kv.list<string>({ prefix: statusIndexPrefix(status) }, { ...STRONG, limit, batchSize })) {
+    ids.push(e.value);
+  }
+  return ids;
+}

@@ -1,0 +1,67 @@
+/**
+ * The error side of the response envelope (spec 2.1, 7): one error type carrying the spec's status and message,
+ * one `onError` and one `notFound` that turn everything into `{success:false, message, error?}`.
+ */
+import type { Context } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { z } from "zod";
+
+export interface ValidationIssue {
+  path: string[];
+  message: string;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: ContentfulStatusCode,
+    message: string,
+    readonly error?: { issues: ValidationIssue[] },
+  ) {
+    super(message);
+  }
+}
+
+export const badRequest = (message: string) => new ApiError(400, message);
+
+export function validationError(error: z.ZodError): ApiError {
+  return new ApiError(400, "Validation error", {
+    issues: error.issues.map((i) => ({ path: i.path.map(String), message: i.message })),
+  });
+}
+
+/** Parses a JSON body against `schema`; malformed JSON is `Invalid request body`, a mismatch `Validation error`. */
+export async function parseBody<T extends z.ZodType>(c: Context, schema: T): Promise<z.infer<T>> {
+  let body: unknown;
+  try {
+    body = await c.req.json();
+  } catch {
+    throw badRequest("Invalid request body");
+  }
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) throw validationError(parsed.error);
+  return parsed.data;
+}
+
+/** A string field whose absence reads `Required`, as spec 7 shows. */
+export function requiredString() {
+  return z.string({ error: (issue) => (issue.input === undefined ? "Required" : undefined) });
+}
+
+export function errorResponse(c: Context, err: ApiError) {
+  return c.json(
+    err.error ? { success: false, message: err.message, error: err.error } : { success: false, message: err.message },
+    err.status,
+  );
+}
+
+export function onError(log: (msg: string, err: unknown) => void = console.error) {
+  return (err: Error, c: Context) => {
+    if (err instanceof ApiError) return errorResponse(c, err);
+    log(`unhandled error on ${c.req.method} ${c.req.path}`, err);
+    return c.json({ success: false, message: "Internal server error" }, 500);
+  };
+}
+
+export function notFound(c: Context) {
+  return c.json({ success: false, message: "Not found" }, 404);
+}

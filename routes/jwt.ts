@@ -1,0 +1,173 @@
+/**
+ * Access tokens (spec 2.7, 5): RS256 JWTs bound to one EVM wallet, issued from an API key, and the middleware that
+ * checks them on every partner endpoint. Only RS256 with our key is accepted; `alg: none`, HS256 (including the
+ * classic "HMAC with the public key" forgery) and every other algorithm are refused before any claim is read.
+ */
+import { decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify, SignJWT } from "jose";
+import type { MiddlewareHandler } from "hono";
+import type { JwtKeys } from "../config/secrets.ts";
+import { apiKeyKey, type ApiKeyRecord, isUsable } from "../kv/api_keys.ts";
+import { type UserWallet, userWalletKey } from "../kv/user_wallets.ts";
+import { ApiError } from "./errors.ts";
+
+export const TOKEN_LIFETIME_SECONDS = 365 * 24 * 60 * 60;
+
+export interface TokenSettings {
+  keys: JwtKeys;
+  issuer: string;
+  audience: string;
+  claimNamespace: string;
+}
+
+export interface AuthVariables {
+  /** The caller's wallet: the token's `sub`, lowercase. */
+  wallet: string;
+  partnerId: string;
+  /** Entries a route asked the gate to read in the same snapshot as the wallet (see `requireJwt`). */
+  prefetched: Deno.KvEntryMaybe<unknown>[];
+}
+
+export const AUTH_ERRORS = {
+  missingHeader: () => new ApiError(401, "Missing authorization header"),
+  unreadable: () => new ApiError(401, "Invalid or expired token"),
+  expired: () => new ApiError(401, "Token expired"),
+  badSignature: () => new ApiError(403, "Invalid token signature"),
+  inactive: () => new ApiError(403, "Wallet is not active"),
+};
+
+/** Signs a token for `wallet` (any case; `sub` is lowercase). The key id rides along so revoking a key ends its tokens. */
+export async function issueToken(
+  s: TokenSettings,
+  wallet: string,
+  partnerId: string,
+  keyId: string,
+  now = new Date(),
+): Promise<{ token: string; expiresAt: number }> {
+  const sub = wallet.toLowerCase();
+  const iat = Math.floor(now.getTime() / 1000);
+  const exp = iat + TOKEN_LIFETIME_SECONDS;
+  const token = await new SignJWT({
+    verified_credentials: [{ address: sub }],
+    azp: partnerId,
+    [`${s.claimNamespace}/partner_id`]: partnerId,
+    [`${s.claimNamespace}/type`]: "B2B",
+    [`${s.claimNamespace}/key_id`]: keyId,
+  })
+    .setProtectedHeader({ alg: "RS256", typ: "JWT", kid: s.keys.publicJwk.kid })
+    .setIssuer(s.issuer)
+    .setAudience(s.audience)
+    .setSubject(sub)
+    .setIssuedAt(iat)
+    .setExpirationTime(exp)
+    .sign(s.keys.privateKey);
+  return { token, expiresAt: exp };
+}
+
+export interface VerifiedToken {
+  wallet: string;
+  partnerId: string;
+  keyId: string;
+}
+
+/** Checks signature, algorithm, expiry, issuer, audience and the `sub`/credentials binding. Throws ApiError. */
+export async function verifyToken(s: TokenSettings, token: string, now = new Date()): Promise<VerifiedToken> {
+  let alg: string | undefined;
+  try {
+    alg = decodeProtectedHeader(token).alg;
+  } catch {
+    throw AUTH_ERRORS.unreadable();
+  }
+  if (alg !== "RS256") throw AUTH_ERRORS.badSignature();
+  let payload: Record<string, unknown>;
+  try {
+    ({ payload } = await jwtVerify(token, s.keys.publicKey, {
+      algorithms: ["RS256"],
+      issuer: s.issuer,
+      audience: s.audience,
+      requiredClaims: ["sub", "exp", "iat"],
+      currentDate: now,
+    }));
+  } catch (err) {
+    throw mapJoseError(err);
+  }
+  const sub = payload.sub;
+  const credentials = payload.verified_credentials;
+  const bound = typeof sub === "string" && sub === sub.toLowerCase() && Array.isArray(credentials) &&
+    credentials.some((c) => typeof c?.address === "string" && c.address.toLowerCase() === sub);
+  if (!bound) throw AUTH_ERRORS.badSignature();
+  const partnerId = payload[`${s.claimNamespace}/partner_id`];
+  const keyId = payload[`${s.claimNamespace}/key_id`];
+  if (typeof partnerId !== "string" || typeof keyId !== "string") throw AUTH_ERRORS.unreadable();
+  return { wallet: sub, partnerId, keyId };
+}
+
+function mapJoseError(err: unknown): ApiError {
+  if (err instanceof joseErrors.JWTExpired) return AUTH_ERRORS.expired();
+  if (err instanceof joseErrors.JWSSignatureVerificationFailed || err instanceof joseErrors.JOSEAlgNotAllowed) {
+    return AUTH_ERRORS.badSignature();
+  }
+  if (err instanceof joseErrors.JWTClaimValidationFailed && (err.claim === "iss" || err.claim === "aud")) {
+    // A token minted for another issuer or audience is treated as a forgery (spec 5: "wrong issuer").
+    return AUTH_ERRORS.badSignature();
+  }
+  return AUTH_ERRORS.unreadable();
+}
+
+/**
+ * Tokens whose signature and fixed claims already verified, so a polling partner costs one RSA check, not one per
+ * request. Only what cannot change for the same token bytes is cached: `exp` is compared on every use, and the
+ * wallet and API key are read from KV on every request.
+ */
+export class VerifiedTokenCache {
+  readonly #tokens = new Map<string, { verified: VerifiedToken; exp: number }>();
+
+  constructor(private readonly maxEntries = 10_000) {}
+
+  async verify(s: TokenSettings, token: string, now = new Date()): Promise<VerifiedToken> {
+    const hit = this.#tokens.get(token);
+    if (hit) {
+      if (hit.exp * 1000 <= now.getTime()) {
+        this.#tokens.delete(token);
+        throw AUTH_ERRORS.expired();
+      }
+      return hit.verified;
+    }
+    const verified = await verifyToken(s, token, now);
+    const exp = decodeJwt(token).exp!;
+    this.#tokens.set(token, { verified, exp });
+    if (this.#tokens.size > this.maxEntries) this.#tokens.delete(this.#tokens.keys().next().value!);
+    return verified;
+  }
+}
+
+/**
+ * The `Authorization: Bearer` gate: a valid token, a usable issuing key and an active wallet, in that order.
+ * `prefetch` names keys of the caller's own data that the route will read first; they ride in the gate's single
+ * KV read, since on a busy server the KV round trip, not the CPU, is what a request waits for.
+ */
+export function requireJwt(
+  kv: Deno.Kv,
+  s: TokenSettings,
+  opts: { prefetch?: (wallet: string) => Deno.KvKey[]; cache?: VerifiedTokenCache } = {},
+): MiddlewareHandler<{ Variables: AuthVariables }> {
+  const prefetch = opts.prefetch ?? (() => []);
+  const cache = opts.cache ?? new VerifiedTokenCache();
+  return async (c, next) => {
+    const header = c.req.header("Authorization");
+    if (header === undefined || header.trim() === "") throw AUTH_ERRORS.missingHeader();
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!match) throw AUTH_ERRORS.unreadable();
+    const verified = await cache.verify(s, match[1]);
+    const [wallet, key, ...prefetched] = await kv.getMany<[UserWallet, ApiKeyRecord, ...unknown[]]>([
+      userWalletKey(verified.wallet),
+      apiKeyKey(verified.keyId),
+      ...prefetch(verified.wallet),
+    ]);
+    if (!isUsable(key.value)) throw AUTH_ERRORS.unreadable();
+    if (wallet.value?.status !== "active") throw AUTH_ERRORS.inactive();
+    c.set("wallet", verified.wallet);
+    c.set("partnerId", verified.partnerId);
+    c.set("prefetched", prefetched);
+    await next();
+  };
+}

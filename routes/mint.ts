@@ -1,0 +1,32 @@
+/** Deposit addresses (spec 4.2, 4.3). */
+import { Hono } from "hono";
+import { z } from "zod";
+import { isEvmChain, isNativeChain, type NativeChain } from "../chains/catalog.ts";
+import { createMintWallet, listMintWallets, toMintWalletView } from "../kv/mint_wallets.ts";
+import { badRequest, parseBody, requiredString } from "./errors.ts";
+import type { AuthVariables } from "./jwt.ts";
+
+const CreateMintWallet = z.object({ chain: requiredString(), destinationChain: requiredString() });
+
+export function mintRoutes(
+  kv: Deno.Kv,
+  deriveAddress: (chain: NativeChain, index: number) => string,
+): Hono<{ Variables: AuthVariables }> {
+  const app = new Hono<{ Variables: AuthVariables }>();
+
+  app.post("/wallets", async (c) => {
+    const { chain, destinationChain } = await parseBody(c, CreateMintWallet);
+    if (!isNativeChain(chain)) throw badRequest("Unsupported source chain");
+    if (!isEvmChain(destinationChain)) throw badRequest("Unsupported destination chain");
+    const created = await createMintWallet(kv, c.get("wallet"), chain, destinationChain, deriveAddress);
+    if (!created.ok) throw badRequest("A wallet already exists for this chain and destination combination");
+    return c.json({ success: true, data: toMintWalletView(created.wallet) }, 201);
+  });
+
+  app.get("/wallets", async (c) => {
+    const wallets = await listMintWallets(kv, c.get("wallet"));
+    return c.json({ success: true, data: wallets.map(toMintWalletView) });
+  });
+
+  return app;
+}

@@ -1,0 +1,48 @@
+/** Order listing (spec 4.7): newest first, scoped to the caller's wallet, with exact totals from counters. */
+import { Hono } from "hono";
+import { z } from "zod";
+import { ORDER_STATUSES, ORDER_TYPES, OrderPageCache, ownerVersionKey, toOrderView } from "../kv/orders.ts";
+import { ApiError, validationError } from "./errors.ts";
+import type { AuthVariables } from "./jwt.ts";
+
+const integerParam = (min: number, max: number, fallback: number) =>
+  z.string().regex(/^\d{1,9}$/, "Must be a non-negative integer").optional()
+    .transform((v) => (v === undefined ? fallback : Number(v)))
+    .pipe(z.number().int().min(min).max(max));
+
+const OrdersQuery = z.object({
+  limit: integerParam(1, 100, 20),
+  offset: integerParam(0, Number.MAX_SAFE_INTEGER, 0),
+  type: z.enum(ORDER_TYPES).optional(),
+  status: z.enum(ORDER_STATUSES).optional(),
+});
+
+/** Mount behind `requireJwt(kv, tokens, orderRoutesPrefetch)`: the gate then reads the owner's order version. */
+export const orderRoutesPrefetch = (wallet: string) => [ownerVersionKey(wallet)];
+
+export function orderRoutes(kv: Deno.Kv, log: (msg: string, err: unknown) => void = console.error) {
+  const app = new Hono<{ Variables: AuthVariables }>();
+  const pages = new OrderPageCache(kv);
+
+  app.get("/", async (c) => {
+    const parsed = OrdersQuery.safeParse(c.req.query());
+    if (!parsed.success) throw validationError(parsed.error);
+    const { limit, offset, type, status } = parsed.data;
+    let page;
+    try {
+      page = await pages.list(c.get("wallet"), { type, status, limit, offset }, c.get("prefetched")?.[0]);
+    } catch (err) {
+      log("listing orders failed", err);
+      throw new ApiError(500, "Failed to retrieve orders");
+    }
+    return c.json({
+      success: true,
+      data: {
+        orders: page.orders.map(toOrderView),
+        pagination: { limit, offset, total: page.total, hasMore: offset + page.orders.length < page.total },
+      },
+    });
+  });
+
+  return app;
+}

@@ -1,0 +1,90 @@
+/** Operator configuration and secrets: defaults, live-mode refusals, sim-mode generation. */
+import assert from "node:assert/strict";
+import { authMountPath, loadConfig } from "../config/env.ts";
+import { loadSecrets, newPrivateKeyPem } from "../config/secrets.ts";
+
+Deno.test("configuration defaults and overrides", async (t) => {
+  await t.step("defaults make a dev server with nothing set", () => {
+    const c = loadConfig({});
+    assert.equal(c.port, 8000);
+    assert.equal(c.kvPath, "./data/kv.sqlite3");
+    assert.equal(c.dataDir, "./data");
+    assert.equal(c.baseUrl, "http://localhost:8000");
+    assert.equal(c.authUrl, "http://localhost:8000/auth");
+    assert.equal(c.chainMode, "sim");
+    assert.equal(authMountPath(c), "/auth");
+  });
+  await t.step("BASE_URL follows PORT; AUTH_URL follows BASE_URL; empty means unset", () => {
+    const c = loadConfig({ PORT: "9100", CHAIN_MODE: "", AUTH_URL: "" });
+    assert.equal(c.baseUrl, "http://localhost:9100");
+    assert.equal(c.authUrl, "http://localhost:9100/auth");
+    const d = loadConfig({ BASE_URL: "https://api.example.com/", AUTH_URL: "https://auth.example.com" });
+    assert.equal(d.baseUrl, "https://api.example.com");
+    assert.equal(authMountPath(d), "/");
+  });
+  await t.step("bad values are refused, each named", () => {
+    assert.throws(() => loadConfig({ CHAIN_MODE: "prod", PORT: "eighty" }), (e: Error) => {
+      assert.match(e.message, /CHAIN_MODE/);
+      assert.match(e.message, /PORT/);
+      return true;
+    });
+    assert.throws(() => loadConfig({ BURN_TRANSFER_ADDRESS: "0x12" }), /BURN_TRANSFER_ADDRESS/);
+  });
+});
+
+Deno.test("secrets", async (t) => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await t.step("live mode refuses to start without key and mnemonic, naming what is missing", async () => {
+      const c = loadConfig({ CHAIN_MODE: "live", KV_PATH: `${dir}/live/kv.sqlite3` });
+      await assert.rejects(loadSecrets(c, () => {}), /JWT_PRIVATE_KEY_FILE and MASTER_MNEMONIC_FILE/);
+      const keyFile = `${dir}/key.pem`;
+      await Deno.writeTextFile(keyFile, await newPrivateKeyPem());
+      await assert.rejects(
+        loadSecrets(loadConfig({ CHAIN_MODE: "live", JWT_PRIVATE_KEY_FILE: keyFile }), () => {}),
+        (e: Error) => e.message.includes("MASTER_MNEMONIC_FILE") && !e.message.includes("JWT_PRIVATE_KEY_FILE"),
+      );
+      await assert.rejects(
+        loadSecrets(
+          loadConfig({ CHAIN_MODE: "live", JWT_PRIVATE_KEY_FILE: keyFile, MASTER_MNEMONIC_FILE: `${dir}/nope` }),
+          () => {},
+        ),
+        /MASTER_MNEMONIC_FILE names .*nope, which does not exist/,
+      );
+      await assert.rejects(Deno.stat(`${dir}/live`), Deno.errors.NotFound, "live mode generated nothing");
+    });
+    await t.step("live mode with both files starts; a bad mnemonic is refused without echoing it", async () => {
+      const keyFile = `${dir}/key.pem`;
+      const words = `${dir}/words.txt`;
+      await Deno.writeTextFile(words, "legal winner thank year wave sausage worth useful legal winner thank yellow\n");
+      const s = await loadSecrets(
+        loadConfig({ CHAIN_MODE: "live", JWT_PRIVATE_KEY_FILE: keyFile, MASTER_MNEMONIC_FILE: words }),
+        () => {},
+      );
+      assert.equal(s.mnemonic.split(" ").length, 12);
+      assert.equal(s.jwt.publicJwk.alg, "RS256");
+      await Deno.writeTextFile(words, "legal winner thank year wave sausage worth useful legal winner thank thank\n");
+      await assert.rejects(
+        loadSecrets(loadConfig({ CHAIN_MODE: "live", JWT_PRIVATE_KEY_FILE: keyFile, MASTER_MNEMONIC_FILE: words })),
+        (e: Error) => !e.message.includes("sausage"),
+      );
+    });
+    await t.step("sim mode generates missing secrets once, with a warning, and reuses them", async () => {
+      const c = loadConfig({ KV_PATH: `${dir}/sim/kv.sqlite3` });
+      const warnings: string[] = [];
+      const first = await loadSecrets(c, (m) => warnings.push(m));
+      assert.equal(warnings.length, 2);
+      assert.ok(warnings.every((w) => w.startsWith("sim mode: generated")));
+      assert.ok(warnings.every((w) => !w.includes(first.mnemonic)), "the warning never shows the secret");
+      const mode = (await Deno.stat(`${dir}/sim/master-mnemonic.txt`)).mode! & 0o777;
+      assert.equal(mode, 0o600);
+      const second = await loadSecrets(c, (m) => warnings.push(m));
+      assert.equal(warnings.length, 2, "no second generation");
+      assert.equal(second.mnemonic, first.mnemonic);
+      assert.equal(second.jwt.publicJwk.kid, first.jwt.publicJwk.kid);
+      assert.equal(first.mnemonic.split(" ").length, 24);
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -4,6 +4,8 @@
  */
 import { Hono } from "hono";
 import { Deriver } from "./chains/derivation.ts";
+import { openKv } from "./kv/open.ts";
+import { uAssetTransferAddress } from "./chains/transfer_address.ts";
 import { authMountPath, type Config } from "./config/env.ts";
 import { loadSecrets, type Secrets } from "./config/secrets.ts";
 import { authRoutes } from "./routes/auth.ts";
@@ -12,6 +14,12 @@ import { configRoutes } from "./routes/config.ts";
 import { notFound, onError } from "./routes/errors.ts";
 import { requireJwt, type TokenSettings, VerifiedTokenCache } from "./routes/jwt.ts";
 import { mintRoutes } from "./routes/mint.ts";
+import { simRoutes } from "./routes/sim.ts";
+import type { PipelineContext } from "./actors/context.ts";
+import { simSettings } from "./actors/context.ts";
+import { PipelineRuntime } from "./actors/runtime.ts";
+import { simChains } from "./chains/sim/adapters.ts";
+import { SimLedger } from "./chains/sim/ledger.ts";
 import { orderRoutes, orderRoutesPrefetch } from "./routes/orders.ts";
 
 export interface Services {
@@ -20,21 +28,15 @@ export interface Services {
   tokens: TokenSettings;
   deriver: Deriver;
   uAssetTransferAddress: string;
-}
-
-/** The EVM path of the shared uAsset transfer address, unless BURN_TRANSFER_ADDRESS names another. */
-export const TRANSFER_ADDRESS_PATH = "m/44'/60'/0'/0/0";
-
-export async function openKv(path: string): Promise<Deno.Kv> {
-  const dir = path.slice(0, path.lastIndexOf("/"));
-  if (dir) await Deno.mkdir(dir, { recursive: true });
-  return await Deno.openKv(path);
+  /** The order pipeline's shared context; null when PIPELINE=off. */
+  pipeline: PipelineContext | null;
 }
 
 export async function buildServices(config: Config, secrets?: Secrets): Promise<Services> {
   const loaded = secrets ?? await loadSecrets(config);
   const deriver = Deriver.fromMnemonic(loaded.mnemonic);
   const kv = await openKv(config.kvPath);
+  const transferAddress = uAssetTransferAddress(config, deriver);
   return {
     config,
     kv,
@@ -45,8 +47,43 @@ export async function buildServices(config: Config, secrets?: Secrets): Promise<
       claimNamespace: config.claimNamespace,
     },
     deriver,
-    uAssetTransferAddress: config.burnTransferAddress ?? deriver.evmAddress(TRANSFER_ADDRESS_PATH),
+    uAssetTransferAddress: transferAddress,
+    pipeline: config.pipeline === "on" ? pipelineContext(config, kv, transferAddress) : null,
   };
+}
+
+function pipelineContext(config: Config, kv: Deno.Kv, transferAddress: string): PipelineContext {
+  if (config.chainMode !== "sim") {
+    // Live adapters arrive chain by chain; until a chain has one, live mode cannot run the pipeline.
+    throw new Error("CHAIN_MODE=live has no live chain adapters yet: set PIPELINE=off to serve the API alone");
+  }
+  return {
+    kv,
+    chains: simChains(kv),
+    settings: simSettings({
+      blockMs: config.simBlockMs,
+      confirmationTimeoutMs: config.simConfirmationTimeoutMs,
+      transferAddress,
+    }),
+    now: () => new Date(),
+    log: (msg, err) => (err === undefined ? console.log(msg) : console.error(msg, err)),
+  };
+}
+
+/** The pipeline runtime for these services (not started), or null when PIPELINE=off. */
+export function pipelineRuntime(s: Services): PipelineRuntime | null {
+  if (!s.pipeline) return null;
+  const kv = s.kv;
+  const blockMs = s.config.simBlockMs;
+  return new PipelineRuntime(s.pipeline, {
+    id: `${Deno.pid}-${crypto.randomUUID().slice(0, 8)}`,
+    sweepMs: s.config.sweepMs,
+    watchMs: Math.max(10, Math.floor(blockMs / 2)),
+    concurrency: 32,
+    useQueue: !/^https?:/.test(s.config.kvPath),
+    blockMs,
+    produceBlock: s.config.chainMode === "sim" ? (chain) => new SimLedger(kv, chain).sealBlock() : undefined,
+  });
 }
 
 export function createApp(s: Services): Hono {
@@ -70,5 +107,6 @@ export function createApp(s: Services): Hono {
   app.route("/mint", mintRoutes(s.kv, (chain, index) => s.deriver.depositAddress(chain, index)));
   app.route("/burn", burnRoutes(s.kv, s.uAssetTransferAddress));
   app.route("/orders", orderRoutes(s.kv));
+  if (s.config.chainMode === "sim") app.route("/sim", simRoutes(s.kv, s.uAssetTransferAddress));
   return app;
 }

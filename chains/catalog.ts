@@ -24,6 +24,10 @@ export interface NativeChainInfo {
   minimumDeposit: bigint;
   /** Confirmations a deposit needs on mainnet before value moves (DESIGN.md invariant 4). */
   confirmations: number;
+  /** Confirmations in sim mode, small so a local mint completes in seconds. */
+  simConfirmations: number;
+  /** How long a deposit may wait for its confirmations before it fails with `Blockchain confirmation timeout`. */
+  confirmationTimeoutMinutes: number;
   /** How the chain expresses finality, for operators reading the catalog. */
   finality: string;
 }
@@ -34,6 +38,8 @@ export interface EvmChainInfo {
   chainId: number;
   /** Blocks a uAsset transfer to the transfer address needs before a burn pays out on mainnet. */
   confirmations: number;
+  simConfirmations: number;
+  confirmationTimeoutMinutes: number;
 }
 
 export const NATIVE: Readonly<Record<NativeChain, NativeChainInfo>> = {
@@ -44,6 +50,8 @@ export const NATIVE: Readonly<Record<NativeChain, NativeChainInfo>> = {
     uAsset: { symbol: "uSOL", name: "Universal SOL", minimumBurnAmount: 1_000000000_000000000n },
     minimumDeposit: 10_000_000n, // 0.01 SOL
     confirmations: 32,
+    simConfirmations: 2,
+    confirmationTimeoutMinutes: 30,
     finality: "finalized commitment",
   },
   xrp: {
@@ -53,6 +61,8 @@ export const NATIVE: Readonly<Record<NativeChain, NativeChainInfo>> = {
     uAsset: { symbol: "uXRP", name: "Universal XRP", minimumBurnAmount: 25_000000000_000000000n },
     minimumDeposit: 1_000_000n, // 1 XRP
     confirmations: 1,
+    simConfirmations: 1,
+    confirmationTimeoutMinutes: 30,
     finality: "validated ledger",
   },
   sui: {
@@ -62,6 +72,8 @@ export const NATIVE: Readonly<Record<NativeChain, NativeChainInfo>> = {
     uAsset: { symbol: "uSUI", name: "Universal SUI", minimumBurnAmount: 1_000000000_000000000n },
     minimumDeposit: 1_000_000_000n, // 1 SUI
     confirmations: 1,
+    simConfirmations: 1,
+    confirmationTimeoutMinutes: 30,
     finality: "certified checkpoint",
   },
   doge: {
@@ -71,6 +83,8 @@ export const NATIVE: Readonly<Record<NativeChain, NativeChainInfo>> = {
     uAsset: { symbol: "uDOGE", name: "Universal DOGE", minimumBurnAmount: 100000000_000000000n },
     minimumDeposit: 1_000_000_000n, // 10 DOGE
     confirmations: 40,
+    simConfirmations: 3,
+    confirmationTimeoutMinutes: 360,
     finality: "block depth",
   },
   zec: {
@@ -80,16 +94,53 @@ export const NATIVE: Readonly<Record<NativeChain, NativeChainInfo>> = {
     uAsset: { symbol: "uZEC", name: "Universal ZEC", minimumBurnAmount: 100000000_000000000n },
     minimumDeposit: 100_000n, // 0.001 ZEC
     confirmations: 24,
+    simConfirmations: 3,
+    confirmationTimeoutMinutes: 360,
     finality: "block depth",
   },
 };
 
 export const EVM: Readonly<Record<EvmChain, EvmChainInfo>> = {
-  base: { symbol: "base", name: "Base", chainId: 8453, confirmations: 20 },
-  arbitrum: { symbol: "arbitrum", name: "Arbitrum One", chainId: 42161, confirmations: 20 },
-  katana: { symbol: "katana", name: "Katana", chainId: 747474, confirmations: 20 },
-  world: { symbol: "world", name: "World Chain", chainId: 480, confirmations: 20 },
-  unichain: { symbol: "unichain", name: "Unichain", chainId: 130, confirmations: 20 },
+  base: {
+    symbol: "base",
+    name: "Base",
+    chainId: 8453,
+    confirmations: 20,
+    simConfirmations: 2,
+    confirmationTimeoutMinutes: 60,
+  },
+  arbitrum: {
+    symbol: "arbitrum",
+    name: "Arbitrum One",
+    chainId: 42161,
+    confirmations: 20,
+    simConfirmations: 2,
+    confirmationTimeoutMinutes: 60,
+  },
+  katana: {
+    symbol: "katana",
+    name: "Katana",
+    chainId: 747474,
+    confirmations: 20,
+    simConfirmations: 2,
+    confirmationTimeoutMinutes: 60,
+  },
+  world: {
+    symbol: "world",
+    name: "World Chain",
+    chainId: 480,
+    confirmations: 20,
+    simConfirmations: 2,
+    confirmationTimeoutMinutes: 60,
+  },
+  unichain: {
+    symbol: "unichain",
+    name: "Unichain",
+    chainId: 130,
+    confirmations: 20,
+    simConfirmations: 2,
+    confirmationTimeoutMinutes: 60,
+  },
 };
 
 export function isNativeChain(value: unknown): value is NativeChain {

@@ -4,22 +4,29 @@
  */
 import { parseArgs } from "node:util";
 import { isEvmAddress } from "../chains/addresses.ts";
-import { loadConfig } from "../config/env.ts";
-import { openKv } from "../app.ts";
+import { type Config, loadConfig } from "../config/env.ts";
+import { openKv } from "../kv/open.ts";
 import { createApiKey, listApiKeys, PARTNER_ID_PATTERN, revokeApiKey } from "../kv/api_keys.ts";
 import { setUserWalletStatus } from "../kv/user_wallets.ts";
+import { getOrder } from "../kv/orders.ts";
+import { listHeld } from "../kv/pipeline.ts";
+import { applyOperatorEvent } from "../actors/operator.ts";
 
 const USAGE = `usage: deno task admin <command>
   api-key create --partner <id> [--expires-in-days N]
   api-key revoke <keyId>
   api-key list
   wallet deactivate <address>
-  wallet activate <address>`;
+  wallet activate <address>
+  orders held
+  order show <id>
+  order cancel <id>
+  order retry <id>`;
 
 export class UsageError extends Error {}
 
 type Out = (line: string) => void;
-type Command = (kv: Deno.Kv, args: string[], out: Out) => Promise<void>;
+type Command = (kv: Deno.Kv, args: string[], out: Out, config: Config) => Promise<void>;
 
 const commands: Record<string, Command> = {
   "api-key create": async (kv, args, out) => {
@@ -69,6 +76,35 @@ const commands: Record<string, Command> = {
     const w = await setUserWalletStatus(kv, address, "inactive", { createIfMissing: true });
     out(`wallet ${w!.address} is inactive: its tokens are refused and new deposits fail`);
   },
+  "orders held": async (kv, args, out) => {
+    if (args.length) throw new UsageError("orders held takes no arguments");
+    const held = await listHeld(kv);
+    for (const h of held) {
+      out(
+        `${h.chain}\t${h.txHash}:${h.index}\tfrom=${h.from}\t${h.amount} ${h.asset}\tblock=${h.blockNumber}\t${h.reason}`,
+      );
+    }
+    out(`${held.length} held transfer(s); they are never paid automatically`);
+  },
+  "order show": async (kv, args, out) => {
+    const id = single(args, "<id>");
+    const entry = await getOrder(kv, id);
+    if (!entry.value) throw new UsageError(`no order ${id}`);
+    out(JSON.stringify(entry.value, null, 2));
+  },
+  "order cancel": async (kv, args, out) => {
+    const id = single(args, "<id>");
+    const res = await applyOperatorEvent(kv, id, { type: "cancel", reason: "cancelled by operator" });
+    if (!res.ok) throw new UsageError(res.error);
+    out(`order ${id} is cancelled`);
+  },
+  "order retry": async (kv, args, out, config) => {
+    const id = single(args, "<id>");
+    const confirmBy = new Date(Date.now() + config.simConfirmationTimeoutMs).toISOString();
+    const res = await applyOperatorEvent(kv, id, { type: "retry", confirmBy });
+    if (!res.ok) throw new UsageError(res.error);
+    out(`order ${id} is ${res.order.status} again; the pipeline picks it up`);
+  },
   "wallet activate": async (kv, args, out) => {
     const address = walletArg(args);
     const w = await setUserWalletStatus(kv, address, "active");
@@ -89,7 +125,7 @@ function walletArg(args: string[]): string {
 }
 
 /** Runs one admin command; returns the process exit code. */
-export async function runAdmin(argv: string[], kv: Deno.Kv, out: Out, err: Out): Promise<number> {
+export async function runAdmin(argv: string[], kv: Deno.Kv, out: Out, err: Out, config: Config): Promise<number> {
   const name = argv.slice(0, 2).join(" ");
   const command = commands[name];
   if (!command) {
@@ -97,7 +133,7 @@ export async function runAdmin(argv: string[], kv: Deno.Kv, out: Out, err: Out):
     return 2;
   }
   try {
-    await command(kv, argv.slice(2), out);
+    await command(kv, argv.slice(2), out, config);
     return 0;
   } catch (e) {
     if (e instanceof UsageError || (e instanceof Error && "code" in e && String(e.code).startsWith("ERR_PARSE_ARGS"))) {
@@ -112,7 +148,7 @@ export async function runAdmin(argv: string[], kv: Deno.Kv, out: Out, err: Out):
 if (import.meta.main) {
   const config = loadConfig(Deno.env.toObject());
   const kv = await openKv(config.kvPath);
-  const code = await runAdmin(Deno.args, kv, console.log, console.error);
+  const code = await runAdmin(Deno.args, kv, console.log, console.error, config);
   kv.close();
   Deno.exit(code);
 }

@@ -20,6 +20,14 @@ export interface Config {
   chainMode: ChainMode;
   /** Overrides the derived shared uAsset transfer address (an operator-held EVM address). */
   burnTransferAddress: string | undefined;
+  /** `off` serves the API without watchers, actors or block production. */
+  pipeline: "on" | "off";
+  /** Sim mode: one block per chain every this many ms. */
+  simBlockMs: number;
+  /** Sim mode: how long a deposit may wait for its confirmations. */
+  simConfirmationTimeoutMs: number;
+  /** How often the due-order sweep runs (the queue wakes actors sooner when it is available). */
+  sweepMs: number;
 }
 
 const EnvSchema = z.object({
@@ -33,6 +41,10 @@ const EnvSchema = z.object({
   CHAIN_MODE: z.enum(CHAIN_MODES).optional(),
   BURN_TRANSFER_ADDRESS: z.string().regex(/^0x[0-9a-fA-F]{40}$/, "BURN_TRANSFER_ADDRESS must be an EVM address")
     .optional(),
+  PIPELINE: z.enum(["on", "off"]).optional(),
+  SIM_BLOCK_MS: z.string().regex(/^\d{1,7}$/, "SIM_BLOCK_MS must be a whole number of ms").optional(),
+  SIM_CONFIRMATION_TIMEOUT_MS: z.string().regex(/^\d{1,9}$/, "must be a whole number of ms").optional(),
+  SWEEP_MS: z.string().regex(/^\d{1,7}$/, "SWEEP_MS must be a whole number of ms").optional(),
 });
 
 const NAMES = Object.keys(EnvSchema.shape) as (keyof typeof EnvSchema.shape)[];
@@ -65,6 +77,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     masterMnemonicFile: e.MASTER_MNEMONIC_FILE,
     chainMode: e.CHAIN_MODE ?? "sim",
     burnTransferAddress: e.BURN_TRANSFER_ADDRESS,
+    pipeline: e.PIPELINE ?? "on",
+    simBlockMs: Math.max(10, Number(e.SIM_BLOCK_MS ?? 1000)),
+    simConfirmationTimeoutMs: Number(e.SIM_CONFIRMATION_TIMEOUT_MS ?? 120_000),
+    sweepMs: Math.max(10, Number(e.SWEEP_MS ?? 1000)),
   };
 }
 

@@ -87,6 +87,22 @@ export async function findDepositAddress(
   return (await kv.get<DepositAddressOwner>(depositAddressKey(chain, address))).value;
 }
 
+/** Owners of those of `addresses` that are our deposit addresses on `chain` (one batched read per 10). */
+export async function findDepositAddresses(
+  kv: Deno.Kv,
+  chain: NativeChain,
+  addresses: string[],
+): Promise<Map<string, DepositAddressOwner>> {
+  const unique = [...new Set(addresses)];
+  const out = new Map<string, DepositAddressOwner>();
+  for (let i = 0; i < unique.length; i += 10) {
+    const batch = unique.slice(i, i + 10);
+    const entries = await kv.getMany<DepositAddressOwner[]>(batch.map((a) => depositAddressKey(chain, a)));
+    entries.forEach((e, j) => e.value && out.set(batch[j], e.value));
+  }
+  return out;
+}
+
 /** Every deposit address of a chain with its owner, for a watcher's in-memory match set. */
 export async function listDepositAddresses(
   kv: Deno.Kv,

@@ -2,7 +2,8 @@
  * Starts the real service on a temporary KV file and a free loopback port, for API tests over real HTTP.
  * Secrets are generated into the temporary folder exactly as `deno task dev` does in sim mode.
  */
-import { buildServices, createApp, type Services } from "../../app.ts";
+import { buildServices, createApp, pipelineRuntime, type Services } from "../../app.ts";
+import type { PipelineRuntime } from "../../actors/runtime.ts";
 import { loadConfig } from "../../config/env.ts";
 import { loadSecrets } from "../../config/secrets.ts";
 import { createApiKey } from "../../kv/api_keys.ts";
@@ -12,29 +13,40 @@ export const TEST_BASE_URL = "https://api.test";
 export interface TestServer {
   url: string;
   services: Services;
+  /** Running when the server was started with PIPELINE=on. */
+  pipeline: PipelineRuntime | null;
   dir: string;
   kvPath: string;
   close(): Promise<void>;
 }
 
-export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+/**
+ * `env` overrides the configuration; the order pipeline is off unless `PIPELINE: "on"` is passed (API tests then see
+ * only what they write). The pipeline's log is silent unless TEST_LOG is set.
+ */
+export async function startTestServer(env: Record<string, string> = {}) {
   const dir = await Deno.makeTempDir({ prefix: "issuance-test-" });
   const kvPath = `${dir}/kv.sqlite3`;
-  const config = loadConfig({ KV_PATH: kvPath, BASE_URL: TEST_BASE_URL, ...env });
+  const config = loadConfig({ KV_PATH: kvPath, BASE_URL: TEST_BASE_URL, PIPELINE: "off", ...env });
   const services = await buildServices(config, await loadSecrets(config, () => {}));
+  if (services.pipeline && !Deno.env.get("TEST_LOG")) services.pipeline.log = () => {};
   const app = createApp(services);
+  const pipeline = pipelineRuntime(services);
+  pipeline?.start();
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app.fetch);
   return {
     url: `http://127.0.0.1:${server.addr.port}`,
     services,
+    pipeline,
     dir,
     kvPath,
     async close() {
+      await pipeline?.stop();
       await server.shutdown();
       services.kv.close();
       await Deno.remove(dir, { recursive: true });
     },
-  };
+  } satisfies TestServer;
 }
 
 /** A small client: JSON in, `{status, body}` out. */

@@ -1,0 +1,239 @@
+/**
+ * One step of an order's actor: read the order, look at the chain, decide an event with the pure `transition`,
+ * and commit the new order together with its next schedule and doorbell in one atomic, checked against the version
+ * that was read. Side effects that move value happen only after the commit that records them (write-ahead): a
+ * prepared transaction is stored with the move to minting/burning, then broadcast; a later step re-broadcasts the
+ * same bytes or reads their status. Two steps of the same order racing (a duplicate doorbell, two processes) cost a
+ * wasted read at most: the loser's commit fails its check and nothing it prepared was ever sent.
+ */
+import { type PreparedTx, TransientChainError } from "../chains/adapter.ts";
+import { isEvmChain, NATIVE, type NativeChain, nativeToWei, weiToNative } from "../chains/catalog.ts";
+import { addOrderUpdate, getOrder, type Order } from "../kv/orders.ts";
+import { addReschedule, dueAtKey } from "../kv/pipeline.ts";
+import { getUserWallet } from "../kv/user_wallets.ts";
+import type { PipelineContext } from "./context.ts";
+import { ERROR_MESSAGES, type Intent, intentOf, isTerminal, type OrderEvent, transition } from "./transition.ts";
+
+/** The pipeline facts every order carries in `details`. */
+export interface SourceTransfer {
+  chain: import("../chains/catalog.ts").ChainSymbol;
+  txHash: string;
+  index: number;
+  blockNumber: number;
+}
+
+export const WAKE = "wake" as const;
+export interface WakeMessage {
+  kind: typeof WAKE;
+  orderId: string;
+}
+
+type Decision =
+  | { kind: "event"; event: OrderEvent; broadcast?: PreparedTx; chain?: Intent["chain"] }
+  | { kind: "wait"; ms: number };
+
+export type StepOutcome = "moved" | "waiting" | "done" | "conflict" | "missing";
+
+export async function stepOrder(ctx: PipelineContext, orderId: string): Promise<StepOutcome> {
+  const [entry, due] = await Promise.all([
+    getOrder(ctx.kv, orderId),
+    ctx.kv.get<number>(dueAtKey(orderId), { consistency: "strong" }),
+  ]);
+  if (entry.versionstamp === null) return "missing";
+  const order = entry.value;
+  if (isTerminal(order)) {
+    if (due.value !== null) await addReschedule(ctx.kv.atomic(), orderId, due, null).commit();
+    return "done";
+  }
+  let decision: Decision;
+  try {
+    decision = await decide(ctx, order);
+  } catch (err) {
+    const transient = err instanceof TransientChainError;
+    if (!transient) ctx.log(`order ${orderId}: step failed unexpectedly; will look again`, err);
+    return await waitWithBackoff(ctx, entry, due, err);
+  }
+  if (decision.kind === "wait") {
+    const ok = await commitWait(ctx, entry, due, decision.ms, false);
+    return ok ? "waiting" : "conflict";
+  }
+  const now = ctx.now();
+  const result = transition(order, decision.event, now);
+  if (!result.ok) {
+    ctx.log(`order ${orderId}: ${result.error}`);
+    return "conflict";
+  }
+  const next = result.order;
+  const nextAt = isTerminal(next)
+    ? null
+    : now.getTime() + (decision.broadcast ? ctx.settings.blockMs(decision.chain!) : 0);
+  const atomic = ctx.kv.atomic();
+  addOrderUpdate(atomic, entry, next);
+  addReschedule(atomic, orderId, due, nextAt);
+  if (nextAt !== null) atomic.enqueue({ kind: WAKE, orderId } satisfies WakeMessage, { delay: nextAt - now.getTime() });
+  if (!(await atomic.commit()).ok) return "conflict";
+  if (decision.broadcast) {
+    // Recorded first, sent second. A failure here is retried from the recorded intent by a later step.
+    try {
+      await sendPrepared(ctx, decision.chain!, decision.broadcast);
+    } catch (err) {
+      if (!(err instanceof TransientChainError)) ctx.log(`order ${orderId}: broadcast failed; will retry`, err);
+    }
+  }
+  return "moved";
+}
+
+async function sendPrepared(ctx: PipelineContext, chain: Intent["chain"], tx: PreparedTx) {
+  if (tx.raw === "") return; // an adopted on-chain mint: nothing of ours to send
+  const sender = isEvmChain(chain) ? ctx.chains.minter(chain) : ctx.chains.payer(chain);
+  await sender.broadcast(tx);
+}
+
+async function decide(ctx: PipelineContext, order: Order): Promise<Decision> {
+  switch (order.status) {
+    case "pending":
+      return await decidePending(ctx, order);
+    case "processing":
+      return order.type === "mint" ? await decideMint(ctx, order) : await decideBurn(ctx, order);
+    case "minting":
+    case "burning":
+      return await decideSent(ctx, order);
+    default:
+      throw new Error(`no step for status ${order.status}`);
+  }
+}
+
+async function decidePending(ctx: PipelineContext, order: Order): Promise<Decision> {
+  const source = order.details.source as SourceTransfer;
+  const required = ctx.settings.confirmations(source.chain);
+  const status = await ctx.chains.reader(source.chain).txStatus(source.txHash);
+  if (status.state === "included" && status.success && status.confirmations >= required) {
+    return { kind: "event", event: { type: "confirmed" } };
+  }
+  if (ctx.now().getTime() >= Date.parse(order.details.confirmBy as string)) {
+    return { kind: "event", event: { type: "confirmationTimeout" } };
+  }
+  const have = status.state === "included" && status.success ? status.confirmations : 0;
+  return { kind: "wait", ms: Math.max(1, required - have) * ctx.settings.blockMs(source.chain) };
+}
+
+async function walletActive(ctx: PipelineContext, owner: string): Promise<boolean> {
+  return (await getUserWallet(ctx.kv, owner))?.status === "active";
+}
+
+async function decideMint(ctx: PipelineContext, order: Order): Promise<Decision> {
+  const native = order.sourceChain as NativeChain;
+  const evm = order.destinationChain;
+  if (!isEvmChain(evm)) throw new Error(`mint order ${order.id} has a non-EVM destination ${evm}`);
+  const amount = BigInt(order.amount);
+  if (amount < NATIVE[native].minimumDeposit) return rejected(ERROR_MESSAGES.insufficientDeposit);
+  if (!(await walletActive(ctx, order.owner))) return rejected(ERROR_MESSAGES.walletInactive);
+  const minter = ctx.chains.minter(evm);
+  const depositId = order.details.depositId as string;
+  // Never sign a mint for a deposit the contract already minted (a previous attempt that landed).
+  const already = await minter.mintedBy(depositId);
+  const prepared = already !== null ? { txHash: already, raw: "" } : await minter.prepareMint({
+    depositId,
+    to: order.owner,
+    asset: NATIVE[native].uAsset.symbol,
+    amountWei: nativeToWei(native, amount),
+  });
+  return recordIntent(ctx, evm, prepared);
+}
+
+async function decideBurn(ctx: PipelineContext, order: Order): Promise<Decision> {
+  const native = order.destinationChain as NativeChain;
+  const amount = BigInt(order.amount);
+  if (amount < NATIVE[native].uAsset.minimumBurnAmount) return rejected(ERROR_MESSAGES.belowMinimumBurn);
+  if (!(await walletActive(ctx, order.owner))) return rejected(ERROR_MESSAGES.walletInactive);
+  const { native: nativeAmount, remainderWei } = weiToNative(native, amount);
+  const prepared = await ctx.chains.payer(native).preparePayout({
+    orderId: order.id,
+    to: order.destinationWallet,
+    amount: nativeAmount,
+    memo: (order.details.memo as string | null | undefined) ?? null,
+  });
+  return recordIntent(ctx, native, prepared, {
+    nativeAmount: nativeAmount.toString(),
+    remainderWei: remainderWei.toString(),
+  });
+}
+
+function recordIntent(
+  ctx: PipelineContext,
+  chain: Intent["chain"],
+  prepared: PreparedTx,
+  extra?: Record<string, unknown>,
+): Decision {
+  const intent: Intent = { chain, txHash: prepared.txHash, raw: prepared.raw, preparedAt: ctx.now().toISOString() };
+  return { kind: "event", event: { type: "intentRecorded", intent, extra }, broadcast: prepared, chain };
+}
+
+async function decideSent(ctx: PipelineContext, order: Order): Promise<Decision> {
+  const intent = intentOf(order)!;
+  const status = await ctx.chains.reader(intent.chain).txStatus(intent.txHash);
+  const blockMs = ctx.settings.blockMs(intent.chain);
+  if (status.state === "included" && status.success) {
+    const required = ctx.settings.confirmations(intent.chain);
+    if (status.confirmations >= required) {
+      return { kind: "event", event: { type: "txConfirmed", txHash: intent.txHash } };
+    }
+    return { kind: "wait", ms: (required - status.confirmations) * blockMs };
+  }
+  if (status.state === "included") {
+    if (order.type === "mint" && isEvmChain(intent.chain)) {
+      // A reverted mint whose deposit id is minted anyway (an earlier transaction landed): that one is the mint.
+      const minted = await ctx.chains.minter(intent.chain).mintedBy(order.details.depositId as string);
+      if (minted !== null) return { kind: "event", event: { type: "txConfirmed", txHash: minted } };
+      return { kind: "event", event: { type: "txFailed", message: ERROR_MESSAGES.mintingError } };
+    }
+    return { kind: "event", event: { type: "txFailed", message: ERROR_MESSAGES.payoutFailed } };
+  }
+  if (status.state === "unknown") {
+    // Not on chain: never sent (a crash after recording) or dropped. Send the very same transaction again.
+    await sendPrepared(ctx, intent.chain, { txHash: intent.txHash, raw: intent.raw });
+  }
+  return { kind: "wait", ms: blockMs };
+}
+
+function rejected(message: string): Decision {
+  return { kind: "event", event: { type: "rejected", message } };
+}
+
+async function waitWithBackoff(
+  ctx: PipelineContext,
+  entry: Deno.KvEntry<Order>,
+  due: Deno.KvEntryMaybe<number>,
+  err: unknown,
+): Promise<StepOutcome> {
+  const attempts = Number(entry.value.details.transientErrors ?? 0) + 1;
+  const ms = Math.min(ctx.settings.retryMaxMs, ctx.settings.retryBaseMs * 2 ** Math.min(attempts - 1, 16));
+  const note = err instanceof Error ? err.message : String(err);
+  return (await commitWait(ctx, entry, due, ms, true, attempts, note)) ? "waiting" : "conflict";
+}
+
+/**
+ * Schedules the next look at an order that is waiting. A plain wait touches only the schedule (no order rewrite, no
+ * listing churn); a wait after an error also records the error count and message on the order.
+ */
+async function commitWait(
+  ctx: PipelineContext,
+  entry: Deno.KvEntry<Order>,
+  due: Deno.KvEntryMaybe<number>,
+  ms: number,
+  recordError: boolean,
+  attempts?: number,
+  note?: string,
+): Promise<boolean> {
+  const now = ctx.now().getTime();
+  const atomic = ctx.kv.atomic().check(entry);
+  addReschedule(atomic, entry.value.id, due, now + ms);
+  atomic.enqueue({ kind: WAKE, orderId: entry.value.id } satisfies WakeMessage, { delay: ms });
+  if (recordError) {
+    addOrderUpdate(atomic, entry, {
+      ...entry.value,
+      details: { ...entry.value.details, transientErrors: attempts, lastTransientError: note },
+    });
+  }
+  return (await atomic.commit()).ok;
+}

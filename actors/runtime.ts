@@ -1,0 +1,138 @@
+/**
+ * Runs the pipeline in one process: the order actors (woken by the KV queue doorbell and by a periodic sweep of the
+ * due index), one watcher per chain under a lease, and in sim mode the block producers. KV state is the truth; the
+ * queue only makes things fast. Without `kv.listenQueue` (KV Connect, Deploy) the sweep alone drives everything.
+ */
+import { type ChainSymbol, EVM_CHAINS, NATIVE_CHAINS } from "../chains/catalog.ts";
+import { acquireLease } from "../kv/pipeline.ts";
+import { listDue } from "../kv/pipeline.ts";
+import type { PipelineContext } from "./context.ts";
+import { stepOrder, WAKE, type WakeMessage } from "./order_actor.ts";
+import { watchOnce } from "./watcher.ts";
+
+export const ALL_CHAINS: ChainSymbol[] = [...NATIVE_CHAINS, ...EVM_CHAINS];
+
+export interface RuntimeOptions {
+  /** Identifies this process in leases. */
+  id: string;
+  sweepMs: number;
+  watchMs: number;
+  /** Steps running at once in this process. */
+  concurrency: number;
+  /** Sim mode: seals a block on `chain`; called every `blockMs` under a lease, so one process produces blocks. */
+  produceBlock?: (chain: ChainSymbol) => Promise<unknown>;
+  blockMs?: number;
+  useQueue: boolean;
+}
+
+export class PipelineRuntime {
+  #running = false;
+  readonly #inFlight = new Map<string, boolean>(); // orderId -> woken again while running
+  readonly #waiting: string[] = [];
+  #active = 0;
+  readonly #timers = new Set<ReturnType<typeof setTimeout>>();
+  readonly #ticks = new Set<Promise<void>>();
+  /** Steps completed by this process, for benchmarks and operators. */
+  steps = 0;
+
+  constructor(private readonly ctx: PipelineContext, private readonly opts: RuntimeOptions) {}
+
+  start() {
+    if (this.#running) return;
+    this.#running = true;
+    if (this.opts.useQueue) {
+      // The handler only rings the doorbell and returns: long work never runs inside a queue delivery.
+      this.ctx.kv.listenQueue((msg: unknown) => {
+        const m = msg as WakeMessage;
+        if (m?.kind === WAKE && typeof m.orderId === "string") this.wake(m.orderId);
+      }).catch((err) => this.#running && this.ctx.log("queue listener stopped", err));
+    }
+    this.#loop("sweep", this.opts.sweepMs, () => this.#sweep());
+    for (const chain of ALL_CHAINS) {
+      this.#loop(
+        `watch ${chain}`,
+        this.opts.watchMs,
+        () => watchOnce(this.ctx, chain, this.opts.id, this.opts.watchMs * 10),
+      );
+    }
+    if (this.opts.produceBlock) {
+      const produce = this.opts.produceBlock;
+      const blockMs = this.opts.blockMs ?? 1000;
+      for (const chain of ALL_CHAINS) {
+        this.#loop(`blocks ${chain}`, blockMs, async () => {
+          if (await acquireLease(this.ctx.kv, `sim-blocks:${chain}`, this.opts.id, blockMs * 5)) await produce(chain);
+        });
+      }
+    }
+  }
+
+  async stop() {
+    this.#running = false;
+    for (const t of this.#timers) clearTimeout(t);
+    this.#timers.clear();
+    await Promise.allSettled([...this.#ticks]);
+    while (this.#active > 0) await new Promise((r) => setTimeout(r, 10));
+  }
+
+  /** Steps the order soon; a wake during its step makes it step once more afterwards. */
+  wake(orderId: string) {
+    if (!this.#running) return;
+    if (this.#inFlight.has(orderId)) {
+      this.#inFlight.set(orderId, true);
+      return;
+    }
+    this.#inFlight.set(orderId, false);
+    if (this.#active >= this.opts.concurrency) this.#waiting.push(orderId);
+    else this.#run(orderId);
+  }
+
+  #run(orderId: string) {
+    this.#active++;
+    (async () => {
+      try {
+        for (;;) {
+          await stepOrder(this.ctx, orderId);
+          this.steps++;
+          if (!this.#running || !this.#inFlight.get(orderId)) break;
+          this.#inFlight.set(orderId, false);
+        }
+      } catch (err) {
+        this.ctx.log(`order ${orderId}: step crashed; the sweep will retry it`, err);
+      } finally {
+        this.#inFlight.delete(orderId);
+        this.#active--;
+        const next = this.#waiting.shift();
+        if (next !== undefined && this.#running) this.#run(next);
+        else if (next !== undefined) this.#inFlight.delete(next);
+      }
+    })();
+  }
+
+  async #sweep() {
+    const due = await listDue(this.ctx.kv, this.ctx.now().getTime(), 500);
+    for (const { orderId } of due) if (!this.#inFlight.has(orderId)) this.wake(orderId);
+  }
+
+  #loop(name: string, everyMs: number, work: () => Promise<unknown>) {
+    const tick = async () => {
+      try {
+        await work();
+      } catch (err) {
+        if (this.#running) this.ctx.log(`${name}: tick failed; retrying`, err);
+      }
+    };
+    const schedule = (delay: number) => {
+      const t = setTimeout(() => {
+        this.#timers.delete(t);
+        if (!this.#running) return;
+        const p = tick().finally(() => {
+          this.#ticks.delete(p);
+          if (this.#running) schedule(everyMs);
+        });
+        this.#ticks.add(p);
+      }, delay);
+      this.#timers.add(t);
+    };
+    schedule(0);
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * The one interface every chain adapter implements, simulated or live. Watchers read blocks through `ChainReader`;
+ * actors move value through `ChainSender`. Outgoing transactions follow DESIGN.md invariant 2: `prepare` returns the
+ * signed transaction (bytes and hash) without sending it, the caller commits it to KV, then `broadcast`s it; after a
+ * crash the caller re-broadcasts the same bytes or asks for their status, never preparing a second one while the
+ * first may still land.
+ */
+import type { ChainSymbol, UAsset } from "./catalog.ts";
+
+/** A transient failure (RPC down, timeout, rate limit): retry later, never a reason to fail an order. */
+export class TransientChainError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "TransientChainError";
+  }
+}
+
+/** One value transfer seen in a block: a native output/transfer, or a uAsset ERC-20 `Transfer` log. */
+export interface ObservedTransfer {
+  txHash: string;
+  /** Output or log index within the transaction: (chain, txHash, index) identifies a deposit for ever. */
+  index: number;
+  from: string;
+  to: string;
+  /** Smallest units: native units for a native coin, wei for a uAsset. */
+  amount: bigint;
+  /** "native" for the chain's coin, else the uAsset symbol. */
+  asset: "native" | UAsset;
+}
+
+export interface ScannedBlock {
+  number: number;
+  hash: string;
+  parentHash: string;
+  transfers: ObservedTransfer[];
+}
+
+export interface BlockRef {
+  number: number;
+  hash: string;
+}
+
+/** Where a transaction stands on the canonical chain now. */
+export type TxStatus =
+  | { state: "unknown" } // not seen: never broadcast, dropped, or reorganised out and not (yet) re-included
+  | { state: "pending" } // in the mempool
+  | { state: "included"; blockNumber: number; confirmations: number; success: boolean; reason?: string };
+
+export interface ChainReader {
+  readonly chain: ChainSymbol;
+  tip(): Promise<BlockRef>;
+  /** Hash of the canonical block at `number`, or null above the tip. */
+  blockHash(number: number): Promise<string | null>;
+  /** Canonical blocks `from..to` (inclusive) with the transfers a watcher may care about. */
+  scan(from: number, to: number): Promise<ScannedBlock[]>;
+  txStatus(txHash: string): Promise<TxStatus>;
+}
+
+export interface PreparedTx {
+  txHash: string;
+  /** What `broadcast` sends: signed bytes (hex/base64) or, in sim, the serialized transaction. */
+  raw: string;
+}
+
+export interface MintRequest {
+  /** 32-byte hex id of the deposit; the uAsset contract refuses an id it has minted. */
+  depositId: string;
+  to: string;
+  asset: UAsset;
+  amountWei: bigint;
+}
+
+export interface PayoutRequest {
+  orderId: string;
+  to: string;
+  amount: bigint;
+  /** Destination tag (xrp) or memo. */
+  memo: string | null;
+}
+
+export interface ChainSender {
+  readonly chain: ChainSymbol;
+  /** Broadcasting the same `raw` again is harmless: it is the same transaction. */
+  broadcast(tx: PreparedTx): Promise<void>;
+}
+
+export interface EvmMinter extends ChainSender {
+  prepareMint(req: MintRequest): Promise<PreparedTx>;
+  /** The transaction that minted `depositId`, read from the contract, or null when it was never minted. */
+  mintedBy(depositId: string): Promise<string | null>;
+}
+
+export interface NativePayer extends ChainSender {
+  preparePayout(req: PayoutRequest): Promise<PreparedTx>;
+}
+
+/** Everything the pipeline needs, per chain symbol. */
+export interface Chains {
+  reader(chain: ChainSymbol): ChainReader;
+  minter(chain: import("./catalog.ts").EvmChain): EvmMinter;
+  payer(chain: import("./catalog.ts").NativeChain): NativePayer;
+}

@@ -1,0 +1,137 @@
+/**
+ * The sim-mode `Chains`: readers, minters and payers over the embedded `SimLedger`s. Every call first rolls the
+ * chain's `rpcErrorRate` and may throw `TransientChainError` without reaching the ledger, which is how the pipeline's
+ * retries get exercised. Prepared transactions carry a random nonce, so preparing the same request twice gives two
+ * different transactions: exactly the hazard write-ahead recording (DESIGN.md invariant 2) exists for.
+ */
+import {
+  type ChainReader,
+  type Chains,
+  type ChainSender,
+  type EvmMinter,
+  type NativePayer,
+  type PreparedTx,
+  TransientChainError,
+} from "../adapter.ts";
+import { type ChainSymbol, type EvmChain, isEvmChain, isNativeChain, type NativeChain } from "../catalog.ts";
+import { encodeSimTx, parseSimTx, SimLedger, simNonce, type SimTx, simTxHash } from "./ledger.ts";
+
+export interface SimChainsOptions {
+  /** Drives injected RPC errors, nonces and block salts; inject for reproducible tests. */
+  random?: () => number;
+  /** The operator hot wallet payouts are sent from; funded by the ledger at its first payout. */
+  operatorAddress?: (chain: NativeChain) => string;
+  /** The clock of stalls (`stalledUntil`) and of the pending set's order. */
+  now?: () => number;
+}
+
+/** `Chains` plus direct access to each ledger, for the block producer, the sim routes and tests. */
+export interface SimChains extends Chains {
+  ledger(chain: ChainSymbol): SimLedger;
+}
+
+export function simLedger(
+  kv: Deno.Kv,
+  chain: ChainSymbol,
+  opts?: { random?: () => number; now?: () => number },
+): SimLedger {
+  return new SimLedger(kv, chain, opts);
+}
+
+/** Used when no operator address is configured: sim does not check native address formats. */
+export function defaultSimOperatorAddress(chain: NativeChain): string {
+  return `sim-${chain}-hot-wallet`;
+}
+
+export function simChains(kv: Deno.Kv, opts: SimChainsOptions = {}): SimChains {
+  const random = opts.random ?? Math.random;
+  const operatorAddress = opts.operatorAddress ?? defaultSimOperatorAddress;
+  const ledgers = new Map<ChainSymbol, SimLedger>();
+  const ledger = (chain: ChainSymbol): SimLedger => {
+    let l = ledgers.get(chain);
+    if (!l) ledgers.set(chain, l = new SimLedger(kv, chain, { random, now: opts.now }));
+    return l;
+  };
+
+  /** Runs `call` unless the roll against the chain's `rpcErrorRate` says the RPC failed. */
+  async function rpc<T>(l: SimLedger, what: string, call: () => T | Promise<T>): Promise<T> {
+    const { rpcErrorRate } = await l.getFaults();
+    if (rpcErrorRate > 0 && random() < rpcErrorRate) {
+      throw new TransientChainError(`sim ${l.chain}: injected RPC error in ${what}`);
+    }
+    return await call();
+  }
+
+  /** Validates like the ledger will, and hashes without submitting. */
+  function prepare(chain: ChainSymbol, tx: SimTx): PreparedTx {
+    const raw = encodeSimTx(tx);
+    parseSimTx(chain, raw);
+    return { txHash: simTxHash(chain, raw), raw };
+  }
+
+  function sender(l: SimLedger): ChainSender {
+    return {
+      chain: l.chain,
+      broadcast: (tx: PreparedTx) =>
+        rpc(l, "broadcast", async () => {
+          const { txHash } = await l.submitRaw(tx.raw);
+          if (txHash !== tx.txHash) {
+            throw new Error(`sim ${l.chain}: broadcast hash ${txHash} differs from prepared ${tx.txHash}`);
+          }
+        }),
+    };
+  }
+
+  return {
+    ledger,
+
+    reader(chain: ChainSymbol): ChainReader {
+      const l = ledger(chain);
+      return {
+        chain,
+        tip: () => rpc(l, "tip", () => l.head()),
+        blockHash: (n) => rpc(l, "blockHash", () => l.blockHash(n)),
+        scan: (from, to) => rpc(l, "scan", () => l.blocks(from, to)),
+        txStatus: (hash) => rpc(l, "txStatus", () => l.txStatus(hash)),
+      };
+    },
+
+    minter(chain: EvmChain): EvmMinter {
+      if (!isEvmChain(chain)) throw new Error(`${chain} is not an EVM chain: it has no uAsset minter`);
+      const l = ledger(chain);
+      return {
+        ...sender(l),
+        prepareMint: (req) =>
+          rpc(l, "prepareMint", () =>
+            prepare(chain, {
+              kind: "mint",
+              to: req.to,
+              asset: req.asset,
+              amount: req.amountWei,
+              depositId: req.depositId,
+              nonce: simNonce(random),
+            })),
+        mintedBy: (depositId) => rpc(l, "mintedBy", () => l.mintedBy(depositId)),
+      };
+    },
+
+    payer(chain: NativeChain): NativePayer {
+      if (!isNativeChain(chain)) throw new Error(`${chain} is not a native chain: it has no payer`);
+      const l = ledger(chain);
+      return {
+        ...sender(l),
+        preparePayout: (req) =>
+          rpc(l, "preparePayout", () =>
+            prepare(chain, {
+              kind: "payout",
+              from: operatorAddress(chain),
+              to: req.to,
+              amount: req.amount,
+              memo: req.memo,
+              orderId: req.orderId,
+              nonce: simNonce(random),
+            })),
+      };
+    },
+  };
+}

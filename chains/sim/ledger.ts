@@ -1,0 +1,673 @@
+/**
+ * The simulated ledger of one chain, kept in the service's own Deno KV under `["sim", chain, ...]` (DESIGN.md "Sim
+ * mode"). It behaves like a chain where it matters to custody code: transactions take effect when submitted, sit
+ * pending until a block seals them, gain confirmations with every block, can fail, can be reorganised out, and the
+ * simulated uAsset contract refuses a deposit id it has minted. Every state change is one `kv.atomic()` checked by
+ * versionstamp and retried on conflict, so concurrent requests, the block producer and other processes sharing the
+ * KV file never lose or double an effect.
+ */
+import { z } from "zod";
+import { sha256 } from "@noble/hashes/sha2.js";
+import { base58, hex } from "@scure/base";
+import { type ChainSymbol, isEvmChain, NATIVE, NATIVE_CHAINS, type UAsset } from "../catalog.ts";
+import type { BlockRef, ObservedTransfer, ScannedBlock, TxStatus } from "../adapter.ts";
+
+/** The `from` of minted and faucet uAssets, as in an ERC-20 `Transfer` log of a mint. */
+export const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000";
+/** What an operator hot wallet holds before its first payout, so payouts never run dry in sim. */
+export const HOT_WALLET_GENESIS = 10n ** 30n;
+/**
+ * Most transactions one block takes (the rest wait for the next, like a full block). It bounds the sealing commit
+ * (two mutations per transaction, KV allows 1000) and the block value, which embeds its transfers (KV allows 64 KiB).
+ */
+export const MAX_TXS_PER_BLOCK = 64;
+const MAX_CHECKS = 100; // Deno KV's limit per atomic operation
+const MAX_MUTATIONS = 1000;
+const GET_MANY_MAX = 10; // Deno KV's limit per getMany
+
+// ---- transactions ----
+
+const UASSETS = NATIVE_CHAINS.map((c) => NATIVE[c].uAsset.symbol) as [UAsset, ...UAsset[]];
+const amount = z.string().regex(/^(0|[1-9][0-9]*)$/, "amount must be a non-negative decimal integer").transform(BigInt);
+const address = z.string().min(1).max(128);
+const evmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "not an EVM address").transform((a) => a.toLowerCase());
+const depositId = z.string().regex(/^(0x)?[0-9a-fA-F]{64}$/, "deposit id must be 32 bytes of hex")
+  .transform((d) => d.toLowerCase());
+const nonce = z.string().min(1).max(128);
+
+const NativeTxSchema = z.discriminatedUnion("kind", [
+  /** A deposit from an outside sender, who has unlimited funds and is never debited. */
+  z.object({ kind: z.literal("transfer"), from: address, to: address, amount, memo: z.string().nullable(), nonce }),
+  /** The operator's hot wallet paying a burn out. */
+  z.object({
+    kind: z.literal("payout"),
+    from: address,
+    to: address,
+    amount,
+    memo: z.string().nullable(),
+    orderId: z.string().min(1),
+    nonce,
+  }),
+]);
+const EvmTxSchema = z.discriminatedUnion("kind", [
+  /** A call to the uAsset contract's mint, which refuses a deposit id it has minted. */
+  z.object({ kind: z.literal("mint"), to: evmAddress, asset: z.enum(UASSETS), amount, depositId, nonce }),
+  z.object({ kind: z.literal("faucet"), to: evmAddress, asset: z.enum(UASSETS), amount, nonce }),
+  z.object({ kind: z.literal("erc20"), from: evmAddress, to: evmAddress, asset: z.enum(UASSETS), amount, nonce }),
+]);
+export type SimTx = z.infer<typeof NativeTxSchema> | z.infer<typeof EvmTxSchema>;
+
+/**
+ * The raw form of a transaction: JSON with a fixed field order, so one transaction has one raw string and one hash.
+ * It stands in for signed bytes; `nonce` makes two preparations of the same request two different transactions.
+ */
+export function encodeSimTx(tx: SimTx): string {
+  const a = tx.amount.toString();
+  switch (tx.kind) {
+    case "transfer":
+      return JSON.stringify({ kind: tx.kind, from: tx.from, to: tx.to, amount: a, memo: tx.memo, nonce: tx.nonce });
+    case "payout":
+      return JSON.stringify({
+        kind: tx.kind,
+        from: tx.from,
+        to: tx.to,
+        amount: a,
+        memo: tx.memo,
+        orderId: tx.orderId,
+        nonce: tx.nonce,
+      });
+    case "mint":
+      return JSON.stringify({
+        kind: tx.kind,
+        to: tx.to,
+        asset: tx.asset,
+        amount: a,
+        depositId: tx.depositId,
+        nonce: tx.nonce,
+      });
+    case "faucet":
+      return JSON.stringify({ kind: tx.kind, to: tx.to, asset: tx.asset, amount: a, nonce: tx.nonce });
+    case "erc20":
+      return JSON.stringify({ kind: tx.kind, from: tx.from, to: tx.to, asset: tx.asset, amount: a, nonce: tx.nonce });
+  }
+}
+
+/** Parses and validates a raw transaction for `chain`: EVM kinds only on EVM chains, native kinds on native ones. */
+export function parseSimTx(chain: ChainSymbol, raw: string): SimTx {
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    throw new Error(`sim ${chain}: raw transaction is not JSON`);
+  }
+  const parsed = (isEvmChain(chain) ? EvmTxSchema : NativeTxSchema).safeParse(json);
+  if (!parsed.success) {
+    throw new Error(`sim ${chain}: invalid raw transaction: ${parsed.error.issues.map((i) => i.message).join("; ")}`);
+  }
+  return parsed.data;
+}
+
+/** A fresh nonce from `random`, 16 bytes of hex. */
+export function simNonce(random: () => number): string {
+  return randomHex(random, 16);
+}
+
+// ---- hashes ----
+
+const encoder = new TextEncoder();
+
+function digest(...parts: (string | number)[]): Uint8Array {
+  // NUL never occurs in a chain symbol or a decimal number, so the first parts cannot run into the last.
+  return sha256(encoder.encode(parts.join("\0")));
+}
+
+/** The hash of a raw transaction: a pure function of (chain, raw), in the chain's own format. */
+export function simTxHash(chain: ChainSymbol, raw: string): string {
+  const d = digest("sim-tx", chain, raw);
+  if (isEvmChain(chain)) return "0x" + hex.encode(d);
+  if (chain === "sol") {
+    // A Solana transaction id is a base58 64-byte signature.
+    const sig = new Uint8Array(64);
+    sig.set(d);
+    sig.set(sha256(d), 32);
+    return base58.encode(sig);
+  }
+  return hex.encode(d);
+}
+
+function formatBlockHash(chain: ChainSymbol, d: Uint8Array): string {
+  if (isEvmChain(chain)) return "0x" + hex.encode(d);
+  if (chain === "sol") return base58.encode(d);
+  return hex.encode(d);
+}
+
+function genesisHash(chain: ChainSymbol): string {
+  return formatBlockHash(chain, digest("sim-genesis", chain));
+}
+
+function randomHex(random: () => number, bytes: number): string {
+  let s = "";
+  for (let i = 0; i < bytes; i++) s += Math.min(255, Math.floor(random() * 256)).toString(16).padStart(2, "0");
+  return s;
+}
+
+// ---- stored records ----
+
+interface HeadRecord {
+  number: number;
+  hash: string;
+}
+
+/**
+ * A sealed block embeds its transfers, so `blocks()` reads one key per block (ten per getMany) instead of one per
+ * transaction. That is safe because a sealed block never changes: a reorg writes a whole new block at that height.
+ */
+interface BlockRecord {
+  number: number;
+  hash: string;
+  parentHash: string;
+  txHashes: string[];
+  transfers: ObservedTransfer[];
+}
+
+interface TxRecord {
+  hash: string;
+  raw: string;
+  tx: SimTx;
+  /** Decided at submission, when the effects are applied; a failed transaction has none. */
+  success: boolean;
+  reason: string | null;
+  /** `dropped`: reorganised out; reported as unknown, and re-executed if its raw is submitted again. */
+  status: "pending" | "included" | "dropped";
+  submittedAt: number;
+  blockNumber: number | null;
+}
+
+export interface SimFaults {
+  /** Probability (0..1) that an adapter call throws `TransientChainError` before reaching the ledger. */
+  rpcErrorRate: number;
+  /** How many of the next submitted mints are included as failed ("execution reverted"). */
+  revertNextMint: number;
+  /** How many of the next submitted payouts are included as failed ("transaction failed"). */
+  failNextPayout: number;
+  /** Epoch ms before which `sealBlock` produces nothing. */
+  stalledUntil: number;
+}
+
+export const NO_FAULTS: Readonly<SimFaults> = {
+  rpcErrorRate: 0,
+  revertNextMint: 0,
+  failNextPayout: 0,
+  stalledUntil: 0,
+};
+
+const FaultsPatchSchema = z.object({
+  rpcErrorRate: z.number().min(0).max(1),
+  revertNextMint: z.number().int().min(0),
+  failNextPayout: z.number().int().min(0),
+  stalledUntil: z.number().finite().min(0),
+}).partial().strict();
+
+export type AssetId = "native" | UAsset;
+
+export interface Submitted {
+  txHash: string;
+  /** The block the transaction is in, or the next block when it is pending (a full block may push it later). */
+  blockNumber: number;
+}
+
+export type Erc20TransferResult = ({ ok: true } & Submitted) | { ok: false; reason: "insufficient_balance" };
+
+// ---- key layout: the only place these keys are built ----
+
+const headKey = (c: ChainSymbol): Deno.KvKey => ["sim", c, "head"];
+const blockKey = (c: ChainSymbol, n: number): Deno.KvKey => ["sim", c, "block", n];
+const txKey = (c: ChainSymbol, hash: string): Deno.KvKey => ["sim", c, "tx", hash];
+// Submission time first, so blocks take pending transactions first come, first served.
+const pendingKey = (c: ChainSymbol, submittedAt: number, hash: string): Deno.KvKey => [
+  "sim",
+  c,
+  "pending",
+  submittedAt,
+  hash,
+];
+const pendingPrefix = (c: ChainSymbol): Deno.KvKey => ["sim", c, "pending"];
+const balanceKey = (c: ChainSymbol, addr: string, asset: AssetId): Deno.KvKey => ["sim", c, "balance", addr, asset];
+const mintedKey = (c: ChainSymbol, id: string): Deno.KvKey => ["sim", c, "minted", id];
+/** Marks an address funded with HOT_WALLET_GENESIS at its first payout. */
+const hotWalletKey = (c: ChainSymbol, addr: string): Deno.KvKey => ["sim", c, "hot_wallet", addr];
+const faultsKey = (c: ChainSymbol): Deno.KvKey => ["sim", c, "faults"];
+
+// ---- effects ----
+
+interface Delta {
+  address: string;
+  asset: AssetId;
+  amount: bigint;
+}
+
+/** Balance changes of a successful transaction, merged per (address, asset). */
+function deltasOf(tx: SimTx): Delta[] {
+  const raw: Delta[] = [];
+  switch (tx.kind) {
+    case "transfer":
+      raw.push({ address: tx.to, asset: "native", amount: tx.amount });
+      break;
+    case "payout":
+      raw.push({ address: tx.from, asset: "native", amount: -tx.amount });
+      raw.push({ address: tx.to, asset: "native", amount: tx.amount });
+      break;
+    case "mint":
+    case "faucet":
+      raw.push({ address: tx.to, asset: tx.asset, amount: tx.amount });
+      break;
+    case "erc20":
+      raw.push({ address: tx.from, asset: tx.asset, amount: -tx.amount });
+      raw.push({ address: tx.to, asset: tx.asset, amount: tx.amount });
+      break;
+  }
+  return mergeDeltas(raw);
+}
+
+function mergeDeltas(deltas: Delta[]): Delta[] {
+  const merged = new Map<string, Delta>();
+  for (const d of deltas) {
+    const id = `${d.address}\0${d.asset}`;
+    const prev = merged.get(id);
+    merged.set(id, prev ? { ...prev, amount: prev.amount + d.amount } : { ...d });
+  }
+  return [...merged.values()];
+}
+
+/** The one transfer a successful transaction shows a watcher, at index 0. */
+function transfersOf(t: TxRecord): ObservedTransfer[] {
+  if (!t.success) return [];
+  const tx = t.tx;
+  const base = { txHash: t.hash, index: 0, to: tx.to, amount: tx.amount };
+  switch (tx.kind) {
+    case "transfer":
+    case "payout":
+      return [{ ...base, from: tx.from, asset: "native" }];
+    case "mint":
+    case "faucet":
+      return [{ ...base, from: ZERO_ADDRESS, asset: tx.asset }];
+    case "erc20":
+      return [{ ...base, from: tx.from, asset: tx.asset }];
+  }
+}
+
+// ---- the ledger ----
+
+export class SimLedger {
+  readonly kv: Deno.Kv;
+  readonly chain: ChainSymbol;
+  private readonly random: () => number;
+  private readonly now: () => number;
+
+  constructor(kv: Deno.Kv, chain: ChainSymbol, opts: { random?: () => number; now?: () => number } = {}) {
+    this.kv = kv;
+    this.chain = chain;
+    this.random = opts.random ?? Math.random;
+    this.now = opts.now ?? Date.now;
+  }
+
+  // ---- reads ----
+
+  async head(): Promise<BlockRef> {
+    return this.headOf(await this.kv.get<HeadRecord>(headKey(this.chain)));
+  }
+
+  /** Hash of the canonical block at `number`, or null above the tip. */
+  async blockHash(number: number): Promise<string | null> {
+    if (!Number.isSafeInteger(number) || number < 0) return null;
+    if (number === 0) return genesisHash(this.chain);
+    // Blocks are never deleted and a reorg keeps the tip's height, so a stored block is always canonical.
+    return (await this.kv.get<BlockRecord>(blockKey(this.chain, number))).value?.hash ?? null;
+  }
+
+  /**
+   * Canonical blocks `from..to` (inclusive, clipped to the tip). Batches are separate reads: a reorg landing mid-call
+   * can mix old and new blocks, which a watcher detects by `parentHash` as it would on a real chain.
+   */
+  async blocks(from: number, to: number): Promise<ScannedBlock[]> {
+    const head = await this.head();
+    const first = Math.max(0, Math.ceil(from));
+    const last = Math.min(Math.floor(to), head.number);
+    const out: ScannedBlock[] = [];
+    let n = first;
+    if (n === 0 && last >= 0) {
+      out.push({
+        number: 0,
+        hash: genesisHash(this.chain),
+        parentHash: formatBlockHash(this.chain, new Uint8Array(32)),
+        transfers: [],
+      });
+      n = 1;
+    }
+    const numbers: number[] = [];
+    for (; n <= last; n++) numbers.push(n);
+    const entries = await getManyBatched<BlockRecord>(this.kv, numbers.map((k) => blockKey(this.chain, k)));
+    for (const e of entries) {
+      if (!e.value) throw new Error(`sim ${this.chain}: block ${String(e.key[3])} missing below the tip`);
+      const { number, hash, parentHash, transfers } = e.value;
+      out.push({ number, hash, parentHash, transfers });
+    }
+    return out;
+  }
+
+  async txStatus(txHash: string): Promise<TxStatus> {
+    const [txEntry, headEntry] = await this.kv.getMany<[TxRecord, HeadRecord]>([
+      txKey(this.chain, txHash),
+      headKey(this.chain),
+    ]);
+    const t = txEntry.value;
+    if (!t || t.status === "dropped") return { state: "unknown" };
+    if (t.status === "pending") return { state: "pending" };
+    const blockNumber = t.blockNumber!;
+    const confirmations = this.headOf(headEntry).number - blockNumber + 1;
+    return t.success
+      ? { state: "included", blockNumber, confirmations, success: true }
+      : { state: "included", blockNumber, confirmations, success: false, reason: t.reason ?? "failed" };
+  }
+
+  async balance(address: string, asset: AssetId): Promise<bigint> {
+    return (await this.kv.get<bigint>(balanceKey(this.chain, this.normalizeAddress(address), asset))).value ?? 0n;
+  }
+
+  /** The transaction that minted `depositId` on the canonical chain (pending included), or null. */
+  async mintedBy(depositIdHex: string): Promise<string | null> {
+    return (await this.kv.get<string>(mintedKey(this.chain, depositIdHex.toLowerCase()))).value;
+  }
+
+  // ---- faults ----
+
+  async getFaults(): Promise<SimFaults> {
+    return { ...NO_FAULTS, ...(await this.kv.get<SimFaults>(faultsKey(this.chain))).value };
+  }
+
+  async setFaults(patch: Partial<SimFaults>): Promise<SimFaults> {
+    const valid = FaultsPatchSchema.parse(patch);
+    for (let attempt = 0;; attempt++) {
+      const entry = await this.kv.get<SimFaults>(faultsKey(this.chain));
+      const next: SimFaults = { ...NO_FAULTS, ...entry.value, ...valid };
+      if (await commit(this.kv.atomic().check(entry).set(faultsKey(this.chain), next))) return next;
+      await backoff(attempt);
+    }
+  }
+
+  // ---- submissions ----
+
+  /** A native-chain deposit from an outside sender (never debited). */
+  async submitNativeTransfer(
+    args: { from: string; to: string; amount: bigint; memo?: string | null },
+  ): Promise<Submitted> {
+    this.requireNative("submitNativeTransfer");
+    return await this.submitOwn({
+      kind: "transfer",
+      from: args.from,
+      to: args.to,
+      amount: args.amount,
+      memo: args.memo ?? null,
+      nonce: simNonce(this.random),
+    });
+  }
+
+  /** Credits `asset` to `address` on an EVM chain, seen by scans as a Transfer from the zero address. */
+  async faucet(args: { address: string; asset: UAsset; amount: bigint }): Promise<Submitted> {
+    this.requireEvm("faucet");
+    return await this.submitOwn({
+      kind: "faucet",
+      to: args.address,
+      asset: args.asset,
+      amount: args.amount,
+      nonce: simNonce(this.random),
+    });
+  }
+
+  /** An ERC-20 uAsset transfer; refused with nothing changed when `from` lacks the balance. */
+  async submitErc20Transfer(
+    args: { from: string; to: string; asset: UAsset; amount: bigint },
+  ): Promise<Erc20TransferResult> {
+    this.requireEvm("submitErc20Transfer");
+    const raw = encodeSimTx({ kind: "erc20", ...args, nonce: simNonce(this.random) });
+    const res = await this.submit(raw, parseSimTx(this.chain, raw));
+    return "refused" in res ? { ok: false, reason: res.refused } : { ok: true, ...res };
+  }
+
+  /**
+   * Submits a raw transaction. Submitting the same raw again is a no-op returning the same hash, unless it was
+   * reorganised out: then it executes again, as a rebroadcast dropped transaction would on a real chain.
+   */
+  async submitRaw(raw: string): Promise<Submitted> {
+    const res = await this.submit(raw, parseSimTx(this.chain, raw));
+    if ("refused" in res) throw new Error(`sim ${this.chain}: transaction refused: ${res.refused}`);
+    return res;
+  }
+
+  private async submitOwn(tx: SimTx): Promise<Submitted> {
+    const raw = encodeSimTx(tx);
+    const res = await this.submit(raw, parseSimTx(this.chain, raw));
+    if ("refused" in res) throw new Error(`sim ${this.chain}: transaction refused: ${res.refused}`);
+    return res;
+  }
+
+  /**
+   * Applies a transaction's effects and puts it in the pending set, in one commit that checks everything it read:
+   * the transaction record (idempotency), the head (so `blockNumber` is the next block), the balances it changes, the
+   * minted record and the fault counters it consumes.
+   */
+  private async submit(raw: string, tx: SimTx): Promise<Submitted | { refused: "insufficient_balance" }> {
+    const c = this.chain;
+    const hash = simTxHash(c, raw);
+    for (let attempt = 0;; attempt++) {
+      const [txEntry, headEntry] = await this.kv.getMany<[TxRecord, HeadRecord]>([txKey(c, hash), headKey(c)]);
+      const head = this.headOf(headEntry);
+      const existing = txEntry.value;
+      if (existing && existing.status !== "dropped") {
+        return { txHash: hash, blockNumber: existing.blockNumber ?? head.number + 1 };
+      }
+      const op = this.kv.atomic().check(txEntry).check(headEntry);
+      let failure: string | null = null;
+
+      if (tx.kind === "mint" || tx.kind === "payout") {
+        const entry = await this.kv.get<SimFaults>(faultsKey(c));
+        const faults = { ...NO_FAULTS, ...entry.value };
+        const counter = tx.kind === "mint" ? "revertNextMint" : "failNextPayout";
+        if (faults[counter] > 0) {
+          op.check(entry).set(faultsKey(c), { ...faults, [counter]: faults[counter] - 1 });
+          failure = tx.kind === "mint" ? "execution reverted" : "transaction failed";
+        }
+      }
+      if (failure === null && tx.kind === "mint") {
+        const minted = await this.kv.get<string>(mintedKey(c, tx.depositId));
+        op.check(minted);
+        if (minted.value !== null) failure = "deposit already minted";
+        else op.set(mintedKey(c, tx.depositId), hash);
+      }
+      if (failure === null) {
+        const deltas = deltasOf(tx);
+        const keys = deltas.map((d) => balanceKey(c, d.address, d.asset));
+        const hotWallet = tx.kind === "payout" ? hotWalletKey(c, tx.from) : null;
+        const entries = await this.kv.getMany<unknown[]>(hotWallet ? [...keys, hotWallet] : keys);
+        const funded = hotWallet ? entries.pop()! : null;
+        const balances = entries.map((e) => (e.value as bigint | null) ?? 0n);
+        const source = tx.kind === "erc20" || tx.kind === "payout" ? tx.from : null;
+        const debit = source === null ? -1 : deltas.findIndex((d) => d.address === source);
+        // A hot wallet is funded with its genesis allocation in the commit of its first payout.
+        const genesis = funded !== null && funded.value === null;
+        if (debit >= 0 && genesis) balances[debit] += HOT_WALLET_GENESIS;
+        if (debit >= 0 && balances[debit] < tx.amount) {
+          if (tx.kind === "erc20") return { refused: "insufficient_balance" };
+          failure = "insufficient funds";
+        } else {
+          deltas.forEach((d, i) => op.check(entries[i]).set(keys[i], balances[i] + d.amount));
+          if (funded) op.check(funded);
+          if (genesis) op.set(funded.key, true);
+        }
+      }
+
+      const submittedAt = this.now();
+      const record: TxRecord = {
+        hash,
+        raw,
+        tx,
+        success: failure === null,
+        reason: failure,
+        status: "pending",
+        submittedAt,
+        blockNumber: null,
+      };
+      op.set(txKey(c, hash), record).set(pendingKey(c, submittedAt, hash), record);
+      if (await commit(op)) return { txHash: hash, blockNumber: head.number + 1 };
+      await backoff(attempt);
+    }
+  }
+
+  // ---- blocks ----
+
+  /**
+   * Seals the pending transactions (oldest first, at most MAX_TXS_PER_BLOCK) into block head+1 and returns the new
+   * head; an empty block is normal. While stalled it returns the unchanged head. The commit checks the head, so two
+   * sealers (or a sealer and a reorg) never both extend it, and a transaction submitted meanwhile stays pending for
+   * the next block.
+   */
+  async sealBlock(): Promise<BlockRef> {
+    const c = this.chain;
+    for (let attempt = 0;; attempt++) {
+      const [headEntry, faultsEntry] = await this.kv.getMany<[HeadRecord, SimFaults]>([headKey(c), faultsKey(c)]);
+      const head = this.headOf(headEntry);
+      if (this.now() < (faultsEntry.value?.stalledUntil ?? 0)) return head;
+      const pending: TxRecord[] = [];
+      for await (const e of this.kv.list<TxRecord>({ prefix: pendingPrefix(c) }, { limit: MAX_TXS_PER_BLOCK })) {
+        pending.push(e.value);
+      }
+      const number = head.number + 1;
+      const txHashes = pending.map((t) => t.hash);
+      const hash = this.newBlockHash(number, head.hash, txHashes);
+      const block: BlockRecord = {
+        number,
+        hash,
+        parentHash: head.hash,
+        txHashes,
+        transfers: pending.flatMap(transfersOf),
+      };
+      const op = this.kv.atomic().check(headEntry);
+      for (const t of pending) {
+        op.delete(pendingKey(c, t.submittedAt, t.hash));
+        op.set(txKey(c, t.hash), { ...t, status: "included", blockNumber: number } satisfies TxRecord);
+      }
+      op.set(blockKey(c, number), block).set(headKey(c), { number, hash } satisfies HeadRecord);
+      if (await commit(op)) return { number, hash };
+      await backoff(attempt);
+    }
+  }
+
+  /**
+   * Drops the last `depth` sealed blocks (capped at the tip's height): their transactions' effects are undone (minted
+   * records included) and they become unknown; empty blocks with new hashes take the same heights. Pending
+   * transactions are untouched, so a pending spend of reverted funds can leave a balance negative, which a real chain
+   * would never show; sim tests should not rely on that case.
+   * One commit does it all, so a reorg may touch at most 99 distinct balances; a larger one throws.
+   */
+  async reorg(depth: number): Promise<BlockRef> {
+    if (!Number.isSafeInteger(depth) || depth < 0) throw new RangeError(`reorg depth must be a non-negative integer`);
+    const c = this.chain;
+    for (let attempt = 0;; attempt++) {
+      const headEntry = await this.kv.get<HeadRecord>(headKey(c));
+      const head = this.headOf(headEntry);
+      const d = Math.min(depth, head.number);
+      if (d === 0) return head;
+      const base = head.number - d;
+      const heights = Array.from({ length: d }, (_, i) => base + 1 + i);
+      const blocks = (await getManyBatched<BlockRecord>(this.kv, heights.map((n) => blockKey(c, n)))).map((e) => {
+        if (!e.value) throw new Error(`sim ${c}: block ${String(e.key[3])} missing below the tip`);
+        return e.value;
+      });
+      const parentHash = base === 0 ? genesisHash(c) : (await this.kv.get<BlockRecord>(blockKey(c, base))).value?.hash;
+      if (!parentHash) throw new Error(`sim ${c}: block ${base} missing below the tip`);
+      const txs = (await getManyBatched<TxRecord>(this.kv, blocks.flatMap((b) => b.txHashes).map((h) => txKey(c, h))))
+        .map((e) => e.value!);
+
+      // The included transaction records are written only by sealing and reorgs, which both check the head, and so
+      // is a successful mint's record: reading them needs no check. Balances change with every submission.
+      const succeeded = txs.filter((t) => t.success);
+      const reverts = mergeDeltas(succeeded.flatMap((t) => deltasOf(t.tx)).map((x) => ({ ...x, amount: -x.amount })))
+        .filter((x) => x.amount !== 0n);
+      const mutations = d + 1 + txs.length + reverts.length + succeeded.length;
+      if (1 + reverts.length > MAX_CHECKS || mutations > MAX_MUTATIONS) {
+        throw new Error(`sim ${c}: a reorg of depth ${d} touches too much state for one commit; use a smaller depth`);
+      }
+      const keys = reverts.map((x) => balanceKey(c, x.address, x.asset));
+      const balances = await getManyBatched<bigint>(this.kv, keys);
+
+      const op = this.kv.atomic().check(headEntry);
+      reverts.forEach((x, i) => op.check(balances[i]).set(keys[i], (balances[i].value ?? 0n) + x.amount));
+      for (const t of txs) {
+        op.set(txKey(c, t.hash), { ...t, status: "dropped", blockNumber: null } satisfies TxRecord);
+        if (t.success && t.tx.kind === "mint") op.delete(mintedKey(c, t.tx.depositId));
+      }
+      let parent = parentHash;
+      for (const n of heights) {
+        const hash = this.newBlockHash(n, parent, []);
+        op.set(
+          blockKey(c, n),
+          { number: n, hash, parentHash: parent, txHashes: [], transfers: [] } satisfies BlockRecord,
+        );
+        parent = hash;
+      }
+      op.set(headKey(c), { number: head.number, hash: parent } satisfies HeadRecord);
+      if (await commit(op)) return { number: head.number, hash: parent };
+      await backoff(attempt);
+    }
+  }
+
+  // ---- helpers ----
+
+  private headOf(entry: Deno.KvEntryMaybe<HeadRecord>): BlockRef {
+    return entry.value ?? { number: 0, hash: genesisHash(this.chain) };
+  }
+
+  private newBlockHash(number: number, parentHash: string, txHashes: string[]): string {
+    const salt = randomHex(this.random, 16);
+    return formatBlockHash(this.chain, digest("sim-block", this.chain, number, parentHash, txHashes.join(","), salt));
+  }
+
+  private normalizeAddress(addr: string): string {
+    return isEvmChain(this.chain) ? addr.toLowerCase() : addr;
+  }
+
+  private requireEvm(what: string): void {
+    if (!isEvmChain(this.chain)) throw new Error(`sim ${this.chain}: ${what} needs an EVM chain`);
+  }
+
+  private requireNative(what: string): void {
+    if (isEvmChain(this.chain)) throw new Error(`sim ${this.chain}: ${what} needs a native chain`);
+  }
+}
+
+async function getManyBatched<T>(kv: Deno.Kv, keys: Deno.KvKey[]): Promise<Deno.KvEntryMaybe<T>[]> {
+  const out: Deno.KvEntryMaybe<T>[] = [];
+  for (let i = 0; i < keys.length; i += GET_MANY_MAX) {
+    out.push(...await kv.getMany<T[]>(keys.slice(i, i + GET_MANY_MAX)));
+  }
+  return out;
+}
+
+/**
+ * Commits `op`; false when it lost a race. Besides a failed check, that includes SQLite's "database is locked": with
+ * two handles (processes) on one local KV file, a commit with checks throws it instead of waiting (measured here).
+ */
+async function commit(op: Deno.AtomicOperation): Promise<boolean> {
+  try {
+    return (await op.commit()).ok;
+  } catch (e) {
+    if (e instanceof TypeError && e.message.includes("database is locked")) return false;
+    throw e;
+  }
+}
+
+/** Jittered pause after a lost commit race, so many writers of one key do not retry in lockstep. */
+function backoff(attempt: number): Promise<void> {
+  if (attempt < 2) return Promise.resolve();
+  return new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(2 ** attempt, 50)));
+}

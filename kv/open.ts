@@ -1,0 +1,45 @@
+/**
+ * Opens the KV file, creating its folder. Always a path: `Deno.openKv()` without one is in-memory when compiled.
+ *
+ * Two processes writing one local KV file (the server and `deno task admin`, or two servers) make SQLite refuse a
+ * commit now and then with `TypeError: database is locked` instead of waiting. Nothing was written when that
+ * happens, so the handle returned here retries such commits: callers then read `ok: false` only for a failed
+ * check, never for a lost race on the file lock (a create that took a lock failure for a duplicate would drop data).
+ */
+export async function openKv(path: string): Promise<Deno.Kv> {
+  const dir = path.slice(0, path.lastIndexOf("/"));
+  if (dir && !/^https?:/.test(path)) await Deno.mkdir(dir, { recursive: true });
+  return retryingLockedCommits(await Deno.openKv(path));
+}
+
+const MAX_LOCK_RETRIES = 200;
+
+function isLocked(err: unknown): boolean {
+  return err instanceof Error && /database is locked/i.test(err.message);
+}
+
+async function retryLocked<T>(run: () => Promise<T>): Promise<T> {
+  for (let attempt = 1;; attempt++) {
+    try {
+      return await run();
+    } catch (err) {
+      if (!isLocked(err) || attempt >= MAX_LOCK_RETRIES) throw err;
+      await new Promise((r) => setTimeout(r, 1 + Math.random() * Math.min(50, attempt * 2)));
+    }
+  }
+}
+
+export function retryingLockedCommits(kv: Deno.Kv): Deno.Kv {
+  const atomic = kv.atomic.bind(kv);
+  const set = kv.set.bind(kv);
+  const del = kv.delete.bind(kv);
+  kv.atomic = () => {
+    const op = atomic();
+    const commit = op.commit.bind(op);
+    op.commit = () => retryLocked(commit);
+    return op;
+  };
+  kv.set = (key, value, options) => retryLocked(() => set(key, value, options));
+  kv.delete = (key) => retryLocked(() => del(key));
+  return kv;
+}

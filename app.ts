@@ -16,9 +16,10 @@ import { requireJwt, type TokenSettings, VerifiedTokenCache } from "./routes/jwt
 import { mintRoutes } from "./routes/mint.ts";
 import { simRoutes } from "./routes/sim.ts";
 import type { PipelineContext } from "./actors/context.ts";
-import { simSettings } from "./actors/context.ts";
+import { pipelineSettings } from "./actors/context.ts";
+import { buildChains, type ChainSetup } from "./chains/registry.ts";
+import { type ChainSymbol, EVM_CHAINS, NATIVE_CHAINS } from "./chains/catalog.ts";
 import { PipelineRuntime } from "./actors/runtime.ts";
-import { simChains } from "./chains/sim/adapters.ts";
 import { SimLedger } from "./chains/sim/ledger.ts";
 import { orderRoutes, orderRoutesPrefetch } from "./routes/orders.ts";
 
@@ -30,6 +31,8 @@ export interface Services {
   uAssetTransferAddress: string;
   /** The order pipeline's shared context; null when PIPELINE=off. */
   pipeline: PipelineContext | null;
+  /** Chains served by embedded simulated ledgers (the others are live). */
+  simulatedChains: ChainSymbol[];
 }
 
 export async function buildServices(config: Config, secrets?: Secrets): Promise<Services> {
@@ -37,6 +40,10 @@ export async function buildServices(config: Config, secrets?: Secrets): Promise<
   const deriver = Deriver.fromMnemonic(loaded.mnemonic);
   const kv = await openKv(config.kvPath);
   const transferAddress = uAssetTransferAddress(config, deriver);
+  // PIPELINE=off serves the API alone: no chain is touched, so none is built (or refused).
+  const setup = config.pipeline === "on"
+    ? await buildChains(kv, config.chainMode, config.evm, transferAddress)
+    : { chains: null, simulated: config.chainMode === "sim" ? [...NATIVE_CHAINS, ...EVM_CHAINS] : [], live: {} };
   return {
     config,
     kv,
@@ -48,22 +55,20 @@ export async function buildServices(config: Config, secrets?: Secrets): Promise<
     },
     deriver,
     uAssetTransferAddress: transferAddress,
-    pipeline: config.pipeline === "on" ? pipelineContext(config, kv, transferAddress) : null,
+    pipeline: setup.chains ? pipelineContext(config, kv, transferAddress, setup as ChainSetup) : null,
+    simulatedChains: setup.simulated,
   };
 }
 
-function pipelineContext(config: Config, kv: Deno.Kv, transferAddress: string): PipelineContext {
-  if (config.chainMode !== "sim") {
-    // Live adapters arrive chain by chain; until a chain has one, live mode cannot run the pipeline.
-    throw new Error("CHAIN_MODE=live has no live chain adapters yet: set PIPELINE=off to serve the API alone");
-  }
+function pipelineContext(config: Config, kv: Deno.Kv, transferAddress: string, setup: ChainSetup): PipelineContext {
   return {
     kv,
-    chains: simChains(kv),
-    settings: simSettings({
+    chains: setup.chains,
+    settings: pipelineSettings({
       blockMs: config.simBlockMs,
       confirmationTimeoutMs: config.simConfirmationTimeoutMs,
       transferAddress,
+      live: setup.live,
     }),
     now: () => new Date(),
     log: (msg, err) => (err === undefined ? console.log(msg) : console.error(msg, err)),
@@ -82,7 +87,8 @@ export function pipelineRuntime(s: Services): PipelineRuntime | null {
     concurrency: 32,
     useQueue: !/^https?:/.test(s.config.kvPath),
     blockMs,
-    produceBlock: s.config.chainMode === "sim" ? (chain) => new SimLedger(kv, chain).sealBlock() : undefined,
+    blockChains: s.simulatedChains,
+    produceBlock: (chain) => new SimLedger(kv, chain).sealBlock(),
   });
 }
 
@@ -107,6 +113,6 @@ export function createApp(s: Services): Hono {
   app.route("/mint", mintRoutes(s.kv, (chain, index) => s.deriver.depositAddress(chain, index)));
   app.route("/burn", burnRoutes(s.kv, s.uAssetTransferAddress));
   app.route("/orders", orderRoutes(s.kv));
-  if (s.config.chainMode === "sim") app.route("/sim", simRoutes(s.kv, s.uAssetTransferAddress));
+  if (s.config.chainMode === "sim") app.route("/sim", simRoutes(s.kv, s.uAssetTransferAddress, s.simulatedChains));
   return app;
 }

@@ -11,6 +11,8 @@ export interface PipelineSettings {
   blockMs(chain: ChainSymbol): number;
   /** The shared EVM address uAssets are sent to for burning (lowercase). */
   transferAddress: string;
+  /** Where a chain's watcher starts when it has no cursor yet: a block number or the tip at that moment. */
+  startBlock(chain: ChainSymbol): number | "tip";
   /** Backoff after a transient chain error: first delay, doubled per attempt, capped. */
   retryBaseMs: number;
   retryMaxMs: number;
@@ -24,16 +26,33 @@ export interface PipelineContext {
   log: (msg: string, err?: unknown) => void;
 }
 
-/** Sim mode: the catalog's small sim confirmation counts, blocks every `blockMs`, a configurable timeout. */
-export function simSettings(
-  opts: { blockMs: number; confirmationTimeoutMs: number; transferAddress: string },
-): PipelineSettings {
+/**
+ * Settings per chain: a live chain uses its own configuration (confirmations, block time, start block) and the
+ * catalog's production timeout; a simulated chain the catalog's small sim confirmations, SIM_BLOCK_MS blocks and
+ * SIM_CONFIRMATION_TIMEOUT_MS.
+ */
+export function pipelineSettings(opts: {
+  blockMs: number;
+  confirmationTimeoutMs: number;
+  transferAddress: string;
+  live?: Partial<Record<ChainSymbol, { confirmations: number; blockMs: number; startBlock: number | "tip" }>>;
+}): PipelineSettings {
+  const live = opts.live ?? {};
+  const info = (c: ChainSymbol) => (isEvmChain(c) ? EVM[c] : NATIVE[c]);
   return {
-    confirmations: (c) => (isEvmChain(c) ? EVM[c].simConfirmations : NATIVE[c].simConfirmations),
-    confirmationTimeoutMs: () => opts.confirmationTimeoutMs,
-    blockMs: () => opts.blockMs,
+    confirmations: (c) => live[c]?.confirmations ?? info(c).simConfirmations,
+    confirmationTimeoutMs: (c) => live[c] ? info(c).confirmationTimeoutMinutes * 60_000 : opts.confirmationTimeoutMs,
+    blockMs: (c) => live[c]?.blockMs ?? opts.blockMs,
+    startBlock: (c) => live[c]?.startBlock ?? 0,
     transferAddress: opts.transferAddress.toLowerCase(),
     retryBaseMs: Math.max(50, Math.floor(opts.blockMs / 2)),
     retryMaxMs: Math.max(1000, opts.blockMs * 10),
   };
+}
+
+/** All chains simulated. */
+export function simSettings(
+  opts: { blockMs: number; confirmationTimeoutMs: number; transferAddress: string },
+): PipelineSettings {
+  return pipelineSettings(opts);
 }

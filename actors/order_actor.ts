@@ -45,6 +45,9 @@ export async function stepOrder(ctx: PipelineContext, orderId: string): Promise<
     if (due.value !== null) await addReschedule(ctx.kv.atomic(), orderId, due, null).commit();
     return "done";
   }
+  // A doorbell that rings before the order's due time (a stale or duplicate delivery, the sweep and the queue both
+  // waking it) does nothing: stepping anyway would retry a transient error without its backoff.
+  if (due.value !== null && due.value > ctx.now().getTime()) return "waiting";
   let decision: Decision;
   try {
     decision = await decide(ctx, order);
@@ -70,6 +73,7 @@ export async function stepOrder(ctx: PipelineContext, orderId: string): Promise<
   const atomic = ctx.kv.atomic();
   addOrderUpdate(atomic, entry, next);
   addReschedule(atomic, orderId, due, nextAt);
+  decision.broadcast?.reserve?.(atomic);
   if (nextAt !== null) atomic.enqueue({ kind: WAKE, orderId } satisfies WakeMessage, { delay: nextAt - now.getTime() });
   if (!(await atomic.commit()).ok) return "conflict";
   if (decision.broadcast) {
@@ -176,7 +180,8 @@ async function decideSent(ctx: PipelineContext, order: Order): Promise<Decision>
   if (status.state === "included" && status.success) {
     const required = ctx.settings.confirmations(intent.chain);
     if (status.confirmations >= required) {
-      return { kind: "event", event: { type: "txConfirmed", txHash: intent.txHash } };
+      // A fee-bumped replacement (same nonce) may be the one that was mined: record the hash that is on chain.
+      return { kind: "event", event: { type: "txConfirmed", txHash: status.txHash ?? intent.txHash } };
     }
     return { kind: "wait", ms: (required - status.confirmations) * blockMs };
   }
@@ -192,6 +197,12 @@ async function decideSent(ctx: PipelineContext, order: Order): Promise<Decision>
   if (status.state === "unknown") {
     // Not on chain: never sent (a crash after recording) or dropped. Send the very same transaction again.
     await sendPrepared(ctx, intent.chain, { txHash: intent.txHash, raw: intent.raw });
+  } else if (intent.raw !== "") {
+    const sender = isEvmChain(intent.chain) ? ctx.chains.minter(intent.chain) : ctx.chains.payer(intent.chain);
+    await sender.nudge?.(
+      { txHash: intent.txHash, raw: intent.raw },
+      ctx.now().getTime() - Date.parse(intent.preparedAt),
+    );
   }
   return { kind: "wait", ms: blockMs };
 }

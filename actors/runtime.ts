@@ -21,6 +21,8 @@ export interface RuntimeOptions {
   concurrency: number;
   /** Sim mode: seals a block on `chain`; called every `blockMs` under a lease, so one process produces blocks. */
   produceBlock?: (chain: ChainSymbol) => Promise<unknown>;
+  /** The chains `produceBlock` runs for (the simulated ones). */
+  blockChains?: ChainSymbol[];
   blockMs?: number;
   useQueue: boolean;
 }
@@ -58,7 +60,7 @@ export class PipelineRuntime {
     if (this.opts.produceBlock) {
       const produce = this.opts.produceBlock;
       const blockMs = this.opts.blockMs ?? 1000;
-      for (const chain of ALL_CHAINS) {
+      for (const chain of this.opts.blockChains ?? ALL_CHAINS) {
         this.#loop(`blocks ${chain}`, blockMs, async () => {
           if (await acquireLease(this.ctx.kv, `sim-blocks:${chain}`, this.opts.id, blockMs * 5)) await produce(chain);
         });

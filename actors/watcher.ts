@@ -55,7 +55,7 @@ export async function watchOnce(ctx: PipelineContext, chain: ChainSymbol, owner:
   if (!lease) return { scannedTo: null, recorded: 0 } satisfies WatchResult;
   const reader = ctx.chains.reader(chain);
   const stored = await ctx.kv.get<Cursor>(cursorKey(chain));
-  let cursor = stored.value ?? { number: 0, hash: (await reader.blockHash(0)) ?? "" };
+  let cursor = stored.value ?? await firstCursor(ctx, chain);
   if (cursor.number > 0 && (await reader.blockHash(cursor.number)) !== cursor.hash) {
     const back = Math.max(0, cursor.number - REORG_REWIND);
     ctx.log(`watcher ${chain}: block ${cursor.number} changed (reorg); rescanning from ${back}`);
@@ -71,7 +71,9 @@ export async function watchOnce(ctx: PipelineContext, chain: ChainSymbol, owner:
   let recorded = 0;
   let last = cursor;
   for (const block of blocks) {
-    if (block.parentHash !== last.hash) break; // the chain moved under us: the next tick sees the reorg
+    // Adapters may skip blocks without relevant transfers (EVM log scans), but always return the last block of the
+    // range. Where blocks are adjacent they must link: otherwise the chain moved under us and the next tick sees it.
+    if (block.number === last.number + 1 && block.parentHash !== last.hash) break;
     recorded += await recordBlock(ctx, chain, block);
     last = { number: block.number, hash: block.hash };
   }
@@ -79,6 +81,14 @@ export async function watchOnce(ctx: PipelineContext, chain: ChainSymbol, owner:
   // and the dedupe keys make the rescan a no-op.
   await saveCursor(ctx, chain, lease, last);
   return { scannedTo: last.number, recorded };
+}
+
+/** No cursor yet: start at the configured block (0 for sim chains, usually the tip for a live chain). */
+async function firstCursor(ctx: PipelineContext, chain: ChainSymbol): Promise<Cursor> {
+  const reader = ctx.chains.reader(chain);
+  const start = ctx.settings.startBlock(chain);
+  if (start === "tip") return await reader.tip();
+  return { number: start, hash: (await reader.blockHash(start)) ?? "" };
 }
 
 async function saveCursor(ctx: PipelineContext, chain: ChainSymbol, lease: Deno.KvEntry<unknown>, cursor: Cursor) {

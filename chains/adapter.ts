@@ -44,7 +44,15 @@ export interface BlockRef {
 export type TxStatus =
   | { state: "unknown" } // not seen: never broadcast, dropped, or reorganised out and not (yet) re-included
   | { state: "pending" } // in the mempool
-  | { state: "included"; blockNumber: number; confirmations: number; success: boolean; reason?: string };
+  | {
+    state: "included";
+    blockNumber: number;
+    confirmations: number;
+    success: boolean;
+    reason?: string;
+    /** The hash that was mined when it differs from the one asked about (a fee-bumped replacement, same nonce). */
+    txHash?: string;
+  };
 
 export interface ChainReader {
   readonly chain: ChainSymbol;
@@ -60,6 +68,11 @@ export interface PreparedTx {
   txHash: string;
   /** What `broadcast` sends: signed bytes (hex/base64) or, in sim, the serialized transaction. */
   raw: string;
+  /**
+   * Reservations the signature relies on (an EVM nonce), added by the caller to the SAME atomic that records the
+   * transaction: if that commit fails, nothing was reserved and the transaction is never sent.
+   */
+  reserve?: (atomic: Deno.AtomicOperation) => void;
 }
 
 export interface MintRequest {
@@ -82,6 +95,11 @@ export interface ChainSender {
   readonly chain: ChainSymbol;
   /** Broadcasting the same `raw` again is harmless: it is the same transaction. */
   broadcast(tx: PreparedTx): Promise<void>;
+  /**
+   * Called while a recorded transaction is still pending: an adapter may rebroadcast it or replace it with a higher
+   * fee at the same nonce (recording the replacement before sending it). Optional; sim chains never get stuck.
+   */
+  nudge?(tx: PreparedTx, pendingSinceMs: number): Promise<void>;
 }
 
 export interface EvmMinter extends ChainSender {

@@ -22,6 +22,8 @@ export interface NativeChainInfo {
   uAsset: { symbol: UAsset; name: string; minimumBurnAmount: bigint };
   /** Smallest deposit (native smallest unit) that is minted; smaller ones become failed orders. */
   minimumDeposit: bigint;
+  /** Typical time between blocks (ledgers, checkpoints), to schedule the next look at a waiting order. */
+  blockMs: number;
   /** Confirmations a deposit needs on mainnet before value moves (DESIGN.md invariant 4). */
   confirmations: number;
   /** Confirmations in sim mode, small so a local mint completes in seconds. */
@@ -36,6 +38,8 @@ export interface EvmChainInfo {
   symbol: EvmChain;
   name: string;
   chainId: number;
+  /** Typical time between blocks, to schedule the next look at a waiting order. */
+  blockMs: number;
   /** Blocks a uAsset transfer to the transfer address needs before a burn pays out on mainnet. */
   confirmations: number;
   simConfirmations: number;
@@ -49,6 +53,7 @@ export const NATIVE: Readonly<Record<NativeChain, NativeChainInfo>> = {
     token: { symbol: "SOL", name: "Solana", decimals: 9 },
     uAsset: { symbol: "uSOL", name: "Universal SOL", minimumBurnAmount: 1_000000000_000000000n },
     minimumDeposit: 10_000_000n, // 0.01 SOL
+    blockMs: 400,
     confirmations: 32,
     simConfirmations: 2,
     confirmationTimeoutMinutes: 30,
@@ -60,6 +65,7 @@ export const NATIVE: Readonly<Record<NativeChain, NativeChainInfo>> = {
     token: { symbol: "XRP", name: "XRP", decimals: 6 },
     uAsset: { symbol: "uXRP", name: "Universal XRP", minimumBurnAmount: 25_000000000_000000000n },
     minimumDeposit: 1_000_000n, // 1 XRP
+    blockMs: 4000,
     confirmations: 1,
     simConfirmations: 1,
     confirmationTimeoutMinutes: 30,
@@ -71,6 +77,7 @@ export const NATIVE: Readonly<Record<NativeChain, NativeChainInfo>> = {
     token: { symbol: "SUI", name: "Sui", decimals: 9 },
     uAsset: { symbol: "uSUI", name: "Universal SUI", minimumBurnAmount: 1_000000000_000000000n },
     minimumDeposit: 1_000_000_000n, // 1 SUI
+    blockMs: 500,
     confirmations: 1,
     simConfirmations: 1,
     confirmationTimeoutMinutes: 30,
@@ -82,6 +89,7 @@ export const NATIVE: Readonly<Record<NativeChain, NativeChainInfo>> = {
     token: { symbol: "DOGE", name: "Dogecoin", decimals: 8 },
     uAsset: { symbol: "uDOGE", name: "Universal DOGE", minimumBurnAmount: 100000000_000000000n },
     minimumDeposit: 1_000_000_000n, // 10 DOGE
+    blockMs: 60000,
     confirmations: 40,
     simConfirmations: 3,
     confirmationTimeoutMinutes: 360,
@@ -93,6 +101,7 @@ export const NATIVE: Readonly<Record<NativeChain, NativeChainInfo>> = {
     token: { symbol: "ZEC", name: "Zcash", decimals: 8 },
     uAsset: { symbol: "uZEC", name: "Universal ZEC", minimumBurnAmount: 100000000_000000000n },
     minimumDeposit: 100_000n, // 0.001 ZEC
+    blockMs: 75000,
     confirmations: 24,
     simConfirmations: 3,
     confirmationTimeoutMinutes: 360,
@@ -105,6 +114,7 @@ export const EVM: Readonly<Record<EvmChain, EvmChainInfo>> = {
     symbol: "base",
     name: "Base",
     chainId: 8453,
+    blockMs: 2000,
     confirmations: 20,
     simConfirmations: 2,
     confirmationTimeoutMinutes: 60,
@@ -113,6 +123,7 @@ export const EVM: Readonly<Record<EvmChain, EvmChainInfo>> = {
     symbol: "arbitrum",
     name: "Arbitrum One",
     chainId: 42161,
+    blockMs: 250,
     confirmations: 20,
     simConfirmations: 2,
     confirmationTimeoutMinutes: 60,
@@ -121,6 +132,7 @@ export const EVM: Readonly<Record<EvmChain, EvmChainInfo>> = {
     symbol: "katana",
     name: "Katana",
     chainId: 747474,
+    blockMs: 1000,
     confirmations: 20,
     simConfirmations: 2,
     confirmationTimeoutMinutes: 60,
@@ -129,6 +141,7 @@ export const EVM: Readonly<Record<EvmChain, EvmChainInfo>> = {
     symbol: "world",
     name: "World Chain",
     chainId: 480,
+    blockMs: 2000,
     confirmations: 20,
     simConfirmations: 2,
     confirmationTimeoutMinutes: 60,
@@ -137,6 +150,7 @@ export const EVM: Readonly<Record<EvmChain, EvmChainInfo>> = {
     symbol: "unichain",
     name: "Unichain",
     chainId: 130,
+    blockMs: 1000,
     confirmations: 20,
     simConfirmations: 2,
     confirmationTimeoutMinutes: 60,

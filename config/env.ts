@@ -3,6 +3,7 @@
  * nothing set; see the README's configuration table.
  */
 import { z } from "zod";
+import { type EvmConfig, loadEvmConfig } from "./evm.ts";
 
 export const CHAIN_MODES = ["sim", "live"] as const;
 export type ChainMode = typeof CHAIN_MODES[number];
@@ -28,6 +29,8 @@ export interface Config {
   simConfirmationTimeoutMs: number;
   /** How often the due-order sweep runs (the queue wakes actors sooner when it is available). */
   sweepMs: number;
+  /** Live EVM chains (`<CHAIN>_RPC_URLS`, `<CHAIN>_UASSETS`, `EVM_MINTER_KEY_FILE`, ...). */
+  evm: EvmConfig;
 }
 
 const EnvSchema = z.object({
@@ -81,6 +84,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     simBlockMs: Math.max(10, Number(e.SIM_BLOCK_MS ?? 1000)),
     simConfirmationTimeoutMs: Number(e.SIM_CONFIRMATION_TIMEOUT_MS ?? 120_000),
     sweepMs: Math.max(10, Number(e.SWEEP_MS ?? 1000)),
+    evm: loadEvmConfig(env),
   };
 }
 

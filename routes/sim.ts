@@ -15,12 +15,17 @@ import {
   TransferInput,
 } from "../chains/sim/commands.ts";
 import { badRequest, parseBody, validationError } from "./errors.ts";
+import type { ChainSymbol } from "../chains/catalog.ts";
 
-export function simRoutes(kv: Deno.Kv, transferAddress: string): Hono {
+export function simRoutes(kv: Deno.Kv, transferAddress: string, simulated: readonly ChainSymbol[]): Hono {
   const app = new Hono();
+  const onlySimulated = (chain: ChainSymbol) => {
+    if (!simulated.includes(chain)) throw badRequest(`${chain} is a live chain here; it has no simulator`);
+  };
   const post = <S extends z.ZodType>(path: string, schema: S, run: (input: z.infer<S>) => Promise<unknown>) =>
     app.post(path, async (c: Context) => {
       const input = await parseBody(c, schema);
+      onlySimulated((input as { chain: ChainSymbol }).chain);
       try {
         return c.json({ success: true, data: await run(input) }, 201);
       } catch (err) {
@@ -36,6 +41,7 @@ export function simRoutes(kv: Deno.Kv, transferAddress: string): Hono {
   app.get("/balances", async (c) => {
     const parsed = BalanceInput.safeParse(c.req.query());
     if (!parsed.success) throw validationError(parsed.error);
+    onlySimulated(parsed.data.chain);
     return c.json({ success: true, data: await simBalance(kv, parsed.data) });
   });
   return app;

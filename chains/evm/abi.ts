@@ -1,0 +1,13 @@
+/** The slice of the uAsset contract the adapters call and watch (its interface is fixed; see contracts/). */
+import { parseAbi, parseAbiItem } from "viem";
+
+export const UASSET_ADAPTER_ABI = parseAbi([
+  "function mint(address to, uint256 amount, bytes32 depositId)",
+  "function minted(bytes32 depositId) view returns (bool)",
+  "event Minted(bytes32 indexed depositId, address indexed to, uint256 amount)",
+  "event Transfer(address indexed from, address indexed to, uint256 value)",
+  "error DepositAlreadyMinted(bytes32 depositId)",
+]);
+
+export const TRANSFER_EVENT = parseAbiItem("event Transfer(address indexed from, address indexed to, uint256 value)");
+export const MINTED_EVENT = parseAbiItem("event Minted(bytes32 indexed depositId, address indexed to, uint256 amount)");

@@ -1,0 +1,139 @@
+/**
+ * A viem public client per EVM chain over several RPC URLs, and the one place that decides which RPC failures are
+ * transient. viem's own retries are off by default: failing over to the next URL is the only retry inside a call, and
+ * the pipeline's backoff (it reschedules on `TransientChainError`) decides when to try again.
+ */
+import {
+  BaseError,
+  type Chain,
+  ContractFunctionRevertedError,
+  createPublicClient,
+  defineChain,
+  ExecutionRevertedError,
+  fallback,
+  http,
+  HttpRequestError,
+  type PublicClient,
+  RpcRequestError,
+  TimeoutError,
+  type Transport,
+} from "viem";
+import { TransientChainError } from "../adapter.ts";
+import { EVM, type EvmChain } from "../catalog.ts";
+
+export type EvmClient = PublicClient<Transport, Chain>;
+
+export interface EvmClientOptions {
+  chain: EvmChain;
+  /** RPC URLs in order of preference; a failing URL hands the call to the next one. */
+  urls: readonly string[];
+  /** Chain id the client signs and checks for; the catalog's unless overridden (a local test node). */
+  chainId?: number;
+  /** Per-request timeout. */
+  timeoutMs?: number;
+  /** viem-level retries of a whole failover round; 0 leaves retrying to the caller's backoff. */
+  retryCount?: number;
+  /** Called once per JSON-RPC request sent (metrics, tests counting calls). */
+  onRpc?: (info: { url: string; method: string }) => void;
+}
+
+export function evmClient(opts: EvmClientOptions): EvmClient {
+  if (opts.urls.length === 0) throw new Error(`${opts.chain}: no RPC URL configured`);
+  const info = EVM[opts.chain];
+  const chain = defineChain({
+    id: opts.chainId ?? info.chainId,
+    name: info.name,
+    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+    rpcUrls: { default: { http: [...opts.urls] } },
+  });
+  const onRpc = opts.onRpc;
+  const transports = opts.urls.map((url) =>
+    http(url, {
+      retryCount: 0,
+      timeout: opts.timeoutMs ?? 10_000,
+      onFetchRequest: onRpc ? (_req, init) => reportRpc(onRpc, url, init.body) : undefined,
+    })
+  );
+  return createPublicClient({
+    chain,
+    transport: fallback(transports, { retryCount: opts.retryCount ?? 0, retryDelay: 100 }),
+    // Tips and block numbers are read fresh: confirmations and reorg checks must not see a cached height.
+    cacheTime: 0,
+  });
+}
+
+function reportRpc(onRpc: NonNullable<EvmClientOptions["onRpc"]>, url: string, body: unknown) {
+  try {
+    const parsed = JSON.parse(String(body));
+    for (const req of Array.isArray(parsed) ? parsed : [parsed]) onRpc({ url, method: String(req?.method) });
+  } catch {
+    onRpc({ url, method: "?" });
+  }
+}
+
+/** Refuses to run against a node of another chain: a wrong URL in config must not sign or scan anything. */
+export async function assertChainId(client: EvmClient, expected: number, chain?: EvmChain): Promise<void> {
+  const name = chain ?? client.chain?.name ?? "EVM chain";
+  const actual = await rpc(chain ?? "evm", "eth_chainId", () => client.getChainId());
+  if (actual !== expected) {
+    throw new Error(`${name}: RPC reports chain id ${actual}, expected ${expected}; refusing to use it`);
+  }
+}
+
+/** JSON-RPC error codes that mean "later", not "never": rate limits, overload, internal node trouble. */
+const TRANSIENT_CODES = new Set([-32005, -32007, -32002, -32603, 429, -1]);
+const TRANSIENT_MESSAGE = /rate limit|too many requests|header not found|timeout|timed out|busy|unavailable|try again/i;
+const NETWORK_MESSAGE = /fetch failed|error sending request|connection (refused|reset|closed)|network|ECONN|EOF/i;
+
+/** True when retrying the same call later may succeed. Contract reverts never are. */
+export function isTransientRpcError(err: unknown): boolean {
+  if (err instanceof TransientChainError) return true;
+  if (!(err instanceof BaseError)) return err instanceof Error && NETWORK_MESSAGE.test(err.message);
+  const revert = err.walk((e) =>
+    e instanceof ContractFunctionRevertedError || e instanceof ExecutionRevertedError ||
+    (e instanceof Error && ExecutionRevertedError.nodeMessage.test(e.message))
+  );
+  if (revert) return false;
+  return err.walk((e) => {
+    if (e instanceof HttpRequestError || e instanceof TimeoutError) return true;
+    if (e instanceof RpcRequestError && e.status !== undefined && (e.status >= 500 || e.status === 429)) return true;
+    const code = (e as { code?: unknown } | null)?.code;
+    if (typeof code === "number" && TRANSIENT_CODES.has(code)) return true;
+    if (code === -32000 && e instanceof Error && TRANSIENT_MESSAGE.test(e.message)) return true;
+    return false;
+  }) !== null;
+}
+
+/**
+ * Short description of an RPC failure for logs and order notes. URLs keep only their origin: providers put API keys
+ * in the path or query.
+ */
+export function describeRpcError(err: unknown): string {
+  const text = err instanceof BaseError
+    ? (err.details ? `${err.shortMessage} (${err.details})` : err.shortMessage)
+    : err instanceof Error
+    ? err.message
+    : String(err);
+  return redactUrls(text);
+}
+
+export function redactUrls(text: string): string {
+  return text.replace(/(https?|wss?):\/\/[^\s/?#)]+[^\s)]*/g, (url) => {
+    try {
+      return new URL(url).origin;
+    } catch {
+      return "<url>";
+    }
+  });
+}
+
+/** Runs one RPC-backed step, turning transient failures into `TransientChainError`; anything else is rethrown. */
+export async function rpc<T>(chain: string, what: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (err instanceof TransientChainError) throw err;
+    if (isTransientRpcError(err)) throw new TransientChainError(`${chain}: ${what}: ${describeRpcError(err)}`);
+    throw err;
+  }
+}

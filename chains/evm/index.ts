@@ -1,0 +1,82 @@
+/**
+ * EVM chains on viem: a failover client per chain, the reader (watcher scans, transaction status) and the uAsset
+ * minter. `evmChainAdapters` builds the three for one chain and checks the node's chain id before anything is used.
+ */
+import type { Address, LocalAccount } from "viem";
+import type { ChainReader, EvmMinter } from "../adapter.ts";
+import { EVM, type EvmChain, type UAsset } from "../catalog.ts";
+import { assertChainId, type EvmClient, evmClient, type EvmClientOptions } from "./client.ts";
+import { evmMinter, type EvmMinterOptions } from "./minter.ts";
+import { evmReader } from "./reader.ts";
+
+export { UASSET_ADAPTER_ABI } from "./abi.ts";
+export {
+  assertChainId,
+  describeRpcError,
+  type EvmClient,
+  evmClient,
+  type EvmClientOptions,
+  isTransientRpcError,
+  rpc,
+} from "./client.ts";
+export { mintNoteKey, nonceKey, type Replacement, replacementsKey } from "./keys.ts";
+export { DEFAULT_REPLACE_AFTER_MS, evmMinter, type EvmMinterOptions } from "./minter.ts";
+export { evmReader, type EvmReaderOptions } from "./reader.ts";
+
+export interface EvmChainAdaptersOptions {
+  chain: EvmChain;
+  kv: Deno.Kv;
+  /** RPC URLs, preferred first. */
+  urls: readonly string[];
+  account: LocalAccount;
+  uAssets: Record<UAsset, Address>;
+  transferAddress: Address;
+  /** Most blocks per `eth_getLogs`. */
+  maxRange?: number;
+  /** Overrides the catalog's chain id (a local test node). */
+  chainId?: number;
+  /** Skips the `eth_chainId` check at start (tests that build adapters over nodes that are down). */
+  skipChainIdCheck?: boolean;
+  timeoutMs?: number;
+  onRpc?: EvmClientOptions["onRpc"];
+  minter?: Pick<
+    EvmMinterOptions,
+    "replaceAfterMs" | "gasMarginPercent" | "maxFeePerGasCap" | "mintedLogsFromBlock" | "now"
+  >;
+}
+
+export interface EvmChainAdapters {
+  client: EvmClient;
+  reader: ChainReader;
+  minter: EvmMinter;
+}
+
+export async function evmChainAdapters(opts: EvmChainAdaptersOptions): Promise<EvmChainAdapters> {
+  const chainId = opts.chainId ?? EVM[opts.chain].chainId;
+  const client = evmClient({
+    chain: opts.chain,
+    urls: opts.urls,
+    chainId,
+    timeoutMs: opts.timeoutMs,
+    onRpc: opts.onRpc,
+  });
+  if (!opts.skipChainIdCheck) await assertChainId(client, chainId, opts.chain);
+  const reader = evmReader({
+    chain: opts.chain,
+    client,
+    uAssets: opts.uAssets,
+    transferAddress: opts.transferAddress,
+    maxRange: opts.maxRange ?? 1_000,
+    kv: opts.kv,
+  });
+  const minter = evmMinter({
+    ...opts.minter,
+    chain: opts.chain,
+    kv: opts.kv,
+    client,
+    account: opts.account,
+    uAssets: opts.uAssets,
+    chainId,
+  });
+  return { client, reader, minter };
+}

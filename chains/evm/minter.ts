@@ -1,0 +1,267 @@
+/**
+ * Mints uAssets on one EVM chain with the minter key, following write-ahead (DESIGN.md invariant 2): `prepareMint`
+ * signs without sending and hands the pipeline a `reserve` that consumes the nonce in the same atomic that records the
+ * transaction, so of two concurrent preparations only the committed one ever exists for the chain. A transaction that
+ * stays pending is replaced at the same nonce with higher fees; each replacement is recorded before it is sent, and
+ * the same nonce plus the contract's refusal of a reused deposit id keep it to one mint.
+ */
+import {
+  type Address,
+  encodeFunctionData,
+  type Hash,
+  type Hex,
+  isAddress,
+  isHex,
+  keccak256,
+  type LocalAccount,
+  parseTransaction,
+  type TransactionSerializableEIP1559,
+} from "viem";
+import { type EvmMinter, type MintRequest, type PreparedTx, TransientChainError } from "../adapter.ts";
+import { type EvmChain, type UAsset, UASSET_DECIMALS } from "../catalog.ts";
+import { MINTED_EVENT, UASSET_ADAPTER_ABI } from "./abi.ts";
+import { describeRpcError, type EvmClient, isTransientRpcError, rpc } from "./client.ts";
+import { type MintNote, mintNoteKey, nonceKey, type Replacement, replacementsKey } from "./keys.ts";
+
+export interface EvmMinterOptions {
+  chain: EvmChain;
+  kv: Deno.Kv;
+  client: EvmClient;
+  /** The minter key's account (holder of MINTER_ROLE on the five uAssets). */
+  account: LocalAccount;
+  uAssets: Record<UAsset, Address>;
+  /** Signed into every transaction (EIP-155); the catalog's id, checked against the node at start. */
+  chainId: number;
+  /** A transaction pending longer than this (since it was prepared, or since its last replacement) is fee-bumped. */
+  replaceAfterMs?: number;
+  /** Added to the node's gas estimate, in percent. */
+  gasMarginPercent?: number;
+  /** A replacement never offers more than this per gas; past it, nudges only rebroadcast. */
+  maxFeePerGasCap?: bigint;
+  /** Where to look for `Minted` logs of a deposit the KV knows nothing about (the contracts' deployment block). */
+  mintedLogsFromBlock?: bigint;
+  now?: () => number;
+}
+
+export const DEFAULT_REPLACE_AFTER_MS = 60_000;
+
+/** What `broadcast` may send for one recorded transaction: the original and its replacements, oldest first. */
+interface Version {
+  txHash: string;
+  raw: string;
+}
+
+const ALREADY_KNOWN = /already known|known transaction|already imported|already exists|alreadyknown/i;
+const NONCE_TOO_LOW = /nonce too low|nonce has already been used|oldnonce|invalid nonce/i;
+const UNDERPRICED = /underpriced|fee too low|replacement/i;
+
+export function evmMinter(opts: EvmMinterOptions): EvmMinter {
+  const { chain, kv, client, account, chainId } = opts;
+  const now = opts.now ?? Date.now;
+  const replaceAfterMs = opts.replaceAfterMs ?? DEFAULT_REPLACE_AFTER_MS;
+  const gasMargin = BigInt(opts.gasMarginPercent ?? 20);
+  const call = <T>(what: string, f: () => Promise<T>) => rpc(chain, what, f);
+  const assets = Object.keys(opts.uAssets) as UAsset[];
+
+  async function versionsOf(tx: { txHash: string; raw: string }) {
+    const entry = await kv.get<Replacement[]>(replacementsKey(chain, tx.txHash));
+    const versions: Version[] = [{ txHash: tx.txHash, raw: tx.raw }, ...(entry.value ?? [])];
+    return { entry, versions };
+  }
+
+  async function receiptOf(hash: string) {
+    return await call(
+      "eth_getTransactionReceipt",
+      () => client.request({ method: "eth_getTransactionReceipt", params: [hash as Hash] }),
+    ) as { status: Hex; transactionHash: Hash } | null;
+  }
+
+  async function anyMined(versions: Version[]): Promise<boolean> {
+    return (await Promise.all(versions.map((v) => receiptOf(v.txHash)))).some((r) => r !== null);
+  }
+
+  async function anyKnown(versions: Version[]): Promise<boolean> {
+    const txs = await Promise.all(versions.map((v) =>
+      call(
+        "eth_getTransactionByHash",
+        () => client.request({ method: "eth_getTransactionByHash", params: [v.txHash as Hash] }),
+      )
+    ));
+    return txs.some((t) => t !== null);
+  }
+
+  /** Sends one version; the node already having it (or one of its siblings mined) is success. */
+  async function send(version: Version, all: Version[]): Promise<void> {
+    try {
+      await client.request({ method: "eth_sendRawTransaction", params: [version.raw as Hex] });
+      return;
+    } catch (err) {
+      const text = `${err instanceof Error ? err.message : String(err)}`;
+      if (ALREADY_KNOWN.test(text)) return;
+      if (NONCE_TOO_LOW.test(text)) {
+        if (await anyMined(all)) return;
+        throw new TransientChainError(
+          `${chain}: nonce of ${version.txHash} is used by a transaction that is not ours (${describeRpcError(err)})`,
+        );
+      }
+      if (UNDERPRICED.test(text)) {
+        if (await anyKnown(all)) return;
+        throw new TransientChainError(`${chain}: another transaction holds our nonce (${describeRpcError(err)})`);
+      }
+      if (isTransientRpcError(err)) {
+        throw new TransientChainError(`${chain}: eth_sendRawTransaction: ${describeRpcError(err)}`);
+      }
+      throw new Error(`${chain}: node refused ${version.txHash}: ${describeRpcError(err)}`);
+    }
+  }
+
+  async function sign(fields: TransactionSerializableEIP1559): Promise<{ txHash: string; raw: Hex }> {
+    const raw = await account.signTransaction(fields);
+    return { txHash: keccak256(raw), raw };
+  }
+
+  return {
+    chain,
+
+    async prepareMint(req: MintRequest): Promise<PreparedTx> {
+      const contract = opts.uAssets[req.asset];
+      if (!contract) throw new Error(`${chain}: no contract configured for ${req.asset}`);
+      if (!isHex(req.depositId) || req.depositId.length !== 66) {
+        throw new Error(`${chain}: deposit id must be 32 bytes of hex, got ${req.depositId}`);
+      }
+      if (!isAddress(req.to, { strict: false })) throw new Error(`${chain}: bad mint recipient ${req.to}`);
+      if (req.amountWei <= 0n) throw new Error(`${chain}: mint amount must be positive (${UASSET_DECIMALS} decimals)`);
+      const args = [req.to as Address, req.amountWei, req.depositId as Hex] as const;
+      const key = nonceKey(chain, account.address);
+      const entry = await kv.get<bigint>(key);
+      const [pending, gas, fees] = await Promise.all([
+        call(
+          "eth_getTransactionCount",
+          () => client.getTransactionCount({ address: account.address, blockTag: "pending" }),
+        ),
+        call("eth_estimateGas", () =>
+          client.estimateContractGas({
+            address: contract,
+            abi: UASSET_ADAPTER_ABI,
+            functionName: "mint",
+            args,
+            account,
+          })),
+        call("fees", () => client.estimateFeesPerGas()),
+      ]);
+      // The KV counter is ahead of the node while our recorded transactions are unsent; the node is ahead only if
+      // someone else used the key, and those nonces are gone either way.
+      const nonce = entry.value !== null && entry.value > BigInt(pending) ? entry.value : BigInt(pending);
+      const { txHash, raw } = await sign({
+        type: "eip1559",
+        chainId,
+        nonce: Number(nonce),
+        to: contract,
+        data: encodeFunctionData({ abi: UASSET_ADAPTER_ABI, functionName: "mint", args }),
+        value: 0n,
+        gas: gas + (gas * gasMargin) / 100n,
+        maxFeePerGas: fees.maxFeePerGas,
+        maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+      });
+      const note: MintNote = { asset: req.asset, txHash };
+      return {
+        txHash,
+        raw,
+        reserve: (atomic) => {
+          atomic.check({ key, versionstamp: entry.versionstamp })
+            .set(key, nonce + 1n)
+            .set(mintNoteKey(chain, req.depositId), note);
+        },
+      };
+    },
+
+    async broadcast(tx: PreparedTx): Promise<void> {
+      const { versions } = await versionsOf(tx);
+      // The newest version pays the most; the older ones can no longer be accepted next to it.
+      await send(versions[versions.length - 1], versions);
+    },
+
+    async nudge(tx: PreparedTx, pendingSinceMs: number): Promise<void> {
+      const { entry, versions } = await versionsOf(tx);
+      const latest = versions[versions.length - 1];
+      const replacements = entry.value ?? [];
+      const waited = replacements.length > 0 ? now() - replacements[replacements.length - 1].at : pendingSinceMs;
+      if (waited < replaceAfterMs) return await send(latest, versions);
+      const previous = parseTransaction(latest.raw as Hex);
+      if (previous.type !== "eip1559" || previous.nonce === undefined) {
+        return await send(latest, versions); // not one we signed: leave it alone
+      }
+      const fees = await call("fees", () => client.estimateFeesPerGas());
+      const bumpedFee = bump(previous.maxFeePerGas ?? 0n);
+      const bumpedTip = bump(previous.maxPriorityFeePerGas ?? 0n);
+      if (opts.maxFeePerGasCap !== undefined && bumpedFee > opts.maxFeePerGasCap) return await send(latest, versions);
+      const tip = max(bumpedTip, fees.maxPriorityFeePerGas);
+      let fee = max(bumpedFee, fees.maxFeePerGas, tip);
+      if (opts.maxFeePerGasCap !== undefined && fee > opts.maxFeePerGasCap) fee = opts.maxFeePerGasCap;
+      const replacement = await sign({
+        type: "eip1559",
+        chainId,
+        nonce: previous.nonce,
+        to: previous.to,
+        data: previous.data,
+        value: previous.value ?? 0n,
+        gas: previous.gas,
+        maxFeePerGas: fee,
+        maxPriorityFeePerGas: tip < fee ? tip : fee,
+      });
+      // Recorded before it is sent: txStatus and later broadcasts must know every version that could be mined.
+      const recorded = await kv.atomic()
+        .check(entry)
+        .set(replacementsKey(chain, tx.txHash), [...replacements, { ...replacement, at: now() }])
+        .commit();
+      if (!recorded.ok) return; // another nudge replaced it just now
+      await send(replacement, [...versions, replacement]);
+    },
+
+    async mintedBy(depositId: string): Promise<string | null> {
+      const id = depositId as Hex;
+      const note = (await kv.get<MintNote>(mintNoteKey(chain, depositId))).value;
+      const candidates = note ? [note.asset] : assets;
+      const flags = await Promise.all(candidates.map((asset) =>
+        call("minted", () =>
+          client.readContract({
+            address: opts.uAssets[asset],
+            abi: UASSET_ADAPTER_ABI,
+            functionName: "minted",
+            args: [id],
+          }))
+      ));
+      const asset = candidates.find((_, i) => flags[i]);
+      if (!asset) return null;
+      if (note?.asset === asset) {
+        // Usually one of our recorded versions: a receipt or two instead of a log search.
+        const { versions } = await versionsOf({ txHash: note.txHash, raw: "" });
+        for (const v of versions) {
+          const r = await receiptOf(v.txHash);
+          if (r && BigInt(r.status) === 1n) return r.transactionHash;
+        }
+      }
+      const logs = await call("eth_getLogs(Minted)", () =>
+        client.getLogs({
+          address: opts.uAssets[asset],
+          event: MINTED_EVENT,
+          args: { depositId: id },
+          fromBlock: opts.mintedLogsFromBlock ?? 0n,
+          toBlock: "latest",
+          strict: true,
+        }));
+      const log = logs.find((l) => !l.removed);
+      if (!log) throw new TransientChainError(`${chain}: ${asset} says ${depositId} is minted but no Minted log found`);
+      return log.transactionHash;
+    },
+  };
+}
+
+/** At least +12.5% (and at least +1 wei), the replacement bump every common client accepts. */
+function bump(value: bigint): bigint {
+  return value + (value + 7n) / 8n + 1n;
+}
+
+function max(...values: bigint[]): bigint {
+  return values.reduce((a, b) => (a > b ? a : b));
+}

@@ -1,0 +1,229 @@
+/**
+ * Reads an EVM chain for the watcher and the order actors. `scan` asks `eth_getLogs` for uAsset `Transfer`s to the
+ * transfer address (one call per `maxRange` blocks, whatever the chain's activity) and fetches headers only for the
+ * blocks that hold such a log, plus the last block of the range, which the watcher keeps as its cursor.
+ */
+import { type Address, BaseError, type Hash, type Hex, numberToHex } from "viem";
+import type { BlockRef, ChainReader, ObservedTransfer, ScannedBlock, TxStatus } from "../adapter.ts";
+import { TransientChainError } from "../adapter.ts";
+import type { EvmChain, UAsset } from "../catalog.ts";
+import { TRANSFER_EVENT } from "./abi.ts";
+import { describeRpcError, type EvmClient, isTransientRpcError, rpc } from "./client.ts";
+import { type Replacement, replacementsKey } from "./keys.ts";
+
+export interface EvmReaderOptions {
+  chain: EvmChain;
+  client: EvmClient;
+  /** The five uAsset contracts on this chain. */
+  uAssets: Record<UAsset, Address>;
+  transferAddress: Address;
+  /** Most blocks one `eth_getLogs` may span (providers cap it; 500-2,000 is typical). */
+  maxRange: number;
+  /** Where the minter records fee-bumped replacements; without it `txStatus` looks only at the hash asked. */
+  kv?: Deno.Kv;
+  /** Headers fetched at once while scanning. */
+  concurrency?: number;
+}
+
+interface Header {
+  number: number;
+  hash: string;
+  parentHash: string;
+}
+
+interface RpcHeader {
+  number: Hex;
+  hash: Hash;
+  parentHash: Hash;
+}
+
+interface RpcReceipt {
+  blockNumber: Hex;
+  status: Hex;
+  transactionHash: Hash;
+}
+
+export function evmReader(opts: EvmReaderOptions): ChainReader {
+  const { chain, client } = opts;
+  if (!Number.isInteger(opts.maxRange) || opts.maxRange < 1) throw new Error(`${chain}: maxRange must be >= 1`);
+  const concurrency = opts.concurrency ?? 8;
+  const assetOf = new Map<string, UAsset>(
+    Object.entries(opts.uAssets).map(([asset, address]) => [address.toLowerCase(), asset as UAsset]),
+  );
+  const addresses = Object.values(opts.uAssets) as Address[];
+  const call = <T>(what: string, f: () => Promise<T>) => rpc(chain, what, f);
+
+  async function header(number: number | "latest"): Promise<Header | null> {
+    const tag = number === "latest" ? "latest" : numberToHex(number);
+    const block = await call(
+      `eth_getBlockByNumber(${number})`,
+      () => client.request({ method: "eth_getBlockByNumber", params: [tag, false] }),
+    ) as RpcHeader | null;
+    if (!block) return null;
+    return { number: Number(BigInt(block.number)), hash: block.hash, parentHash: block.parentHash };
+  }
+
+  async function transferLogs(from: number, to: number): Promise<ObservedTransferAt[]> {
+    let logs;
+    try {
+      logs = await client.getLogs({
+        address: addresses,
+        event: TRANSFER_EVENT,
+        args: { to: opts.transferAddress },
+        fromBlock: BigInt(from),
+        toBlock: BigInt(to),
+        strict: true,
+      });
+    } catch (err) {
+      // A provider refusing the size of the answer: halve the range rather than retry the same refusal for ever.
+      if (to > from && isResultTooLarge(err)) {
+        const mid = from + Math.floor((to - from) / 2);
+        return [...await transferLogs(from, mid), ...await transferLogs(mid + 1, to)];
+      }
+      if (isTransientRpcError(err)) {
+        throw new TransientChainError(`${chain}: eth_getLogs(${from}..${to}): ${describeRpcError(err)}`);
+      }
+      throw err;
+    }
+    const out: ObservedTransferAt[] = [];
+    for (const log of logs) {
+      if (log.removed) continue;
+      const asset = assetOf.get(log.address.toLowerCase());
+      if (!asset) continue;
+      out.push({
+        blockNumber: Number(log.blockNumber),
+        blockHash: log.blockHash,
+        transfer: {
+          txHash: log.transactionHash.toLowerCase(),
+          index: log.logIndex,
+          from: log.args.from.toLowerCase(),
+          to: log.args.to.toLowerCase(),
+          amount: log.args.value,
+          asset,
+        },
+      });
+    }
+    return out;
+  }
+
+  async function receipt(hash: string): Promise<RpcReceipt | null> {
+    return await call(
+      "eth_getTransactionReceipt",
+      () => client.request({ method: "eth_getTransactionReceipt", params: [hash as Hash] }),
+    ) as RpcReceipt | null;
+  }
+
+  async function knownToNode(hash: string): Promise<boolean> {
+    const tx = await call(
+      "eth_getTransactionByHash",
+      () => client.request({ method: "eth_getTransactionByHash", params: [hash as Hash] }),
+    );
+    return tx !== null;
+  }
+
+  return {
+    chain,
+
+    async tip(): Promise<BlockRef> {
+      const h = await header("latest");
+      if (!h) throw new TransientChainError(`${chain}: node returned no latest block`);
+      return { number: h.number, hash: h.hash };
+    },
+
+    async blockHash(number: number): Promise<string | null> {
+      return (await header(number))?.hash ?? null;
+    },
+
+    async scan(from: number, to: number): Promise<ScannedBlock[]> {
+      if (to < from) return [];
+      // The last header is read before the logs: if the chain reorganises in between, its hash is the old one, the
+      // watcher's next look finds the cursor block changed and rescans. Read after, it could vouch for logs it
+      // never saw.
+      const last = await header(to);
+      if (!last) throw new TransientChainError(`${chain}: block ${to} is above the node's tip`);
+      const found: ObservedTransferAt[] = [];
+      for (let start = from; start <= to; start += opts.maxRange) {
+        found.push(...await transferLogs(start, Math.min(to, start + opts.maxRange - 1)));
+      }
+      const byBlock = new Map<number, ObservedTransferAt[]>();
+      for (const t of found) {
+        const list = byBlock.get(t.blockNumber);
+        if (list) list.push(t);
+        else byBlock.set(t.blockNumber, [t]);
+      }
+      const numbers = [...byBlock.keys()].filter((n) => n !== to).sort((a, b) => a - b);
+      const headers = await mapLimit(numbers, concurrency, async (n) => {
+        const h = await header(n);
+        if (!h) throw new TransientChainError(`${chain}: block ${n} vanished during a scan (reorg)`);
+        return h;
+      });
+      headers.push(last);
+      return headers.map((h) => {
+        const entries = byBlock.get(h.number) ?? [];
+        for (const e of entries) {
+          if (e.blockHash.toLowerCase() !== h.hash.toLowerCase()) {
+            throw new TransientChainError(`${chain}: block ${h.number} changed during a scan (reorg)`);
+          }
+        }
+        const transfers = entries.map((e) => e.transfer).sort((a, b) => a.index - b.index);
+        return { number: h.number, hash: h.hash, parentHash: h.parentHash, transfers };
+      });
+    },
+
+    async txStatus(txHash: string): Promise<TxStatus> {
+      const replacements = opts.kv
+        ? (await opts.kv.get<Replacement[]>(replacementsKey(chain, txHash))).value ?? []
+        : [];
+      const hashes = [txHash, ...replacements.map((r) => r.txHash)];
+      const receipts = await Promise.all(hashes.map(receipt));
+      const mined = receipts.find((r) => r !== null);
+      if (mined) {
+        const tip = await header("latest");
+        if (!tip) throw new TransientChainError(`${chain}: node returned no latest block`);
+        const blockNumber = Number(BigInt(mined.blockNumber));
+        const success = BigInt(mined.status) === 1n;
+        const status: TxStatus = {
+          state: "included",
+          blockNumber,
+          confirmations: Math.max(0, tip.number - blockNumber + 1),
+          success,
+        };
+        if (!success) status.reason = "reverted";
+        if (mined.transactionHash.toLowerCase() !== txHash.toLowerCase()) status.txHash = mined.transactionHash;
+        return status;
+      }
+      const known = await Promise.all(hashes.map(knownToNode));
+      return known.some(Boolean) ? { state: "pending" } : { state: "unknown" };
+    },
+  };
+}
+
+interface ObservedTransferAt {
+  blockNumber: number;
+  blockHash: string;
+  transfer: ObservedTransfer;
+}
+
+/** Providers word it differently: "query returned more than 10000 results", "block range too large", ... */
+function isResultTooLarge(err: unknown): boolean {
+  // Only a node's JSON-RPC answer (it has a code) can say the result was too large; a dead node says nothing.
+  const answered = err instanceof BaseError &&
+    err.walk((e) => typeof (e as { code?: unknown } | null)?.code === "number") !== null;
+  if (!answered) return false;
+  const text = err instanceof Error ? `${err.message} ${(err as { details?: string }).details ?? ""}` : String(err);
+  if (/rate|per second|requests/i.test(text)) return false;
+  return /more than|too many|too large|exceed|range|response size|limit/i.test(text);
+}
+
+async function mapLimit<T, R>(items: readonly T[], limit: number, f: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await f(items[i]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}

@@ -1,0 +1,90 @@
+/**
+ * Live EVM chains, configured per chain by environment. A chain is live when `<CHAIN>_RPC_URLS` is set (e.g.
+ * `BASE_RPC_URLS`); it then needs its five uAsset contract addresses and the minter key. Other chains stay simulated
+ * in sim mode; live mode refuses any simulated chain.
+ */
+import { z } from "zod";
+import { EVM, EVM_CHAINS, type EvmChain, NATIVE, NATIVE_CHAINS, type UAsset } from "../chains/catalog.ts";
+
+export interface LiveEvmChain {
+  chain: EvmChain;
+  rpcUrls: string[];
+  uAssets: Record<UAsset, `0x${string}`>;
+  confirmations: number;
+  blockMs: number;
+  /** Where the watcher starts on first run: a block number, or the tip at that moment. */
+  startBlock: number | "tip";
+}
+
+export interface EvmConfig {
+  chains: Partial<Record<EvmChain, LiveEvmChain>>;
+  minterKeyFile: string | undefined;
+  /** A transaction pending longer than this gets a fee-bumped replacement at the same nonce. */
+  feeBumpAfterMs: number;
+}
+
+const UASSETS = NATIVE_CHAINS.map((c) => NATIVE[c].uAsset.symbol);
+const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be an EVM address");
+const wholeNumber = z.string().regex(/^\d{1,12}$/, "must be a whole number");
+
+/** `uSOL=0x..,uXRP=0x..,...`: all five, nothing else. */
+function parseUAssets(name: string, value: string | undefined): Record<UAsset, `0x${string}`> {
+  if (!value) throw new Error(`${name} is required: uSOL=0x..,uXRP=0x..,uSUI=0x..,uDOGE=0x..,uZEC=0x..`);
+  const out: Record<string, `0x${string}`> = {};
+  for (const part of value.split(",").map((p) => p.trim()).filter(Boolean)) {
+    const [symbol, addr] = part.split("=").map((x) => x.trim());
+    if (!UASSETS.includes(symbol as UAsset)) throw new Error(`${name}: unknown uAsset ${symbol}`);
+    if (!address.safeParse(addr).success) throw new Error(`${name}: ${symbol} is not an EVM address`);
+    out[symbol] = addr as `0x${string}`;
+  }
+  const missing = UASSETS.filter((u) => !out[u]);
+  if (missing.length) throw new Error(`${name}: missing ${missing.join(", ")}`);
+  return out as Record<UAsset, `0x${string}`>;
+}
+
+export function loadEvmConfig(env: Record<string, string | undefined>): EvmConfig {
+  const chains: Partial<Record<EvmChain, LiveEvmChain>> = {};
+  for (const chain of EVM_CHAINS) {
+    const prefix = chain.toUpperCase();
+    const urls = env[`${prefix}_RPC_URLS`]?.split(",").map((u) => u.trim()).filter(Boolean) ?? [];
+    if (urls.length === 0) continue;
+    for (const url of urls) {
+      if (!z.url().safeParse(url).success) throw new Error(`${prefix}_RPC_URLS: ${url} is not a URL`);
+    }
+    const num = (suffix: string, fallback: number) => {
+      const v = env[`${prefix}_${suffix}`];
+      if (v === undefined || v === "") return fallback;
+      if (!wholeNumber.safeParse(v).success) throw new Error(`${prefix}_${suffix} must be a whole number`);
+      return Number(v);
+    };
+    const start = env[`${prefix}_START_BLOCK`];
+    chains[chain] = {
+      chain,
+      rpcUrls: urls,
+      uAssets: parseUAssets(`${prefix}_UASSETS`, env[`${prefix}_UASSETS`]),
+      confirmations: Math.max(1, num("CONFIRMATIONS", EVM[chain].confirmations)),
+      blockMs: Math.max(10, num("BLOCK_MS", EVM[chain].blockMs)),
+      startBlock: start === undefined || start === "" || start === "tip" ? "tip" : num("START_BLOCK", 0),
+    };
+  }
+  const feeBump = env.EVM_FEE_BUMP_AFTER_MS;
+  if (feeBump && !wholeNumber.safeParse(feeBump).success) throw new Error("EVM_FEE_BUMP_AFTER_MS must be a number");
+  const minterKeyFile = env.EVM_MINTER_KEY_FILE || undefined;
+  if (Object.keys(chains).length > 0 && !minterKeyFile) {
+    throw new Error(`EVM_MINTER_KEY_FILE is required when live EVM chains are configured (${Object.keys(chains)})`);
+  }
+  return { chains, minterKeyFile, feeBumpAfterMs: feeBump ? Number(feeBump) : 60_000 };
+}
+
+/** Reads the minter's private key (0x + 64 hex) from its file; the message never contains the key. */
+export async function readMinterKey(path: string): Promise<`0x${string}`> {
+  let text: string;
+  try {
+    text = (await Deno.readTextFile(path)).trim();
+  } catch {
+    throw new Error(`EVM_MINTER_KEY_FILE names ${path}, which cannot be read`);
+  }
+  const key = text.startsWith("0x") ? text : `0x${text}`;
+  if (!/^0x[0-9a-fA-F]{64}$/.test(key)) throw new Error(`EVM_MINTER_KEY_FILE ${path} does not hold a 32-byte hex key`);
+  return key as `0x${string}`;
+}

@@ -1,0 +1,333 @@
+/**
+ * The uAsset contract on a real EVM node (anvil): deploy, mint with a deposit id, the on-chain refusal of a second
+ * mint for the same deposit, roles, burn; and the committed artifact matches what the sources compile to.
+ */
+import assert from "node:assert/strict";
+import {
+  type Abi,
+  type Address,
+  BaseError,
+  ContractFunctionRevertedError,
+  createPublicClient,
+  createWalletClient,
+  type Hex,
+  http,
+  keccak256,
+  parseEventLogs,
+  parseUnits,
+  type PrivateKeyAccount,
+  toHex,
+  zeroAddress,
+} from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { foundry } from "viem/chains";
+import { buildUAssetArtifact } from "../contracts/build.ts";
+import { compileUAsset, sortKeys } from "../contracts/compile.ts";
+import {
+  DEFAULT_ADMIN_ROLE,
+  MINTER_ROLE,
+  UASSET_ABI,
+  UASSET_ARTIFACT_ABI,
+  UASSET_BYTECODE,
+  UASSET_SOURCE_HASH,
+} from "../contracts/uasset.ts";
+import { ANVIL_PRIVATE_KEYS, anvilRpc, startAnvil } from "./support/anvil.ts";
+
+/** The revert of a failed call or simulation, decoded against UASSET_ABI. */
+function revertOf(err: unknown): { errorName?: string; args?: readonly unknown[] } {
+  assert.ok(err instanceof BaseError, `expected a viem error, got ${err}`);
+  const revert = err.walk((e) => e instanceof ContractFunctionRevertedError);
+  assert.ok(revert instanceof ContractFunctionRevertedError, `expected a contract revert, got ${err.shortMessage}`);
+  return { errorName: revert.data?.errorName, args: revert.data?.args };
+}
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (err) {
+    return err;
+  }
+  assert.fail("expected a rejection");
+}
+
+const depositIdOf = (deposit: string): Hex => keccak256(toHex(deposit));
+
+Deno.test("UAsset contract on a real anvil node", async (t) => {
+  const anvil = await startAnvil();
+  try {
+    const chain = { ...foundry, id: anvil.chainId };
+    const transport = http(anvil.url);
+    const client = createPublicClient({ chain, transport, pollingInterval: 50 });
+    const walletOf = (account: PrivateKeyAccount) =>
+      createWalletClient({ account, chain, transport, pollingInterval: 50 });
+    const [admin, minter, holder, stranger] = ANVIL_PRIVATE_KEYS.slice(0, 4).map((k) => privateKeyToAccount(k));
+    let token: Address = zeroAddress;
+
+    const read = {
+      balanceOf: (who: Address) =>
+        client.readContract({ address: token, abi: UASSET_ABI, functionName: "balanceOf", args: [who] }),
+      totalSupply: () => client.readContract({ address: token, abi: UASSET_ABI, functionName: "totalSupply" }),
+      minted: (id: Hex) => client.readContract({ address: token, abi: UASSET_ABI, functionName: "minted", args: [id] }),
+    };
+    const receiptOf = async (hash: Hex) => await client.waitForTransactionReceipt({ hash, pollingInterval: 20 });
+
+    await t.step("the exported dev keys are anvil's funded accounts", async () => {
+      const accounts = await anvilRpc<string[]>(anvil.url, "eth_accounts");
+      assert.deepEqual(
+        ANVIL_PRIVATE_KEYS.map((k) => privateKeyToAccount(k).address.toLowerCase()),
+        accounts.slice(0, ANVIL_PRIVATE_KEYS.length).map((a) => a.toLowerCase()),
+      );
+    });
+
+    await t.step("deploys with DEFAULT_ADMIN_ROLE and MINTER_ROLE granted by the constructor", async () => {
+      const hash = await walletOf(admin).deployContract({
+        abi: UASSET_ABI,
+        bytecode: UASSET_BYTECODE,
+        args: ["Universal SOL", "uSOL", admin.address, minter.address],
+      });
+      const receipt = await receiptOf(hash);
+      assert.equal(receipt.status, "success");
+      assert.ok(receipt.contractAddress);
+      token = receipt.contractAddress;
+
+      const call = <F extends "name" | "symbol" | "decimals" | "MINTER_ROLE" | "DEFAULT_ADMIN_ROLE">(functionName: F) =>
+        client.readContract({ address: token, abi: UASSET_ABI, functionName });
+      const hasRole = (role: Hex, who: Address) =>
+        client.readContract({ address: token, abi: UASSET_ABI, functionName: "hasRole", args: [role, who] });
+      assert.equal(await call("name"), "Universal SOL");
+      assert.equal(await call("symbol"), "uSOL");
+      assert.equal(await call("decimals"), 18);
+      assert.equal(await call("MINTER_ROLE"), MINTER_ROLE);
+      assert.equal(await call("DEFAULT_ADMIN_ROLE"), DEFAULT_ADMIN_ROLE);
+      assert.equal(await read.totalSupply(), 0n);
+      assert.equal(await hasRole(DEFAULT_ADMIN_ROLE, admin.address), true);
+      assert.equal(await hasRole(MINTER_ROLE, minter.address), true);
+      assert.equal(await hasRole(MINTER_ROLE, admin.address), false);
+      assert.equal(await hasRole(DEFAULT_ADMIN_ROLE, minter.address), false);
+    });
+
+    const depositId = depositIdOf("sol:5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnb:0");
+    const amount = parseUnits("1.5", 18);
+
+    await t.step("the minter mints: balance, Transfer from address(0) and Minted(depositId) logs", async () => {
+      assert.equal(await read.minted(depositId), false);
+      const hash = await walletOf(minter).writeContract({
+        address: token,
+        abi: UASSET_ABI,
+        functionName: "mint",
+        args: [holder.address, amount, depositId],
+      });
+      const receipt = await receiptOf(hash);
+      assert.equal(receipt.status, "success");
+
+      const logs = parseEventLogs({ abi: UASSET_ABI, logs: receipt.logs });
+      assert.deepEqual(
+        logs.map((l) => [l.address.toLowerCase(), l.eventName, l.args]),
+        [
+          [token.toLowerCase(), "Transfer", { from: zeroAddress, to: holder.address, value: amount }],
+          [token.toLowerCase(), "Minted", { depositId, to: holder.address, amount }],
+        ],
+      );
+      assert.equal(await read.balanceOf(holder.address), amount);
+      assert.equal(await read.totalSupply(), amount);
+      assert.equal(await read.minted(depositId), true);
+      assert.equal(await read.minted(depositIdOf("another deposit")), false);
+
+      // depositId is indexed: recovery can ask the chain whether (and where) a given deposit was minted.
+      const found = await client.getContractEvents({
+        address: token,
+        abi: UASSET_ABI,
+        eventName: "Minted",
+        args: { depositId },
+        fromBlock: 0n,
+      });
+      assert.equal(found.length, 1);
+      assert.equal(found[0].transactionHash, hash);
+    });
+
+    await t.step(
+      "a second mint with the same depositId reverts with DepositAlreadyMinted and changes nothing",
+      async () => {
+        const before = {
+          holder: await read.balanceOf(holder.address),
+          stranger: await read.balanceOf(stranger.address),
+          supply: await read.totalSupply(),
+        };
+        // Another recipient and amount: it is the deposit id alone that the contract refuses to pay twice.
+        const again = {
+          address: token,
+          abi: UASSET_ABI,
+          functionName: "mint",
+          args: [stranger.address, 7n, depositId],
+        } as const;
+
+        const simulated = revertOf(await rejection(client.simulateContract({ ...again, account: minter })));
+        assert.deepEqual(simulated, { errorName: "DepositAlreadyMinted", args: [depositId] });
+
+        // Broadcast anyway (explicit gas skips estimation, as a blind rebroadcast would): mined, reverted, no effect.
+        const hash = await walletOf(minter).writeContract({ ...again, gas: 200_000n });
+        const receipt = await receiptOf(hash);
+        assert.equal(receipt.status, "reverted");
+        assert.deepEqual(receipt.logs, []);
+        assert.deepEqual(
+          {
+            holder: await read.balanceOf(holder.address),
+            stranger: await read.balanceOf(stranger.address),
+            supply: await read.totalSupply(),
+          },
+          before,
+        );
+      },
+    );
+
+    await t.step("an account without MINTER_ROLE cannot mint, not even the admin", async () => {
+      const fresh = depositIdOf("xrp:ABCDEF:0");
+      for (const account of [stranger, admin]) {
+        const err = await rejection(
+          client.simulateContract({
+            address: token,
+            abi: UASSET_ABI,
+            functionName: "mint",
+            args: [account.address, 1n, fresh],
+            account,
+          }),
+        );
+        assert.deepEqual(revertOf(err), {
+          errorName: "AccessControlUnauthorizedAccount",
+          args: [account.address, MINTER_ROLE],
+        });
+      }
+      assert.equal(await read.minted(fresh), false);
+    });
+
+    await t.step("the admin rotates the minter with grantRole / revokeRole", async () => {
+      const rotate = async (functionName: "grantRole" | "revokeRole") => {
+        const hash = await walletOf(admin).writeContract({
+          address: token,
+          abi: UASSET_ABI,
+          functionName,
+          args: [MINTER_ROLE, stranger.address],
+        });
+        assert.equal((await receiptOf(hash)).status, "success");
+      };
+      const mintAs = (id: Hex) =>
+        client.simulateContract({
+          address: token,
+          abi: UASSET_ABI,
+          functionName: "mint",
+          args: [holder.address, 1n, id],
+          account: stranger,
+        });
+      await rotate("grantRole");
+      await mintAs(depositIdOf("rotation"));
+      await rotate("revokeRole");
+      assert.equal(
+        revertOf(await rejection(mintAs(depositIdOf("rotation")))).errorName,
+        "AccessControlUnauthorizedAccount",
+      );
+    });
+
+    await t.step("burn and burnFrom reduce balance and total supply, with a Transfer to address(0)", async () => {
+      const supply = await read.totalSupply();
+      const burned = parseUnits("0.5", 18);
+      const hash = await walletOf(holder).writeContract({
+        address: token,
+        abi: UASSET_ABI,
+        functionName: "burn",
+        args: [burned],
+      });
+      const receipt = await receiptOf(hash);
+      assert.equal(receipt.status, "success");
+      const logs = parseEventLogs({ abi: UASSET_ABI, logs: receipt.logs, eventName: "Transfer" });
+      assert.deepEqual(logs.map((l) => l.args), [{ from: holder.address, to: zeroAddress, value: burned }]);
+      assert.equal(await read.totalSupply(), supply - burned);
+      assert.equal(await read.balanceOf(holder.address), amount - burned);
+
+      const more = parseUnits("0.25", 18);
+      const burnFrom = {
+        address: token,
+        abi: UASSET_ABI,
+        functionName: "burnFrom",
+        args: [holder.address, more],
+      } as const;
+      assert.equal(
+        revertOf(await rejection(client.simulateContract({ ...burnFrom, account: stranger }))).errorName,
+        "ERC20InsufficientAllowance",
+      );
+      const approve = await walletOf(holder).writeContract({
+        address: token,
+        abi: UASSET_ABI,
+        functionName: "approve",
+        args: [stranger.address, more],
+      });
+      assert.equal((await receiptOf(approve)).status, "success");
+      assert.equal((await receiptOf(await walletOf(stranger).writeContract(burnFrom))).status, "success");
+      assert.equal(await read.totalSupply(), supply - burned - more);
+
+      const tooMuch = revertOf(
+        await rejection(
+          client.simulateContract({
+            address: token,
+            abi: UASSET_ABI,
+            functionName: "burn",
+            args: [amount],
+            account: holder,
+          }),
+        ),
+      );
+      assert.equal(tooMuch.errorName, "ERC20InsufficientBalance");
+    });
+
+    await t.step("anvilRpc drives the node: evm_snapshot, evm_mine, evm_revert", async () => {
+      const start = await client.getBlockNumber({ cacheTime: 0 });
+      const snapshot = await anvilRpc<Hex>(anvil.url, "evm_snapshot");
+      await anvilRpc(anvil.url, "evm_mine");
+      assert.equal(await client.getBlockNumber({ cacheTime: 0 }), start + 1n);
+      assert.equal(await anvilRpc<boolean>(anvil.url, "evm_revert", [snapshot]), true);
+      assert.equal(await client.getBlockNumber({ cacheTime: 0 }), start);
+    });
+  } finally {
+    await anvil.stop();
+  }
+});
+
+Deno.test("startAnvil: chain id option, and kill() then stop() leaves nothing running", async () => {
+  const anvil = await startAnvil({ chainId: 8453 });
+  try {
+    assert.equal(await anvilRpc<Hex>(anvil.url, "eth_chainId"), toHex(8453));
+    anvil.kill();
+  } finally {
+    await anvil.stop();
+  }
+  await assert.rejects(anvilRpc(anvil.url, "eth_chainId"), TypeError);
+});
+
+Deno.test("the committed artifact is not stale", () => {
+  const committed = JSON.parse(Deno.readTextFileSync(new URL("../contracts/UAsset.artifact.json", import.meta.url)));
+  const fresh = compileUAsset();
+  const hint = "contracts/UAsset.artifact.json is stale: run `deno task build:contracts` and commit it";
+  assert.equal(committed.contractName, "UAsset", hint);
+  assert.deepEqual(committed.abi, fresh.abi, hint);
+  assert.equal(committed.bytecode, fresh.bytecode, hint);
+  assert.equal(committed.sourceHash, fresh.sourceHash, hint);
+  assert.equal(UASSET_SOURCE_HASH, fresh.sourceHash, hint);
+  assert.equal(
+    Deno.readTextFileSync(new URL("../contracts/UAsset.artifact.json", import.meta.url)),
+    buildUAssetArtifact(),
+    hint,
+  );
+});
+
+Deno.test("UASSET_ABI (typed, human-readable) is exactly the artifact's ABI", () => {
+  // Fields that carry no ABI meaning, or that solc and viem's parseAbi spell differently for the same thing.
+  const normalize = (abi: Abi) =>
+    abi.map((entry) =>
+      JSON.stringify(sortKeys(entry), (key, value) => {
+        if (key === "internalType") return undefined;
+        if ((key === "indexed" || key === "anonymous") && value === false) return undefined;
+        if (key === "name" && value === "") return undefined;
+        return value;
+      })
+    ).sort();
+  assert.deepEqual(normalize(UASSET_ABI), normalize(UASSET_ARTIFACT_ABI));
+});

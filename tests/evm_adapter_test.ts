@@ -1,0 +1,542 @@
+/**
+ * The EVM adapter (chains/evm) against a real anvil node: the five uAssets deployed from contracts/, mints through the
+ * write-ahead path (prepare, reserve + commit, broadcast), status through inclusion, confirmations and a reorg, log
+ * scans across more blocks than one `eth_getLogs` may span, RPC failover, the chain id check, and fee-bumped
+ * replacement of a stuck mint.
+ */
+import assert from "node:assert/strict";
+import {
+  type Address,
+  createPublicClient,
+  createWalletClient,
+  type Hex,
+  http,
+  keccak256,
+  parseEther,
+  parseTransaction,
+  toHex,
+  zeroAddress,
+} from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { type PreparedTx, TransientChainError } from "../chains/adapter.ts";
+import { EVM, NATIVE, NATIVE_CHAINS, type UAsset } from "../chains/catalog.ts";
+import {
+  assertChainId,
+  evmChainAdapters,
+  evmClient,
+  evmMinter,
+  evmReader,
+  type Replacement,
+  replacementsKey,
+} from "../chains/evm/index.ts";
+import { UASSET_ABI, UASSET_BYTECODE } from "../contracts/uasset.ts";
+import { openKv } from "../kv/open.ts";
+import { ANVIL_PRIVATE_KEYS, anvilRpc, startAnvil } from "./support/anvil.ts";
+
+const CHAIN = "base" as const;
+const CHAIN_ID = EVM[CHAIN].chainId;
+
+const admin = privateKeyToAccount(ANVIL_PRIVATE_KEYS[0]);
+const minterAccount = privateKeyToAccount(ANVIL_PRIVATE_KEYS[1]);
+const holder = privateKeyToAccount(ANVIL_PRIVATE_KEYS[2]);
+const other = privateKeyToAccount(ANVIL_PRIVATE_KEYS[3]);
+const TRANSFER_ADDRESS = privateKeyToAccount(ANVIL_PRIVATE_KEYS[5]).address;
+
+const depositId = (label: string) => keccak256(toHex(`evm-adapter-test:${label}`));
+
+/** A local port nothing listens on: connections to it are refused at once. */
+function closedPortUrl(): string {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  listener.close();
+  return `http://127.0.0.1:${port}`;
+}
+
+Deno.test("EVM adapter on anvil (real node)", async (t) => {
+  const anvil = await startAnvil({ chainId: CHAIN_ID });
+  const dir = await Deno.makeTempDir({ prefix: "evm-adapter-test-" });
+  const kv = await openKv(`${dir}/kv.sqlite3`);
+  try {
+    const uAssets = await deployUAssets(anvil.url);
+    const rpcCalls: string[] = [];
+    const { client, reader, minter } = await evmChainAdapters({
+      chain: CHAIN,
+      kv,
+      urls: [anvil.url],
+      account: minterAccount,
+      uAssets,
+      transferAddress: TRANSFER_ADDRESS,
+      maxRange: 3,
+      onRpc: ({ method }) => rpcCalls.push(method),
+      minter: { replaceAfterMs: 60_000 },
+    });
+    const mine = (blocks = 1) => anvilRpc(anvil.url, "anvil_mine", [toHex(blocks)]);
+    const holderWallet = createWalletClient({ account: holder, chain: client.chain, transport: http(anvil.url) });
+    const balanceOf = (asset: UAsset, who: Address) =>
+      client.readContract({ address: uAssets[asset], abi: UASSET_ABI, functionName: "balanceOf", args: [who] });
+
+    /** What the order actor does: record the intent with the reservation in one atomic, then send. */
+    const commitIntent = async (tx: PreparedTx) => {
+      const atomic = kv.atomic().set(["test_intent", tx.txHash], tx.raw);
+      tx.reserve?.(atomic);
+      return (await atomic.commit()).ok;
+    };
+
+    await t.step("assertChainId accepts the catalog's id and refuses another, naming both", async () => {
+      await assertChainId(client, CHAIN_ID, CHAIN);
+      await assert.rejects(
+        () => assertChainId(client, EVM.arbitrum.chainId, "arbitrum"),
+        (err: Error) => {
+          assert.match(err.message, /arbitrum/);
+          assert.match(err.message, new RegExp(`${CHAIN_ID}`));
+          assert.match(err.message, new RegExp(`${EVM.arbitrum.chainId}`));
+          return true;
+        },
+      );
+      await assert.rejects(
+        () =>
+          evmChainAdapters({
+            chain: "arbitrum",
+            kv,
+            urls: [anvil.url],
+            account: minterAccount,
+            uAssets,
+            transferAddress: TRANSFER_ADDRESS,
+          }),
+        /chain id/,
+      );
+    });
+
+    const firstDeposit = depositId("first");
+    const firstAmount = 1_234_567_890_000_000_000n;
+    let firstHash = "";
+
+    await t.step(
+      "prepare, reserve + commit, broadcast a mint; status through inclusion and confirmations",
+      async () => {
+        const before = await client.getBlockNumber();
+        const tx = await minter.prepareMint({
+          depositId: firstDeposit,
+          to: other.address,
+          asset: "uSOL",
+          amountWei: firstAmount,
+        });
+        assert.equal(tx.txHash, keccak256(tx.raw as Hex));
+        assert.deepEqual(await reader.txStatus(tx.txHash), { state: "unknown" }, "prepare must not broadcast");
+        assert.equal(await client.getBlockNumber(), before);
+        assert.ok(await commitIntent(tx));
+        await minter.broadcast(tx);
+        firstHash = tx.txHash;
+        const included = await reader.txStatus(tx.txHash);
+        assert.equal(included.state, "included");
+        if (included.state !== "included") return;
+        assert.equal(included.success, true);
+        assert.equal(included.confirmations, 1);
+        assert.equal(included.txHash, undefined);
+        await mine(2);
+        const later = await reader.txStatus(tx.txHash);
+        assert.equal(later.state === "included" && later.confirmations, 3);
+        assert.equal(await balanceOf("uSOL", other.address), firstAmount);
+        // Re-broadcasting the very same bytes after it landed is harmless (the pipeline does it after a crash).
+        await minter.broadcast(tx);
+        assert.equal(await balanceOf("uSOL", other.address), firstAmount);
+        const stored = await kv.get<bigint>(["evm_nonce", CHAIN, minterAccount.address.toLowerCase()]);
+        assert.equal(stored.value, BigInt(parseTransaction(tx.raw as Hex).nonce!) + 1n);
+      },
+    );
+
+    await t.step("two preparations without a commit share a nonce; only the committed one is ever sent", async () => {
+      const req = {
+        depositId: depositId("race"),
+        to: other.address,
+        asset: "uXRP" as const,
+        amountWei: 5n * 10n ** 18n,
+      };
+      const a = await minter.prepareMint(req);
+      const b = await minter.prepareMint({ ...req, amountWei: req.amountWei + 1n });
+      assert.notEqual(a.txHash, b.txHash);
+      assert.equal(parseTransaction(a.raw as Hex).nonce, parseTransaction(b.raw as Hex).nonce);
+      assert.ok(await commitIntent(b), "the first commit wins");
+      assert.equal(await commitIntent(a), false, "the loser's reservation check fails: it is never sent");
+      await minter.broadcast(b);
+      const status = await reader.txStatus(b.txHash);
+      assert.equal(status.state === "included" && status.success, true);
+      assert.deepEqual(await reader.txStatus(a.txHash), { state: "unknown" });
+      assert.equal(await balanceOf("uXRP", other.address), req.amountWei + 1n);
+      // The next preparation takes the next nonce.
+      const c = await minter.prepareMint({ ...req, depositId: depositId("race-next") });
+      assert.equal(parseTransaction(c.raw as Hex).nonce, parseTransaction(b.raw as Hex).nonce! + 1);
+    });
+
+    await t.step("mintedBy finds the minting transaction; null for a deposit never minted", async () => {
+      assert.equal(await minter.mintedBy(firstDeposit), firstHash);
+      assert.equal(await minter.mintedBy(depositId("never")), null);
+      // Without the KV note (another process, a lost note) it checks all five contracts and reads the Minted log.
+      const otherKv = await openKv(`${dir}/other.sqlite3`);
+      const fresh = evmMinter({
+        chain: CHAIN,
+        kv: otherKv,
+        client,
+        account: minterAccount,
+        uAssets,
+        chainId: CHAIN_ID,
+      });
+      assert.equal(await fresh.mintedBy(firstDeposit), firstHash);
+      assert.equal(await fresh.mintedBy(depositId("never")), null);
+      otherKv.close();
+    });
+
+    await t.step(
+      "a second mint of a deposit id reverts on chain: status success:false, and prepare refuses it",
+      async () => {
+        const id = depositId("twice");
+        const req = { depositId: id, to: other.address, asset: "uSUI" as const, amountWei: 10n ** 18n };
+        // Both signed before either lands, as two buggy attempts would be; the contract is the last line.
+        const first = await minter.prepareMint(req);
+        assert.ok(await commitIntent(first));
+        const second = await minter.prepareMint(req);
+        assert.ok(await commitIntent(second));
+        await minter.broadcast(first);
+        await minter.broadcast(second);
+        const s1 = await reader.txStatus(first.txHash);
+        const s2 = await reader.txStatus(second.txHash);
+        assert.equal(s1.state === "included" && s1.success, true);
+        assert.equal(s2.state, "included");
+        assert.equal(s2.state === "included" && s2.success, false);
+        assert.equal(await balanceOf("uSUI", other.address), 10n ** 18n);
+        assert.equal(await minter.mintedBy(id), first.txHash);
+        await assert.rejects(
+          () => minter.prepareMint(req),
+          (err: Error) => !(err instanceof TransientChainError) && /DepositAlreadyMinted|revert/i.test(err.message),
+        );
+      },
+    );
+
+    await t.step("scan finds uAsset transfers to the transfer address across ranges larger than maxRange", async () => {
+      // Fund the holder with every uAsset (the minter key, directly), then send some to the transfer address.
+      const minterWallet = createWalletClient({
+        account: minterAccount,
+        chain: client.chain,
+        transport: http(anvil.url),
+      });
+      for (const chain of NATIVE_CHAINS) {
+        const asset = NATIVE[chain].uAsset.symbol;
+        const hash = await minterWallet.writeContract({
+          address: uAssets[asset],
+          abi: UASSET_ABI,
+          functionName: "mint",
+          args: [holder.address, 100n * 10n ** 18n, depositId(`fund-${asset}`)],
+        });
+        await client.waitForTransactionReceipt({ hash, pollingInterval: 10 });
+      }
+      // The KV nonce must follow the key's use outside the pipeline: the next prepare reads the node's count.
+      const from = Number(await client.getBlockNumber()) + 1;
+      const send = (asset: UAsset, to: Address, amount: bigint) =>
+        holderWallet.writeContract({
+          address: uAssets[asset],
+          abi: UASSET_ABI,
+          functionName: "transfer",
+          args: [to, amount],
+        });
+      const expected: { asset: UAsset; amount: bigint; hash: string }[] = [];
+      expected.push({ asset: "uSOL", amount: 11n, hash: await send("uSOL", TRANSFER_ADDRESS, 11n) });
+      await send("uSOL", other.address, 99n); // not to us
+      await mine(4);
+      // Two transfers to us and one elsewhere in one block: distinct log indexes.
+      await anvilRpc(anvil.url, "evm_setAutomine", [false]);
+      const h1 = await send("uDOGE", TRANSFER_ADDRESS, 22n);
+      const h2 = await send("uZEC", other.address, 98n);
+      const h3 = await send("uXRP", TRANSFER_ADDRESS, 33n);
+      await mine(1);
+      await anvilRpc(anvil.url, "evm_setAutomine", [true]);
+      for (const h of [h1, h2, h3]) await client.waitForTransactionReceipt({ hash: h, pollingInterval: 10 });
+      expected.push({ asset: "uDOGE", amount: 22n, hash: h1 }, { asset: "uXRP", amount: 33n, hash: h3 });
+      await mine(5);
+      expected.push({ asset: "uSUI", amount: 44n, hash: await send("uSUI", TRANSFER_ADDRESS, 44n) });
+      // The same contract deployed outside our five, sending to the transfer address, is not ours to see.
+      const [stranger] = await deployUAssets(anvil.url, 1, holder.address);
+      await holderWallet.writeContract({
+        address: stranger,
+        abi: UASSET_ABI,
+        functionName: "mint",
+        args: [holder.address, 1000n, depositId("stranger")],
+      });
+      await holderWallet.writeContract({
+        address: stranger,
+        abi: UASSET_ABI,
+        functionName: "transfer",
+        args: [TRANSFER_ADDRESS, 55n],
+      });
+      await mine(3);
+      const to = Number(await client.getBlockNumber());
+      assert.ok(to - from + 1 > 3 * 3, "the range spans several getLogs chunks");
+
+      rpcCalls.length = 0;
+      const blocks = await reader.scan(from, to);
+      const calls = rpcCalls.length;
+      const scanned = to - from + 1;
+      console.log(
+        `scan ${from}..${to}: ${scanned} blocks, maxRange 3, ${blocks.length} returned, ${calls} RPC calls ` +
+          `(${rpcCalls.filter((m) => m === "eth_getLogs").length} eth_getLogs), ` +
+          `${(calls / scanned).toFixed(3)} RPC calls per scanned block`,
+      );
+
+      // A watcher tick with a provider-sized range: one eth_getLogs, the last header, one header per block with ours.
+      const wide = evmReader({
+        chain: CHAIN,
+        client,
+        uAssets,
+        transferAddress: TRANSFER_ADDRESS,
+        maxRange: 1_000,
+      });
+      rpcCalls.length = 0;
+      assert.deepEqual(await wide.scan(from, to), blocks);
+      console.log(
+        `scan ${from}..${to}: maxRange 1000, ${rpcCalls.length} RPC calls, ` +
+          `${(rpcCalls.length / scanned).toFixed(3)} RPC calls per scanned block`,
+      );
+      rpcCalls.length = 0;
+      // The six blocks after the uSUI transfer hold only the stranger's transfer to the transfer address.
+      const quiet = await wide.scan(to - 5, to);
+      console.log(`scan of 6 blocks with no transfer to us: ${rpcCalls.length} RPC calls`);
+      assert.deepEqual(quiet.map((b) => [b.number, b.transfers.length]), [[to, 0]]);
+      assert.equal(rpcCalls.length, 2);
+
+      const numbers = blocks.map((b) => b.number);
+      assert.deepEqual(numbers, [...numbers].sort((a, b) => a - b));
+      assert.equal(blocks.at(-1)!.number, to, "the last block is always returned");
+      assert.equal(blocks.at(-1)!.hash, await reader.blockHash(to));
+      const toBlock = await client.getBlock({ blockNumber: BigInt(to) });
+      assert.equal(blocks.at(-1)!.parentHash, toBlock.parentHash);
+      const transfers = blocks.flatMap((b) => b.transfers.map((tr) => ({ ...tr, block: b })));
+      assert.equal(transfers.length, expected.length);
+      for (const e of expected) {
+        const found = transfers.find((tr) => tr.txHash === e.hash.toLowerCase());
+        assert.ok(found, `transfer ${e.asset} ${e.hash}`);
+        assert.equal(found.asset, e.asset);
+        assert.equal(found.amount, e.amount);
+        assert.equal(found.to, TRANSFER_ADDRESS.toLowerCase());
+        assert.equal(found.from, holder.address.toLowerCase());
+        const receipt = await client.getTransactionReceipt({ hash: e.hash as Hex });
+        assert.equal(found.index, receipt.logs[0].logIndex);
+        assert.equal(found.block.number, Number(receipt.blockNumber));
+        assert.equal(found.block.hash, receipt.blockHash);
+        const header = await client.getBlock({ blockNumber: receipt.blockNumber });
+        assert.equal(found.block.parentHash, header.parentHash);
+      }
+      const shared = transfers.filter((tr) => tr.txHash === h1.toLowerCase() || tr.txHash === h3.toLowerCase());
+      assert.equal(shared[0].block.number, shared[1].block.number);
+      assert.deepEqual(shared.map((s) => s.index), [0, 2]);
+      // Blocks without a transfer to us cost nothing beyond their share of eth_getLogs.
+      assert.ok(calls <= Math.ceil(scanned / 3) + blocks.length, `${calls} calls`);
+      assert.deepEqual(await reader.scan(to + 1, to), []);
+      await assert.rejects(() => reader.scan(to + 1, to + 5), TransientChainError);
+    });
+
+    await t.step("a reorg changes blockHash, drops the mint to unknown, and the same bytes land again", async () => {
+      const snapshot = await anvilRpc<string>(anvil.url, "evm_snapshot");
+      const id = depositId("reorged");
+      const tx = await minter.prepareMint({ depositId: id, to: other.address, asset: "uZEC", amountWei: 7n });
+      // The minter key was used outside the pipeline (funding above): the nonce follows the node's count.
+      assert.equal(
+        parseTransaction(tx.raw as Hex).nonce,
+        await client.getTransactionCount({ address: minterAccount.address, blockTag: "pending" }),
+      );
+      assert.ok(await commitIntent(tx));
+      await minter.broadcast(tx);
+      const status = await reader.txStatus(tx.txHash);
+      assert.equal(status.state, "included");
+      const n = status.state === "included" ? status.blockNumber : -1;
+      const oldHash = await reader.blockHash(n);
+      await anvilRpc(anvil.url, "evm_revert", [snapshot]);
+      // A different history at the same heights.
+      const otherWallet = createWalletClient({ account: other, chain: client.chain, transport: http(anvil.url) });
+      await otherWallet.sendTransaction({ to: zeroAddress, value: parseEther("0.001") });
+      await mine(1);
+      const newHash = await reader.blockHash(n);
+      assert.ok(newHash !== null && newHash !== oldHash, "the block at the same height changed");
+      assert.deepEqual(await reader.txStatus(tx.txHash), { state: "unknown" });
+      assert.equal(await minter.mintedBy(id), null);
+      // Recovery sends the recorded bytes again; it never signs a second mint.
+      await minter.broadcast(tx);
+      const again = await reader.txStatus(tx.txHash);
+      assert.equal(again.state === "included" && again.success, true);
+      assert.equal(await minter.mintedBy(id), tx.txHash);
+    });
+
+    await t.step(
+      "a nonce taken by a transaction that is not ours: broadcast is transient, status unknown",
+      async () => {
+        const tx = await minter.prepareMint({
+          depositId: depositId("usurped"),
+          to: other.address,
+          asset: "uSOL",
+          amountWei: 9n,
+        });
+        assert.ok(await commitIntent(tx));
+        const nonce = parseTransaction(tx.raw as Hex).nonce!;
+        const minterWallet = createWalletClient({
+          account: minterAccount,
+          chain: client.chain,
+          transport: http(anvil.url),
+        });
+        const foreign = await minterWallet.sendTransaction({ to: zeroAddress, value: 1n, nonce });
+        await client.waitForTransactionReceipt({ hash: foreign, pollingInterval: 10 });
+        await assert.rejects(() => minter.broadcast(tx), (err: Error) => {
+          assert.ok(err instanceof TransientChainError);
+          assert.match(err.message, /not ours/);
+          return true;
+        });
+        assert.deepEqual(await reader.txStatus(tx.txHash), { state: "unknown" });
+        const next = await minter.prepareMint({
+          depositId: depositId("after"),
+          to: other.address,
+          asset: "uSOL",
+          amountWei: 1n,
+        });
+        assert.equal(parseTransaction(next.raw as Hex).nonce, nonce + 1);
+      },
+    );
+
+    await t.step("RPC failover: a dead URL first still works; all dead is a TransientChainError", async () => {
+      const seen: string[] = [];
+      const dead = closedPortUrl();
+      const failover = evmClient({ chain: CHAIN, urls: [dead, anvil.url], onRpc: ({ url }) => seen.push(url) });
+      await assertChainId(failover, CHAIN_ID, CHAIN);
+      const r = evmReader({
+        chain: CHAIN,
+        client: failover,
+        uAssets,
+        transferAddress: TRANSFER_ADDRESS,
+        maxRange: 100,
+      });
+      const tip = await r.tip();
+      assert.equal(tip.number, Number(await client.getBlockNumber()));
+      assert.ok(seen.includes(dead) && seen.includes(anvil.url), "the dead URL was tried, then the live one");
+      const allDead = evmClient({ chain: CHAIN, urls: [dead, closedPortUrl()], timeoutMs: 2_000 });
+      const d = evmReader({ chain: CHAIN, client: allDead, uAssets, transferAddress: TRANSFER_ADDRESS, maxRange: 100 });
+      await assert.rejects(() => d.tip(), TransientChainError);
+      await assert.rejects(() => d.scan(1, 2), TransientChainError);
+      await assert.rejects(() => d.txStatus(firstHash), TransientChainError);
+      const m = evmMinter({ chain: CHAIN, kv, client: allDead, account: minterAccount, uAssets, chainId: CHAIN_ID });
+      await assert.rejects(() => m.mintedBy(firstDeposit), TransientChainError);
+      await assert.rejects(
+        () => m.prepareMint({ depositId: depositId("dead"), to: other.address, asset: "uSOL", amountWei: 1n }),
+        TransientChainError,
+      );
+      await assert.rejects(() => assertChainId(allDead, CHAIN_ID, CHAIN), TransientChainError);
+    });
+
+    await t.step(
+      "a stuck mint is replaced at the same nonce with higher fees; exactly one of them is mined",
+      async () => {
+        let now = 1_000_000;
+        const bumping = evmMinter({
+          chain: CHAIN,
+          kv,
+          client,
+          account: minterAccount,
+          uAssets,
+          chainId: CHAIN_ID,
+          replaceAfterMs: 60_000,
+          now: () => now,
+        });
+        await anvilRpc(anvil.url, "evm_setAutomine", [false]);
+        try {
+          const id = depositId("stuck");
+          const tx = await bumping.prepareMint({ depositId: id, to: other.address, asset: "uDOGE", amountWei: 3n });
+          assert.ok(await commitIntent(tx));
+          await bumping.broadcast(tx);
+          assert.deepEqual(await reader.txStatus(tx.txHash), { state: "pending" });
+          // Young: a nudge only re-sends the same bytes.
+          await bumping.nudge!(tx, 5_000);
+          assert.equal((await kv.get(replacementsKey(CHAIN, tx.txHash))).value, null);
+          // Past the threshold: a replacement, recorded before it is sent.
+          await bumping.nudge!(tx, 61_000);
+          const recorded = (await kv.get<Replacement[]>(replacementsKey(CHAIN, tx.txHash))).value!;
+          assert.equal(recorded.length, 1);
+          const original = parseTransaction(tx.raw as Hex);
+          const replacement = parseTransaction(recorded[0].raw as Hex);
+          assert.equal(replacement.nonce, original.nonce);
+          assert.equal(replacement.gas, original.gas);
+          assert.equal(replacement.data, original.data);
+          assert.ok(replacement.maxFeePerGas! * 1000n >= original.maxFeePerGas! * 1125n);
+          assert.ok(replacement.maxPriorityFeePerGas! * 1000n >= original.maxPriorityFeePerGas! * 1125n);
+          assert.equal(recorded[0].txHash, keccak256(recorded[0].raw as Hex));
+          // Nudged again right away: the replacement is young, so no second one.
+          await bumping.nudge!(tx, 62_000);
+          assert.equal((await kv.get<Replacement[]>(replacementsKey(CHAIN, tx.txHash))).value!.length, 1);
+          assert.deepEqual(await reader.txStatus(tx.txHash), { state: "pending" });
+          // Re-broadcasting the recorded original sends the newest version, which the node already has.
+          await bumping.broadcast(tx);
+          await mine(1);
+          const [r0, r1] = await Promise.all(
+            [tx.txHash, recorded[0].txHash].map((hash) =>
+              client.request({ method: "eth_getTransactionReceipt", params: [hash as Hex] })
+            ),
+          );
+          assert.equal([r0, r1].filter((r) => r !== null).length, 1, "one of the two is mined, never both");
+          const minedHash = (r0 ?? r1)!.transactionHash;
+          assert.equal(minedHash, recorded[0].txHash, "anvil's pool keeps the better-paying replacement");
+          const status = await reader.txStatus(tx.txHash);
+          assert.equal(status.state === "included" && status.success, true);
+          assert.equal(status.state === "included" ? (status.txHash ?? tx.txHash) : "", minedHash);
+          assert.equal(await bumping.mintedBy(id), minedHash);
+          assert.equal(await balanceOf("uDOGE", other.address), 3n);
+          // A later nudge, long after, finds nothing to replace: the pipeline only nudges pending ones anyway.
+          now += 120_000;
+          await bumping.broadcast(tx);
+          await mine(1);
+          const pendingCount = await client.getTransactionCount({
+            address: minterAccount.address,
+            blockTag: "pending",
+          });
+          const latestCount = await client.getTransactionCount({ address: minterAccount.address });
+          assert.equal(pendingCount, latestCount);
+        } finally {
+          await anvilRpc(anvil.url, "evm_setAutomine", [true]);
+        }
+      },
+    );
+  } finally {
+    kv.close();
+    await anvil.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+/** Deploys the five uAssets with the minter key holding MINTER_ROLE. */
+async function deployUAssets(url: string): Promise<Record<UAsset, Address>>;
+async function deployUAssets(url: string, count: number, minter: Address): Promise<Address[]>;
+async function deployUAssets(url: string, count?: number, minter?: Address) {
+  if (count !== undefined) {
+    const wallet = createWalletClient({ account: admin, transport: http(url) });
+    const reader = createPublicClient({ transport: http(url) });
+    const out: Address[] = [];
+    for (let i = 0; i < count; i++) {
+      const hash = await wallet.deployContract({
+        abi: UASSET_ABI,
+        bytecode: UASSET_BYTECODE,
+        args: [`Stranger ${i}`, `STR${i}`, admin.address, minter!],
+        chain: null,
+      });
+      out.push((await reader.waitForTransactionReceipt({ hash, pollingInterval: 10 })).contractAddress!);
+    }
+    return out;
+  }
+  const wallet = createWalletClient({ account: admin, transport: http(url) });
+  const reader = createPublicClient({ transport: http(url) });
+  const out = {} as Record<UAsset, Address>;
+  for (const c of NATIVE_CHAINS) {
+    const { symbol, name } = NATIVE[c].uAsset;
+    const hash = await wallet.deployContract({
+      abi: UASSET_ABI,
+      bytecode: UASSET_BYTECODE,
+      args: [name, symbol, admin.address, minterAccount.address],
+      chain: null,
+    });
+    const receipt = await reader.waitForTransactionReceipt({ hash, pollingInterval: 10 });
+    out[symbol] = receipt.contractAddress!;
+  }
+  return out;
+}

@@ -1,0 +1,127 @@
+/**
+ * How the EVM adapter classifies RPC failures, against a local HTTP server that answers JSON-RPC the way providers
+ * fail (HTTP 5xx and 429, JSON-RPC rate limits, reverts, unknown methods, slow answers, oversized log queries).
+ * No real node is involved here; tests/evm_adapter_test.ts runs the adapter on anvil.
+ */
+import assert from "node:assert/strict";
+import { TransientChainError } from "../chains/adapter.ts";
+import type { UAsset } from "../chains/catalog.ts";
+import { redactUrls } from "../chains/evm/client.ts";
+import { evmClient, evmReader } from "../chains/evm/index.ts";
+
+type Answer = { status?: number; result?: unknown; error?: { code: number; message: string }; delayMs?: number };
+
+/** A JSON-RPC server whose answer to each request is decided by `answer`. */
+function mockNode(answer: (method: string, params: unknown[]) => Answer) {
+  const requests: { method: string; params: unknown[] }[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+    const body = await req.json();
+    requests.push({ method: body.method, params: body.params });
+    const a = answer(body.method, body.params);
+    if (a.delayMs) await new Promise((r) => setTimeout(r, a.delayMs));
+    const payload = a.error
+      ? { jsonrpc: "2.0", id: body.id, error: a.error }
+      : { jsonrpc: "2.0", id: body.id, result: a.result ?? null };
+    return new Response(JSON.stringify(payload), {
+      status: a.status ?? 200,
+      headers: { "content-type": "application/json" },
+    });
+  });
+  const { port } = server.addr as Deno.NetAddr;
+  return { url: `http://127.0.0.1:${port}/v2/SECRET-KEY`, requests, close: () => server.shutdown() };
+}
+
+const UASSETS = {
+  uSOL: "0x0000000000000000000000000000000000000001",
+  uXRP: "0x0000000000000000000000000000000000000002",
+  uSUI: "0x0000000000000000000000000000000000000003",
+  uDOGE: "0x0000000000000000000000000000000000000004",
+  uZEC: "0x0000000000000000000000000000000000000005",
+} as const satisfies Record<UAsset, `0x${string}`>;
+const TRANSFER_ADDRESS = "0x00000000000000000000000000000000000000aa";
+
+function readerOn(url: string, timeoutMs = 2_000, maxRange = 1_000) {
+  const client = evmClient({ chain: "base", urls: [url], timeoutMs });
+  return evmReader({ chain: "base", client, uAssets: UASSETS, transferAddress: TRANSFER_ADDRESS, maxRange });
+}
+
+const header = (n: number) => ({
+  number: `0x${n.toString(16)}`,
+  hash: `0x${n.toString(16).padStart(64, "0")}`,
+  parentHash: `0x${(n - 1).toString(16).padStart(64, "0")}`,
+});
+
+Deno.test("EVM RPC failures: which are transient (local JSON-RPC mock server, not a real node)", async (t) => {
+  const cases: { name: string; answer: Answer; transient: boolean }[] = [
+    { name: "HTTP 503", answer: { status: 503, error: { code: -32000, message: "upstream down" } }, transient: true },
+    { name: "HTTP 502 with no JSON-RPC error", answer: { status: 502, result: null }, transient: true },
+    { name: "HTTP 429", answer: { status: 429, error: { code: 429, message: "Too Many Requests" } }, transient: true },
+    {
+      name: "JSON-RPC -32005 limit exceeded",
+      answer: { error: { code: -32005, message: "limit exceeded" } },
+      transient: true,
+    },
+    {
+      name: "JSON-RPC -32000 header not found",
+      answer: { error: { code: -32000, message: "header not found" } },
+      transient: true,
+    },
+    {
+      name: "JSON-RPC execution reverted",
+      answer: { error: { code: 3, message: "execution reverted" } },
+      transient: false,
+    },
+    {
+      name: "JSON-RPC method not found",
+      answer: { error: { code: -32601, message: "method not found" } },
+      transient: false,
+    },
+    {
+      name: "JSON-RPC invalid params",
+      answer: { error: { code: -32602, message: "invalid argument" } },
+      transient: false,
+    },
+    { name: "no answer within the timeout", answer: { delayMs: 400, result: header(1) }, transient: true },
+  ];
+  for (const c of cases) {
+    await t.step(`${c.name}: ${c.transient ? "TransientChainError" : "a plain error"}`, async () => {
+      const node = mockNode(() => c.answer);
+      try {
+        const err = await readerOn(node.url, 200).blockHash(1).then(() => null, (e) => e);
+        assert.ok(err instanceof Error, "the call fails");
+        assert.equal(err instanceof TransientChainError, c.transient, String(err));
+        if (err instanceof TransientChainError) {
+          assert.doesNotMatch(err.message, /SECRET-KEY/, "no provider key in messages");
+        }
+      } finally {
+        await node.close();
+      }
+    });
+  }
+
+  await t.step("a log query the provider finds too large is split until it fits", async () => {
+    let biggest = 0;
+    const node = mockNode((method, params) => {
+      if (method === "eth_getBlockByNumber") return { result: header(Number(params[0])) };
+      const { fromBlock, toBlock } = params[0] as { fromBlock: string; toBlock: string };
+      const span = Number(toBlock) - Number(fromBlock) + 1;
+      if (span > 100) return { error: { code: -32005, message: "query returned more than 10000 results" } };
+      biggest = Math.max(biggest, span);
+      return { result: [] };
+    });
+    try {
+      const blocks = await readerOn(node.url, 2_000, 1_000).scan(1, 1_000);
+      assert.deepEqual(blocks.map((b) => b.number), [1_000]);
+      assert.ok(biggest <= 100 && biggest > 50, `largest accepted span ${biggest}`);
+    } finally {
+      await node.close();
+    }
+  });
+
+  await t.step("URLs in messages keep their origin only", () => {
+    assert.equal(
+      redactUrls("error sending request for url (https://base.example.org/v2/KEY?x=1): refused"),
+      "error sending request for url (https://base.example.org): refused",
+    );
+  });
+});

@@ -1,0 +1,1153 @@
+/**
+ * Crash consistency under SIGKILL, shared by `tests/crash_test.ts` (short) and `bench/chaos.ts` (long).
+ *
+ * The real server runs as a child process on one KV file. Partners' deposits and burns go to it over HTTP across every
+ * chain while it is killed with SIGKILL at seeded random moments and restarted. After the last restart the pipeline
+ * drains, the server stops, and everything is checked from the KV file itself: every transfer the chains carry has
+ * exactly one order (or held record), every order ended as its amount says it must, every completed mint minted once,
+ * every completed burn paid once, and per asset deposited = minted and burned = paid + recorded remainder.
+ *
+ * A request whose response was lost (the server died under it) may or may not have happened. Every operation has a
+ * unique amount, so each transaction on the simulated chains is matched back to the one request that made it.
+ */
+import { Deriver } from "../../chains/derivation.ts";
+import {
+  type ChainSymbol,
+  EVM_CHAINS,
+  type EvmChain,
+  NATIVE,
+  NATIVE_CHAINS,
+  type NativeChain,
+  nativeToWei,
+  type UAsset,
+  weiPerNativeUnit,
+} from "../../chains/catalog.ts";
+import { SimLedger, type SimTx } from "../../chains/sim/ledger.ts";
+import { createApiKey } from "../../kv/api_keys.ts";
+import { listDepositAddresses } from "../../kv/mint_wallets.ts";
+import { openKv } from "../../kv/open.ts";
+import type { Order } from "../../kv/orders.ts";
+import { countDue, type HeldTransfer, listHeld, seenKey, type SeenTransfer } from "../../kv/pipeline.ts";
+import type { SourceTransfer } from "../../actors/order_actor.ts";
+import { ERROR_MESSAGES } from "../../actors/transition.ts";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+const MAIN = `${ROOT}main.ts`;
+/** Fixed, so tokens issued before a kill stay valid on the restarted server (it listens on a new port each time). */
+const BASE_URL = "http://chaos.test";
+/** Where redeemed coins are paid: addresses of another mnemonic, never ours. */
+const OUTSIDE = Deriver.fromMnemonic("legal winner thank year wave sausage worth useful legal winner thank yellow");
+const CHAINS: ChainSymbol[] = [...NATIVE_CHAINS, ...EVM_CHAINS];
+const OPEN_STATUSES = ["pending", "processing", "minting", "burning"] as const;
+const TERMINAL = new Set(["completed", "failed", "cancelled"]);
+
+export interface ChaosOptions {
+  /** Drives the plan (wallets, chains, amounts) and the kill moments; printed so a run can be repeated. */
+  seed: number;
+  /** Deposits plus burns sent. */
+  operations: number;
+  /** SIGKILLs while requests are being sent. */
+  trafficKills: number;
+  /** SIGKILLs after the last request, while orders are still moving. */
+  drainKills: number;
+  wallets: number;
+  /** Requests in flight at once. */
+  concurrency: number;
+  /** Mean pause of each sender between two requests. */
+  paceMs: number;
+  blockMs: number;
+  sweepMs: number;
+  /** Injected transient RPC failures on every chain (0..1). */
+  rpcErrorRate: number;
+  drainTimeoutMs: number;
+  /** Keep the folder (KV file, server logs) afterwards; it is kept anyway when a check fails. */
+  keepDir?: boolean;
+  log?: (line: string) => void;
+}
+
+export const CHAOS_TEST_OPTIONS: Omit<ChaosOptions, "seed"> = {
+  operations: 150,
+  trafficKills: 5,
+  drainKills: 1,
+  wallets: 6,
+  concurrency: 6,
+  paceMs: 20,
+  blockMs: 50,
+  sweepMs: 100,
+  rpcErrorRate: 0,
+  drainTimeoutMs: 40_000,
+};
+
+// ---- the plan ----
+
+interface Wallet {
+  address: string;
+  token: string;
+  /** Our deposit addresses of this wallet, per native chain. */
+  depositAddresses: Map<NativeChain, { address: string; dest: EvmChain }[]>;
+  /** Native chains it has a burn configuration for, with the configured destination. */
+  burnConfigs: Map<NativeChain, string>;
+  /** EVM chains it holds uAssets on and burns from. */
+  burnChains: EvmChain[];
+}
+
+type Expect = "completed" | "failed" | "held";
+
+interface DepositOp {
+  kind: "deposit";
+  id: number;
+  chain: NativeChain;
+  address: string;
+  owner: string;
+  dest: EvmChain;
+  amount: bigint;
+  expect: Expect;
+  message: string | null;
+}
+
+interface BurnOp {
+  kind: "burn";
+  id: number;
+  evm: EvmChain;
+  wallet: string;
+  native: NativeChain;
+  asset: UAsset;
+  amount: bigint;
+  expect: Expect;
+  message: string | null;
+  destination: string | null;
+}
+
+type Op = DepositOp | BurnOp;
+
+type Outcome =
+  | { state: "accepted"; txHash: string }
+  | { state: "refused"; detail: string }
+  | { state: "lost"; detail: string };
+
+// ---- results ----
+
+export interface RequestFigures {
+  sent: number;
+  accepted: number;
+  refused: number;
+  /** No answer: the server died under the request. */
+  lost: number;
+  /** Lost requests that happened anyway, found on the chain. */
+  lostLanded: number;
+}
+
+export interface AssetFigures {
+  chain: NativeChain;
+  token: string;
+  uAsset: UAsset;
+  /** Native transfers into our deposit addresses, read from the chain. */
+  deposits: number;
+  depositOrders: number;
+  depositsCompleted: number;
+  depositsFailed: number;
+  /** Native units of the deposits whose orders completed. */
+  deposited: bigint;
+  /** Native units minted (mint wei / 10^(18-decimals)). */
+  minted: bigint;
+  /** uAsset transfers to the transfer address, read from the chain. */
+  burns: number;
+  burnOrders: number;
+  held: number;
+  burnsCompleted: number;
+  burnsFailed: number;
+  /** Wei of the burns whose orders completed. */
+  burned: bigint;
+  /** Native units paid out. */
+  paid: bigint;
+  /** Wei recorded as `details.remainderWei`, too small to pay. */
+  remainderWei: bigint;
+}
+
+export interface ChaosResult {
+  options: ChaosOptions;
+  dir: string;
+  seconds: number;
+  kills: number;
+  trafficKills: number;
+  drainKills: number;
+  /** Requests in flight at each kill while sending. */
+  requestsAtKills: number[];
+  /** Orders not yet terminal at each kill while draining. */
+  ordersAtKills: number[];
+  starts: number;
+  unexpectedExits: string[];
+  requests: { deposits: RequestFigures; burns: RequestFigures };
+  assets: AssetFigures[];
+  failedByMessage: Record<string, number>;
+  orders: number;
+  transfers: number;
+  ordersNotTerminal: number;
+  mintsExactlyOnce: number;
+  completedMints: number;
+  payoutsExactlyOnce: number;
+  completedBurns: number;
+  dueLeft: number;
+  /** Mints and payouts sent well after their intent was recorded: the write-ahead recovery path at work. */
+  recoveredBroadcasts: number;
+  pendingSimTxs: number;
+  errorsLogged: string[];
+  problems: string[];
+}
+
+// ---- seeded randomness ----
+
+/** mulberry32: small, fast, good enough to drive a test plan from a printed seed. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function randomBelow(random: () => number, n: bigint): bigint {
+  if (n <= 0n) return 0n;
+  let x = 0n;
+  for (let i = 0; i < 4; i++) x = (x << 32n) | BigInt(Math.floor(random() * 2 ** 32));
+  return x % n;
+}
+
+const pick = <T>(random: () => number, xs: readonly T[]): T => xs[Math.floor(random() * xs.length)];
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// ---- the server process ----
+
+function freePort(): number {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (l.addr as Deno.NetAddr).port;
+  l.close();
+  return port;
+}
+
+/** One server child process at a time, on the same KV file; a new port per start. */
+class ServerProcess {
+  #child: Deno.ChildProcess | null = null;
+  #pipes: Promise<unknown>[] = [];
+  #stopping = false;
+  readonly #killedByUs = new WeakSet<Deno.ChildProcess>();
+  #serial: Promise<unknown> = Promise.resolve();
+  #up: Promise<void> = new Promise(() => {});
+  #markUp: () => void = () => {};
+  starts = 0;
+  url = "";
+  readonly unexpectedExits: string[] = [];
+  readonly logs: string[] = [];
+
+  constructor(
+    private readonly dir: string,
+    private readonly env: Record<string, string>,
+    private readonly client: Deno.HttpClient,
+  ) {
+    this.#markDown();
+  }
+
+  /** Resolves once a server answers /healthz. */
+  ready(): Promise<void> {
+    return this.#up;
+  }
+
+  start(): Promise<void> {
+    return this.#queue(() => this.#start());
+  }
+
+  /** SIGKILL, then a new process on the same KV file. */
+  killAndRestart(): Promise<void> {
+    return this.#queue(async () => {
+      await this.#kill("SIGKILL");
+      await this.#start();
+    });
+  }
+
+  stop(): Promise<void> {
+    return this.#queue(async () => {
+      this.#stopping = true;
+      await this.#kill("SIGTERM");
+    });
+  }
+
+  #queue(work: () => Promise<void>): Promise<void> {
+    const next = this.#serial.then(work);
+    this.#serial = next.catch(() => {});
+    return next;
+  }
+
+  #markDown() {
+    this.#up = new Promise((resolve) => (this.#markUp = resolve));
+  }
+
+  async #start() {
+    const port = freePort();
+    const n = ++this.starts;
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--unstable-kv", "--unstable-cron", MAIN],
+      cwd: ROOT,
+      env: { ...this.env, PORT: String(port) },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    this.#child = child;
+    const out = `${this.dir}/server-${n}.out.log`;
+    const err = `${this.dir}/server-${n}.err.log`;
+    this.logs.push(out, err);
+    this.#pipes = [
+      child.stdout.pipeTo((await Deno.open(out, { write: true, create: true })).writable),
+      child.stderr.pipeTo((await Deno.open(err, { write: true, create: true })).writable),
+    ];
+    let exited = false;
+    child.status.then(async (s) => {
+      exited = true;
+      if (this.#stopping || this.#killedByUs.has(child)) return;
+      // The server died by itself: record it with its last words, and bring it back so the run can finish.
+      await Promise.allSettled(this.#pipes);
+      const tail = (await Deno.readTextFile(err).catch(() => "")).trim().split("\n").slice(-5).join(" | ");
+      this.unexpectedExits.push(`server ${n} exited by itself (code ${s.code}, signal ${s.signal}): ${tail}`);
+      this.#markDown();
+      this.#queue(() => this.#start()).catch(() => {});
+    });
+    this.url = `http://127.0.0.1:${port}`;
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline && !exited) {
+      try {
+        const res = await fetch(`${this.url}/healthz`, { client: this.client });
+        await res.body?.cancel();
+        if (res.ok) {
+          this.#markUp();
+          return;
+        }
+      } catch { /* not listening yet */ }
+      await sleep(20);
+    }
+    const tail = await Deno.readTextFile(err).catch(() => "");
+    throw new Error(`server ${n} did not become healthy${exited ? " (it exited)" : ""}: ${tail.slice(-2000)}`);
+  }
+
+  async #kill(signal: Deno.Signal) {
+    const child = this.#child;
+    if (!child) return;
+    this.#markDown();
+    this.#killedByUs.add(child);
+    try {
+      child.kill(signal);
+    } catch { /* already gone */ }
+    await child.status;
+    await Promise.allSettled(this.#pipes);
+    if (this.#stopping) this.#child = null;
+  }
+}
+
+// ---- HTTP ----
+
+// deno-lint-ignore no-explicit-any
+type Json = any;
+
+class Http {
+  constructor(private readonly server: ServerProcess, private readonly client: Deno.HttpClient) {}
+
+  async call(
+    method: string,
+    path: string,
+    opts: { token?: string; body?: unknown; headers?: Record<string, string> } = {},
+  ): Promise<{ status: number; body: Json }> {
+    const headers: Record<string, string> = { ...opts.headers };
+    if (opts.token) headers.Authorization = `Bearer ${opts.token}`;
+    if (opts.body !== undefined) headers["Content-Type"] = "application/json";
+    const res = await fetch(`${this.server.url}${path}`, {
+      method,
+      headers,
+      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+      client: this.client,
+      signal: AbortSignal.timeout(20_000),
+    });
+    const text = await res.text();
+    let body: Json = text;
+    try {
+      body = JSON.parse(text);
+    } catch { /* not JSON */ }
+    return { status: res.status, body };
+  }
+
+  /** For set-up, which runs before any kill: anything but `expected` is a failure of the harness. */
+  async ok(method: string, path: string, expected: number, opts: Parameters<Http["call"]>[2] = {}): Promise<Json> {
+    const res = await this.call(method, path, opts);
+    if (res.status !== expected) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body;
+  }
+}
+
+// ---- set-up: partners, wallets, deposit addresses, burn configurations ----
+
+async function setUp(
+  http: Http,
+  kvPath: string,
+  random: () => number,
+  count: number,
+): Promise<{ wallets: Wallet[]; transferAddress: string }> {
+  // API keys are an operator's job: written on a second handle on the running server's file, as the admin CLI does.
+  const kv = await openKv(kvPath);
+  const keys: string[] = [];
+  try {
+    for (const partner of ["chaos-a", "chaos-b"]) keys.push((await createApiKey(kv, partner)).apiKey);
+  } finally {
+    kv.close();
+  }
+  const wallets: Wallet[] = [];
+  let transferAddress = "";
+  for (let w = 0; w < count; w++) {
+    const address = "0x" + Array.from({ length: 40 }, () => Math.floor(random() * 16).toString(16)).join("");
+    const { token } = await http.ok("POST", "/auth/token", 200, {
+      headers: { "X-API-Key": keys[w % keys.length] },
+      body: { walletAddress: address },
+    });
+    const wallet: Wallet = {
+      address,
+      token,
+      depositAddresses: new Map(),
+      burnConfigs: new Map(),
+      burnChains: [EVM_CHAINS[w % EVM_CHAINS.length], EVM_CHAINS[(w + 3) % EVM_CHAINS.length]],
+    };
+    for (const [i, chain] of NATIVE_CHAINS.entries()) {
+      const dests = [...new Set([EVM_CHAINS[(w + i) % 5], EVM_CHAINS[(w + i + 2) % 5]])];
+      const list: { address: string; dest: EvmChain }[] = [];
+      for (const dest of dests) {
+        const { data } = await http.ok("POST", "/mint/wallets", 201, {
+          token,
+          body: { chain, destinationChain: dest },
+        });
+        list.push({ address: data.address, dest });
+      }
+      wallet.depositAddresses.set(chain, list);
+      // The last wallet has no configuration for two chains: its transfers of those uAssets must be held.
+      if (w === count - 1 && (chain === "doge" || chain === "zec")) continue;
+      const destination = OUTSIDE.depositAddress(chain, w * NATIVE_CHAINS.length + i);
+      const { data } = await http.ok("POST", "/burn/wallets", 201, {
+        token,
+        body: { destinationChain: chain, destinationAddress: destination, memo: chain === "xrp" ? `${7000 + w}` : "" },
+      });
+      transferAddress = String(data.uAssetTransferAddress).toLowerCase();
+      wallet.burnConfigs.set(chain, destination);
+    }
+    wallets.push(wallet);
+  }
+  return { wallets, transferAddress };
+}
+
+/** The operations, decided up front from the seed; every amount unique per chain (and asset) so it names its request. */
+function plan(random: () => number, wallets: Wallet[], operations: number): Op[] {
+  const ops: Op[] = [];
+  const used = new Set<string>();
+  const unique = (prefix: string, amount: bigint) => {
+    while (used.has(`${prefix}|${amount}`)) amount++;
+    used.add(`${prefix}|${amount}`);
+    return amount;
+  };
+  for (let id = 0; id < operations; id++) {
+    const w = wallets[Math.floor(random() * wallets.length)];
+    if (random() < 0.55) {
+      const chain = pick(random, NATIVE_CHAINS);
+      const { address, dest } = pick(random, w.depositAddresses.get(chain)!);
+      const min = NATIVE[chain].minimumDeposit;
+      const below = random() < 0.1;
+      const amount = unique(
+        chain,
+        below
+          ? 1n + randomBelow(random, min - 1n)
+          : min * BigInt(1 + Math.floor(random() * 20)) + randomBelow(random, min),
+      );
+      const ok = amount >= min;
+      ops.push({
+        kind: "deposit",
+        id,
+        chain,
+        address,
+        owner: w.address,
+        dest,
+        amount,
+        expect: ok ? "completed" : "failed",
+        message: ok ? null : ERROR_MESSAGES.insufficientDeposit,
+      });
+    } else {
+      const evm = pick(random, w.burnChains);
+      const native = pick(random, NATIVE_CHAINS);
+      const asset = NATIVE[native].uAsset.symbol;
+      const min = NATIVE[native].uAsset.minimumBurnAmount;
+      const below = random() < 0.12;
+      // Whole units plus a sub-unit remainder of wei that cannot be paid natively.
+      const amount = unique(
+        `${evm}|${asset}`,
+        below
+          ? 1n + randomBelow(random, min - 1n)
+          : min * BigInt(1 + Math.floor(random() * 4)) + randomBelow(random, min) +
+            randomBelow(random, weiPerNativeUnit(native)),
+      );
+      const destination = w.burnConfigs.get(native) ?? null;
+      const expect: Expect = destination === null ? "held" : amount >= min ? "completed" : "failed";
+      ops.push({
+        kind: "burn",
+        id,
+        evm,
+        wallet: w.address,
+        native,
+        asset,
+        amount,
+        expect,
+        message: expect === "failed" ? ERROR_MESSAGES.belowMinimumBurn : null,
+        destination,
+      });
+    }
+  }
+  return ops;
+}
+
+/** Funds every (wallet, chain, uAsset) with exactly what its planned burns need. */
+async function fund(http: Http, ops: Op[]) {
+  const need = new Map<string, { chain: EvmChain; address: string; token: UAsset; amount: bigint }>();
+  for (const op of ops) {
+    if (op.kind !== "burn") continue;
+    const key = `${op.evm}|${op.wallet}|${op.asset}`;
+    const prev = need.get(key) ?? { chain: op.evm, address: op.wallet, token: op.asset, amount: 0n };
+    need.set(key, { ...prev, amount: prev.amount + op.amount });
+  }
+  for (const n of need.values()) {
+    await http.ok("POST", "/sim/faucet", 201, { body: { ...n, amount: n.amount.toString() } });
+  }
+}
+
+async function send(http: Http, op: Op): Promise<Outcome> {
+  const [path, body] = op.kind === "deposit"
+    ? ["/sim/deposits", { chain: op.chain, address: op.address, amount: op.amount.toString() }]
+    : ["/sim/transfers", { chain: op.evm, from: op.wallet, token: op.asset, amount: op.amount.toString() }];
+  try {
+    const res = await http.call("POST", path, { body });
+    if (res.status === 201) return { state: "accepted", txHash: res.body.data.txHash };
+    // A 4xx was refused before anything happened; a 5xx may have failed after the commit: it counts as lost.
+    if (res.status < 500) return { state: "refused", detail: `${res.status} ${JSON.stringify(res.body)}` };
+    return { state: "lost", detail: `HTTP ${res.status}` };
+  } catch (err) {
+    return { state: "lost", detail: err instanceof Error ? err.message : String(err) };
+  }
+}
+
+/** Orders in all, and orders not yet terminal, over every wallet, as partners see them. */
+async function countOrders(http: Http, wallets: Wallet[]): Promise<{ total: number; open: number }> {
+  let total = 0;
+  let open = 0;
+  for (const w of wallets) {
+    const all = await http.ok("GET", "/orders?limit=1", 200, { token: w.token });
+    total += all.data.pagination.total;
+    for (const status of OPEN_STATUSES) {
+      const page = await http.ok("GET", `/orders?limit=1&status=${status}`, 200, { token: w.token });
+      open += page.data.pagination.total;
+    }
+  }
+  return { total, open };
+}
+
+// ---- the run ----
+
+export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
+  const log = options.log ?? (() => {});
+  const began = performance.now();
+  const random = seededRandom(options.seed);
+  const dir = await Deno.makeTempDir({ prefix: "issuance-chaos-" });
+  const kvPath = `${dir}/kv.sqlite3`;
+  const client = Deno.createHttpClient({});
+  const server = new ServerProcess(dir, {
+    KV_PATH: kvPath,
+    BASE_URL,
+    PIPELINE: "on",
+    SIM_BLOCK_MS: String(options.blockMs),
+    SWEEP_MS: String(options.sweepMs),
+    // Generous: a deposit must not time out because the server was down; timeouts are not what this tests.
+    SIM_CONFIRMATION_TIMEOUT_MS: "600000",
+  }, client);
+  const http = new Http(server, client);
+  const problems: string[] = [];
+  let trafficKills = 0;
+  let drainKills = 0;
+  const requestsAtKills: number[] = [];
+  const ordersAtKills: number[] = [];
+  try {
+    log(`chaos: seed ${options.seed}, ${options.operations} operations, folder ${dir}`);
+    await server.start();
+    const { wallets, transferAddress } = await setUp(http, kvPath, random, options.wallets);
+    const ops = plan(random, wallets, options.operations);
+    await fund(http, ops);
+    if (options.rpcErrorRate > 0) {
+      for (const chain of CHAINS) {
+        await http.ok("POST", "/sim/faults", 201, { body: { chain, rpcErrorRate: options.rpcErrorRate } });
+      }
+    }
+    log(`chaos: set up ${wallets.length} wallets; sending with ${options.trafficKills} kills`);
+
+    // Traffic, with kills at seeded points of progress plus a seeded delay: requests and orders are in flight.
+    const outcomes: Outcome[] = new Array(ops.length);
+    let next = 0;
+    let started = 0;
+    let inFlight = 0;
+    const worker = async () => {
+      for (;;) {
+        const i = next++;
+        if (i >= ops.length) return;
+        await server.ready();
+        started++;
+        inFlight++;
+        outcomes[i] = await send(http, ops[i]);
+        inFlight--;
+        await sleep(random() * 2 * options.paceMs);
+      }
+    };
+    const killer = async () => {
+      const k = options.trafficKills;
+      for (let j = 0; j < k; j++) {
+        const at = Math.floor((ops.length * (j + 0.2 + 0.6 * random())) / k);
+        while (started < at) await sleep(2);
+        await sleep(random() * 150);
+        requestsAtKills.push(inFlight);
+        await server.killAndRestart();
+        trafficKills++;
+      }
+    };
+    await Promise.all([...Array.from({ length: options.concurrency }, worker), killer()]);
+
+    // Kills while the pipeline works through what was sent (confirmations, mints, payouts).
+    for (let j = 0; j < options.drainKills; j++) {
+      await sleep(100 + random() * 700);
+      // Counted just before the kill: the orders still moving that it interrupts.
+      ordersAtKills.push((await countOrders(http, wallets)).open);
+      await server.killAndRestart();
+      drainKills++;
+    }
+    const expectedAtLeast = ops.filter((op, i) => outcomes[i].state === "accepted" && op.expect !== "held").length;
+    log(`chaos: sent; ${trafficKills + drainKills} kills; draining`);
+    await drain(http, server, wallets, expectedAtLeast, options, problems);
+    await server.stop();
+
+    const result = await verify(kvPath, ops, outcomes, transferAddress, problems);
+    result.errorsLogged = await errorsLogged(server.logs);
+    problems.push(...server.unexpectedExits);
+    return {
+      ...result,
+      options,
+      dir,
+      seconds: (performance.now() - began) / 1000,
+      kills: trafficKills + drainKills,
+      trafficKills,
+      drainKills,
+      requestsAtKills,
+      ordersAtKills,
+      starts: server.starts,
+      unexpectedExits: server.unexpectedExits,
+      problems,
+    };
+  } finally {
+    await server.stop().catch(() => {});
+    client.close();
+    if (!options.keepDir && problems.length === 0) await Deno.remove(dir, { recursive: true }).catch(() => {});
+    else log(`chaos: kept ${dir} (KV file and server logs)`);
+  }
+}
+
+/** Waits until every order is terminal and the count has held still for a while (lost requests may add orders). */
+async function drain(
+  http: Http,
+  server: ServerProcess,
+  wallets: Wallet[],
+  expectedAtLeast: number,
+  options: ChaosOptions,
+  problems: string[],
+) {
+  const deadline = Date.now() + options.drainTimeoutMs;
+  const stableMs = Math.max(1500, options.blockMs * 30);
+  let last = { total: -1, open: -1 };
+  let since = Date.now();
+  while (Date.now() < deadline) {
+    await server.ready();
+    try {
+      const now = await countOrders(http, wallets);
+      if (now.total !== last.total || now.open !== 0) since = Date.now();
+      last = now;
+      if (now.open === 0 && now.total >= expectedAtLeast && Date.now() - since >= stableMs) return;
+    } catch { /* the server is restarting after a crash of its own */ }
+    await sleep(200);
+  }
+  problems.push(
+    `drain timed out after ${options.drainTimeoutMs} ms: ${last.total} orders (>= ${expectedAtLeast} expected), ` +
+      `${last.open} not terminal`,
+  );
+}
+
+async function errorsLogged(logs: string[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const path of logs) {
+    const text = await Deno.readTextFile(path).catch(() => "");
+    for (const line of text.split("\n")) {
+      // Injected RPC failures are expected and retried; anything else the server calls an error is worth a look.
+      if (line.includes("TransientChainError")) continue;
+      if (/step crashed|failed unexpectedly|broadcast failed|tick failed|Uncaught|error:/i.test(line)) out.push(line);
+    }
+  }
+  return out;
+}
+
+// ---- verification, from the KV file with the server gone ----
+
+/** The sim ledger's transaction record (chains/sim/ledger.ts keeps it under ["sim", chain, "tx", hash]). */
+interface LedgerTx {
+  hash: string;
+  tx: SimTx;
+  success: boolean;
+  reason: string | null;
+  status: "pending" | "included" | "dropped";
+  submittedAt: number;
+}
+
+/** A broadcast this long after its intent was recorded came from recovery (after a kill or an RPC error). */
+const RECOVERED_AFTER_MS = 400;
+
+function recoveredBroadcast(o: Order, t: LedgerTx): boolean {
+  const preparedAt = Date.parse(String((o.details.intent as { preparedAt?: string } | undefined)?.preparedAt));
+  return Number.isFinite(preparedAt) && t.submittedAt - preparedAt >= RECOVERED_AFTER_MS;
+}
+
+async function listValues<T>(kv: Deno.Kv, prefix: Deno.KvKey): Promise<Deno.KvEntry<T>[]> {
+  const out: Deno.KvEntry<T>[] = [];
+  for await (const e of kv.list<T>({ prefix })) out.push(e);
+  return out;
+}
+
+type Verified = Omit<
+  ChaosResult,
+  | "options"
+  | "dir"
+  | "seconds"
+  | "kills"
+  | "trafficKills"
+  | "drainKills"
+  | "requestsAtKills"
+  | "ordersAtKills"
+  | "starts"
+  | "unexpectedExits"
+>;
+
+async function verify(
+  kvPath: string,
+  ops: Op[],
+  outcomes: Outcome[],
+  transferAddress: string,
+  problems: string[],
+): Promise<Verified> {
+  const kv = await openKv(kvPath);
+  try {
+    const problem = (msg: string) => problems.push(msg);
+    const assets = new Map<NativeChain, AssetFigures>(NATIVE_CHAINS.map((c) => [c, {
+      chain: c,
+      token: NATIVE[c].token.symbol,
+      uAsset: NATIVE[c].uAsset.symbol,
+      deposits: 0,
+      depositOrders: 0,
+      depositsCompleted: 0,
+      depositsFailed: 0,
+      deposited: 0n,
+      minted: 0n,
+      burns: 0,
+      burnOrders: 0,
+      held: 0,
+      burnsCompleted: 0,
+      burnsFailed: 0,
+      burned: 0n,
+      paid: 0n,
+      remainderWei: 0n,
+    }]));
+
+    // The chains: every transaction, all of which must be sealed by now.
+    const txs = new Map<ChainSymbol, LedgerTx[]>();
+    let pendingSimTxs = 0;
+    for (const chain of CHAINS) {
+      const list = (await listValues<LedgerTx>(kv, ["sim", chain, "tx"])).map((e) => e.value);
+      txs.set(chain, list);
+      for (const t of list) if (t.status !== "included") problem(`${chain} transaction ${t.hash} is ${t.status}`);
+      pendingSimTxs += (await listValues(kv, ["sim", chain, "pending"])).length;
+    }
+
+    // Each deposit and uAsset transfer on chain back to the one request that made it.
+    const byKey = new Map<string, Op>();
+    const opKey = (op: Op) =>
+      op.kind === "deposit"
+        ? `deposit|${op.chain}|${op.address}|${op.amount}`
+        : `burn|${op.evm}|${op.wallet}|${op.asset}|${op.amount}`;
+    for (const op of ops) byKey.set(opKey(op), op);
+    const landed = new Map<number, LedgerTx>();
+    const matchLanded = (key: string, t: LedgerTx) => {
+      const op = byKey.get(key);
+      if (!op) return problem(`transaction ${t.hash} (${key}) matches no request`);
+      if (landed.has(op.id)) return problem(`request ${op.id} landed twice: ${landed.get(op.id)!.hash}, ${t.hash}`);
+      landed.set(op.id, t);
+    };
+    const ours = new Map<NativeChain, Set<string>>();
+    for (const chain of NATIVE_CHAINS) {
+      ours.set(chain, new Set((await listDepositAddresses(kv, chain)).keys()));
+      for (const t of txs.get(chain)!) {
+        if (t.tx.kind !== "transfer") continue;
+        if (!ours.get(chain)!.has(t.tx.to)) {
+          problem(`${chain} deposit ${t.hash} to ${t.tx.to}, not one of our addresses`);
+          continue;
+        }
+        matchLanded(`deposit|${chain}|${t.tx.to}|${t.tx.amount}`, t);
+      }
+    }
+    for (const chain of EVM_CHAINS) {
+      for (const t of txs.get(chain)!) {
+        if (t.tx.kind !== "erc20" || t.tx.to !== transferAddress) continue;
+        matchLanded(`burn|${chain}|${t.tx.from}|${t.tx.asset}|${t.tx.amount}`, t);
+      }
+    }
+    const requests = { deposits: emptyRequests(), burns: emptyRequests() };
+    ops.forEach((op, i) => {
+      const r = op.kind === "deposit" ? requests.deposits : requests.burns;
+      const outcome = outcomes[i];
+      const tx = landed.get(op.id);
+      r.sent++;
+      if (outcome.state === "accepted") {
+        r.accepted++;
+        if (!tx) problem(`accepted ${op.kind} ${outcome.txHash} (request ${op.id}) is not on chain`);
+        else if (tx.hash !== outcome.txHash) {
+          problem(`request ${op.id}: accepted as ${outcome.txHash}, landed ${tx.hash}`);
+        }
+      } else if (outcome.state === "refused") {
+        r.refused++;
+        if (tx) problem(`refused request ${op.id} (${outcome.detail}) is on chain as ${tx.hash}`);
+      } else {
+        r.lost++;
+        if (tx) r.lostLanded++;
+      }
+    });
+
+    // Orders, grouped by the transfer they come from.
+    const orders = (await listValues<Order>(kv, ["order"])).map((e) => e.value);
+    const bySource = new Map<string, Order[]>();
+    const sourceKey = (chain: string, hash: string, index: number) => `${chain}|${hash}|${index}`;
+    for (const o of orders) {
+      const s = o.details.source as SourceTransfer;
+      const key = sourceKey(s.chain, s.txHash, s.index);
+      bySource.set(key, [...(bySource.get(key) ?? []), o]);
+    }
+    const held = new Map<string, HeldTransfer>();
+    for (const h of await listHeld(kv)) held.set(sourceKey(h.chain, h.txHash, h.index), h);
+    const explained = new Set<string>();
+    let ordersNotTerminal = 0;
+    const failedByMessage: Record<string, number> = {};
+    const allowed = new Set<string>(Object.values(ERROR_MESSAGES));
+    for (const o of orders) {
+      if (!TERMINAL.has(o.status)) {
+        ordersNotTerminal++;
+        problem(`order ${o.id} (${o.type}) stuck in ${o.status}`);
+      }
+      if (o.status === "failed") {
+        failedByMessage[o.errorMessage ?? "(none)"] = (failedByMessage[o.errorMessage ?? "(none)"] ?? 0) + 1;
+        if (!allowed.has(o.errorMessage ?? "")) problem(`order ${o.id} failed with a message not in the spec`);
+      }
+    }
+    for (const op of ops) {
+      const t = landed.get(op.id);
+      if (!t) continue;
+      const chain = op.kind === "deposit" ? op.chain : op.evm;
+      const key = sourceKey(chain, t.hash, 0);
+      explained.add(key);
+      const group = bySource.get(key) ?? [];
+      const seen = (await kv.get<SeenTransfer>(seenKey(chain, t.hash, 0))).value;
+      const a = assets.get(op.kind === "deposit" ? op.chain : op.native)!;
+      if (op.kind === "deposit") a.deposits++;
+      else a.burns++;
+      if (!t.success) problem(`request ${op.id}: transaction ${t.hash} failed on chain (${t.reason})`);
+      if (op.expect === "held") {
+        const h = held.get(key);
+        if (seen?.kind !== "held" || !h) problem(`burn ${t.hash} without configuration: not held (${seen?.kind})`);
+        else if (h.amount !== op.amount.toString()) problem(`held ${t.hash}: amount ${h.amount} != ${op.amount}`);
+        else a.held++;
+        if (group.length > 0) problem(`burn ${t.hash} without configuration has ${group.length} orders`);
+        continue;
+      }
+      if (held.has(key)) problem(`${op.kind} ${t.hash} was held`);
+      if (group.length !== 1) {
+        problem(`${op.kind} ${t.hash} on ${chain} has ${group.length} orders`);
+        if (group.length === 0) continue;
+      }
+      const o = group[0];
+      if (seen?.kind !== "order" || seen.orderId !== o.id) problem(`${op.kind} ${t.hash}: dedupe record ${seen}`);
+      if (o.amount !== op.amount.toString()) problem(`order ${o.id}: amount ${o.amount} != ${op.amount}`);
+      if (op.kind === "deposit") {
+        a.depositOrders++;
+        if (o.type !== "mint" || o.owner !== op.owner || o.destinationChain !== op.dest || o.sourceChain !== op.chain) {
+          problem(`order ${o.id} does not describe deposit ${t.hash}`);
+        }
+      } else {
+        a.burnOrders++;
+        if (
+          o.type !== "burn" || o.owner !== op.wallet || o.destinationChain !== op.native ||
+          o.destinationWallet !== op.destination
+        ) problem(`order ${o.id} does not describe burn ${t.hash}`);
+      }
+      const completed = o.status === "completed";
+      if (o.status !== op.expect || (o.status === "failed" && o.errorMessage !== op.message)) {
+        problem(
+          `order ${o.id} (${op.kind} of ${op.amount}) ended ${o.status} "${o.errorMessage}", expected ${op.expect}`,
+        );
+      }
+      if (op.kind === "deposit") {
+        if (completed) {
+          a.depositsCompleted++;
+          a.deposited += BigInt(o.amount);
+        } else if (o.status === "failed") a.depositsFailed++;
+      } else if (completed) {
+        a.burnsCompleted++;
+        a.burned += BigInt(o.amount);
+        a.remainderWei += BigInt((o.details.remainderWei as string | undefined) ?? "0");
+      } else if (o.status === "failed") a.burnsFailed++;
+    }
+    for (const [key, group] of bySource) {
+      if (!explained.has(key)) problem(`${group.length} order(s) from transfer ${key}, which no request made`);
+    }
+    for (const key of held.keys()) if (!explained.has(key)) problem(`held record for ${key}, which no request made`);
+
+    // Mints: exactly one mint transaction per completed mint order, none for the others.
+    const mints = new Map<string, { chain: EvmChain; t: LedgerTx }[]>();
+    const mintedWei = new Map<UAsset, bigint>();
+    const faucetWei = new Map<UAsset, bigint>();
+    for (const chain of EVM_CHAINS) {
+      for (const t of txs.get(chain)!) {
+        if (t.tx.kind === "faucet" && t.success) {
+          faucetWei.set(t.tx.asset, (faucetWei.get(t.tx.asset) ?? 0n) + t.tx.amount);
+        }
+        if (t.tx.kind !== "mint") continue;
+        mints.set(t.tx.depositId, [...(mints.get(t.tx.depositId) ?? []), { chain, t }]);
+        if (t.success) mintedWei.set(t.tx.asset, (mintedWei.get(t.tx.asset) ?? 0n) + t.tx.amount);
+      }
+    }
+    let mintsExactlyOnce = 0;
+    let recoveredBroadcasts = 0;
+    let completedMints = 0;
+    const mintOrderDeposits = new Set<string>();
+    for (const o of orders.filter((o) => o.type === "mint")) {
+      const depositId = (o.details.depositId as string).toLowerCase();
+      mintOrderDeposits.add(depositId);
+      const attempts = mints.get(depositId) ?? [];
+      if (o.status !== "completed") {
+        if (attempts.length > 0) problem(`${o.status} mint order ${o.id} has ${attempts.length} mint transaction(s)`);
+        continue;
+      }
+      completedMints++;
+      const native = o.sourceChain as NativeChain;
+      const dest = o.destinationChain as EvmChain;
+      const [m] = attempts;
+      const onChain = await new SimLedger(kv, dest).mintedBy(depositId);
+      if (
+        attempts.length === 1 && m.t.success && m.chain === dest && m.t.hash === o.transactionHash &&
+        onChain === m.t.hash && m.t.tx.kind === "mint" && m.t.tx.amount === nativeToWei(native, BigInt(o.amount)) &&
+        m.t.tx.to === o.owner && m.t.tx.asset === NATIVE[native].uAsset.symbol
+      ) {
+        mintsExactlyOnce++;
+        if (recoveredBroadcast(o, m.t)) recoveredBroadcasts++;
+      } else {
+        problem(
+          `completed mint ${o.id}: ${attempts.length} mint tx(s) [${
+            attempts.map((x) => `${x.chain}:${x.t.hash}:${x.t.success ? "ok" : x.t.reason}`).join(", ")
+          }], order tx ${o.transactionHash}, contract says ${onChain}`,
+        );
+      }
+    }
+    for (const [depositId, attempts] of mints) {
+      if (!mintOrderDeposits.has(depositId)) problem(`${attempts.length} mint(s) of deposit ${depositId}, no order`);
+    }
+
+    // Payouts: exactly one per completed burn order, none for the others.
+    const payouts = new Map<string, { chain: NativeChain; t: LedgerTx }[]>();
+    for (const chain of NATIVE_CHAINS) {
+      for (const t of txs.get(chain)!) {
+        if (t.tx.kind !== "payout") continue;
+        payouts.set(t.tx.orderId, [...(payouts.get(t.tx.orderId) ?? []), { chain, t }]);
+        if (t.success) assets.get(chain)!.paid += t.tx.amount;
+      }
+    }
+    let payoutsExactlyOnce = 0;
+    let completedBurns = 0;
+    const burnOrderIds = new Set<string>();
+    for (const o of orders.filter((o) => o.type === "burn")) {
+      burnOrderIds.add(o.id);
+      const attempts = payouts.get(o.id) ?? [];
+      if (o.status !== "completed") {
+        if (attempts.length > 0) problem(`${o.status} burn order ${o.id} has ${attempts.length} payout(s)`);
+        continue;
+      }
+      completedBurns++;
+      const native = o.destinationChain as NativeChain;
+      const [p] = attempts;
+      const nativeAmount = BigInt(o.details.nativeAmount as string);
+      const remainder = BigInt(o.details.remainderWei as string);
+      if (
+        attempts.length === 1 && p.t.success && p.chain === native && p.t.hash === o.transactionHash &&
+        p.t.tx.kind === "payout" && p.t.tx.amount === nativeAmount && p.t.tx.to === o.destinationWallet &&
+        nativeAmount * weiPerNativeUnit(native) + remainder === BigInt(o.amount) &&
+        remainder < weiPerNativeUnit(native)
+      ) {
+        payoutsExactlyOnce++;
+        if (recoveredBroadcast(o, p.t)) recoveredBroadcasts++;
+      } else {
+        problem(
+          `completed burn ${o.id}: ${attempts.length} payout(s) [${
+            attempts.map((x) => `${x.chain}:${x.t.hash}:${x.t.success ? "ok" : x.t.reason}`).join(", ")
+          }], order tx ${o.transactionHash}, native ${nativeAmount} + ${remainder} wei of ${o.amount}`,
+        );
+      }
+    }
+    for (const [orderId, attempts] of payouts) {
+      if (!burnOrderIds.has(orderId)) problem(`${attempts.length} payout(s) for ${orderId}, no such burn order`);
+    }
+
+    // Sums per asset, and the uAsset supply on the chains.
+    const balances = new Map<UAsset, bigint>();
+    const atTransfer = new Map<UAsset, bigint>();
+    for (const chain of EVM_CHAINS) {
+      for (const e of await listValues<bigint>(kv, ["sim", chain, "balance"])) {
+        const [, , , address, asset] = e.key as [string, string, string, string, UAsset];
+        balances.set(asset, (balances.get(asset) ?? 0n) + e.value);
+        if (address === transferAddress) atTransfer.set(asset, (atTransfer.get(asset) ?? 0n) + e.value);
+      }
+    }
+    const burnedOnChain = new Map<UAsset, bigint>();
+    for (const t of landed.values()) {
+      if (t.tx.kind === "erc20") burnedOnChain.set(t.tx.asset, (burnedOnChain.get(t.tx.asset) ?? 0n) + t.tx.amount);
+    }
+    for (const a of assets.values()) {
+      const unit = weiPerNativeUnit(a.chain);
+      const wei = mintedWei.get(a.uAsset) ?? 0n;
+      if (wei % unit !== 0n) problem(`${a.uAsset}: ${wei} wei minted is not a whole number of ${a.token} units`);
+      a.minted = wei / unit;
+      if (a.deposited !== a.minted) problem(`${a.token}: deposited ${a.deposited} (completed) != minted ${a.minted}`);
+      if (a.burned !== a.paid * unit + a.remainderWei) {
+        problem(`${a.uAsset}: burned ${a.burned} wei != paid ${a.paid} x ${unit} + remainder ${a.remainderWei}`);
+      }
+      const supply = balances.get(a.uAsset) ?? 0n;
+      const expected = (faucetWei.get(a.uAsset) ?? 0n) + wei;
+      if (supply !== expected) problem(`${a.uAsset}: supply ${supply} != faucet + minted ${expected}`);
+      if ((atTransfer.get(a.uAsset) ?? 0n) !== (burnedOnChain.get(a.uAsset) ?? 0n)) {
+        problem(
+          `${a.uAsset}: transfer address holds ${atTransfer.get(a.uAsset)} != sent ${burnedOnChain.get(a.uAsset)}`,
+        );
+      }
+    }
+
+    const dueLeft = await countDue(kv);
+    if (dueLeft > 0) problem(`${dueLeft} due entries left after every order ended`);
+    if (pendingSimTxs > 0) problem(`${pendingSimTxs} sim transactions still pending`);
+    return {
+      requests,
+      assets: [...assets.values()],
+      failedByMessage,
+      orders: orders.length,
+      transfers: landed.size,
+      ordersNotTerminal,
+      mintsExactlyOnce,
+      completedMints,
+      payoutsExactlyOnce,
+      completedBurns,
+      dueLeft,
+      recoveredBroadcasts,
+      pendingSimTxs,
+      errorsLogged: [],
+      problems,
+    };
+  } finally {
+    kv.close();
+  }
+}
+
+function emptyRequests(): RequestFigures {
+  return { sent: 0, accepted: 0, refused: 0, lost: 0, lostLanded: 0 };
+}
+
+// ---- the figures ----
+
+export function formatChaos(r: ChaosResult): string {
+  const pad = (v: unknown, n: number) => String(v).padStart(n);
+  const lines: string[] = [];
+  const o = r.options;
+  lines.push(
+    `chaos run: seed ${o.seed}, ${o.operations} operations, ${o.wallets} wallets, ${o.concurrency} senders, ` +
+      `blocks every ${o.blockMs} ms, RPC error rate ${o.rpcErrorRate}, ${r.seconds.toFixed(1)} s`,
+  );
+  lines.push(
+    `kills: ${r.kills} SIGKILLs (${r.trafficKills} while sending, ${r.drainKills} while draining), ` +
+      `${r.starts} server starts, ${r.unexpectedExits.length} exits on its own`,
+  );
+  lines.push(
+    `  requests in flight at the kills while sending: ${r.requestsAtKills.join(", ") || "-"}; ` +
+      `orders not terminal at the kills while draining: ${r.ordersAtKills.join(", ") || "-"}`,
+  );
+  lines.push(
+    `requests    ${pad("sent", 6)}${pad("accepted", 10)}${pad("refused", 9)}${pad("lost", 6)}${pad("lost+landed", 13)}`,
+  );
+  for (const [name, q] of Object.entries(r.requests)) {
+    lines.push(
+      `  ${name.padEnd(9)} ${pad(q.sent, 6)}${pad(q.accepted, 10)}${pad(q.refused, 9)}${pad(q.lost, 6)}${
+        pad(q.lostLanded, 13)
+      }`,
+    );
+  }
+  lines.push(
+    `mint      ${pad("deposits", 9)}${pad("orders", 8)}${pad("completed", 10)}${pad("failed", 8)}${
+      pad("deposited (native units)", 26)
+    }${pad("minted (native units)", 24)}`,
+  );
+  for (const a of r.assets) {
+    lines.push(
+      `  ${a.token.padEnd(7)} ${pad(a.deposits, 9)}${pad(a.depositOrders, 8)}${pad(a.depositsCompleted, 10)}${
+        pad(a.depositsFailed, 8)
+      }${pad(a.deposited, 26)}${pad(a.minted, 24)}  ${a.deposited === a.minted ? "=" : "MISMATCH"}`,
+    );
+  }
+  lines.push(
+    `burn      ${pad("burns", 6)}${pad("orders", 7)}${pad("held", 5)}${pad("completed", 10)}${pad("failed", 7)}${
+      pad("burned (wei)", 26)
+    }${pad("paid (native)", 16)}${pad("remainder (wei)", 21)}`,
+  );
+  for (const a of r.assets) {
+    const ok = a.burned === a.paid * weiPerNativeUnit(a.chain) + a.remainderWei;
+    lines.push(
+      `  ${a.uAsset.padEnd(7)} ${pad(a.burns, 6)}${pad(a.burnOrders, 7)}${pad(a.held, 5)}${pad(a.burnsCompleted, 10)}${
+        pad(a.burnsFailed, 7)
+      }${pad(a.burned, 26)}${pad(a.paid, 16)}${pad(a.remainderWei, 21)}  ${ok ? "= paid x 10^" : "MISMATCH "}${
+        18 - NATIVE[a.chain].token.decimals
+      } + remainder`,
+    );
+  }
+  const failed = Object.entries(r.failedByMessage).map(([m, n]) => `"${m}" ${n}`).join(", ") || "none";
+  lines.push(`failed orders by message: ${failed}`);
+  lines.push(
+    `checks: ${r.transfers} transfers on chain -> ${r.orders} orders + ${r.assets.reduce((s, a) => s + a.held, 0)} ` +
+      `held; ${r.ordersNotTerminal} orders not terminal; mints exactly once ${r.mintsExactlyOnce}/${r.completedMints}; ` +
+      `payouts exactly once ${r.payoutsExactlyOnce}/${r.completedBurns}; ${r.dueLeft} due entries left; ` +
+      `${r.pendingSimTxs} sim transactions pending; ${r.recoveredBroadcasts} mints/payouts broadcast >= ` +
+      `${RECOVERED_AFTER_MS} ms after their intent was recorded (recovery after a kill or RPC error)`,
+  );
+  if (r.errorsLogged.length > 0) {
+    lines.push(
+      `server logged ${r.errorsLogged.length} error line(s), first: ${r.errorsLogged.slice(0, 3).join(" | ")}`,
+    );
+  }
+  lines.push(
+    r.problems.length === 0
+      ? "problems: none"
+      : `problems (${r.problems.length}):\n  ${r.problems.slice(0, 30).join("\n  ")}`,
+  );
+  return lines.join("\n");
+}

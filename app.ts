@@ -41,9 +41,16 @@ export async function buildServices(config: Config, secrets?: Secrets): Promise<
   const kv = await openKv(config.kvPath);
   const transferAddress = uAssetTransferAddress(config, deriver);
   // PIPELINE=off serves the API alone: no chain is touched, so none is built (or refused).
-  const setup = config.pipeline === "on"
-    ? await buildChains(kv, config.chainMode, config.evm, transferAddress)
-    : { chains: null, simulated: config.chainMode === "sim" ? [...NATIVE_CHAINS, ...EVM_CHAINS] : [], live: {} };
+  let setup;
+  try {
+    setup = config.pipeline === "on"
+      ? await buildChains(kv, config.chainMode, config.evm, transferAddress)
+      : { chains: null, simulated: config.chainMode === "sim" ? [...NATIVE_CHAINS, ...EVM_CHAINS] : [], live: {} };
+  } catch (err) {
+    // Refused at start (live mode with simulated chains, a wrong chain id, no RPC): leave no KV handle open.
+    kv.close();
+    throw err;
+  }
   return {
     config,
     kv,
@@ -72,6 +79,11 @@ function pipelineContext(config: Config, kv: Deno.Kv, transferAddress: string, s
     }),
     now: () => new Date(),
     log: (msg, err) => (err === undefined ? console.log(msg) : console.error(msg, err)),
+    faultPoint: config.faultCrashPoint === undefined ? undefined : (point) => {
+      if (point !== config.faultCrashPoint) return;
+      console.error(`FAULT_CRASH_POINT=${point}: killing this process with SIGKILL`);
+      Deno.kill(Deno.pid, "SIGKILL");
+    },
   };
 }
 

@@ -24,24 +24,40 @@ export interface PipelineContext {
   settings: PipelineSettings;
   now: () => Date;
   log: (msg: string, err?: unknown) => void;
+  /**
+   * Fault injection for crash tests: called at "after-sign" (prepared, not recorded), "after-record" (recorded, not
+   * broadcast) and "after-broadcast" (sent, completion not recorded). Unset in normal operation.
+   */
+  faultPoint?: (point: FaultPoint) => void;
 }
+
+export const FAULT_POINTS = ["after-sign", "after-record", "after-broadcast"] as const;
+export type FaultPoint = typeof FAULT_POINTS[number];
 
 /**
  * Settings per chain: a live chain uses its own configuration (confirmations, block time, start block) and the
- * catalog's production timeout; a simulated chain the catalog's small sim confirmations, SIM_BLOCK_MS blocks and
- * SIM_CONFIRMATION_TIMEOUT_MS.
+ * catalog's production timeout unless `<CHAIN>_CONFIRMATION_TIMEOUT_MS` overrides it; a simulated chain the catalog's
+ * small sim confirmations, SIM_BLOCK_MS blocks and SIM_CONFIRMATION_TIMEOUT_MS.
  */
 export function pipelineSettings(opts: {
   blockMs: number;
   confirmationTimeoutMs: number;
   transferAddress: string;
-  live?: Partial<Record<ChainSymbol, { confirmations: number; blockMs: number; startBlock: number | "tip" }>>;
+  live?: Partial<
+    Record<
+      ChainSymbol,
+      { confirmations: number; blockMs: number; startBlock: number | "tip"; confirmationTimeoutMs?: number }
+    >
+  >;
 }): PipelineSettings {
   const live = opts.live ?? {};
   const info = (c: ChainSymbol) => (isEvmChain(c) ? EVM[c] : NATIVE[c]);
   return {
     confirmations: (c) => live[c]?.confirmations ?? info(c).simConfirmations,
-    confirmationTimeoutMs: (c) => live[c] ? info(c).confirmationTimeoutMinutes * 60_000 : opts.confirmationTimeoutMs,
+    confirmationTimeoutMs: (c) =>
+      live[c]
+        ? live[c].confirmationTimeoutMs ?? info(c).confirmationTimeoutMinutes * 60_000
+        : opts.confirmationTimeoutMs,
     blockMs: (c) => live[c]?.blockMs ?? opts.blockMs,
     startBlock: (c) => live[c]?.startBlock ?? 0,
     transferAddress: opts.transferAddress.toLowerCase(),

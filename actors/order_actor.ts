@@ -70,6 +70,7 @@ export async function stepOrder(ctx: PipelineContext, orderId: string): Promise<
   const nextAt = isTerminal(next)
     ? null
     : now.getTime() + (decision.broadcast ? ctx.settings.blockMs(decision.chain!) : 0);
+  if (decision.broadcast) ctx.faultPoint?.("after-sign");
   const atomic = ctx.kv.atomic();
   addOrderUpdate(atomic, entry, next);
   addReschedule(atomic, orderId, due, nextAt);
@@ -78,8 +79,10 @@ export async function stepOrder(ctx: PipelineContext, orderId: string): Promise<
   if (!(await atomic.commit()).ok) return "conflict";
   if (decision.broadcast) {
     // Recorded first, sent second. A failure here is retried from the recorded intent by a later step.
+    ctx.faultPoint?.("after-record");
     try {
       await sendPrepared(ctx, decision.chain!, decision.broadcast);
+      ctx.faultPoint?.("after-broadcast");
     } catch (err) {
       if (!(err instanceof TransientChainError)) ctx.log(`order ${orderId}: broadcast failed; will retry`, err);
     }

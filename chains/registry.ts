@@ -15,7 +15,12 @@ export interface ChainSetup {
   /** Chains served by an embedded simulated ledger (the sim block producer runs for these only). */
   simulated: ChainSymbol[];
   /** Settings of the live chains, for the pipeline. */
-  live: Partial<Record<ChainSymbol, { confirmations: number; blockMs: number; startBlock: number | "tip" }>>;
+  live: Partial<
+    Record<
+      ChainSymbol,
+      { confirmations: number; blockMs: number; startBlock: number | "tip"; confirmationTimeoutMs?: number }
+    >
+  >;
 }
 
 export async function buildChains(
@@ -60,7 +65,12 @@ export async function buildChains(
   const live: ChainSetup["live"] = {};
   for (const chain of liveEvm) {
     const c = evm.chains[chain]!;
-    live[chain] = { confirmations: c.confirmations, blockMs: c.blockMs, startBlock: c.startBlock };
+    live[chain] = {
+      confirmations: c.confirmations,
+      blockMs: c.blockMs,
+      startBlock: c.startBlock,
+      confirmationTimeoutMs: c.confirmationTimeoutMs,
+    };
   }
   return { chains, simulated, live };
 }

@@ -11,6 +11,10 @@ import { setUserWalletStatus } from "../kv/user_wallets.ts";
 import { getOrder } from "../kv/orders.ts";
 import { listHeld } from "../kv/pipeline.ts";
 import { applyOperatorEvent } from "../actors/operator.ts";
+import { privateKeyToAccount } from "viem/accounts";
+import { EVM_CHAINS, isEvmChain } from "../chains/catalog.ts";
+import { deployUAssets, uAssetsEnvValue } from "../chains/evm/deploy.ts";
+import { readMinterKey } from "../config/evm.ts";
 
 const USAGE = `usage: deno task admin <command>
   api-key create --partner <id> [--expires-in-days N]
@@ -21,7 +25,8 @@ const USAGE = `usage: deno task admin <command>
   orders held
   order show <id>
   order cancel <id>
-  order retry <id>`;
+  order retry <id>
+  evm deploy --chain <base|arbitrum|katana|world|unichain> [--rpc-url URL]`;
 
 export class UsageError extends Error {}
 
@@ -104,6 +109,26 @@ const commands: Record<string, Command> = {
     const res = await applyOperatorEvent(kv, id, { type: "retry", confirmBy });
     if (!res.ok) throw new UsageError(res.error);
     out(`order ${id} is ${res.order.status} again; the pipeline picks it up`);
+  },
+  "evm deploy": async (_kv, args, out) => {
+    const { values } = parseArgs({
+      args,
+      options: { chain: { type: "string" }, "rpc-url": { type: "string" } },
+      strict: true,
+    });
+    const chain = values.chain;
+    if (!isEvmChain(chain)) throw new UsageError(`--chain must be one of ${EVM_CHAINS.join(", ")}`);
+    const rpcUrl = values["rpc-url"] ?? Deno.env.get(`${chain.toUpperCase()}_RPC_URLS`)?.split(",")[0]?.trim();
+    if (!rpcUrl) throw new UsageError(`give --rpc-url or set ${chain.toUpperCase()}_RPC_URLS`);
+    const minterFile = Deno.env.get("EVM_MINTER_KEY_FILE");
+    if (!minterFile) throw new UsageError("EVM_MINTER_KEY_FILE must name the minter's key file");
+    const deployerFile = Deno.env.get("EVM_DEPLOYER_KEY_FILE") ?? minterFile;
+    const minter = privateKeyToAccount(await readMinterKey(minterFile));
+    const deployer = privateKeyToAccount(await readMinterKey(deployerFile));
+    const { addresses, deployedAtBlock } = await deployUAssets({ chain, rpcUrl, deployer, minter: minter.address });
+    for (const [symbol, address] of Object.entries(addresses)) out(`${symbol}\t${address}`);
+    out(`deployed at block ${deployedAtBlock} by ${deployer.address}; minter ${minter.address}`);
+    out(`${chain.toUpperCase()}_UASSETS=${uAssetsEnvValue(addresses)}`);
   },
   "wallet activate": async (kv, args, out) => {
     const address = walletArg(args);

@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { type EvmConfig, loadEvmConfig } from "./evm.ts";
+import { FAULT_POINTS, type FaultPoint } from "../actors/context.ts";
 
 export const CHAIN_MODES = ["sim", "live"] as const;
 export type ChainMode = typeof CHAIN_MODES[number];
@@ -31,6 +32,8 @@ export interface Config {
   sweepMs: number;
   /** Live EVM chains (`<CHAIN>_RPC_URLS`, `<CHAIN>_UASSETS`, `EVM_MINTER_KEY_FILE`, ...). */
   evm: EvmConfig;
+  /** Crash tests only: the process SIGKILLs itself the first time an order step reaches this point. */
+  faultCrashPoint: FaultPoint | undefined;
 }
 
 const EnvSchema = z.object({
@@ -45,6 +48,7 @@ const EnvSchema = z.object({
   BURN_TRANSFER_ADDRESS: z.string().regex(/^0x[0-9a-fA-F]{40}$/, "BURN_TRANSFER_ADDRESS must be an EVM address")
     .optional(),
   PIPELINE: z.enum(["on", "off"]).optional(),
+  FAULT_CRASH_POINT: z.enum(FAULT_POINTS).optional(),
   SIM_BLOCK_MS: z.string().regex(/^\d{1,7}$/, "SIM_BLOCK_MS must be a whole number of ms").optional(),
   SIM_CONFIRMATION_TIMEOUT_MS: z.string().regex(/^\d{1,9}$/, "must be a whole number of ms").optional(),
   SWEEP_MS: z.string().regex(/^\d{1,7}$/, "SWEEP_MS must be a whole number of ms").optional(),
@@ -85,6 +89,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     simConfirmationTimeoutMs: Number(e.SIM_CONFIRMATION_TIMEOUT_MS ?? 120_000),
     sweepMs: Math.max(10, Number(e.SWEEP_MS ?? 1000)),
     evm: loadEvmConfig(env),
+    faultCrashPoint: e.FAULT_CRASH_POINT,
   };
 }
 

@@ -14,6 +14,8 @@ export interface LiveEvmChain {
   blockMs: number;
   /** Where the watcher starts on first run: a block number, or the tip at that moment. */
   startBlock: number | "tip";
+  /** How long a uAsset transfer may wait for its confirmations; unset: the catalog's production timeout. */
+  confirmationTimeoutMs?: number;
 }
 
 export interface EvmConfig {
@@ -66,6 +68,8 @@ export function loadEvmConfig(env: Record<string, string | undefined>): EvmConfi
       blockMs: Math.max(10, num("BLOCK_MS", EVM[chain].blockMs)),
       startBlock: start === undefined || start === "" || start === "tip" ? "tip" : num("START_BLOCK", 0),
     };
+    const timeout = num("CONFIRMATION_TIMEOUT_MS", -1);
+    if (timeout >= 0) chains[chain]!.confirmationTimeoutMs = Math.max(1, timeout);
   }
   const feeBump = env.EVM_FEE_BUMP_AFTER_MS;
   if (feeBump && !wholeNumber.safeParse(feeBump).success) throw new Error("EVM_FEE_BUMP_AFTER_MS must be a number");

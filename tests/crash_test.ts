@@ -17,6 +17,6 @@ Deno.test("SIGKILL during deposits and burns: exactly one order per transfer, mi
   });
   console.log(formatChaos(result));
   assert.ok(result.kills >= 5, `only ${result.kills} kills`);
-  assert.ok(result.transfers >= CHAOS_TEST_OPTIONS.operations * 0.8, `only ${result.transfers} transfers landed`);
+  assert.ok(result.transfers >= CHAOS_TEST_OPTIONS.operations * 0.7, `only ${result.transfers} transfers landed`);
   assert.deepEqual(result.problems, []);
 });

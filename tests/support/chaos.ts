@@ -619,11 +619,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     };
     await Promise.all([...Array.from({ length: options.concurrency }, worker), killer()]);
 
-    // Kills while the pipeline works through what was sent (confirmations, mints, payouts).
+    // Kills while the pipeline works through what was sent (confirmations, mints, payouts); none once all ended.
     for (let j = 0; j < options.drainKills; j++) {
-      await sleep(100 + random() * 700);
-      // Counted just before the kill: the orders still moving that it interrupts.
-      ordersAtKills.push((await countOrders(http, wallets)).open);
+      await sleep(50 + random() * 300);
+      const open = (await countOrders(http, wallets)).open;
+      if (open === 0) break;
+      ordersAtKills.push(open);
       await server.killAndRestart();
       drainKills++;
     }

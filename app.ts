@@ -16,7 +16,7 @@ import { requireJwt, type TokenSettings, VerifiedTokenCache } from "./routes/jwt
 import { mintRoutes } from "./routes/mint.ts";
 import { simRoutes } from "./routes/sim.ts";
 import type { PipelineContext } from "./actors/context.ts";
-import { pipelineSettings } from "./actors/context.ts";
+import { settingsFromConfig } from "./config/pipeline.ts";
 import { buildChains, type ChainSetup } from "./chains/registry.ts";
 import { type ChainSymbol, EVM_CHAINS, NATIVE_CHAINS } from "./chains/catalog.ts";
 import { PipelineRuntime } from "./actors/runtime.ts";
@@ -45,7 +45,7 @@ export async function buildServices(config: Config, secrets?: Secrets): Promise<
   try {
     setup = config.pipeline === "on"
       ? await buildChains(kv, config.chainMode, config.evm, transferAddress)
-      : { chains: null, simulated: config.chainMode === "sim" ? [...NATIVE_CHAINS, ...EVM_CHAINS] : [], live: {} };
+      : { chains: null, simulated: config.chainMode === "sim" ? [...NATIVE_CHAINS, ...EVM_CHAINS] : [] };
   } catch (err) {
     // Refused at start (live mode with simulated chains, a wrong chain id, no RPC): leave no KV handle open.
     kv.close();
@@ -71,12 +71,7 @@ function pipelineContext(config: Config, kv: Deno.Kv, transferAddress: string, s
   return {
     kv,
     chains: setup.chains,
-    settings: pipelineSettings({
-      blockMs: config.simBlockMs,
-      confirmationTimeoutMs: config.simConfirmationTimeoutMs,
-      transferAddress,
-      live: setup.live,
-    }),
+    settings: settingsFromConfig(config, transferAddress),
     now: () => new Date(),
     log: (msg, err) => (err === undefined ? console.log(msg) : console.error(msg, err)),
     faultPoint: config.faultCrashPoint === undefined ? undefined : (point) => {

@@ -34,6 +34,14 @@ export interface PipelineContext {
 export const FAULT_POINTS = ["after-sign", "after-record", "after-broadcast"] as const;
 export type FaultPoint = typeof FAULT_POINTS[number];
 
+/** What the pipeline needs to know of a live chain (config/evm.ts `LiveEvmChain` has these fields). */
+export interface LiveChainSettings {
+  confirmations: number;
+  blockMs: number;
+  startBlock: number | "tip";
+  confirmationTimeoutMs?: number;
+}
+
 /**
  * Settings per chain: a live chain uses its own configuration (confirmations, block time, start block) and the
  * catalog's production timeout unless `<CHAIN>_CONFIRMATION_TIMEOUT_MS` overrides it; a simulated chain the catalog's
@@ -43,12 +51,7 @@ export function pipelineSettings(opts: {
   blockMs: number;
   confirmationTimeoutMs: number;
   transferAddress: string;
-  live?: Partial<
-    Record<
-      ChainSymbol,
-      { confirmations: number; blockMs: number; startBlock: number | "tip"; confirmationTimeoutMs?: number }
-    >
-  >;
+  live?: Partial<Record<ChainSymbol, LiveChainSettings>>;
 }): PipelineSettings {
   const live = opts.live ?? {};
   const info = (c: ChainSymbol) => (isEvmChain(c) ? EVM[c] : NATIVE[c]);

@@ -14,13 +14,6 @@ export interface ChainSetup {
   chains: Chains;
   /** Chains served by an embedded simulated ledger (the sim block producer runs for these only). */
   simulated: ChainSymbol[];
-  /** Settings of the live chains, for the pipeline. */
-  live: Partial<
-    Record<
-      ChainSymbol,
-      { confirmations: number; blockMs: number; startBlock: number | "tip"; confirmationTimeoutMs?: number }
-    >
-  >;
 }
 
 export async function buildChains(
@@ -62,15 +55,5 @@ export async function buildChains(
     minter: (c) => adapters.get(c)?.minter ?? sim.minter(c),
     payer: (c) => sim.payer(c),
   };
-  const live: ChainSetup["live"] = {};
-  for (const chain of liveEvm) {
-    const c = evm.chains[chain]!;
-    live[chain] = {
-      confirmations: c.confirmations,
-      blockMs: c.blockMs,
-      startBlock: c.startBlock,
-      confirmationTimeoutMs: c.confirmationTimeoutMs,
-    };
-  }
-  return { chains, simulated, live };
+  return { chains, simulated };
 }

@@ -15,6 +15,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { EVM_CHAINS, isEvmChain } from "../chains/catalog.ts";
 import { deployUAssets, uAssetsEnvValue } from "../chains/evm/deploy.ts";
 import { readMinterKey } from "../config/evm.ts";
+import { settingsFromConfig } from "../config/pipeline.ts";
 
 const USAGE = `usage: deno task admin <command>
   api-key create --partner <id> [--expires-in-days N]
@@ -105,7 +106,11 @@ const commands: Record<string, Command> = {
   },
   "order retry": async (kv, args, out, config) => {
     const id = single(args, "<id>");
-    const confirmBy = new Date(Date.now() + config.simConfirmationTimeoutMs).toISOString();
+    const order = (await getOrder(kv, id)).value;
+    if (!order) throw new UsageError(`no order ${id}`);
+    // A retried timeout waits again for as long as its source chain allows (live chains have their own limits).
+    const settings = settingsFromConfig(config, "");
+    const confirmBy = new Date(Date.now() + settings.confirmationTimeoutMs(order.sourceChain)).toISOString();
     const res = await applyOperatorEvent(kv, id, { type: "retry", confirmBy });
     if (!res.ok) throw new UsageError(res.error);
     out(`order ${id} is ${res.order.status} again; the pipeline picks it up`);

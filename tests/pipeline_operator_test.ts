@@ -66,7 +66,7 @@ async function oneOrder(server: TestServer, token: string, done: (o: Json) => bo
 }
 
 Deno.test("operator commands on a running server", async (t) => {
-  const server = await startTestServer({ ...FAST_PIPELINE, SIM_CONFIRMATION_TIMEOUT_MS: "1500" });
+  const server = await startTestServer({ ...FAST_PIPELINE, SIM_CONFIRMATION_TIMEOUT_MS: "3000" });
   const kv = server.services.kv;
   try {
     await t.step(

@@ -65,10 +65,14 @@ export interface ChaosOptions {
   log?: (line: string) => void;
 }
 
+/**
+ * The short run of `deno task test`. Random kills rarely land in a narrow window; with these figures a mutant that
+ * broadcasts before recording its intent (a double payout after a crash) was caught in 4 runs out of 4.
+ */
 export const CHAOS_TEST_OPTIONS: Omit<ChaosOptions, "seed"> = {
-  operations: 150,
-  trafficKills: 5,
-  drainKills: 1,
+  operations: 200,
+  trafficKills: 8,
+  drainKills: 3,
   wallets: 6,
   concurrency: 6,
   paceMs: 20,

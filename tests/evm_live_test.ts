@@ -1,0 +1,755 @@
+/**
+ * Live EVM against a real EVM node: each test starts its own anvil with Base's chain id (8453), deploys the five
+ * uAssets from contracts/, and runs the service with Base live (`BASE_RPC_URLS`, `BASE_UASSETS`, ...) beside the
+ * simulated native chains. A sim deposit becomes a real mint, a real ERC-20 transfer becomes a burn paid on a sim
+ * chain, SIGKILLs of a child-process server around the broadcast still leave exactly one mint, a reorg before
+ * confirmation never pays (and a reorged mint is re-sent as the same transaction), a dead first RPC URL fails over,
+ * and live mode and a wrong chain id are refused at start. `deno task admin evm deploy` deploys usable contracts.
+ */
+import assert from "node:assert/strict";
+import {
+  type Address,
+  createPublicClient,
+  createWalletClient,
+  defineChain,
+  type Hex,
+  http,
+  keccak256,
+  parseAbiItem,
+  type PublicClient,
+  toHex,
+} from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { buildServices } from "../app.ts";
+import { EVM, EVM_CHAINS, NATIVE_CHAINS, type UAsset } from "../chains/catalog.ts";
+import { deployUAssets, uAssetsEnvValue } from "../chains/evm/deploy.ts";
+import { loadConfig } from "../config/env.ts";
+import { loadEvmConfig } from "../config/evm.ts";
+import { loadSecrets } from "../config/secrets.ts";
+import { DEFAULT_ADMIN_ROLE, MINTER_ROLE, UASSET_ABI } from "../contracts/uasset.ts";
+import { createApiKey } from "../kv/api_keys.ts";
+import { openKv } from "../kv/open.ts";
+import { getOrder, listOrders, type Order } from "../kv/orders.ts";
+import type { Intent } from "../actors/transition.ts";
+import type { SourceTransfer } from "../actors/order_actor.ts";
+import { type Anvil, ANVIL_PRIVATE_KEYS, anvilRpc, startAnvil } from "./support/anvil.ts";
+import { expectedDepositId, toWei, waitUntil } from "./support/chain_facts.ts";
+import { balance, FAST_PIPELINE, type Json, sim, terminal, waitForOrders } from "./support/pipeline.ts";
+import { call, randomWallet, startTestServer, type TestServer, tokenFor } from "./support/server.ts";
+
+const ROOT = new URL("../", import.meta.url).pathname;
+const BASE_CHAIN_ID = EVM.base.chainId;
+const deployer = privateKeyToAccount(ANVIL_PRIVATE_KEYS[0]);
+const minter = privateKeyToAccount(ANVIL_PRIVATE_KEYS[1]);
+/** A partner's wallet that holds uAssets and burns them with real transfers. */
+const holder = privateKeyToAccount(ANVIL_PRIVATE_KEYS[2]);
+/** Where redeemed SOL is paid (an address of nobody we know). */
+const SOL_DESTINATION = "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM";
+const MINTED_LOG = parseAbiItem("event Minted(bytes32 indexed depositId, address indexed to, uint256 amount)");
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  listener.close();
+  return port;
+}
+
+/** A local port nothing listens on: connections are refused at once. */
+const closedPortUrl = () => `http://127.0.0.1:${freePort()}`;
+
+// ---- a live Base on anvil ----
+
+interface LiveBase {
+  anvil: Anvil;
+  dir: string;
+  minterKeyFile: string;
+  uAssets: Record<UAsset, Address>;
+  deployedAt: bigint;
+  client: PublicClient;
+  /** The service's environment for this chain; `over` wins. */
+  env(over?: Record<string, string>): Record<string, string>;
+  balanceOf(asset: UAsset, who: string): Promise<bigint>;
+  minted(asset: UAsset, depositId: string): Promise<boolean>;
+  mintedLogs(asset: UAsset, depositId: string): Promise<{ transactionHash: string }[]>;
+  mine(blocks?: number): Promise<unknown>;
+  /** `evm_mine` every `ms` until the returned stop is awaited, so confirmations accrue. */
+  mineEvery(ms: number): () => Promise<void>;
+  /** The deployer takes MINTER_ROLE too and mints `amount` of `asset` to `to` (test funding, not the service). */
+  fund(asset: UAsset, to: Address, amount: bigint): Promise<void>;
+  /** A real ERC-20 transfer by `holder`, mined by automine. */
+  transfer(asset: UAsset, to: string, amount: bigint): Promise<Hex>;
+  close(): Promise<void>;
+}
+
+async function liveBase(): Promise<LiveBase> {
+  const anvil = await startAnvil({ chainId: BASE_CHAIN_ID });
+  const dir = await Deno.makeTempDir({ prefix: "evm-live-test-" });
+  try {
+    const minterKeyFile = `${dir}/minter.key`;
+    await Deno.writeTextFile(minterKeyFile, `${ANVIL_PRIVATE_KEYS[1]}\n`, { mode: 0o600 });
+    const { addresses: uAssets, deployedAtBlock } = await deployUAssets({
+      chain: "base",
+      rpcUrl: anvil.url,
+      deployer,
+      minter: minter.address,
+    });
+    const chain = defineChain({
+      id: BASE_CHAIN_ID,
+      name: "anvil-base",
+      nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+      rpcUrls: { default: { http: [anvil.url] } },
+    });
+    const client = createPublicClient({ chain, transport: http(anvil.url), cacheTime: 0 }) as PublicClient;
+    const wallet = (account: typeof deployer) => createWalletClient({ account, chain, transport: http(anvil.url) });
+    const waitMined = async (hash: Hex) => {
+      const r = await client.waitForTransactionReceipt({ hash, pollingInterval: 10 });
+      assert.equal(r.status, "success", `test transaction ${hash} reverted`);
+    };
+    let funder: Promise<void> | null = null;
+    return {
+      anvil,
+      dir,
+      minterKeyFile,
+      uAssets,
+      deployedAt: deployedAtBlock,
+      client,
+      env: (over = {}) => ({
+        BASE_RPC_URLS: anvil.url,
+        BASE_UASSETS: uAssetsEnvValue(uAssets),
+        EVM_MINTER_KEY_FILE: minterKeyFile,
+        BASE_CONFIRMATIONS: "2",
+        BASE_BLOCK_MS: "50",
+        BASE_START_BLOCK: String(deployedAtBlock),
+        ...over,
+      }),
+      balanceOf: (asset, who) =>
+        client.readContract({
+          address: uAssets[asset],
+          abi: UASSET_ABI,
+          functionName: "balanceOf",
+          args: [who.toLowerCase() as Address],
+        }),
+      minted: (asset, depositId) =>
+        client.readContract({
+          address: uAssets[asset],
+          abi: UASSET_ABI,
+          functionName: "minted",
+          args: [depositId as Hex],
+        }),
+      mintedLogs: async (asset, depositId) =>
+        (await client.getLogs({
+          address: uAssets[asset],
+          event: MINTED_LOG,
+          args: { depositId: depositId as Hex },
+          fromBlock: 0n,
+          toBlock: "latest",
+        })).filter((l) => !l.removed),
+      mine: (blocks = 1) => anvilRpc(anvil.url, "anvil_mine", [toHex(blocks)]),
+      mineEvery(ms) {
+        let running = true;
+        const loop = (async () => {
+          while (running) {
+            await anvilRpc(anvil.url, "evm_mine").catch(() => {});
+            await sleep(ms);
+          }
+        })();
+        return async () => {
+          running = false;
+          await loop;
+        };
+      },
+      async fund(asset, to, amount) {
+        funder ??= (async () => {
+          const role = await wallet(deployer).writeContract({
+            address: uAssets[asset],
+            abi: UASSET_ABI,
+            functionName: "grantRole",
+            args: [MINTER_ROLE, deployer.address],
+          });
+          await waitMined(role);
+        })();
+        await funder;
+        const hash = await wallet(deployer).writeContract({
+          address: uAssets[asset],
+          abi: UASSET_ABI,
+          functionName: "mint",
+          args: [to, amount, keccak256(toHex(`evm-live-test:fund:${to}:${amount}`))],
+        });
+        await waitMined(hash);
+      },
+      async transfer(asset, to, amount) {
+        const hash = await wallet(holder).writeContract({
+          address: uAssets[asset],
+          abi: UASSET_ABI,
+          functionName: "transfer",
+          args: [to as Address, amount],
+        });
+        await waitMined(hash);
+        return hash;
+      },
+      async close() {
+        await anvil.stop();
+        await Deno.remove(dir, { recursive: true }).catch(() => {});
+      },
+    };
+  } catch (err) {
+    await anvil.stop();
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+    throw err;
+  }
+}
+
+async function storedOrder(kv: Deno.Kv, id: string): Promise<Order> {
+  const e = await getOrder(kv, id);
+  if (!e.value) throw new Error(`no order ${id}`);
+  return e.value;
+}
+
+/** A partner with a sol -> base deposit address; returns the wallet, its token and the address. */
+async function solToBasePartner(server: TestServer) {
+  const wallet = randomWallet().toLowerCase();
+  const token = await tokenFor(server, wallet);
+  const created = await call(server, "POST", "/mint/wallets", {
+    token,
+    body: { chain: "sol", destinationChain: "base" },
+  });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  return { wallet, token, address: created.body.data.address as string };
+}
+
+/** Deposits `amount` lamports through the sim and waits for the single resulting mint order to end. */
+async function mintThroughService(server: TestServer, live: LiveBase, amount: bigint) {
+  const partner = await solToBasePartner(server);
+  const deposit = await sim(server, "deposits", {
+    chain: "sol",
+    address: partner.address,
+    amount: amount.toString(),
+  });
+  const seen = new Map<string, string[]>();
+  const [order] = await waitForOrders(server, partner.token, (o) => o.length === 1 && terminal(o[0]), {
+    seen,
+    timeoutMs: 20_000,
+  });
+  const stored = await storedOrder(server.services.kv, order.id);
+  return { partner, deposit, order, stored, statuses: seen.get(order.id)!, live };
+}
+
+/** What a completed mint must look like on chain: one successful tx, one Minted log, the exact balance. */
+async function assertMintedOnce(live: LiveBase, o: { order: Json; stored: Order; wallet: string; amount: bigint }) {
+  assert.equal(o.order.status, "completed", JSON.stringify(o.order));
+  assert.match(o.order.transactionHash, /^0x[0-9a-f]{64}$/);
+  const receipt = await live.client.getTransactionReceipt({ hash: o.order.transactionHash });
+  assert.equal(receipt.status, "success");
+  assert.equal(receipt.to?.toLowerCase(), live.uAssets.uSOL.toLowerCase());
+  assert.equal(await live.balanceOf("uSOL", o.wallet), toWei("sol", o.amount));
+  const depositId = o.stored.details.depositId as string;
+  const source = o.stored.details.source as SourceTransfer;
+  assert.equal(depositId, await expectedDepositId("sol", source.txHash, source.index));
+  assert.equal(await live.minted("uSOL", depositId), true);
+  const logs = await live.mintedLogs("uSOL", depositId);
+  assert.equal(logs.length, 1, `exactly one Minted log for ${depositId}: ${logs.map((l) => l.transactionHash)}`);
+  assert.equal(logs[0].transactionHash, o.order.transactionHash);
+  // The minter key sent exactly one transaction: nothing was signed and sent twice.
+  assert.equal(await live.client.getTransactionCount({ address: minter.address }), 1);
+  return depositId;
+}
+
+// ---- 1, 2, 5: mint, burn, failover, in-process server ----
+
+Deno.test("live Base: a sim SOL deposit mints real uSOL on anvil", async () => {
+  const live = await liveBase();
+  const stopMining = live.mineEvery(60);
+  const server = await startTestServer({ ...FAST_PIPELINE, ...live.env() });
+  try {
+    assert.deepEqual(server.services.simulatedChains.includes("base"), false, "base is live here");
+    const amount = 1_234_567_891n;
+    const r = await mintThroughService(server, live, amount);
+    await assertMintedOnce(live, { order: r.order, stored: r.stored, wallet: r.partner.wallet, amount });
+    assert.equal(r.order.destinationChain, "base");
+    assert.equal(r.order.destinationWallet, r.partner.wallet);
+    assert.ok(r.statuses.includes("minting") || r.statuses.includes("pending"), r.statuses.join(","));
+    const intent = r.stored.details.intent as Intent;
+    assert.equal(intent.txHash, r.order.transactionHash, "the recorded transaction is the one mined");
+  } finally {
+    await server.close();
+    await stopMining();
+    await live.close();
+  }
+});
+
+Deno.test("live Base: a real uSOL transfer to the transfer address is burned and paid on sim Solana", async () => {
+  const live = await liveBase();
+  const stopMining = live.mineEvery(60);
+  const server = await startTestServer({ ...FAST_PIPELINE, ...live.env() });
+  try {
+    await live.fund("uSOL", holder.address, 5n * 10n ** 18n);
+    const token = await tokenFor(server, holder.address);
+    const configured = await call(server, "POST", "/burn/wallets", {
+      token,
+      body: { destinationChain: "sol", destinationAddress: SOL_DESTINATION },
+    });
+    assert.equal(configured.status, 201, JSON.stringify(configured.body));
+    const transferAddress = server.services.uAssetTransferAddress;
+    assert.equal(configured.body.data.uAssetTransferAddress.toLowerCase(), transferAddress.toLowerCase());
+    // 1.5 uSOL and 123 wei: 1.5 SOL is paid, the 123 wei below one lamport are recorded.
+    const amount = 1_500_000_000_000_000_123n;
+    const hash = await live.transfer("uSOL", transferAddress, amount);
+    const [order] = await waitForOrders(server, token, (o) => o.length === 1 && terminal(o[0]), { timeoutMs: 20_000 });
+    assert.equal(order.status, "completed", JSON.stringify(order));
+    assert.equal(order.type, "burn");
+    assert.equal(order.sourceChain, "base");
+    assert.equal(order.destinationChain, "sol");
+    assert.equal(order.token, "uSOL");
+    assert.equal(order.amount, amount.toString());
+    assert.equal(order.destinationWallet, SOL_DESTINATION);
+    const stored = await storedOrder(server.services.kv, order.id);
+    assert.equal((stored.details.source as SourceTransfer).txHash, hash.toLowerCase());
+    assert.equal(stored.details.remainderWei, "123");
+    assert.equal(await balance(server, "sol", SOL_DESTINATION), amount / 10n ** 9n);
+    assert.equal(await balance(server, "sol", SOL_DESTINATION), 1_500_000_000n);
+    assert.equal(await live.balanceOf("uSOL", transferAddress), amount);
+    assert.equal(await live.balanceOf("uSOL", holder.address), 5n * 10n ** 18n - amount);
+  } finally {
+    await server.close();
+    await stopMining();
+    await live.close();
+  }
+});
+
+Deno.test("live Base: a dead first RPC URL fails over to the next and the mint completes", async () => {
+  const live = await liveBase();
+  const stopMining = live.mineEvery(60);
+  const dead = closedPortUrl();
+  // The dead URL alone is refused at start: it really answers nothing.
+  const onlyDead = loadConfig({
+    KV_PATH: `${live.dir}/dead.sqlite3`,
+    PIPELINE: "on",
+    ...live.env({ BASE_RPC_URLS: dead }),
+  });
+  await assert.rejects(
+    async () => buildServices(onlyDead, await loadSecrets(onlyDead, () => {})),
+    /base|eth_chainId|fetch|connect/i,
+  );
+  const server = await startTestServer({
+    ...FAST_PIPELINE,
+    ...live.env({ BASE_RPC_URLS: `${dead},${live.anvil.url}` }),
+  });
+  try {
+    const amount = 20_000_001n;
+    const r = await mintThroughService(server, live, amount);
+    await assertMintedOnce(live, { order: r.order, stored: r.stored, wallet: r.partner.wallet, amount });
+  } finally {
+    await server.close();
+    await stopMining();
+    await live.close();
+  }
+});
+
+// ---- 4: reorgs before confirmation ----
+
+Deno.test("live Base: a burn transfer reorganised away before its confirmations is never paid", async () => {
+  const live = await liveBase();
+  const server = await startTestServer({
+    ...FAST_PIPELINE,
+    ...live.env({ BASE_CONFIRMATIONS: "5", BASE_CONFIRMATION_TIMEOUT_MS: "2500" }),
+  });
+  try {
+    await live.fund("uSOL", holder.address, 3n * 10n ** 18n);
+    const token = await tokenFor(server, holder.address);
+    const configured = await call(server, "POST", "/burn/wallets", {
+      token,
+      body: { destinationChain: "sol", destinationAddress: SOL_DESTINATION },
+    });
+    assert.equal(configured.status, 201);
+    const snapshot = await anvilRpc<string>(live.anvil.url, "evm_snapshot");
+    const amount = 2n * 10n ** 18n;
+    const hash = await live.transfer("uSOL", server.services.uAssetTransferAddress, amount);
+    const [pending] = await waitForOrders(server, token, (o) => o.length === 1);
+    assert.equal(pending.status, "pending");
+    await live.mine(2); // 3 of 5 confirmations: still pending
+    await sleep(200);
+    assert.equal((await storedOrder(server.services.kv, pending.id)).status, "pending");
+
+    assert.equal(await anvilRpc(live.anvil.url, "evm_revert", [snapshot]), true);
+    await live.mine(8); // more than enough confirmations, had the transfer stayed
+    assert.equal(await live.client.getTransactionReceipt({ hash }).catch(() => null), null, "the transfer is gone");
+    assert.equal(await live.balanceOf("uSOL", server.services.uAssetTransferAddress), 0n);
+
+    const [order] = await waitForOrders(server, token, (o) => o.length === 1 && terminal(o[0]), { timeoutMs: 10_000 });
+    assert.equal(order.status, "failed", JSON.stringify(order));
+    assert.equal(order.errorMessage, "Blockchain confirmation timeout");
+    assert.equal(order.transactionHash, null);
+    const stored = await storedOrder(server.services.kv, order.id);
+    assert.equal(stored.details.intent, undefined, "no payout was ever prepared");
+    assert.equal(await balance(server, "sol", SOL_DESTINATION), 0n, "nothing was paid");
+  } finally {
+    await server.close();
+    await live.close();
+  }
+});
+
+Deno.test("live Base: a mint reorganised away before its confirmations is re-sent as the same transaction, once", async () => {
+  const live = await liveBase();
+  const server = await startTestServer({ ...FAST_PIPELINE, ...live.env({ BASE_CONFIRMATIONS: "5" }) });
+  let stopMining: (() => Promise<void>) | null = null;
+  try {
+    const partner = await solToBasePartner(server);
+    const snapshot = await anvilRpc<string>(live.anvil.url, "evm_snapshot");
+    const amount = 300_000_007n;
+    await sim(server, "deposits", { chain: "sol", address: partner.address, amount: amount.toString() });
+    const [first] = await waitForOrders(server, partner.token, (o) => o.length === 1);
+    const minting = await waitUntil("the mint recorded and mined (1 of 5 confirmations)", async () => {
+      const o = await storedOrder(server.services.kv, first.id);
+      const intent = o.details.intent as Intent | undefined;
+      if (o.status !== "minting" || !intent) return null;
+      const r = await live.client.getTransactionReceipt({ hash: intent.txHash as Hex }).catch(() => null);
+      return r ? { order: o, intent, receipt: r } : null;
+    });
+    const depositId = minting.order.details.depositId as string;
+    assert.equal(await live.minted("uSOL", depositId), true);
+    await sleep(300); // several looks by the actor: 1 of 5 confirmations is not enough to complete
+    assert.equal((await storedOrder(server.services.kv, first.id)).status, "minting");
+
+    // The reorg: the block with the mint is gone. Automine off, so a re-broadcast waits in the mempool for us.
+    await anvilRpc(live.anvil.url, "evm_setAutomine", [false]);
+    assert.equal(await anvilRpc(live.anvil.url, "evm_revert", [snapshot]), true);
+    assert.equal(
+      await live.client.getTransactionReceipt({ hash: minting.intent.txHash as Hex }).catch(() => null),
+      null,
+    );
+    assert.equal(await live.minted("uSOL", depositId), false);
+    assert.equal(await live.balanceOf("uSOL", partner.wallet), 0n);
+    assert.equal((await storedOrder(server.services.kv, first.id)).status, "minting", "not completed on a lost block");
+
+    stopMining = live.mineEvery(60);
+    const [order] = await waitForOrders(server, partner.token, (o) => o.length === 1 && terminal(o[0]), {
+      timeoutMs: 20_000,
+    });
+    const stored = await storedOrder(server.services.kv, order.id);
+    await assertMintedOnce(live, { order, stored, wallet: partner.wallet, amount });
+    assert.equal(order.transactionHash, minting.intent.txHash, "the very same signed transaction landed again");
+  } finally {
+    await stopMining?.();
+    await server.close();
+    await live.close();
+  }
+});
+
+// ---- 3: SIGKILL around the broadcast, server as a child process ----
+
+/** The real server (`main.ts`) as a child process on a KV file; logs go to files in `dir`. */
+class ChildServer {
+  static #starts = 0;
+  private constructor(
+    readonly url: string,
+    readonly status: Promise<Deno.CommandStatus>,
+    private readonly child: Deno.ChildProcess,
+    private readonly pipes: Promise<unknown>,
+    readonly errLog: string,
+  ) {}
+
+  static async start(dir: string, env: Record<string, string>): Promise<ChildServer> {
+    const port = freePort();
+    const n = ++ChildServer.#starts;
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--unstable-kv", "--unstable-cron", "main.ts"],
+      cwd: ROOT,
+      env: { ...env, PORT: String(port) },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const errLog = `${dir}/server-${n}.err.log`;
+    const pipes = Promise.allSettled([
+      child.stdout.pipeTo((await Deno.open(`${dir}/server-${n}.out.log`, { write: true, create: true })).writable),
+      child.stderr.pipeTo((await Deno.open(errLog, { write: true, create: true })).writable),
+    ]);
+    let exited = false;
+    const status = child.status.then(async (s) => {
+      exited = true;
+      await pipes;
+      return s;
+    });
+    const server = new ChildServer(`http://127.0.0.1:${port}`, status, child, pipes, errLog);
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline && !exited) {
+      try {
+        const res = await fetch(`${server.url}/healthz`);
+        await res.body?.cancel();
+        if (res.ok) return server;
+      } catch { /* not listening yet */ }
+      await sleep(20);
+    }
+    if (!exited) child.kill("SIGKILL");
+    await status;
+    throw new Error(`server did not become healthy: ${await server.errTail()}`);
+  }
+
+  async errTail(): Promise<string> {
+    return (await Deno.readTextFile(this.errLog).catch(() => "")).slice(-3000);
+  }
+
+  async call(
+    method: string,
+    path: string,
+    opts: { token?: string; body?: unknown; headers?: Record<string, string> } = {},
+  ) {
+    const headers: Record<string, string> = { ...opts.headers };
+    if (opts.token) headers.Authorization = `Bearer ${opts.token}`;
+    if (opts.body !== undefined) headers["Content-Type"] = "application/json";
+    const res = await fetch(`${this.url}${path}`, {
+      method,
+      headers,
+      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+    });
+    const text = await res.text();
+    let body: Json = text;
+    try {
+      body = JSON.parse(text);
+    } catch { /* not JSON */ }
+    return { status: res.status, body };
+  }
+
+  /** Resolves with the exit status, or null after `ms`. */
+  async exited(ms: number): Promise<Deno.CommandStatus | null> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<null>((r) => (timer = setTimeout(() => r(null), ms)));
+    try {
+      return await Promise.race([this.status, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async stop(): Promise<void> {
+    try {
+      this.child.kill("SIGTERM");
+    } catch { /* already gone */ }
+    const s = await this.exited(5_000);
+    if (s === null) {
+      try {
+        this.child.kill("SIGKILL");
+      } catch { /* gone */ }
+    }
+    await this.status;
+    await this.pipes;
+  }
+}
+
+async function crashCase(point: "after-sign" | "after-record" | "after-broadcast") {
+  const live = await liveBase();
+  const stopMining = live.mineEvery(60);
+  const kvPath = `${live.dir}/kv.sqlite3`;
+  const env = {
+    KV_PATH: kvPath,
+    // Fixed, so the partner's token (aud) stays valid on the restarted server, which listens on a new port.
+    BASE_URL: "http://evm-live.test",
+    SIM_BLOCK_MS: "40",
+    SWEEP_MS: "40",
+    SIM_CONFIRMATION_TIMEOUT_MS: "30000",
+    ...live.env(),
+    PIPELINE: "on",
+    CHAIN_MODE: "sim",
+  };
+  let server: ChildServer | null = null;
+  try {
+    // The operator's API key, written on the KV file before the server exists (as `deno task admin` would).
+    const adminKv = await openKv(kvPath);
+    const apiKey = (await createApiKey(adminKv, "crash-partner")).apiKey;
+    adminKv.close();
+
+    server = await ChildServer.start(live.dir, { ...env, FAULT_CRASH_POINT: point });
+    const wallet = randomWallet().toLowerCase();
+    const auth = await server.call("POST", "/auth/token", {
+      headers: { "X-API-Key": apiKey },
+      body: { walletAddress: wallet },
+    });
+    assert.equal(auth.status, 200, JSON.stringify(auth.body));
+    const token = auth.body.token as string;
+    const created = await server.call("POST", "/mint/wallets", {
+      token,
+      body: { chain: "sol", destinationChain: "base" },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const amount = 77_000_003n;
+    const deposit = await server.call("POST", "/sim/deposits", {
+      body: { chain: "sol", address: created.body.data.address, amount: amount.toString() },
+    });
+    assert.equal(deposit.status, 201, JSON.stringify(deposit.body));
+
+    const died = await server.exited(20_000);
+    assert.ok(died, `the server did not crash at ${point}: ${await server.errTail()}`);
+    assert.equal(died.signal, "SIGKILL", `exit ${JSON.stringify(died)}: ${await server.errTail()}`);
+    assert.match(await server.errTail(), new RegExp(`FAULT_CRASH_POINT=${point}`));
+    server = null;
+
+    // What the dead process left in KV, read on a handle of our own.
+    const kv = await openKv(kvPath);
+    const { orders } = await listOrders(kv, wallet, { limit: 10, offset: 0 });
+    kv.close();
+    assert.equal(orders.length, 1);
+    const before = orders[0];
+    const recorded = before.details.intent as Intent | undefined;
+    const sentBefore = await live.client.getTransactionCount({ address: minter.address });
+    if (point === "after-sign") {
+      assert.equal(before.status, "processing", "signed but never recorded");
+      assert.equal(recorded, undefined);
+      assert.equal(sentBefore, 0, "nothing was broadcast");
+    } else {
+      assert.equal(before.status, "minting");
+      assert.ok(recorded, "the intent was recorded before the crash");
+      const onChain = await live.client.getTransactionReceipt({ hash: recorded.txHash as Hex }).catch(() => null);
+      if (point === "after-record") {
+        assert.equal(onChain, null, "recorded but never broadcast");
+        assert.equal(sentBefore, 0);
+      } else {
+        assert.equal(onChain?.status, "success", "broadcast (and automined) before the crash");
+      }
+    }
+
+    server = await ChildServer.start(live.dir, { ...env, FAULT_CRASH_POINT: "" });
+    let last: Json = null;
+    const order = await waitUntil("the order to end after the restart", async () => {
+      const res = await server!.call("GET", "/orders", { token });
+      last = res.body;
+      const o = res.body?.data?.orders?.[0];
+      return o && terminal(o) ? o : null;
+    }, 20_000).catch(async (err) => {
+      throw new Error(`${err.message}; last ${JSON.stringify(last)}; log: ${await server!.errTail()}`);
+    });
+    await server.stop();
+    server = null;
+
+    const kv2 = await openKv(kvPath);
+    const stored = await storedOrder(kv2, order.id);
+    kv2.close();
+    await assertMintedOnce(live, { order, stored, wallet, amount });
+    if (recorded) {
+      assert.equal(
+        order.transactionHash,
+        recorded.txHash,
+        "the transaction recorded before the crash is the one mined",
+      );
+    }
+  } finally {
+    await server?.stop();
+    await stopMining();
+    await live.close();
+  }
+}
+
+Deno.test("live Base, SIGKILL after signing, before recording: the restarted server mints exactly once", async () => {
+  await crashCase("after-sign");
+});
+
+Deno.test("live Base, SIGKILL after recording, before broadcasting: the recorded transaction is sent, once", async () => {
+  await crashCase("after-record");
+});
+
+Deno.test("live Base, SIGKILL after broadcasting, before completion: no second mint", async () => {
+  await crashCase("after-broadcast");
+});
+
+// ---- 6: refused at start ----
+
+Deno.test("live Base: CHAIN_MODE=live refuses the simulated chains; a node of another chain id is refused", async (t) => {
+  const dir = await Deno.makeTempDir({ prefix: "evm-live-refuse-" });
+  const other = await startAnvil(); // chain id 31337, not Base's
+  try {
+    const keyFile = `${dir}/minter.key`;
+    await Deno.writeTextFile(keyFile, ANVIL_PRIVATE_KEYS[1]);
+    const fakeAssets = uAssetsEnvValue(
+      Object.fromEntries(
+        ["uSOL", "uXRP", "uSUI", "uDOGE", "uZEC"].map((u, i) => [u, `0x${String(i + 1).padStart(40, "0")}`]),
+      ) as Record<UAsset, string>,
+    );
+    const baseEnv = {
+      KV_PATH: `${dir}/kv.sqlite3`,
+      PIPELINE: "on",
+      BASE_RPC_URLS: other.url,
+      BASE_UASSETS: fakeAssets,
+      EVM_MINTER_KEY_FILE: keyFile,
+    };
+    const secrets = await loadSecrets(loadConfig(baseEnv), () => {});
+
+    await t.step("CHAIN_MODE=live with only Base configured names every simulated chain", async () => {
+      const config = loadConfig({ ...baseEnv, CHAIN_MODE: "live" });
+      await assert.rejects(() => buildServices(config, secrets), (err: Error) => {
+        assert.match(err.message, /CHAIN_MODE=live/);
+        for (const c of [...NATIVE_CHAINS, ...EVM_CHAINS.filter((c) => c !== "base")]) {
+          assert.match(err.message, new RegExp(`\\b${c}\\b`), `names ${c}: ${err.message}`);
+        }
+        assert.doesNotMatch(err.message, /\bbase\b/);
+        return true;
+      });
+    });
+
+    await t.step("BASE_RPC_URLS on a node reporting another eth_chainId is refused at start, naming base", async () => {
+      const config = loadConfig(baseEnv);
+      await assert.rejects(() => buildServices(config, secrets), (err: Error) => {
+        assert.match(err.message, /^base: /);
+        assert.match(err.message, /31337/);
+        assert.match(err.message, new RegExp(`${BASE_CHAIN_ID}`));
+        return true;
+      });
+    });
+  } finally {
+    await other.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+// ---- 7: the deploy command ----
+
+Deno.test("live Base: `deno task admin evm deploy` deploys five uAssets with MINTER_ROLE for the minter", async () => {
+  const anvil = await startAnvil({ chainId: BASE_CHAIN_ID });
+  const dir = await Deno.makeTempDir({ prefix: "evm-live-deploy-" });
+  try {
+    const minterFile = `${dir}/minter.key`;
+    const deployerFile = `${dir}/deployer.key`;
+    await Deno.writeTextFile(minterFile, ANVIL_PRIVATE_KEYS[1]);
+    await Deno.writeTextFile(deployerFile, ANVIL_PRIVATE_KEYS[0]);
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["task", "-q", "admin", "evm", "deploy", "--chain", "base", "--rpc-url", anvil.url],
+      cwd: ROOT,
+      env: { KV_PATH: `${dir}/kv.sqlite3`, EVM_MINTER_KEY_FILE: minterFile, EVM_DEPLOYER_KEY_FILE: deployerFile },
+      stdin: "null",
+    }).output();
+    const stdout = new TextDecoder().decode(out.stdout);
+    assert.equal(out.code, 0, `${stdout}\n${new TextDecoder().decode(out.stderr)}`);
+    const lines = stdout.trim().split("\n");
+    const printed = lines.filter((l) => /^u[A-Z]+\t0x[0-9a-fA-F]{40}$/.test(l));
+    assert.equal(printed.length, 5, stdout);
+    const last = lines.at(-1)!;
+    assert.match(last, /^BASE_UASSETS=/);
+    // The last line is usable as it is: the configuration loader accepts it.
+    const evm = loadEvmConfig({
+      BASE_RPC_URLS: anvil.url,
+      BASE_UASSETS: last.slice("BASE_UASSETS=".length),
+      EVM_MINTER_KEY_FILE: minterFile,
+    });
+    const uAssets = evm.chains.base!.uAssets;
+    const client = createPublicClient({ transport: http(anvil.url) });
+    for (const line of printed) {
+      const [symbol, address] = line.split("\t");
+      assert.equal(uAssets[symbol as UAsset].toLowerCase(), address.toLowerCase());
+    }
+    for (const [symbol, address] of Object.entries(uAssets)) {
+      const code = await client.getCode({ address });
+      assert.ok(code && code.length > 2, `${symbol} has bytecode`);
+      const read = <T>(functionName: string, args: unknown[] = []) =>
+        // deno-lint-ignore no-explicit-any
+        client.readContract({ address, abi: UASSET_ABI, functionName, args } as any) as Promise<T>;
+      assert.equal(await read<string>("symbol"), symbol);
+      assert.equal(await read<number>("decimals"), 18);
+      assert.equal(await read<boolean>("hasRole", [MINTER_ROLE, minter.address]), true, `${symbol} minter`);
+      assert.equal(await read<boolean>("hasRole", [DEFAULT_ADMIN_ROLE, deployer.address]), true, `${symbol} admin`);
+      assert.equal(await read<boolean>("hasRole", [MINTER_ROLE, deployer.address]), false);
+    }
+  } finally {
+    await anvil.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -99,12 +99,17 @@ async function generatedOnce(
     if (!(err instanceof Deno.errors.NotFound)) throw err;
   }
   await Deno.mkdir(path.slice(0, path.lastIndexOf("/")) || ".", { recursive: true });
+  // Written whole to a private temporary file, then linked into place: a crash leaves no empty or partial secret,
+  // and the link fails if another process got there first, so two processes never use different secrets.
+  const tmp = `${path}.${crypto.randomUUID()}.tmp`;
+  await Deno.writeTextFile(tmp, await make(), { createNew: true, mode: 0o600 });
   try {
-    // createNew: two processes starting together must not each write a different secret.
-    await Deno.writeTextFile(path, await make(), { createNew: true, mode: 0o600 });
+    await Deno.link(tmp, path);
     warn(`sim mode: generated a ${what} at ${path}; set the matching *_FILE variable for anything real`);
   } catch (err) {
     if (!(err instanceof Deno.errors.AlreadyExists)) throw err;
+  } finally {
+    await Deno.remove(tmp);
   }
   return await Deno.readTextFile(path);
 }

@@ -102,6 +102,10 @@ export async function acquireLease(
   const key = leaseKey(job);
   const current = await kv.get<Lease>(key);
   if (current.value && current.value.owner !== owner && current.value.expiresAt > nowMs) return null;
+  // Ours with more than half its time left: no write (an idle pipeline would otherwise commit on every tick).
+  if (current.value?.owner === owner && current.value.expiresAt - nowMs > ttlMs / 2) {
+    return current as Deno.KvEntry<Lease>;
+  }
   const lease: Lease = { owner, expiresAt: nowMs + ttlMs };
   const res = await kv.atomic().check(current).set(key, lease).commit();
   if (!res.ok) return null;

@@ -1,22 +1,10 @@
 /** `deno task admin` as an operator runs it: a separate process on the KV of a running server. */
 import assert from "node:assert/strict";
+import { runTask } from "./support/cli.ts";
 import { call, randomWallet, startTestServer } from "./support/server.ts";
 
-const ROOT = new URL("..", import.meta.url).pathname;
-
-async function admin(kvPath: string, ...args: string[]) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["task", "-q", "admin", ...args],
-    cwd: ROOT,
-    env: { KV_PATH: kvPath },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  return {
-    code: out.code,
-    stdout: new TextDecoder().decode(out.stdout),
-    stderr: new TextDecoder().decode(out.stderr),
-  };
+function admin(kvPath: string, ...args: string[]) {
+  return runTask("admin", { KV_PATH: kvPath }, args);
 }
 
 Deno.test("admin CLI against a running server", async (t) => {

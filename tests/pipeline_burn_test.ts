@@ -5,13 +5,10 @@
  */
 import assert from "node:assert/strict";
 import { NATIVE, weiPerNativeUnit } from "../chains/catalog.ts";
-import { Deriver } from "../chains/derivation.ts";
 import { getOrder } from "../kv/orders.ts";
 import { listHeld } from "../kv/pipeline.ts";
-import { balance, FAST_PIPELINE, sim, terminal, waitForOrders } from "./support/pipeline.ts";
+import { balance, FAST_PIPELINE, outside, sim, terminal, waitForOrders } from "./support/pipeline.ts";
 import { call, randomWallet, startTestServer, tokenFor } from "./support/server.ts";
-
-const outside = Deriver.fromMnemonic("legal winner thank year wave sausage worth useful legal winner thank yellow");
 
 Deno.test("a uAsset transfer to the transfer address pays the native coin, remainder recorded", async () => {
   const server = await startTestServer(FAST_PIPELINE);

@@ -12,7 +12,6 @@ import { type Intent, intentOf } from "../actors/transition.ts";
 import { watchOnce } from "../actors/watcher.ts";
 import type { Chains } from "../chains/adapter.ts";
 import { type ChainSymbol, EVM_CHAINS, NATIVE_CHAINS } from "../chains/catalog.ts";
-import { Deriver } from "../chains/derivation.ts";
 import { SimLedger } from "../chains/sim/ledger.ts";
 import { cursorKey, listHeld } from "../kv/pipeline.ts";
 import {
@@ -29,23 +28,22 @@ import {
   toWei,
   waitUntil,
 } from "./support/chain_facts.ts";
-import { allOrders, balance, FAST_PIPELINE, type Json, sim, terminal, waitForOrders } from "./support/pipeline.ts";
-import { call, randomWallet, startTestServer, type TestServer, tokenFor } from "./support/server.ts";
+import {
+  allOrders,
+  balance,
+  depositAddress,
+  FAST_PIPELINE,
+  type Json,
+  outside,
+  partner,
+  sim,
+  terminal,
+  waitForOrders,
+} from "./support/pipeline.ts";
+import { call, startTestServer, type TestServer } from "./support/server.ts";
 
-const outside = Deriver.fromMnemonic("legal winner thank year wave sausage worth useful legal winner thank yellow");
 const ALL: ChainSymbol[] = [...NATIVE_CHAINS, ...EVM_CHAINS];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function partner(server: TestServer) {
-  const wallet = randomWallet();
-  return { wallet, token: await tokenFor(server, wallet) };
-}
-
-async function depositAddress(server: TestServer, token: string, chain: string, destinationChain: string) {
-  const res = await call(server, "POST", "/mint/wallets", { token, body: { chain, destinationChain } });
-  assert.equal(res.status, 201, JSON.stringify(res.body));
-  return res.body.data.address as string;
-}
 
 async function burnConfig(server: TestServer, token: string, chain: "sol" | "sui" | "doge" | "zec", i: number) {
   const destinationAddress = outside.depositAddress(chain, i);

@@ -4,7 +4,6 @@
  * Set-ups are deterministic: fault injection over POST /sim/faults, and a stalled chain given exactly one block.
  */
 import assert from "node:assert/strict";
-import { Deriver } from "../chains/derivation.ts";
 import { listOrders } from "../kv/orders.ts";
 import { setUserWalletStatus } from "../kv/user_wallets.ts";
 import { SimLedger } from "../chains/sim/ledger.ts";
@@ -19,21 +18,18 @@ import {
   toWei,
   waitUntil,
 } from "./support/chain_facts.ts";
-import { balance, FAST_PIPELINE, type Json, sim, terminal, waitForOrders } from "./support/pipeline.ts";
-import { call, randomWallet, startTestServer, type TestServer, tokenFor } from "./support/server.ts";
-
-const outside = Deriver.fromMnemonic("legal winner thank year wave sausage worth useful legal winner thank yellow");
-
-async function partner(server: TestServer) {
-  const wallet = randomWallet();
-  return { wallet, token: await tokenFor(server, wallet) };
-}
-
-async function depositAddress(server: TestServer, token: string, chain: string, destinationChain: string) {
-  const res = await call(server, "POST", "/mint/wallets", { token, body: { chain, destinationChain } });
-  assert.equal(res.status, 201, JSON.stringify(res.body));
-  return res.body.data.address as string;
-}
+import {
+  balance,
+  depositAddress,
+  FAST_PIPELINE,
+  type Json,
+  outside,
+  partner,
+  sim,
+  terminal,
+  waitForOrders,
+} from "./support/pipeline.ts";
+import { call, startTestServer, type TestServer } from "./support/server.ts";
 
 async function oneTerminalOrder(server: TestServer, token: string): Promise<Json> {
   const [order] = await waitForOrders(server, token, (o) => o.length === 1 && terminal(o[0]));

@@ -6,7 +6,6 @@
  */
 import assert from "node:assert/strict";
 import { intentOf } from "../actors/transition.ts";
-import { Deriver } from "../chains/derivation.ts";
 import { SimLedger } from "../chains/sim/ledger.ts";
 import { newPrivateKeyPem } from "../config/secrets.ts";
 import { listOrders } from "../kv/orders.ts";
@@ -21,43 +20,26 @@ import {
   toWei,
   waitUntil,
 } from "./support/chain_facts.ts";
-import { allOrders, balance, FAST_PIPELINE, type Json, sim, terminal, waitForOrders } from "./support/pipeline.ts";
-import { call, randomWallet, startTestServer, type TestServer, tokenFor } from "./support/server.ts";
+import {
+  allOrders,
+  balance,
+  depositAddress,
+  FAST_PIPELINE,
+  type Json,
+  outside,
+  partner,
+  sim,
+  terminal,
+  waitForOrders,
+} from "./support/pipeline.ts";
+import { runTask } from "./support/cli.ts";
+import { call, startTestServer, type TestServer } from "./support/server.ts";
 
-const ROOT = new URL("..", import.meta.url).pathname;
-const outside = Deriver.fromMnemonic("legal winner thank year wave sausage worth useful legal winner thank yellow");
-
-async function task(name: "admin" | "sim", env: Record<string, string>, args: string[]) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["task", "-q", name, ...args],
-    cwd: ROOT,
-    env,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  return {
-    code: out.code,
-    stdout: new TextDecoder().decode(out.stdout),
-    stderr: new TextDecoder().decode(out.stderr),
-  };
-}
-
-const admin = (server: TestServer, ...args: string[]) => task("admin", { KV_PATH: server.kvPath }, args);
+const admin = (server: TestServer, ...args: string[]) => runTask("admin", { KV_PATH: server.kvPath }, args);
 async function simCli(server: TestServer, ...args: string[]) {
-  const res = await task("sim", { KV_PATH: server.kvPath }, args);
+  const res = await runTask("sim", { KV_PATH: server.kvPath }, args);
   assert.equal(res.code, 0, `deno task sim ${args.join(" ")}: ${res.stderr}`);
   return JSON.parse(res.stdout);
-}
-
-async function partner(server: TestServer) {
-  const wallet = randomWallet();
-  return { wallet, token: await tokenFor(server, wallet) };
-}
-
-async function depositAddress(server: TestServer, token: string, chain: string, destinationChain: string) {
-  const res = await call(server, "POST", "/mint/wallets", { token, body: { chain, destinationChain } });
-  assert.equal(res.status, 201, JSON.stringify(res.body));
-  return res.body.data.address as string;
 }
 
 async function oneOrder(server: TestServer, token: string, done: (o: Json) => boolean): Promise<Json> {
@@ -113,7 +95,7 @@ Deno.test("operator commands on a running server", async (t) => {
         });
         assert.equal(await balance(server, "base", server.services.uAssetTransferAddress, "uDOGE"), BigInt(burned));
 
-        const refused = await task("sim", { KV_PATH: server.kvPath }, [
+        const refused = await runTask("sim", { KV_PATH: server.kvPath }, [
           "transfer",
           "--chain",
           "base",
@@ -152,7 +134,7 @@ Deno.test("operator commands on a running server", async (t) => {
             ["nonsense", "--chain", "sol"],
           ]
         ) {
-          const res = await task("sim", { KV_PATH: server.kvPath }, args);
+          const res = await runTask("sim", { KV_PATH: server.kvPath }, args);
           assert.equal(res.code, 2, args.join(" "));
           assert.match(res.stderr, /error/);
         }
@@ -377,7 +359,7 @@ Deno.test("the sim endpoints and deno task sim exist only in sim mode", async ()
       }
       const bal = await call(server, "GET", "/sim/balances?chain=sol&address=x");
       assert.equal(bal.status, 404);
-      const res = await task("sim", { KV_PATH: server.kvPath, CHAIN_MODE: "live" }, [
+      const res = await runTask("sim", { KV_PATH: server.kvPath, CHAIN_MODE: "live" }, [
         "balance",
         "--chain",
         "sol",

@@ -1,5 +1,24 @@
 /** Helpers for end-to-end pipeline tests: drive the sim chains over HTTP and poll orders as a partner would. */
-import { call, type TestServer } from "./server.ts";
+import assert from "node:assert/strict";
+import { Deriver } from "../../chains/derivation.ts";
+import { call, randomWallet, type TestServer, tokenFor } from "./server.ts";
+
+/** Real addresses of every chain that are not ours (an unrelated published BIP39 mnemonic). */
+export const outside = Deriver.fromMnemonic(
+  "legal winner thank year wave sausage worth useful legal winner thank yellow",
+);
+
+/** A new partner wallet with its token. */
+export async function partner(server: TestServer) {
+  const wallet = randomWallet();
+  return { wallet, token: await tokenFor(server, wallet) };
+}
+
+export async function depositAddress(server: TestServer, token: string, chain: string, destinationChain: string) {
+  const res = await call(server, "POST", "/mint/wallets", { token, body: { chain, destinationChain } });
+  assert.equal(res.status, 201, JSON.stringify(res.body));
+  return res.body.data.address as string;
+}
 
 export const FAST_PIPELINE = {
   PIPELINE: "on",

@@ -11,6 +11,7 @@ import { isEvmChain, NATIVE, type NativeChain, nativeToWei, weiToNative } from "
 import { addOrderUpdate, getOrder, type Order } from "../kv/orders.ts";
 import { addReschedule, dueAtKey } from "../kv/pipeline.ts";
 import { getUserWallet } from "../kv/user_wallets.ts";
+import { destinationAddressError } from "../chains/addresses.ts";
 import type { PipelineContext } from "./context.ts";
 import { ERROR_MESSAGES, type Intent, intentOf, isTerminal, type OrderEvent, transition } from "./transition.ts";
 
@@ -152,6 +153,10 @@ async function decideBurn(ctx: PipelineContext, order: Order): Promise<Decision>
   const native = order.destinationChain as NativeChain;
   const amount = BigInt(order.amount);
   if (amount < NATIVE[native].uAsset.minimumBurnAmount) return rejected(ERROR_MESSAGES.belowMinimumBurn);
+  // Checked when the configuration was saved; checked again before money leaves, against whatever is stored now.
+  if (destinationAddressError(native, order.destinationWallet) !== null) {
+    return rejected(ERROR_MESSAGES.invalidDestination);
+  }
   if (!(await walletActive(ctx, order.owner))) return rejected(ERROR_MESSAGES.walletInactive);
   const { native: nativeAmount, remainderWei } = weiToNative(native, amount);
   const prepared = await ctx.chains.payer(native).preparePayout({

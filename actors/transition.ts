@@ -17,6 +17,7 @@ export const ERROR_MESSAGES = {
   confirmationTimeout: "Blockchain confirmation timeout",
   mintingError: "Minting contract error",
   belowMinimumBurn: "Amount below minimum burn",
+  invalidDestination: "Invalid destination address",
   payoutFailed: "Transaction failed on destination chain",
 } as const;
 

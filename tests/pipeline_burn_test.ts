@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { NATIVE, weiPerNativeUnit } from "../chains/catalog.ts";
 import { getOrder } from "../kv/orders.ts";
 import { listHeld } from "../kv/pipeline.ts";
+import { createBurnConfig } from "../kv/burn_configs.ts";
 import { balance, FAST_PIPELINE, outside, sim, terminal, waitForOrders } from "./support/pipeline.ts";
 import { call, randomWallet, startTestServer, tokenFor } from "./support/server.ts";
 
@@ -98,6 +99,27 @@ Deno.test("a transfer from a wallet without a burn configuration is held, never 
     });
     assert.equal(refused.status, 400);
     assert.deepEqual(refused.body, { success: false, message: "Insufficient balance" });
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("a stored destination that no longer validates fails the burn with Invalid destination address", async () => {
+  const server = await startTestServer(FAST_PIPELINE);
+  try {
+    const wallet = randomWallet();
+    const token = await tokenFor(server, wallet);
+    // A record that bypassed the API's validation (an old or damaged record): the pipeline checks again.
+    const typo = outside.depositAddress("doge", 2).slice(0, -1) + "1";
+    await createBurnConfig(server.services.kv, wallet.toLowerCase(), "doge", typo, null);
+    const amount = NATIVE.doge.uAsset.minimumBurnAmount * 3n;
+    await sim(server, "faucet", { chain: "world", address: wallet, token: "uDOGE", amount: amount.toString() });
+    await sim(server, "transfers", { chain: "world", from: wallet, token: "uDOGE", amount: amount.toString() });
+    const [order] = await waitForOrders(server, token, (o) => o.length === 1 && terminal(o[0]));
+    assert.equal(order.status, "failed");
+    assert.equal(order.errorMessage, "Invalid destination address");
+    assert.equal(order.transactionHash, null);
+    assert.equal(await balance(server, "doge", typo), 0n);
   } finally {
     await server.close();
   }

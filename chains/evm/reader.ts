@@ -91,6 +91,7 @@ export function evmReader(opts: EvmReaderOptions): ChainReader {
       const asset = assetOf.get(log.address.toLowerCase());
       if (!asset) continue;
       out.push({
+        logIndex: log.logIndex,
         blockNumber: Number(log.blockNumber),
         blockHash: log.blockHash,
         transfer: {
@@ -145,6 +146,7 @@ export function evmReader(opts: EvmReaderOptions): ChainReader {
       for (let start = from; start <= to; start += opts.maxRange) {
         found.push(...await transferLogs(start, Math.min(to, start + opts.maxRange - 1)));
       }
+      numberWithinTransaction(found);
       const byBlock = new Map<number, ObservedTransferAt[]>();
       for (const t of found) {
         const list = byBlock.get(t.blockNumber);
@@ -165,7 +167,7 @@ export function evmReader(opts: EvmReaderOptions): ChainReader {
             throw new TransientChainError(`${chain}: block ${h.number} changed during a scan (reorg)`);
           }
         }
-        const transfers = entries.map((e) => e.transfer).sort((a, b) => a.index - b.index);
+        const transfers = entries.sort((a, b) => a.logIndex - b.logIndex).map((e) => e.transfer);
         return { number: h.number, hash: h.hash, parentHash: h.parentHash, transfers };
       });
     },
@@ -198,7 +200,27 @@ export function evmReader(opts: EvmReaderOptions): ChainReader {
   };
 }
 
+/**
+ * A log's `logIndex` is its position in the BLOCK: if a reorg re-mines the same transaction in another block, the same
+ * transfer comes back with another log index, and a dedupe keyed on it would record (and pay) it twice. The identity
+ * must be stable across blocks, so `index` becomes the transfer's position among this transaction's matching logs.
+ */
+function numberWithinTransaction(found: ObservedTransferAt[]): void {
+  const byTx = new Map<string, ObservedTransferAt[]>();
+  for (const t of found) {
+    const list = byTx.get(t.transfer.txHash);
+    if (list) list.push(t);
+    else byTx.set(t.transfer.txHash, [t]);
+  }
+  for (const list of byTx.values()) {
+    list.sort((a, b) => a.logIndex - b.logIndex);
+    list.forEach((t, i) => (t.transfer.index = i));
+  }
+}
+
 interface ObservedTransferAt {
+  /** The log's position in its block, used only to order a transaction's logs. */
+  logIndex: number;
   blockNumber: number;
   blockHash: string;
   transfer: ObservedTransfer;

@@ -84,7 +84,7 @@ export const CHAOS_TEST_OPTIONS: Omit<ChaosOptions, "seed"> = {
 
 // ---- the plan ----
 
-interface Wallet {
+export interface Wallet {
   address: string;
   token: string;
   /** Our deposit addresses of this wallet, per native chain. */
@@ -122,9 +122,9 @@ interface BurnOp {
   destination: string | null;
 }
 
-type Op = DepositOp | BurnOp;
+export type Op = DepositOp | BurnOp;
 
-type Outcome =
+export type Outcome =
   | { state: "accepted"; txHash: string }
   | { state: "refused"; detail: string }
   | { state: "lost"; detail: string };
@@ -232,8 +232,11 @@ function freePort(): number {
   return port;
 }
 
-/** One server child process at a time, on the same KV file; a new port per start. */
-class ServerProcess {
+/**
+ * One server child process at a time, on the same KV file; a new port per start. Several of them may share a file
+ * (tests/two_processes_test.ts): `name` keeps their log files apart.
+ */
+export class ServerProcess {
   #child: Deno.ChildProcess | null = null;
   #pipes: Promise<unknown>[] = [];
   #stopping = false;
@@ -250,8 +253,14 @@ class ServerProcess {
     private readonly dir: string,
     private readonly env: Record<string, string>,
     private readonly client: Deno.HttpClient,
+    private readonly name = "server",
   ) {
     this.#markDown();
+  }
+
+  /** The running child's process id (it names this process's leases), or null before the first start. */
+  get pid(): number | null {
+    return this.#child?.pid ?? null;
   }
 
   /** Resolves once a server answers /healthz. */
@@ -269,6 +278,11 @@ class ServerProcess {
       await this.#kill("SIGKILL");
       await this.#start();
     });
+  }
+
+  /** SIGKILL, and no restart: another server on the same KV file must carry on alone. */
+  kill(): Promise<void> {
+    return this.#queue(() => this.#kill("SIGKILL"));
   }
 
   stop(): Promise<void> {
@@ -300,8 +314,8 @@ class ServerProcess {
       stderr: "piped",
     }).spawn();
     this.#child = child;
-    const out = `${this.dir}/server-${n}.out.log`;
-    const err = `${this.dir}/server-${n}.err.log`;
+    const out = `${this.dir}/${this.name}-${n}.out.log`;
+    const err = `${this.dir}/${this.name}-${n}.err.log`;
     this.logs.push(out, err);
     this.#pipes = [
       child.stdout.pipeTo((await Deno.open(out, { write: true, create: true })).writable),
@@ -314,7 +328,7 @@ class ServerProcess {
       // The server died by itself: record it with its last words, and bring it back so the run can finish.
       await Promise.allSettled(this.#pipes);
       const tail = (await Deno.readTextFile(err).catch(() => "")).trim().split("\n").slice(-5).join(" | ");
-      this.unexpectedExits.push(`server ${n} exited by itself (code ${s.code}, signal ${s.signal}): ${tail}`);
+      this.unexpectedExits.push(`${this.name} ${n} exited by itself (code ${s.code}, signal ${s.signal}): ${tail}`);
       this.#markDown();
       this.#queue(() => this.#start()).catch(() => {});
     });
@@ -332,7 +346,7 @@ class ServerProcess {
       await sleep(20);
     }
     const tail = await Deno.readTextFile(err).catch(() => "");
-    throw new Error(`server ${n} did not become healthy${exited ? " (it exited)" : ""}: ${tail.slice(-2000)}`);
+    throw new Error(`${this.name} ${n} did not become healthy${exited ? " (it exited)" : ""}: ${tail.slice(-2000)}`);
   }
 
   async #kill(signal: Deno.Signal) {
@@ -354,7 +368,7 @@ class ServerProcess {
 // deno-lint-ignore no-explicit-any
 type Json = any;
 
-class Http {
+export class Http {
   constructor(private readonly server: ServerProcess, private readonly client: Deno.HttpClient) {}
 
   async call(
@@ -390,8 +404,9 @@ class Http {
 
 // ---- set-up: partners, wallets, deposit addresses, burn configurations ----
 
-async function setUp(
-  http: Http,
+/** With several servers, wallet `w` gets its token from `http[w % n]` and uses it on the next one. */
+export async function setUp(
+  http: Http | Http[],
   kvPath: string,
   random: () => number,
   count: number,
@@ -407,8 +422,9 @@ async function setUp(
   const wallets: Wallet[] = [];
   let transferAddress = "";
   for (let w = 0; w < count; w++) {
+    const [issuer, via] = Array.isArray(http) ? [http[w % http.length], http[(w + 1) % http.length]] : [http, http];
     const address = "0x" + Array.from({ length: 40 }, () => Math.floor(random() * 16).toString(16)).join("");
-    const { token } = await http.ok("POST", "/auth/token", 200, {
+    const { token } = await issuer.ok("POST", "/auth/token", 200, {
       headers: { "X-API-Key": keys[w % keys.length] },
       body: { walletAddress: address },
     });
@@ -423,7 +439,7 @@ async function setUp(
       const dests = [...new Set([EVM_CHAINS[(w + i) % 5], EVM_CHAINS[(w + i + 2) % 5]])];
       const list: { address: string; dest: EvmChain }[] = [];
       for (const dest of dests) {
-        const { data } = await http.ok("POST", "/mint/wallets", 201, {
+        const { data } = await via.ok("POST", "/mint/wallets", 201, {
           token,
           body: { chain, destinationChain: dest },
         });
@@ -433,7 +449,7 @@ async function setUp(
       // The last wallet has no configuration for two chains: its transfers of those uAssets must be held.
       if (w === count - 1 && (chain === "doge" || chain === "zec")) continue;
       const destination = OUTSIDE.depositAddress(chain, w * NATIVE_CHAINS.length + i);
-      const { data } = await http.ok("POST", "/burn/wallets", 201, {
+      const { data } = await via.ok("POST", "/burn/wallets", 201, {
         token,
         body: { destinationChain: chain, destinationAddress: destination, memo: chain === "xrp" ? `${7000 + w}` : "" },
       });
@@ -446,7 +462,7 @@ async function setUp(
 }
 
 /** The operations, decided up front from the seed; every amount unique per chain (and asset) so it names its request. */
-function plan(random: () => number, wallets: Wallet[], operations: number): Op[] {
+export function plan(random: () => number, wallets: Wallet[], operations: number): Op[] {
   const ops: Op[] = [];
   const used = new Set<string>();
   const unique = (prefix: string, amount: bigint) => {
@@ -513,7 +529,7 @@ function plan(random: () => number, wallets: Wallet[], operations: number): Op[]
 }
 
 /** Funds every (wallet, chain, uAsset) with exactly what its planned burns need. */
-async function fund(http: Http, ops: Op[]) {
+export async function fund(http: Http, ops: Op[]) {
   const need = new Map<string, { chain: EvmChain; address: string; token: UAsset; amount: bigint }>();
   for (const op of ops) {
     if (op.kind !== "burn") continue;
@@ -526,7 +542,7 @@ async function fund(http: Http, ops: Op[]) {
   }
 }
 
-async function send(http: Http, op: Op): Promise<Outcome> {
+export async function send(http: Http, op: Op): Promise<Outcome> {
   const [path, body] = op.kind === "deposit"
     ? ["/sim/deposits", { chain: op.chain, address: op.address, amount: op.amount.toString() }]
     : ["/sim/transfers", { chain: op.evm, from: op.wallet, token: op.asset, amount: op.amount.toString() }];
@@ -542,7 +558,7 @@ async function send(http: Http, op: Op): Promise<Outcome> {
 }
 
 /** Orders in all, and orders not yet terminal, over every wallet, as partners see them. */
-async function countOrders(http: Http, wallets: Wallet[]): Promise<{ total: number; open: number }> {
+export async function countOrders(http: Http, wallets: Wallet[]): Promise<{ total: number; open: number }> {
   let total = 0;
   let open = 0;
   for (const w of wallets) {
@@ -558,14 +574,9 @@ async function countOrders(http: Http, wallets: Wallet[]): Promise<{ total: numb
 
 // ---- the run ----
 
-export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
-  const log = options.log ?? (() => {});
-  const began = performance.now();
-  const random = seededRandom(options.seed);
-  const dir = await Deno.makeTempDir({ prefix: "issuance-chaos-" });
-  const kvPath = `${dir}/kv.sqlite3`;
-  const client = Deno.createHttpClient({});
-  const server = new ServerProcess(dir, {
+/** The environment of a server of a run on `kvPath`. */
+export function serverEnv(kvPath: string, options: Pick<ChaosOptions, "blockMs" | "sweepMs">): Record<string, string> {
+  return {
     KV_PATH: kvPath,
     BASE_URL,
     PIPELINE: "on",
@@ -573,7 +584,17 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     SWEEP_MS: String(options.sweepMs),
     // Generous: a deposit must not time out because the server was down; timeouts are not what this tests.
     SIM_CONFIRMATION_TIMEOUT_MS: "600000",
-  }, client);
+  };
+}
+
+export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
+  const log = options.log ?? (() => {});
+  const began = performance.now();
+  const random = seededRandom(options.seed);
+  const dir = await Deno.makeTempDir({ prefix: "issuance-chaos-" });
+  const kvPath = `${dir}/kv.sqlite3`;
+  const client = Deno.createHttpClient({});
+  const server = new ServerProcess(dir, serverEnv(kvPath, options), client);
   const http = new Http(server, client);
   const problems: string[] = [];
   let trafficKills = 0;
@@ -663,7 +684,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
 }
 
 /** Waits until every order is terminal and the count has held still for a while (lost requests may add orders). */
-async function drain(
+export async function drain(
   http: Http,
   server: ServerProcess,
   wallets: Wallet[],
@@ -691,7 +712,7 @@ async function drain(
   );
 }
 
-async function errorsLogged(logs: string[]): Promise<string[]> {
+export async function errorsLogged(logs: string[]): Promise<string[]> {
   const out: string[] = [];
   for (const path of logs) {
     const text = await Deno.readTextFile(path).catch(() => "");
@@ -730,7 +751,7 @@ async function listValues<T>(kv: Deno.Kv, prefix: Deno.KvKey): Promise<Deno.KvEn
   return out;
 }
 
-type Verified = Omit<
+export type Verified = Omit<
   ChaosResult,
   | "options"
   | "dir"
@@ -744,7 +765,7 @@ type Verified = Omit<
   | "unexpectedExits"
 >;
 
-async function verify(
+export async function verify(
   kvPath: string,
   ops: Op[],
   outcomes: Outcome[],

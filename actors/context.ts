@@ -68,10 +68,3 @@ export function pipelineSettings(opts: {
     retryMaxMs: Math.max(1000, opts.blockMs * 10),
   };
 }
-
-/** All chains simulated. */
-export function simSettings(
-  opts: { blockMs: number; confirmationTimeoutMs: number; transferAddress: string },
-): PipelineSettings {
-  return pipelineSettings(opts);
-}

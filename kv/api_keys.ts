@@ -92,10 +92,6 @@ export async function revokeApiKey(kv: Deno.Kv, keyId: string, now = new Date())
   }
 }
 
-export async function getApiKey(kv: Deno.Kv, keyId: string): Promise<ApiKeyRecord | null> {
-  return (await kv.get<ApiKeyRecord>(apiKeyKey(keyId))).value;
-}
-
 export async function listApiKeys(kv: Deno.Kv): Promise<ApiKeyRecord[]> {
   const out: ApiKeyRecord[] = [];
   for await (const e of kv.list<ApiKeyRecord>({ prefix: apiKeyPrefix })) out.push(e.value);

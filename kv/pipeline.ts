@@ -112,11 +112,6 @@ export async function acquireLease(
   return { key, value: lease, versionstamp: res.versionstamp };
 }
 
-export async function releaseLease(kv: Deno.Kv, job: string, owner: string): Promise<void> {
-  const current = await kv.get<Lease>(leaseKey(job));
-  if (current.value?.owner === owner) await kv.atomic().check(current).delete(leaseKey(job)).commit();
-}
-
 // ---- per-order schedule pointer: which due key is the order's, so a reschedule can move it ----
 
 export const dueAtKey = (orderId: string): Deno.KvKey => ["pipeline_due_at", orderId];

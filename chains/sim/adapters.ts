@@ -30,14 +30,6 @@ export interface SimChains extends Chains {
   ledger(chain: ChainSymbol): SimLedger;
 }
 
-export function simLedger(
-  kv: Deno.Kv,
-  chain: ChainSymbol,
-  opts?: { random?: () => number; now?: () => number },
-): SimLedger {
-  return new SimLedger(kv, chain, opts);
-}
-
 /** Used when no operator address is configured: sim does not check native address formats. */
 export function defaultSimOperatorAddress(chain: NativeChain): string {
   return `sim-${chain}-hot-wallet`;

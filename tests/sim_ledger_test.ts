@@ -5,6 +5,7 @@ import { type ChainReader, TransientChainError } from "../chains/adapter.ts";
 import type { EvmChain, NativeChain } from "../chains/catalog.ts";
 import { simChains } from "../chains/sim/adapters.ts";
 import { HOT_WALLET_GENESIS, MAX_TXS_PER_BLOCK, SimLedger, ZERO_ADDRESS } from "../chains/sim/ledger.ts";
+import { seededRandom } from "./support/chaos.ts";
 
 async function withKv(fn: (kv: Deno.Kv, path: string) => Promise<void>) {
   const dir = await Deno.makeTempDir({ prefix: "sim_ledger_" });
@@ -16,18 +17,6 @@ async function withKv(fn: (kv: Deno.Kv, path: string) => Promise<void>) {
     kv.close();
     await Deno.remove(dir, { recursive: true });
   }
-}
-
-/** mulberry32: a seeded generator, so nonces and block salts are reproducible. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const evm = (byte: string) => "0x" + byte.repeat(20);
@@ -51,7 +40,7 @@ async function scannedTxs(ledger: SimLedger): Promise<Map<string, number[]>> {
 Deno.test("sim ledger: blocks, balances and confirmations", async (t) => {
   await withKv(async (kv) => {
     await t.step("a native deposit is pending, applied at once, then gains one confirmation per block", async () => {
-      const sol = new SimLedger(kv, "sol", { random: seeded(1) });
+      const sol = new SimLedger(kv, "sol", { random: seededRandom(1) });
       const genesis = await sol.head();
       assert.equal(genesis.number, 0);
       assert.equal(await sol.blockHash(0), genesis.hash);
@@ -124,7 +113,7 @@ Deno.test("sim ledger: blocks, balances and confirmations", async (t) => {
 
 Deno.test("sim ledger: ERC-20 transfers", async (t) => {
   await withKv(async (kv) => {
-    const base = new SimLedger(kv, "base", { random: seeded(2) });
+    const base = new SimLedger(kv, "base", { random: seededRandom(2) });
 
     await t.step("a faucet credit is a Transfer from the zero address", async () => {
       const f = await base.faucet({ address: ALICE.toUpperCase().replace("0X", "0x"), asset: "uSOL", amount: 100n });
@@ -164,7 +153,7 @@ Deno.test("sim ledger: ERC-20 transfers", async (t) => {
 
 Deno.test("sim ledger: mints through the adapter", async (t) => {
   await withKv(async (kv) => {
-    const chains = simChains(kv, { random: seeded(3) });
+    const chains = simChains(kv, { random: seededRandom(3) });
     const minter = chains.minter("arbitrum");
     const ledger = chains.ledger("arbitrum");
     const request = { depositId: depositId(1), to: BOB, asset: "uSUI" as const, amountWei: 7n * 10n ** 18n };
@@ -231,7 +220,7 @@ Deno.test("sim ledger: mints through the adapter", async (t) => {
 Deno.test("sim ledger: fault injection", async (t) => {
   await withKv(async (kv) => {
     let clock = 1_000_000;
-    const chains = simChains(kv, { random: seeded(4), operatorAddress: OPERATOR, now: () => clock });
+    const chains = simChains(kv, { random: seededRandom(4), operatorAddress: OPERATOR, now: () => clock });
 
     await t.step("revertNextMint fails exactly the next mint", async () => {
       const ledger = chains.ledger("katana");
@@ -353,7 +342,7 @@ Deno.test("sim ledger: fault injection", async (t) => {
 
 Deno.test("sim ledger: reorgs", async (t) => {
   await withKv(async (kv) => {
-    const chains = simChains(kv, { random: seeded(5), operatorAddress: OPERATOR });
+    const chains = simChains(kv, { random: seededRandom(5), operatorAddress: OPERATOR });
 
     await t.step("the last k blocks lose their transactions and hashes; blocks below stay", async () => {
       const ledger = chains.ledger("world");

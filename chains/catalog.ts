@@ -22,6 +22,12 @@ export interface NativeChainInfo {
   uAsset: { symbol: UAsset; name: string; minimumBurnAmount: bigint };
   /** Smallest deposit (native smallest unit) that is minted; smaller ones become failed orders. */
   minimumDeposit: bigint;
+  /**
+   * Below this a deposit is dust: it gets no order of its own (that would let anyone grow our storage for a fraction
+   * of a cent) but is counted in one aggregate record per (chain, sender, asset). Between this and `minimumDeposit`
+   * a deposit is a failed order with `Insufficient deposit amount`, so a partner sees a real but too small deposit.
+   */
+  dustDeposit: bigint;
   /** Typical time between blocks (ledgers, checkpoints), to schedule the next look at a waiting order. */
   blockMs: number;
   /** Confirmations a deposit needs on mainnet before value moves (DESIGN.md invariant 4). */
@@ -44,6 +50,13 @@ export interface EvmChainInfo {
   confirmations: number;
   simConfirmations: number;
   confirmationTimeoutMinutes: number;
+  /**
+   * The node's block tag a burn transfer (and a mint's own receipt) must be at or below before it counts, besides
+   * `confirmations`: on these rollups `safe` means the batch is posted to L1, `finalized` that L1 finalized it.
+   */
+  finalityTag: "safe" | "finalized";
+  /** Fee-bump ceiling per gas for mints: a stuck mint is never re-priced above this (`<CHAIN>_MAX_FEE_PER_GAS_WEI`). */
+  maxFeePerGasWei: bigint;
 }
 
 export const NATIVE: Readonly<Record<NativeChain, NativeChainInfo>> = {
@@ -53,6 +66,7 @@ export const NATIVE: Readonly<Record<NativeChain, NativeChainInfo>> = {
     token: { symbol: "SOL", name: "Solana", decimals: 9 },
     uAsset: { symbol: "uSOL", name: "Universal SOL", minimumBurnAmount: 1_000000000_000000000n },
     minimumDeposit: 10_000_000n, // 0.01 SOL
+    dustDeposit: 1_000_000n, // 0.001 SOL
     blockMs: 400,
     confirmations: 32,
     simConfirmations: 2,
@@ -65,6 +79,7 @@ export const NATIVE: Readonly<Record<NativeChain, NativeChainInfo>> = {
     token: { symbol: "XRP", name: "XRP", decimals: 6 },
     uAsset: { symbol: "uXRP", name: "Universal XRP", minimumBurnAmount: 25_000000000_000000000n },
     minimumDeposit: 1_000_000n, // 1 XRP
+    dustDeposit: 100_000n, // 0.1 XRP
     blockMs: 4000,
     confirmations: 1,
     simConfirmations: 1,
@@ -77,6 +92,7 @@ export const NATIVE: Readonly<Record<NativeChain, NativeChainInfo>> = {
     token: { symbol: "SUI", name: "Sui", decimals: 9 },
     uAsset: { symbol: "uSUI", name: "Universal SUI", minimumBurnAmount: 1_000000000_000000000n },
     minimumDeposit: 1_000_000_000n, // 1 SUI
+    dustDeposit: 100_000_000n, // 0.1 SUI
     blockMs: 500,
     confirmations: 1,
     simConfirmations: 1,
@@ -89,6 +105,7 @@ export const NATIVE: Readonly<Record<NativeChain, NativeChainInfo>> = {
     token: { symbol: "DOGE", name: "Dogecoin", decimals: 8 },
     uAsset: { symbol: "uDOGE", name: "Universal DOGE", minimumBurnAmount: 100000000_000000000n },
     minimumDeposit: 1_000_000_000n, // 10 DOGE
+    dustDeposit: 100_000_000n, // 1 DOGE
     blockMs: 60000,
     confirmations: 40,
     simConfirmations: 3,
@@ -101,6 +118,7 @@ export const NATIVE: Readonly<Record<NativeChain, NativeChainInfo>> = {
     token: { symbol: "ZEC", name: "Zcash", decimals: 8 },
     uAsset: { symbol: "uZEC", name: "Universal ZEC", minimumBurnAmount: 100000000_000000000n },
     minimumDeposit: 100_000n, // 0.001 ZEC
+    dustDeposit: 10_000n, // 0.0001 ZEC
     blockMs: 75000,
     confirmations: 24,
     simConfirmations: 3,
@@ -118,6 +136,8 @@ export const EVM: Readonly<Record<EvmChain, EvmChainInfo>> = {
     confirmations: 20,
     simConfirmations: 2,
     confirmationTimeoutMinutes: 60,
+    finalityTag: "safe",
+    maxFeePerGasWei: 10_000_000_000n, // 10 gwei
   },
   arbitrum: {
     symbol: "arbitrum",
@@ -127,6 +147,8 @@ export const EVM: Readonly<Record<EvmChain, EvmChainInfo>> = {
     confirmations: 20,
     simConfirmations: 2,
     confirmationTimeoutMinutes: 60,
+    finalityTag: "safe",
+    maxFeePerGasWei: 10_000_000_000n, // 10 gwei
   },
   katana: {
     symbol: "katana",
@@ -136,6 +158,8 @@ export const EVM: Readonly<Record<EvmChain, EvmChainInfo>> = {
     confirmations: 20,
     simConfirmations: 2,
     confirmationTimeoutMinutes: 60,
+    finalityTag: "safe",
+    maxFeePerGasWei: 10_000_000_000n, // 10 gwei
   },
   world: {
     symbol: "world",
@@ -145,6 +169,8 @@ export const EVM: Readonly<Record<EvmChain, EvmChainInfo>> = {
     confirmations: 20,
     simConfirmations: 2,
     confirmationTimeoutMinutes: 60,
+    finalityTag: "safe",
+    maxFeePerGasWei: 10_000_000_000n, // 10 gwei
   },
   unichain: {
     symbol: "unichain",
@@ -154,8 +180,18 @@ export const EVM: Readonly<Record<EvmChain, EvmChainInfo>> = {
     confirmations: 20,
     simConfirmations: 2,
     confirmationTimeoutMinutes: 60,
+    finalityTag: "safe",
+    maxFeePerGasWei: 10_000_000_000n, // 10 gwei
   },
 };
+
+/**
+ * How many recent blocks a watcher remembers to find the common ancestor after a reorg: more than any chain's
+ * required confirmations, so a reorg that could undo a confirmed transfer is always seen whole. A reorg deeper than
+ * this is not guessed at: the watcher stops that chain and raises an operator alert.
+ */
+export const REORG_WINDOW_BLOCKS = 2 *
+  Math.max(...Object.values(NATIVE).map((c) => c.confirmations), ...Object.values(EVM).map((c) => c.confirmations));
 
 export function isNativeChain(value: unknown): value is NativeChain {
   return typeof value === "string" && (NATIVE_CHAINS as readonly string[]).includes(value);

@@ -10,6 +10,7 @@ import { createApiKey, listApiKeys, PARTNER_ID_PATTERN, revokeApiKey } from "../
 import { setUserWalletStatus } from "../kv/user_wallets.ts";
 import { getOrder } from "../kv/orders.ts";
 import { listHeld } from "../kv/pipeline.ts";
+import { ALERT_KINDS, type AlertKind, clearAlert, listAlerts } from "../kv/alerts.ts";
 import { applyOperatorEvent } from "../actors/operator.ts";
 import { privateKeyToAccount } from "viem/accounts";
 import { EVM_CHAINS, isEvmChain } from "../chains/catalog.ts";
@@ -27,7 +28,9 @@ const USAGE = `usage: deno task admin <command>
   order show <id>
   order cancel <id>
   order retry <id>
-  evm deploy --chain <base|arbitrum|katana|world|unichain> [--rpc-url URL]`;
+  evm deploy --chain <base|arbitrum|katana|world|unichain> [--rpc-url URL]
+  alerts
+  alerts clear <kind> <subject>`;
 
 export class UsageError extends Error {}
 
@@ -135,6 +138,23 @@ const commands: Record<string, Command> = {
     out(`deployed at block ${deployedAtBlock} by ${deployer.address}; minter ${minter.address}`);
     out(`${chain.toUpperCase()}_UASSETS=${uAssetsEnvValue(addresses)}`);
   },
+  "alerts": async (kv, args, out) => {
+    if (args.length) throw new UsageError("alerts takes no arguments");
+    const alerts = await listAlerts(kv);
+    for (const a of alerts) {
+      out(`${a.kind}\t${a.subject}\t${a.chain ?? "-"}\tx${a.count}\tlast=${a.lastAt}\t${a.message}`);
+    }
+    out(`${alerts.length} open alert(s)`);
+  },
+  "alerts clear": async (kv, args, out) => {
+    if (args.length !== 2) throw new UsageError("expected <kind> <subject>");
+    const [kind, subject] = args;
+    if (!(ALERT_KINDS as readonly string[]).includes(kind)) {
+      throw new UsageError(`kind must be one of ${ALERT_KINDS.join(", ")}`);
+    }
+    if (!(await clearAlert(kv, kind as AlertKind, subject))) throw new UsageError(`no ${kind} alert for ${subject}`);
+    out(`cleared ${kind} alert for ${subject}`);
+  },
   "wallet activate": async (kv, args, out) => {
     const address = walletArg(args);
     const w = await setUserWalletStatus(kv, address, "active");
@@ -156,14 +176,16 @@ function walletArg(args: string[]): string {
 
 /** Runs one admin command; returns the process exit code. */
 export async function runAdmin(argv: string[], kv: Deno.Kv, out: Out, err: Out, config: Config): Promise<number> {
-  const name = argv.slice(0, 2).join(" ");
+  // Commands are one or two words: the longest that names a command wins.
+  const two = argv.slice(0, 2).join(" ");
+  const name = commands[two] ? two : argv[0] ?? "";
   const command = commands[name];
   if (!command) {
     err(USAGE);
     return 2;
   }
   try {
-    await command(kv, argv.slice(2), out, config);
+    await command(kv, argv.slice(name.split(" ").length), out, config);
     return 0;
   } catch (e) {
     if (e instanceof UsageError || (e instanceof Error && "code" in e && String(e.code).startsWith("ERR_PARSE_ARGS"))) {

@@ -1,0 +1,78 @@
+/**
+ * Operator alerts: conditions the service cannot resolve alone and will not guess about (a fee cap reached, a reorg
+ * deeper than the watcher's window, a nonce taken outside the pipeline, errors that persist). One record per
+ * (kind, subject), so a condition that repeats every tick raises one alert with a count, never a growing list.
+ * `deno task admin alerts` lists them; `alerts clear` acknowledges one. Key layout lives here and nowhere else.
+ */
+import type { ChainSymbol } from "../chains/catalog.ts";
+
+export const ALERT_KINDS = [
+  "fee_cap_reached",
+  "deep_reorg",
+  "nonce_used_elsewhere",
+  "persistent_errors",
+  "chain_disabled",
+] as const;
+export type AlertKind = typeof ALERT_KINDS[number];
+
+export interface Alert {
+  kind: AlertKind;
+  /** What the alert is about, unique within its kind: an order id, a chain, a transaction hash. */
+  subject: string;
+  chain: ChainSymbol | null;
+  message: string;
+  /** How often it was raised since it was first seen (or last cleared). */
+  count: number;
+  firstAt: string;
+  lastAt: string;
+}
+
+const alertKey = (kind: AlertKind, subject: string): Deno.KvKey => ["alert", kind, subject];
+
+export interface RaiseAlert {
+  kind: AlertKind;
+  subject: string;
+  chain?: ChainSymbol | null;
+  message: string;
+  now?: Date;
+}
+
+/** Records (or counts again) an alert. Returns the stored alert; never throws on a lost race, it retries. */
+export async function raiseAlert(kv: Deno.Kv, a: RaiseAlert): Promise<Alert> {
+  const key = alertKey(a.kind, a.subject);
+  const at = (a.now ?? new Date()).toISOString();
+  for (;;) {
+    const entry = await kv.get<Alert>(key);
+    const next: Alert = entry.value
+      ? { ...entry.value, message: a.message, count: entry.value.count + 1, lastAt: at }
+      : {
+        kind: a.kind,
+        subject: a.subject,
+        chain: a.chain ?? null,
+        message: a.message,
+        count: 1,
+        firstAt: at,
+        lastAt: at,
+      };
+    if ((await kv.atomic().check(entry).set(key, next).commit()).ok) return next;
+  }
+}
+
+export async function getAlert(kv: Deno.Kv, kind: AlertKind, subject: string): Promise<Alert | null> {
+  return (await kv.get<Alert>(alertKey(kind, subject))).value;
+}
+
+export async function listAlerts(kv: Deno.Kv, kind?: AlertKind): Promise<Alert[]> {
+  const out: Alert[] = [];
+  const prefix: Deno.KvKey = kind ? ["alert", kind] : ["alert"];
+  for await (const e of kv.list<Alert>({ prefix })) out.push(e.value);
+  return out;
+}
+
+/** An operator acknowledges an alert; it comes back if the condition is raised again. */
+export async function clearAlert(kv: Deno.Kv, kind: AlertKind, subject: string): Promise<boolean> {
+  const entry = await kv.get<Alert>(alertKey(kind, subject));
+  if (!entry.value) return false;
+  await kv.atomic().check(entry).delete(alertKey(kind, subject)).commit();
+  return true;
+}

@@ -109,7 +109,7 @@ export function createApp(s: Services): Hono {
     return c.json({ success: true, data: { status: "ok", chainMode: s.config.chainMode } });
   });
   app.route("/config", configRoutes());
-  app.route(authMountPath(s.config), authRoutes(s.kv, s.tokens));
+  app.route(authMountPath(s.config), authRoutes(s.kv, s.tokens, s.uAssetTransferAddress));
 
   // The JWT gate covers the partner resources only, so an unknown path still answers 404.
   const cache = new VerifiedTokenCache();

@@ -18,6 +18,7 @@ import { EVM_CHAINS, isEvmChain } from "../chains/catalog.ts";
 import { deployUAssets, uAssetsEnvValue } from "../chains/evm/deploy.ts";
 import { readMinterKey } from "../config/evm.ts";
 import { settingsFromConfig } from "../config/pipeline.ts";
+import { formatError } from "../chains/shared/redact.ts";
 
 const USAGE = `usage: deno task admin <command>
   api-key create --partner <id> [--expires-in-days N]
@@ -231,9 +232,18 @@ export async function runAdmin(argv: string[], kv: Deno.Kv, out: Out, err: Out, 
 }
 
 if (import.meta.main) {
-  const config = loadConfig(Deno.env.toObject());
-  const kv = await openKv(config.kvPath);
-  const code = await runAdmin(Deno.args, kv, console.log, console.error, config);
-  kv.close();
+  let code = 1;
+  try {
+    const config = loadConfig(Deno.env.toObject());
+    const kv = await openKv(config.kvPath);
+    try {
+      code = await runAdmin(Deno.args, kv, console.log, console.error, config);
+    } finally {
+      kv.close();
+    }
+  } catch (e) {
+    // Redacted: `evm deploy` failures quote the RPC URL, which may carry an API key.
+    console.error(`error: ${formatError(e)}`);
+  }
   Deno.exit(code);
 }

@@ -22,6 +22,7 @@ import { type ChainSymbol, EVM_CHAINS, NATIVE_CHAINS } from "./chains/catalog.ts
 import { PipelineRuntime } from "./actors/runtime.ts";
 import { SimLedger } from "./chains/sim/ledger.ts";
 import { orderRoutes, orderRoutesPrefetch } from "./routes/orders.ts";
+import { redactedLog } from "./chains/shared/redact.ts";
 
 export interface Services {
   config: Config;
@@ -67,13 +68,18 @@ export async function buildServices(config: Config, secrets?: Secrets): Promise<
   };
 }
 
-function pipelineContext(config: Config, kv: Deno.Kv, transferAddress: string, setup: ChainSetup): PipelineContext {
+export function pipelineContext(
+  config: Config,
+  kv: Deno.Kv,
+  transferAddress: string,
+  setup: ChainSetup,
+): PipelineContext {
   return {
     kv,
     chains: setup.chains,
     settings: settingsFromConfig(config, transferAddress),
     now: () => new Date(),
-    log: (msg, err) => (err === undefined ? console.log(msg) : console.error(msg, err)),
+    log: redactedLog(),
     faultPoint: config.faultCrashPoint === undefined ? undefined : (point) => {
       if (point !== config.faultCrashPoint) return;
       console.error(`FAULT_CRASH_POINT=${point}: killing this process with SIGKILL`);
@@ -109,7 +115,7 @@ export function createApp(s: Services): Hono {
     return c.json({ success: true, data: { status: "ok", chainMode: s.config.chainMode } });
   });
   app.route("/config", configRoutes());
-  app.route(authMountPath(s.config), authRoutes(s.kv, s.tokens));
+  app.route(authMountPath(s.config), authRoutes(s.kv, s.tokens, s.uAssetTransferAddress));
 
   // The JWT gate covers the partner resources only, so an unknown path still answers 404.
   const cache = new VerifiedTokenCache();

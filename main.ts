@@ -1,9 +1,18 @@
 /** Composition root: read config, build services, serve. */
 import { buildServices, createApp, pipelineRuntime } from "./app.ts";
+import { formatError } from "./chains/shared/redact.ts";
 import { configFromProcess } from "./config/env.ts";
 
-const config = configFromProcess();
-const services = await buildServices(config);
+async function start() {
+  const config = configFromProcess();
+  return { config, services: await buildServices(config) };
+}
+
+const { config, services } = await start().catch((err) => {
+  // A refused start names its reason, redacted: RPC failures quote URLs that carry API keys.
+  console.error(`refusing to start: ${formatError(err)}`);
+  Deno.exit(1);
+});
 const app = createApp(services);
 const pipeline = pipelineRuntime(services);
 pipeline?.start();

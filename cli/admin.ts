@@ -7,7 +7,8 @@ import { isEvmAddress } from "../chains/addresses.ts";
 import { type Config, loadConfig } from "../config/env.ts";
 import { openKv } from "../kv/open.ts";
 import { createApiKey, listApiKeys, PARTNER_ID_PATTERN, revokeApiKey } from "../kv/api_keys.ts";
-import { setUserWalletStatus } from "../kv/user_wallets.ts";
+import { moveUserWallet, setUserWalletStatus } from "../kv/user_wallets.ts";
+import { listAudit, osUser } from "../kv/audit.ts";
 import { getOrder } from "../kv/orders.ts";
 import { listHeld } from "../kv/pipeline.ts";
 import { ALERT_KINDS, type AlertKind, clearAlert, listAlerts } from "../kv/alerts.ts";
@@ -17,6 +18,7 @@ import { EVM_CHAINS, isEvmChain } from "../chains/catalog.ts";
 import { deployUAssets, uAssetsEnvValue } from "../chains/evm/deploy.ts";
 import { readMinterKey } from "../config/evm.ts";
 import { settingsFromConfig } from "../config/pipeline.ts";
+import { formatError } from "../chains/shared/redact.ts";
 
 const USAGE = `usage: deno task admin <command>
   api-key create --partner <id> [--expires-in-days N]
@@ -24,6 +26,8 @@ const USAGE = `usage: deno task admin <command>
   api-key list
   wallet deactivate <address>
   wallet activate <address>
+  wallet move <address> --to-partner <id> [--by <operator>]
+  audit
   orders held
   order show <id>
   order cancel <id>
@@ -33,6 +37,8 @@ const USAGE = `usage: deno task admin <command>
   alerts clear <kind> <subject>`;
 
 export class UsageError extends Error {}
+
+const PARTNER_ID_MESSAGE = "must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit";
 
 type Out = (line: string) => void;
 type Command = (kv: Deno.Kv, args: string[], out: Out, config: Config) => Promise<void>;
@@ -45,9 +51,7 @@ const commands: Record<string, Command> = {
       strict: true,
     });
     if (!values.partner) throw new UsageError("--partner is required");
-    if (!PARTNER_ID_PATTERN.test(values.partner)) {
-      throw new UsageError("--partner must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit");
-    }
+    if (!PARTNER_ID_PATTERN.test(values.partner)) throw new UsageError(`--partner ${PARTNER_ID_MESSAGE}`);
     const days = values["expires-in-days"];
     if (days !== undefined && !/^[1-9]\d{0,4}$/.test(days)) {
       throw new UsageError("--expires-in-days must be a positive whole number");
@@ -84,6 +88,36 @@ const commands: Record<string, Command> = {
     const address = walletArg(args);
     const w = await setUserWalletStatus(kv, address, "inactive", { createIfMissing: true });
     out(`wallet ${w!.address} is inactive: its tokens are refused and new deposits fail`);
+  },
+  "wallet move": async (kv, args, out) => {
+    const { values, positionals } = parseArgs({
+      args,
+      options: { "to-partner": { type: "string" }, by: { type: "string" } },
+      allowPositionals: true,
+      strict: true,
+    });
+    const address = walletArg(positionals);
+    const to = values["to-partner"];
+    if (!to) throw new UsageError("--to-partner is required");
+    if (!PARTNER_ID_PATTERN.test(to)) throw new UsageError(`--to-partner ${PARTNER_ID_MESSAGE}`);
+    const by = values.by?.trim() || osUser();
+    const res = await moveUserWallet(kv, address, to, by);
+    if (!res.ok) throw new UsageError(res.error);
+    const from = (res.audit.before as { partnerId: string }).partnerId || "(no partner)";
+    out(`wallet ${res.wallet.address} moved from ${from} to ${to} by ${by} (audit ${res.audit.id})`);
+    out(`tokens issued to ${from} are refused from now on; ${to}'s API keys can issue tokens for it`);
+  },
+  "audit": async (kv, args, out) => {
+    if (args.length) throw new UsageError("audit takes no arguments");
+    const entries = await listAudit(kv);
+    for (const e of entries) {
+      out(
+        `${e.at}\t${e.by}\t${e.action}\t${e.subject}\tbefore=${JSON.stringify(e.before)}\tafter=${
+          JSON.stringify(e.after)
+        }`,
+      );
+    }
+    out(`${entries.length} audit entr${entries.length === 1 ? "y" : "ies"}`);
   },
   "orders held": async (kv, args, out) => {
     if (args.length) throw new UsageError("orders held takes no arguments");
@@ -198,9 +232,18 @@ export async function runAdmin(argv: string[], kv: Deno.Kv, out: Out, err: Out, 
 }
 
 if (import.meta.main) {
-  const config = loadConfig(Deno.env.toObject());
-  const kv = await openKv(config.kvPath);
-  const code = await runAdmin(Deno.args, kv, console.log, console.error, config);
-  kv.close();
+  let code = 1;
+  try {
+    const config = loadConfig(Deno.env.toObject());
+    const kv = await openKv(config.kvPath);
+    try {
+      code = await runAdmin(Deno.args, kv, console.log, console.error, config);
+    } finally {
+      kv.close();
+    }
+  } catch (e) {
+    // Redacted: `evm deploy` failures quote the RPC URL, which may carry an API key.
+    console.error(`error: ${formatError(e)}`);
+  }
   Deno.exit(code);
 }

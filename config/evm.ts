@@ -4,6 +4,7 @@
  * in sim mode; live mode refuses any simulated chain.
  */
 import { z } from "zod";
+import { readSecretFile } from "./secrets.ts";
 import { EVM, EVM_CHAINS, type EvmChain, NATIVE, NATIVE_CHAINS, type UAsset } from "../chains/catalog.ts";
 
 export interface LiveEvmChain {
@@ -80,15 +81,13 @@ export function loadEvmConfig(env: Record<string, string | undefined>): EvmConfi
   return { chains, minterKeyFile, feeBumpAfterMs: feeBump ? Number(feeBump) : 60_000 };
 }
 
-/** Reads the minter's private key (0x + 64 hex) from its file; the message never contains the key. */
-export async function readMinterKey(path: string): Promise<`0x${string}`> {
-  let text: string;
-  try {
-    text = (await Deno.readTextFile(path)).trim();
-  } catch {
-    throw new Error(`EVM_MINTER_KEY_FILE names ${path}, which cannot be read`);
-  }
+/**
+ * Reads an EVM private key (0x + 64 hex) from the file named by `variable` (the minter's unless another is given),
+ * refusing a file group or others can access; the message never contains the key.
+ */
+export async function readMinterKey(path: string, variable = "EVM_MINTER_KEY_FILE"): Promise<`0x${string}`> {
+  const text = (await readSecretFile(path, variable)).trim();
   const key = text.startsWith("0x") ? text : `0x${text}`;
-  if (!/^0x[0-9a-fA-F]{64}$/.test(key)) throw new Error(`EVM_MINTER_KEY_FILE ${path} does not hold a 32-byte hex key`);
+  if (!/^0x[0-9a-fA-F]{64}$/.test(key)) throw new Error(`${variable} ${path} does not hold a 32-byte hex key`);
   return key as `0x${string}`;
 }

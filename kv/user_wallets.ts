@@ -1,13 +1,19 @@
 /**
  * User wallet records (spec 2.7): one per EVM wallet, created active by the first token issued for it.
- * Addresses are stored lowercase, the same form as the JWT `sub`.
+ * Addresses are stored lowercase, the same form as the JWT `sub`. A wallet belongs to the partner whose key issued
+ * its first token; only an operator (`wallet move`, audited) gives it to another partner.
  */
+import { appendAudit, type AuditEntry } from "./audit.ts";
+
 export type WalletStatus = "active" | "inactive";
 
 export interface UserWallet {
   address: string;
   status: WalletStatus;
-  /** Partner whose key issued the wallet's first token. */
+  /**
+   * The partner that owns the wallet: whose key issued its first token, or the one an operator moved it to. Empty
+   * while unbound (an operator deactivated the address before any token); the next token request binds it.
+   */
   partnerId: string;
   createdAt: string;
   updatedAt: string;
@@ -19,22 +25,62 @@ export async function getUserWallet(kv: Deno.Kv, address: string): Promise<UserW
   return (await kv.get<UserWallet>(userWalletKey(address))).value;
 }
 
-/** Returns the wallet's record, creating it (active) if this is its first token. */
+/**
+ * Returns the wallet's record, creating it (active, owned by `partnerId`) if this is its first token, or binding it
+ * to `partnerId` if it has no owner yet. An owned wallet is returned unchanged: the caller compares its owner.
+ */
 export async function ensureUserWallet(kv: Deno.Kv, address: string, partnerId: string): Promise<UserWallet> {
   const key = userWalletKey(address);
   for (;;) {
     const entry = await kv.get<UserWallet>(key);
-    if (entry.value) return entry.value;
+    if (entry.value?.partnerId) return entry.value;
     const now = new Date().toISOString();
-    const wallet: UserWallet = {
+    const wallet: UserWallet = entry.value ? { ...entry.value, partnerId, updatedAt: now } : {
       address: address.toLowerCase(),
       status: "active",
       partnerId,
       createdAt: now,
       updatedAt: now,
     };
-    const res = await kv.atomic().check({ key, versionstamp: null }).set(key, wallet).commit();
+    // Checked against the version read: two partners racing for an unowned wallet cannot both bind it.
+    const res = await kv.atomic().check(entry).set(key, wallet).commit();
     if (res.ok) return wallet;
+  }
+}
+
+export type MoveResult =
+  | { ok: true; wallet: UserWallet; audit: AuditEntry }
+  | { ok: false; error: string };
+
+/**
+ * Gives a wallet to another partner, with its audit entry in the same atomic. Tokens issued to the previous owner
+ * stop working at once: every JWT route compares the token's partner with the record's.
+ */
+export async function moveUserWallet(
+  kv: Deno.Kv,
+  address: string,
+  toPartner: string,
+  by: string,
+  now = new Date(),
+): Promise<MoveResult> {
+  const key = userWalletKey(address);
+  for (;;) {
+    const entry = await kv.get<UserWallet>(key);
+    if (!entry.value) return { ok: false, error: `no wallet ${address.toLowerCase()}: it never had a token` };
+    const before = entry.value.partnerId;
+    if (before === toPartner) {
+      return { ok: false, error: `wallet ${entry.value.address} already belongs to ${toPartner}` };
+    }
+    const wallet: UserWallet = { ...entry.value, partnerId: toPartner, updatedAt: now.toISOString() };
+    const op = kv.atomic().check(entry).set(key, wallet);
+    const audit = appendAudit(op, {
+      by,
+      action: "wallet.move",
+      subject: wallet.address,
+      before: { partnerId: before },
+      after: { partnerId: toPartner },
+    }, now);
+    if ((await op.commit()).ok) return { ok: true, wallet, audit };
   }
 }
 

@@ -1,5 +1,6 @@
 /** Token endpoints (spec 4.1), served under AUTH_URL's path, and the JWKS that lets anyone verify our tokens. */
 import { type Context, Hono } from "hono";
+import { zeroAddress } from "viem";
 import { z } from "zod";
 import { isEvmAddress } from "../chains/addresses.ts";
 import { verifyApiKey } from "../kv/api_keys.ts";
@@ -7,12 +8,23 @@ import { ensureUserWallet } from "../kv/user_wallets.ts";
 import { ApiError, parseBody, requiredString } from "./errors.ts";
 import { AUTH_ERRORS, issueToken, type TokenSettings } from "./jwt.ts";
 
-const TokenRequest = z.object({
-  walletAddress: requiredString().refine(isEvmAddress, "Must be a 20-byte hex EVM address (0x followed by 40 hex)"),
-});
+/**
+ * Addresses no user can own: the zero address (nobody holds its key), and our own uAsset transfer address, whose
+ * owner could configure burns and receive redemptions of every uAsset sent to it.
+ */
+function tokenRequest(transferAddress: string) {
+  const transfer = transferAddress.toLowerCase();
+  return z.object({
+    walletAddress: requiredString()
+      .refine(isEvmAddress, "Must be a 20-byte hex EVM address (0x followed by 40 hex)")
+      .refine((a) => a.toLowerCase() !== zeroAddress, "Must not be the zero address")
+      .refine((a) => a.toLowerCase() !== transfer, "Must not be the service's uAsset transfer address"),
+  });
+}
 
-export function authRoutes(kv: Deno.Kv, tokens: TokenSettings): Hono {
+export function authRoutes(kv: Deno.Kv, tokens: TokenSettings, transferAddress: string): Hono {
   const app = new Hono();
+  const TokenRequest = tokenRequest(transferAddress);
 
   const issue = async (c: Context) => {
     const check = await verifyApiKey(kv, c.req.header("X-API-Key"));
@@ -23,6 +35,7 @@ export function authRoutes(kv: Deno.Kv, tokens: TokenSettings): Hono {
     }
     const { walletAddress } = await parseBody(c, TokenRequest);
     const wallet = await ensureUserWallet(kv, walletAddress, check.key.partnerId);
+    if (wallet.partnerId !== check.key.partnerId) throw AUTH_ERRORS.otherPartner();
     // A deactivated wallet gets no new token: deactivation must not be undone by a refresh.
     if (wallet.status !== "active") throw AUTH_ERRORS.inactive();
     return c.json(await issueToken(tokens, walletAddress, check.key.partnerId, check.key.keyId), 200);

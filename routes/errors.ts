@@ -5,6 +5,7 @@
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "zod";
+import { type Log, redactedLog } from "../chains/shared/redact.ts";
 
 export interface ValidationIssue {
   path: string[];
@@ -54,7 +55,8 @@ export function errorResponse(c: Context, err: ApiError) {
   );
 }
 
-export function onError(log: (msg: string, err: unknown) => void = console.error) {
+/** Unexpected errors are logged redacted (a library error may quote an RPC URL with its key) and answered 500. */
+export function onError(log: Log = redactedLog()) {
   return (err: Error, c: Context) => {
     if (err instanceof ApiError) return errorResponse(c, err);
     log(`unhandled error on ${c.req.method} ${c.req.path}`, err);

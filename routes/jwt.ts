@@ -33,6 +33,8 @@ export const AUTH_ERRORS = {
   expired: () => new ApiError(401, "Token expired"),
   badSignature: () => new ApiError(403, "Invalid token signature"),
   inactive: () => new ApiError(403, "Wallet is not active"),
+  /** The wallet is owned by a partner other than the caller's key or token (or was moved away from it). */
+  otherPartner: () => new ApiError(403, "Wallet belongs to another partner"),
 };
 
 /** Signs a token for `wallet` (any case; `sub` is lowercase). The key id rides along so revoking a key ends its tokens. */
@@ -141,7 +143,8 @@ export class VerifiedTokenCache {
 }
 
 /**
- * The `Authorization: Bearer` gate: a valid token, a usable issuing key and an active wallet, in that order.
+ * The `Authorization: Bearer` gate: a valid token, a usable issuing key, a wallet still owned by the token's partner
+ * and active, in that order (ownership first, so another partner learns nothing of the wallet's state).
  * `prefetch` names keys of the caller's own data that the route will read first; they ride in the gate's single
  * KV read, since on a busy server the KV round trip, not the CPU, is what a request waits for.
  */
@@ -164,6 +167,7 @@ export function requireJwt(
       ...prefetch(verified.wallet),
     ]);
     if (!isUsable(key.value)) throw AUTH_ERRORS.unreadable();
+    if (wallet.value && wallet.value.partnerId !== verified.partnerId) throw AUTH_ERRORS.otherPartner();
     if (wallet.value?.status !== "active") throw AUTH_ERRORS.inactive();
     c.set("wallet", verified.wallet);
     c.set("partnerId", verified.partnerId);

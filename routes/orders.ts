@@ -1,6 +1,7 @@
 /** Order listing (spec 4.7): newest first, scoped to the caller's wallet, with exact totals from counters. */
 import { Hono } from "hono";
 import { z } from "zod";
+import { type Log, redactedLog } from "../chains/shared/redact.ts";
 import { ORDER_STATUSES, ORDER_TYPES, OrderPageCache, ownerVersionKey, toOrderView } from "../kv/orders.ts";
 import { ApiError, validationError } from "./errors.ts";
 import type { AuthVariables } from "./jwt.ts";
@@ -20,7 +21,7 @@ const OrdersQuery = z.object({
 /** Mount behind `requireJwt(kv, tokens, orderRoutesPrefetch)`: the gate then reads the owner's order version. */
 export const orderRoutesPrefetch = (wallet: string) => [ownerVersionKey(wallet)];
 
-export function orderRoutes(kv: Deno.Kv, log: (msg: string, err: unknown) => void = console.error) {
+export function orderRoutes(kv: Deno.Kv, log: Log = redactedLog()) {
   const app = new Hono<{ Variables: AuthVariables }>();
   const pages = new OrderPageCache(kv);
 

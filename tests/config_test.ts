@@ -39,7 +39,7 @@ Deno.test("secrets", async (t) => {
       const c = loadConfig({ CHAIN_MODE: "live", KV_PATH: `${dir}/live/kv.sqlite3` });
       await assert.rejects(loadSecrets(c, () => {}), /JWT_PRIVATE_KEY_FILE and MASTER_MNEMONIC_FILE/);
       const keyFile = `${dir}/key.pem`;
-      await Deno.writeTextFile(keyFile, await newPrivateKeyPem());
+      await Deno.writeTextFile(keyFile, await newPrivateKeyPem(), { mode: 0o600 });
       await assert.rejects(
         loadSecrets(loadConfig({ CHAIN_MODE: "live", JWT_PRIVATE_KEY_FILE: keyFile }), () => {}),
         (e: Error) => e.message.includes("MASTER_MNEMONIC_FILE") && !e.message.includes("JWT_PRIVATE_KEY_FILE"),
@@ -56,7 +56,9 @@ Deno.test("secrets", async (t) => {
     await t.step("live mode with both files starts; a bad mnemonic is refused without echoing it", async () => {
       const keyFile = `${dir}/key.pem`;
       const words = `${dir}/words.txt`;
-      await Deno.writeTextFile(words, "legal winner thank year wave sausage worth useful legal winner thank yellow\n");
+      await Deno.writeTextFile(words, "legal winner thank year wave sausage worth useful legal winner thank yellow\n", {
+        mode: 0o600,
+      });
       const s = await loadSecrets(
         loadConfig({ CHAIN_MODE: "live", JWT_PRIVATE_KEY_FILE: keyFile, MASTER_MNEMONIC_FILE: words }),
         () => {},

@@ -659,7 +659,7 @@ Deno.test("live Base: CHAIN_MODE=live refuses the simulated chains; a node of an
   const other = await startAnvil(); // chain id 31337, not Base's
   try {
     const keyFile = `${dir}/minter.key`;
-    await Deno.writeTextFile(keyFile, ANVIL_PRIVATE_KEYS[1]);
+    await Deno.writeTextFile(keyFile, ANVIL_PRIVATE_KEYS[1], { mode: 0o600 });
     const fakeAssets = uAssetsEnvValue(
       Object.fromEntries(
         ["uSOL", "uXRP", "uSUI", "uDOGE", "uZEC"].map((u, i) => [u, `0x${String(i + 1).padStart(40, "0")}`]),
@@ -709,8 +709,8 @@ Deno.test("live Base: `deno task admin evm deploy` deploys five uAssets with MIN
   try {
     const minterFile = `${dir}/minter.key`;
     const deployerFile = `${dir}/deployer.key`;
-    await Deno.writeTextFile(minterFile, ANVIL_PRIVATE_KEYS[1]);
-    await Deno.writeTextFile(deployerFile, ANVIL_PRIVATE_KEYS[0]);
+    await Deno.writeTextFile(minterFile, ANVIL_PRIVATE_KEYS[1], { mode: 0o600 });
+    await Deno.writeTextFile(deployerFile, ANVIL_PRIVATE_KEYS[0], { mode: 0o600 });
     const out = await new Deno.Command(Deno.execPath(), {
       args: ["task", "-q", "admin", "evm", "deploy", "--chain", "base", "--rpc-url", anvil.url],
       cwd: ROOT,

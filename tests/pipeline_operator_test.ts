@@ -339,10 +339,11 @@ Deno.test("operator commands on a running server", async (t) => {
 Deno.test("the sim endpoints and deno task sim exist only in sim mode", async () => {
   const dir = await Deno.makeTempDir({ prefix: "live-secrets-" });
   try {
-    await Deno.writeTextFile(`${dir}/jwt.pem`, await newPrivateKeyPem());
+    await Deno.writeTextFile(`${dir}/jwt.pem`, await newPrivateKeyPem(), { mode: 0o600 });
     await Deno.writeTextFile(
       `${dir}/mnemonic.txt`,
       "legal winner thank year wave sausage worth useful legal winner thank yellow\n",
+      { mode: 0o600 },
     );
     const server = await startTestServer({
       CHAIN_MODE: "live",

@@ -19,6 +19,7 @@ import {
   type Transport,
 } from "viem";
 import { TransientChainError } from "../adapter.ts";
+import { redactUrls } from "../shared/redact.ts";
 import { EVM, type EvmChain } from "../catalog.ts";
 
 export type EvmClient = PublicClient<Transport, Chain>;
@@ -115,16 +116,6 @@ export function describeRpcError(err: unknown): string {
     ? err.message
     : String(err);
   return redactUrls(text);
-}
-
-export function redactUrls(text: string): string {
-  return text.replace(/(https?|wss?):\/\/[^\s/?#)]+[^\s)]*/g, (url) => {
-    try {
-      return new URL(url).origin;
-    } catch {
-      return "<url>";
-    }
-  });
 }
 
 /** Runs one RPC-backed step, turning transient failures into `TransientChainError`; anything else is rethrown. */

@@ -1,0 +1,163 @@
+/**
+ * RPC URLs carry provider API keys in their path and query, and viem quotes the URL in its errors (ISSUE item 8):
+ * no logged error may contain them. The nodes here are local JSON-RPC servers (tests/support/mock_rpc.ts), not real
+ * nodes: they answer `eth_chainId` correctly and fail everything else, either with HTTP 500 (transient) or with a
+ * JSON-RPC error that is not transient (a pruned node's "missing trie node"), which reaches the log as viem raised it.
+ */
+import assert from "node:assert/strict";
+import { Hono } from "hono";
+import { pipelineContext } from "../app.ts";
+import { PipelineRuntime } from "../actors/runtime.ts";
+import type { Chains } from "../chains/adapter.ts";
+import { EVM, type EvmChain } from "../chains/catalog.ts";
+import { formatError } from "../chains/shared/redact.ts";
+import { simChains } from "../chains/sim/adapters.ts";
+import { loadConfig } from "../config/env.ts";
+import { onError } from "../routes/errors.ts";
+import { runTask, tryStartService } from "./support/cli.ts";
+import { type Answer, MOCK_RPC_SECRETS, mockNode, readerOn } from "./support/mock_rpc.ts";
+
+const MINTER_KEY = "0x" + "ab".repeat(32);
+const UASSETS_ENV = "uSOL=0x0000000000000000000000000000000000000001,uXRP=0x0000000000000000000000000000000000000002," +
+  "uSUI=0x0000000000000000000000000000000000000003,uDOGE=0x0000000000000000000000000000000000000004," +
+  "uZEC=0x0000000000000000000000000000000000000005";
+
+const HTTP_500: Answer = { status: 500, error: { code: -32603, message: "internal error" } };
+const MISSING_TRIE_NODE: Answer = { error: { code: -32000, message: "missing trie node" } };
+
+/** A node of `chain` that knows its chain id and fails everything else with `failure`. */
+function failingNode(chain: EvmChain, failure: Answer) {
+  const chainId = `0x${EVM[chain].chainId.toString(16)}`;
+  return mockNode((method) => (method === "eth_chainId" ? { result: chainId } : failure));
+}
+
+function assertNoSecrets(output: string) {
+  for (const secret of MOCK_RPC_SECRETS) assert.ok(!output.includes(secret), `${secret} leaked:\n${output}`);
+}
+
+/** Replaces console output for the duration of `run`, returning everything printed. */
+async function capturingConsole(run: (printed: () => string) => Promise<void>): Promise<string> {
+  const lines: string[] = [];
+  const saved = { log: console.log, error: console.error, warn: console.warn };
+  const capture = (...args: unknown[]) => void lines.push(args.map((a) => Deno.inspect(a)).join(" "));
+  Object.assign(console, { log: capture, error: capture, warn: capture });
+  try {
+    await run(() => lines.join("\n"));
+  } finally {
+    Object.assign(console, saved);
+  }
+  return lines.join("\n");
+}
+
+async function waitUntil(what: string, done: () => boolean, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+Deno.test("pipeline log: watcher failures on live EVM RPC never print the URL's key (local JSON-RPC nodes)", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "redaction-" });
+  const kv = await Deno.openKv(`${dir}/kv.sqlite3`);
+  const transient = failingNode("base", HTTP_500);
+  const permanent = failingNode("arbitrum", MISSING_TRIE_NODE);
+  try {
+    const sim = simChains(kv);
+    const readers = {
+      base: readerOn(transient.url, 2_000, 1_000, "base"),
+      arbitrum: readerOn(permanent.url, 2_000, 1_000, "arbitrum"),
+    } as Record<string, ReturnType<typeof readerOn>>;
+    const chains: Chains = { reader: (c) => readers[c] ?? sim.reader(c), minter: sim.minter, payer: sim.payer };
+    const config = loadConfig({ KV_PATH: `${dir}/kv.sqlite3` });
+    // The service's own pipeline context, log included.
+    const ctx = pipelineContext(config, kv, "0x00000000000000000000000000000000000000aa", { chains, simulated: [] });
+    const output = await capturingConsole(async (printed) => {
+      const runtime = new PipelineRuntime(ctx, { id: "t", sweepMs: 50, watchMs: 20, concurrency: 1, useQueue: false });
+      runtime.start();
+      try {
+        await waitUntil(
+          "both watchers to log a failed tick",
+          () => /watch base: tick failed/.test(printed()) && /watch arbitrum: tick failed/.test(printed()),
+        );
+      } finally {
+        await runtime.stop();
+      }
+    });
+    assertNoSecrets(output);
+    assert.ok(output.includes(permanent.origin), `the failing node is still named by its origin:\n${output}`);
+    assert.match(output, /missing trie node/);
+  } finally {
+    kv.close();
+    await transient.close();
+    await permanent.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("formatError and onError: message, causes and stack, redacted (local JSON-RPC node)", async () => {
+  const node = failingNode("base", MISSING_TRIE_NODE);
+  try {
+    const viemError = await readerOn(node.url).tip().then(() => null, (e) => e);
+    assert.ok(viemError instanceof Error);
+    assert.ok(viemError.message.includes(MOCK_RPC_SECRETS[0]), "viem quotes the URL: this test can fail");
+    const wrapped = new Error("scan failed", { cause: viemError });
+    const text = formatError(wrapped);
+    assertNoSecrets(text);
+    assert.match(text, /^Error: scan failed\n\s+at /);
+    assert.match(text, /\ncaused by .*missing trie node/s);
+    assert.ok(text.includes(`URL: ${node.origin}`), text);
+
+    let status = 0;
+    const output = await capturingConsole(async () => {
+      const app = new Hono();
+      app.onError(onError());
+      app.get("/boom", () => {
+        throw wrapped;
+      });
+      status = (await app.request("/boom")).status;
+    });
+    assertNoSecrets(output);
+    assert.equal(status, 500);
+    assert.match(output, /unhandled error on GET \/boom/);
+  } finally {
+    await node.close();
+  }
+});
+
+Deno.test("a refused start and a failed admin command print no URL key (child processes, local JSON-RPC node)", async (t) => {
+  const dir = await Deno.makeTempDir({ prefix: "redaction-" });
+  // A node that answers nothing, not even its chain id, with a non-transient error: the raw viem error is thrown.
+  const node = mockNode(() => MISSING_TRIE_NODE);
+  try {
+    const keyFile = `${dir}/minter.key`;
+    await Deno.writeTextFile(keyFile, MINTER_KEY, { mode: 0o600 });
+
+    await t.step("main.ts refusing to start over an RPC failure", async () => {
+      const res = await tryStartService({
+        KV_PATH: `${dir}/kv.sqlite3`,
+        PIPELINE: "on",
+        BASE_RPC_URLS: node.url,
+        BASE_UASSETS: UASSETS_ENV,
+        EVM_MINTER_KEY_FILE: keyFile,
+      });
+      assertNoSecrets(res.output);
+      assert.equal(res.started, false, res.output);
+      assert.equal(res.code, 1);
+      assert.match(res.output, /refusing to start: /);
+    });
+
+    await t.step("admin evm deploy failing on the RPC", async () => {
+      const res = await runTask("admin", {
+        KV_PATH: `${dir}/kv.sqlite3`,
+        EVM_MINTER_KEY_FILE: keyFile,
+        EVM_DEPLOYER_KEY_FILE: keyFile,
+      }, ["evm", "deploy", "--chain", "base", "--rpc-url", node.url]);
+      assert.notEqual(res.code, 0);
+      assertNoSecrets(res.stdout + res.stderr);
+    });
+  } finally {
+    await node.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

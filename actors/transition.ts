@@ -111,9 +111,18 @@ export function transition(order: Order, event: OrderEvent, now: Date): Transiti
         deadIntents: [...((order.details.deadIntents as DeadIntent[] | undefined) ?? []), dead],
       });
     }
-    case "cancel":
-      if ((order.status !== "pending" && order.status !== "processing") || intentOf(order)) return refuse();
+    case "cancel": {
+      const intent = intentOf(order);
+      if (intent && !isTerminal(order)) {
+        return {
+          ok: false as const,
+          error: `cancel is not allowed for a ${order.status} order: its transaction ${intent.txHash} may still be ` +
+            "mined; it can be cancelled once that transaction is proven dead",
+        };
+      }
+      if (order.status !== "pending" && order.status !== "processing") return refuse();
       return to("cancelled", {}, { cancelReason: event.reason });
+    }
     case "retry": {
       const back = order.status === "failed" && order.errorMessage ? RETRYABLE[order.errorMessage] : undefined;
       if (!back) return refuse();

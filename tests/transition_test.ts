@@ -259,8 +259,11 @@ Deno.test("transition: refused moves", async (t) => {
     refused(order("mint", "minting"), { type: "txDead", proof: "x" });
   });
 
-  await t.step("a minting order with a live intent cannot be cancelled", () => {
-    refused(withIntent(order("mint", "minting"), intent("base")), { type: "cancel", reason: "x" });
+  await t.step("a minting order with a live intent cannot be cancelled, and the refusal says until when", () => {
+    const i = intent("base");
+    refused(withIntent(order("mint", "minting"), i), { type: "cancel", reason: "x" });
+    const res = transition(withIntent(order("mint", "minting"), i), { type: "cancel", reason: "x" }, NOW);
+    assert.ok(!res.ok && res.error.includes(i.txHash) && /proven dead/.test(res.error));
   });
 
   await t.step("cancel refused once a transaction is recorded, and from terminal states", () => {

@@ -44,7 +44,10 @@ async function senderOf(raw: string): Promise<{ from: Address; nonce: number } |
   if (!isHex(raw)) return null;
   const tx = parseTransaction(raw);
   if (tx.nonce === undefined) return null;
-  return { from: await recoverTransactionAddress({ serializedTransaction: raw as TransactionSerialized }), nonce: tx.nonce };
+  return {
+    from: await recoverTransactionAddress({ serializedTransaction: raw as TransactionSerialized }),
+    nonce: tx.nonce,
+  };
 }
 
 interface Header {

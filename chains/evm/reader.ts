@@ -80,8 +80,8 @@ export function evmReader(opts: EvmReaderOptions): ChainReader {
   const addresses = Object.values(opts.uAssets) as Address[];
   const call = <T>(what: string, f: () => Promise<T>) => rpc(chain, what, f);
 
-  async function header(number: number | "latest"): Promise<Header | null> {
-    const tag = number === "latest" ? "latest" : numberToHex(number);
+  async function header(number: number | "latest" | FinalityTag): Promise<Header | null> {
+    const tag = typeof number === "number" ? numberToHex(number) : number;
     const block = await call(
       `eth_getBlockByNumber(${number})`,
       () => client.request({ method: "eth_getBlockByNumber", params: [tag, false] }),
@@ -158,12 +158,9 @@ export function evmReader(opts: EvmReaderOptions): ChainReader {
   }
 
   async function tagged(tag: "latest" | FinalityTag): Promise<Header> {
-    const block = await call(
-      `eth_getBlockByNumber(${tag})`,
-      () => client.request({ method: "eth_getBlockByNumber", params: [tag, false] }),
-    ) as RpcHeader | null;
-    if (!block) throw new TransientChainError(`${chain}: node returned no "${tag}" block`);
-    return { number: Number(BigInt(block.number)), hash: block.hash, parentHash: block.parentHash };
+    const h = await header(tag);
+    if (!h) throw new TransientChainError(`${chain}: node returned no "${tag}" block`);
+    return h;
   }
 
   /**

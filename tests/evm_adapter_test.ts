@@ -32,6 +32,9 @@ import {
   replacementsKey,
 } from "../chains/evm/index.ts";
 import { getAlert } from "../kv/alerts.ts";
+import { buildChains } from "../chains/registry.ts";
+import { uAssetsEnvValue } from "../chains/evm/deploy.ts";
+import { loadEvmConfig } from "../config/evm.ts";
 import { UASSET_ABI, UASSET_BYTECODE } from "../contracts/uasset.ts";
 import { openKv } from "../kv/open.ts";
 import { ANVIL_PRIVATE_KEYS, anvilRpc, startAnvil } from "./support/anvil.ts";
@@ -695,6 +698,27 @@ Deno.test("EVM fee bumping on anvil follows the network estimate, under a cap an
       const alert = await getAlert(kv, "fee_cap_reached", tx.txHash);
       assert.ok(alert);
       assert.match(alert.message, /cap/);
+    });
+
+    await t.step("the configured <CHAIN>_MAX_FEE_PER_GAS_WEI reaches the minter the registry builds", async () => {
+      const keyFile = `${dir}/minter.key`;
+      await Deno.writeTextFile(keyFile, ANVIL_PRIVATE_KEYS[1], { mode: 0o600 });
+      const configured = 1_500_000_000n;
+      const evm = loadEvmConfig({
+        BASE_RPC_URLS: anvil.url,
+        BASE_UASSETS: uAssetsEnvValue(uAssets),
+        EVM_MINTER_KEY_FILE: keyFile,
+        BASE_MAX_FEE_PER_GAS_WEI: configured.toString(),
+      });
+      const { chains } = await buildChains(kv, "sim", evm, TRANSFER_ADDRESS);
+      assert.ok((await client.estimateFeesPerGas()).maxFeePerGas > configured);
+      const tx = await chains.minter(CHAIN).prepareMint({
+        depositId: depositId("fees-configured"),
+        to: other.address,
+        asset: "uSOL",
+        amountWei: 1n,
+      });
+      assert.equal(parseTransaction(tx.raw as Hex).maxFeePerGas, configured);
     });
   } finally {
     kv.close();

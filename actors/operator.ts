@@ -1,6 +1,7 @@
 /**
- * Operator interventions on orders, applied through the same pure `transition` as the actors: cancel (only before
- * any outgoing transaction was recorded) and retry (a failed order whose cause may pass). Each is one atomic,
+ * Operator interventions on orders, applied through the same pure `transition` as the actors: cancel (only while no
+ * outgoing transaction is recorded: before the first, or after the recorded one was proven dead) and retry (a failed
+ * order whose cause may pass). Each is one atomic,
  * checked against the order version read, together with the order's schedule and doorbell.
  */
 import { addOrderUpdate, getOrder, type Order } from "../kv/orders.ts";

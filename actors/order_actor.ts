@@ -6,7 +6,8 @@
  * same bytes or reads their status. Two steps of the same order racing (a duplicate doorbell, two processes) cost a
  * wasted read at most: the loser's commit fails its check and nothing it prepared was ever sent.
  */
-import { type PreparedTx, TransientChainError } from "../chains/adapter.ts";
+import { isCounted, type PreparedTx, TransientChainError } from "../chains/adapter.ts";
+import { raiseAlert } from "../kv/alerts.ts";
 import { isEvmChain, NATIVE, type NativeChain, nativeToWei, weiToNative } from "../chains/catalog.ts";
 import { addOrderUpdate, getOrder, type Order } from "../kv/orders.ts";
 import { addReschedule, dueAtKey } from "../kv/pipeline.ts";
@@ -67,7 +68,7 @@ export async function stepOrder(ctx: PipelineContext, orderId: string): Promise<
     ctx.log(`order ${orderId}: ${result.error}`);
     return "conflict";
   }
-  const next = result.order;
+  const next = withoutErrorStreak(result.order);
   const nextAt = isTerminal(next)
     ? null
     : now.getTime() + (decision.broadcast ? ctx.settings.blockMs(decision.chain!) : 0);
@@ -115,7 +116,7 @@ async function decidePending(ctx: PipelineContext, order: Order): Promise<Decisi
   const source = order.details.source as SourceTransfer;
   const required = ctx.settings.confirmations(source.chain);
   const status = await ctx.chains.reader(source.chain).txStatus(source.txHash);
-  if (status.state === "included" && status.success && status.confirmations >= required) {
+  if (status.state === "included" && status.success && isCounted(status, required)) {
     return { kind: "event", event: { type: "confirmed" } };
   }
   if (ctx.now().getTime() >= Date.parse(order.details.confirmBy as string)) {
@@ -183,17 +184,31 @@ function recordIntent(
 
 async function decideSent(ctx: PipelineContext, order: Order): Promise<Decision> {
   const intent = intentOf(order)!;
-  const status = await ctx.chains.reader(intent.chain).txStatus(intent.txHash);
+  // The recorded bytes let the reader prove the transaction dead (its nonce used elsewhere at finality).
+  const status = await ctx.chains.reader(intent.chain).txStatus(intent.txHash, intent.raw || undefined);
   const blockMs = ctx.settings.blockMs(intent.chain);
+  if (status.state === "dead") {
+    await raiseAlert(ctx.kv, {
+      kind: "nonce_used_elsewhere",
+      subject: intent.txHash,
+      chain: intent.chain,
+      message: `order ${order.id}: ${status.proof}; the order goes back to processing to sign a new transaction`,
+      now: ctx.now(),
+    });
+    ctx.log(`order ${order.id}: transaction ${intent.txHash} is dead: ${status.proof}`);
+    return { kind: "event", event: { type: "txDead", proof: status.proof } };
+  }
   if (status.state === "included" && status.success) {
     const required = ctx.settings.confirmations(intent.chain);
-    if (status.confirmations >= required) {
+    if (isCounted(status, required)) {
       // A fee-bumped replacement (same nonce) may be the one that was mined: record the hash that is on chain.
       return { kind: "event", event: { type: "txConfirmed", txHash: status.txHash ?? intent.txHash } };
     }
-    return { kind: "wait", ms: (required - status.confirmations) * blockMs };
+    return { kind: "wait", ms: Math.max(1, required - status.confirmations) * blockMs };
   }
   if (status.state === "included") {
+    // A revert is final only once its block is: a reorg could still re-mine the same bytes with another outcome.
+    if (status.final === false) return { kind: "wait", ms: blockMs };
     if (order.type === "mint" && isEvmChain(intent.chain)) {
       // A reverted mint whose deposit id is minted anyway (an earlier transaction landed): that one is the mint.
       const minted = await ctx.chains.minter(intent.chain).mintedBy(order.details.depositId as string);
@@ -202,15 +217,15 @@ async function decideSent(ctx: PipelineContext, order: Order): Promise<Decision>
     }
     return { kind: "event", event: { type: "txFailed", message: ERROR_MESSAGES.payoutFailed } };
   }
-  if (status.state === "unknown") {
-    // Not on chain: never sent (a crash after recording) or dropped. Send the very same transaction again.
-    await sendPrepared(ctx, intent.chain, { txHash: intent.txHash, raw: intent.raw });
-  } else if (intent.raw !== "") {
-    const sender = isEvmChain(intent.chain) ? ctx.chains.minter(intent.chain) : ctx.chains.payer(intent.chain);
-    await sender.nudge?.(
-      { txHash: intent.txHash, raw: intent.raw },
-      ctx.now().getTime() - Date.parse(intent.preparedAt),
-    );
+  if (intent.raw === "") return { kind: "wait", ms: blockMs }; // an adopted on-chain mint: nothing of ours to send
+  const sender = isEvmChain(intent.chain) ? ctx.chains.minter(intent.chain) : ctx.chains.payer(intent.chain);
+  const tx = { txHash: intent.txHash, raw: intent.raw };
+  if (sender.nudge) {
+    // Pending, or unknown to the node: never sent (a crash after recording), or dropped, e.g. because the network's
+    // fee rose above it. The sender re-sends its latest version, or a re-priced one where the fee rules allow.
+    await sender.nudge(tx, ctx.now().getTime() - Date.parse(intent.preparedAt));
+  } else if (status.state === "unknown") {
+    await sendPrepared(ctx, intent.chain, tx); // the very same transaction again
   }
   return { kind: "wait", ms: blockMs };
 }
@@ -228,7 +243,28 @@ async function waitWithBackoff(
   const attempts = Number(entry.value.details.transientErrors ?? 0) + 1;
   const ms = Math.min(ctx.settings.retryMaxMs, ctx.settings.retryBaseMs * 2 ** Math.min(attempts - 1, 16));
   const note = err instanceof Error ? err.message : String(err);
+  if (attempts === PERSISTENT_ERRORS_ALERT_AFTER) {
+    const id = entry.value.id;
+    ctx.log(`order ${id}: ${attempts} errors in a row, the last: ${note}`);
+    await raiseAlert(ctx.kv, {
+      kind: "persistent_errors",
+      subject: id,
+      chain: null,
+      message: `order ${id} (${entry.value.status}): ${attempts} errors in a row; the last: ${note}`,
+      now: ctx.now(),
+    });
+  }
   return (await commitWait(ctx, entry, due, ms, true, attempts, note)) ? "waiting" : "conflict";
+}
+
+/** Consecutive failed steps of one order after which an operator is alerted (the order keeps retrying). */
+export const PERSISTENT_ERRORS_ALERT_AFTER = 20;
+
+/** A step that worked ends an error streak: the next streak counts from zero. */
+function withoutErrorStreak(order: Order): Order {
+  if (order.details.transientErrors === undefined && order.details.lastTransientError === undefined) return order;
+  const { transientErrors: _n, lastTransientError: _e, ...details } = order.details;
+  return { ...order, details };
 }
 
 /**
@@ -253,6 +289,8 @@ async function commitWait(
       ...entry.value,
       details: { ...entry.value.details, transientErrors: attempts, lastTransientError: note },
     });
+  } else if (withoutErrorStreak(entry.value) !== entry.value) {
+    addOrderUpdate(atomic, entry, withoutErrorStreak(entry.value));
   }
   return (await atomic.commit()).ok;
 }

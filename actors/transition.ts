@@ -7,6 +7,10 @@
  *   `Blockchain confirmation timeout`) fails while still pending, since it never was processed.
  * - pending|processing -> cancelled by an operator, only while no outgoing transaction was recorded.
  * - failed -> pending|processing by an operator retry, only for causes that may pass (see RETRYABLE).
+ * - minting|burning -> processing on `txDead`: the recorded transaction is proven never to be mined (its proof is
+ *   kept in `details.deadIntents`), so the next step may sign a new one. A mint is safe to re-sign: the actor asks
+ *   the contract first, and the contract refuses a second mint of the same deposit id. Back in processing, the order
+ *   may also be cancelled by an operator.
  */
 import type { ChainSymbol } from "../chains/catalog.ts";
 import type { Order } from "../kv/orders.ts";
@@ -37,6 +41,12 @@ export interface Intent {
   preparedAt: string;
 }
 
+/** A recorded transaction proven dead, kept on the order for ever: why a second one was signed. */
+export interface DeadIntent extends Intent {
+  proof: string;
+  deadAt: string;
+}
+
 export type OrderEvent =
   | { type: "confirmed" }
   | { type: "confirmationTimeout" }
@@ -44,6 +54,7 @@ export type OrderEvent =
   | { type: "intentRecorded"; intent: Intent; extra?: Record<string, unknown> }
   | { type: "txConfirmed"; txHash: string }
   | { type: "txFailed"; message: string }
+  | { type: "txDead"; proof: string }
   | { type: "cancel"; reason: string }
   | { type: "retry"; confirmBy: string };
 
@@ -91,9 +102,27 @@ export function transition(order: Order, event: OrderEvent, now: Date): Transiti
         failedIntents: attempts,
       });
     }
-    case "cancel":
-      if ((order.status !== "pending" && order.status !== "processing") || intentOf(order)) return refuse();
+    case "txDead": {
+      const intent = intentOf(order);
+      if ((order.status !== "minting" && order.status !== "burning") || !intent) return refuse();
+      const dead: DeadIntent = { ...intent, proof: event.proof, deadAt: at };
+      return to("processing", {}, {
+        intent: undefined,
+        deadIntents: [...((order.details.deadIntents as DeadIntent[] | undefined) ?? []), dead],
+      });
+    }
+    case "cancel": {
+      const intent = intentOf(order);
+      if (intent && !isTerminal(order)) {
+        return {
+          ok: false as const,
+          error: `cancel is not allowed for a ${order.status} order: its transaction ${intent.txHash} may still be ` +
+            "mined; it can be cancelled once that transaction is proven dead",
+        };
+      }
+      if (order.status !== "pending" && order.status !== "processing") return refuse();
       return to("cancelled", {}, { cancelReason: event.reason });
+    }
     case "retry": {
       const back = order.status === "failed" && order.errorMessage ? RETRYABLE[order.errorMessage] : undefined;
       if (!back) return refuse();

@@ -52,7 +52,25 @@ export type TxStatus =
     reason?: string;
     /** The hash that was mined when it differs from the one asked about (a fee-bumped replacement, same nonce). */
     txHash?: string;
-  };
+    /**
+     * Whether the block is at or below the chain's finality tag (`safe`/`finalized`) and still canonical. Left
+     * undefined by chains that have no such tag (the simulated ledgers): there `confirmations` alone decide.
+     */
+    final?: boolean;
+  }
+  /**
+   * Proven never to be mined: e.g. on EVM its nonce is used at the finality tag and none of its versions has a
+   * receipt. `proof` states those facts in plain text; only then may a new transaction replace it.
+   */
+  | { state: "dead"; proof: string };
+
+/**
+ * Whether an included transaction counts: deep enough, and final where the chain can say so. The one rule for
+ * deposits, burns and our own outgoing transactions.
+ */
+export function isCounted(status: TxStatus, required: number): boolean {
+  return status.state === "included" && status.confirmations >= required && status.final !== false;
+}
 
 export interface ChainReader {
   readonly chain: ChainSymbol;
@@ -61,7 +79,11 @@ export interface ChainReader {
   blockHash(number: number): Promise<string | null>;
   /** Canonical blocks `from..to` (inclusive) with the transfers a watcher may care about. */
   scan(from: number, to: number): Promise<ScannedBlock[]>;
-  txStatus(txHash: string): Promise<TxStatus>;
+  /**
+   * `raw` (the recorded signed bytes of one of ours) lets the reader prove the transaction dead; without it the
+   * answer is never `dead`.
+   */
+  txStatus(txHash: string, raw?: string): Promise<TxStatus>;
 }
 
 export interface PreparedTx {
@@ -96,8 +118,9 @@ export interface ChainSender {
   /** Broadcasting the same `raw` again is harmless: it is the same transaction. */
   broadcast(tx: PreparedTx): Promise<void>;
   /**
-   * Called while a recorded transaction is still pending: an adapter may rebroadcast it or replace it with a higher
-   * fee at the same nonce (recording the replacement before sending it). Optional; sim chains never get stuck.
+   * Called while a recorded transaction is not mined (pending, or unknown to the node: never sent or dropped): an
+   * adapter rebroadcasts its latest version or replaces it with a higher fee at the same nonce (recording the
+   * replacement before sending it). Optional (sim chains never get stuck); without it the actor rebroadcasts.
    */
   nudge?(tx: PreparedTx, pendingSinceMs: number): Promise<void>;
 }

@@ -45,7 +45,7 @@ export async function buildChains(
           account,
           uAssets: c.uAssets,
           transferAddress: transferAddress as `0x${string}`,
-          minter: { replaceAfterMs: evm.feeBumpAfterMs },
+          minter: { replaceAfterMs: evm.feeBumpAfterMs, maxFeePerGasCap: c.maxFeePerGasWei },
         }),
       );
     }

@@ -17,6 +17,8 @@ export interface LiveEvmChain {
   startBlock: number | "tip";
   /** How long a uAsset transfer may wait for its confirmations; unset: the catalog's production timeout. */
   confirmationTimeoutMs?: number;
+  /** No mint offers more per gas (first signing or replacement): `<CHAIN>_MAX_FEE_PER_GAS_WEI`, else the catalog's. */
+  maxFeePerGasWei: bigint;
 }
 
 export interface EvmConfig {
@@ -29,6 +31,8 @@ export interface EvmConfig {
 const UASSETS = NATIVE_CHAINS.map((c) => NATIVE[c].uAsset.symbol);
 const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be an EVM address");
 const wholeNumber = z.string().regex(/^\d{1,12}$/, "must be a whole number");
+/** Wei amounts outgrow a JS number: up to 10^30 wei, read as bigint. */
+const weiAmount = z.string().regex(/^[1-9]\d{0,29}$/, "must be a positive whole number of wei");
 
 /** `uSOL=0x..,uXRP=0x..,...`: all five, nothing else. */
 function parseUAssets(name: string, value: string | undefined): Record<UAsset, `0x${string}`> {
@@ -61,6 +65,10 @@ export function loadEvmConfig(env: Record<string, string | undefined>): EvmConfi
       return Number(v);
     };
     const start = env[`${prefix}_START_BLOCK`];
+    const feeCap = env[`${prefix}_MAX_FEE_PER_GAS_WEI`];
+    if (feeCap !== undefined && feeCap !== "" && !weiAmount.safeParse(feeCap).success) {
+      throw new Error(`${prefix}_MAX_FEE_PER_GAS_WEI must be a positive whole number of wei (got ${feeCap})`);
+    }
     chains[chain] = {
       chain,
       rpcUrls: urls,
@@ -68,6 +76,7 @@ export function loadEvmConfig(env: Record<string, string | undefined>): EvmConfi
       confirmations: Math.max(1, num("CONFIRMATIONS", EVM[chain].confirmations)),
       blockMs: Math.max(10, num("BLOCK_MS", EVM[chain].blockMs)),
       startBlock: start === undefined || start === "" || start === "tip" ? "tip" : num("START_BLOCK", 0),
+      maxFeePerGasWei: feeCap ? BigInt(feeCap) : EVM[chain].maxFeePerGasWei,
     };
     const timeout = num("CONFIRMATION_TIMEOUT_MS", -1);
     if (timeout >= 0) chains[chain]!.confirmationTimeoutMs = Math.max(1, timeout);

@@ -2,6 +2,8 @@
 import assert from "node:assert/strict";
 import { authMountPath, loadConfig } from "../config/env.ts";
 import { loadSecrets, newPrivateKeyPem } from "../config/secrets.ts";
+import { loadEvmConfig } from "../config/evm.ts";
+import { EVM, NATIVE, NATIVE_CHAINS } from "../chains/catalog.ts";
 
 Deno.test("configuration defaults and overrides", async (t) => {
   await t.step("defaults make a dev server with nothing set", () => {
@@ -88,5 +90,24 @@ Deno.test("secrets", async (t) => {
     });
   } finally {
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("live EVM fee cap: the catalog's by default, <CHAIN>_MAX_FEE_PER_GAS_WEI overrides it, bad values refused", () => {
+  const base = {
+    BASE_RPC_URLS: "http://127.0.0.1:8545",
+    BASE_UASSETS: NATIVE_CHAINS.map((c, i) => `${NATIVE[c].uAsset.symbol}=0x${String(i + 1).repeat(40)}`).join(","),
+    EVM_MINTER_KEY_FILE: "/nonexistent/minter.key",
+  };
+  assert.equal(loadEvmConfig(base).chains.base!.maxFeePerGasWei, EVM.base.maxFeePerGasWei);
+  // Above 2^53 wei per gas is still exact: read as bigint.
+  const big = "123456789012345678901";
+  assert.equal(loadEvmConfig({ ...base, BASE_MAX_FEE_PER_GAS_WEI: big }).chains.base!.maxFeePerGasWei, BigInt(big));
+  for (const bad of ["0", "-1", "1.5", "10gwei", "1e9", "1".repeat(31)]) {
+    assert.throws(
+      () => loadEvmConfig({ ...base, BASE_MAX_FEE_PER_GAS_WEI: bad }),
+      /BASE_MAX_FEE_PER_GAS_WEI must be a positive whole number of wei/,
+      bad,
+    );
   }
 });

@@ -27,9 +27,14 @@ import {
   evmClient,
   evmMinter,
   evmReader,
+  MAX_TX_VERSIONS,
   type Replacement,
   replacementsKey,
 } from "../chains/evm/index.ts";
+import { getAlert } from "../kv/alerts.ts";
+import { buildChains } from "../chains/registry.ts";
+import { uAssetsEnvValue } from "../chains/evm/deploy.ts";
+import { loadEvmConfig } from "../config/evm.ts";
 import { UASSET_ABI, UASSET_BYTECODE } from "../contracts/uasset.ts";
 import { openKv } from "../kv/open.ts";
 import { ANVIL_PRIVATE_KEYS, anvilRpc, startAnvil } from "./support/anvil.ts";
@@ -490,7 +495,9 @@ Deno.test("EVM adapter on anvil (real node)", async (t) => {
           // Young: a nudge only re-sends the same bytes.
           await bumping.nudge!(tx, 5_000);
           assert.equal((await kv.get(replacementsKey(CHAIN, tx.txHash))).value, null);
-          // Past the threshold: a replacement, recorded before it is sent.
+          // The network's fee rises above what the transaction offers (anvil then drops it from its pool)...
+          await raiseBaseFee(anvil.url, parseTransaction(tx.raw as Hex).maxFeePerGas! + 1n);
+          // ...and it is past the threshold: a replacement, recorded before it is sent.
           await bumping.nudge!(tx, 61_000);
           const recorded = (await kv.get<Replacement[]>(replacementsKey(CHAIN, tx.txHash))).value!;
           assert.equal(recorded.length, 1);
@@ -543,6 +550,191 @@ Deno.test("EVM adapter on anvil (real node)", async (t) => {
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("EVM fee bumping on anvil follows the network estimate, under a cap and a version limit", async (t) => {
+  const anvil = await startAnvil({ chainId: CHAIN_ID });
+  const dir = await Deno.makeTempDir({ prefix: "evm-fees-test-" });
+  const kv = await openKv(`${dir}/kv.sqlite3`);
+  try {
+    const uAssets = await deployUAssets(anvil.url);
+    const { client } = await evmChainAdapters({
+      chain: CHAIN,
+      kv,
+      urls: [anvil.url],
+      account: minterAccount,
+      uAssets,
+      transferAddress: TRANSFER_ADDRESS,
+    });
+    // One clock for the minter: each nudge below is a minute past the last, never a real wait.
+    let now = 1_000_000;
+    const minterWithCap = (cap: bigint) =>
+      evmMinter({
+        chain: CHAIN,
+        kv,
+        client,
+        account: minterAccount,
+        uAssets,
+        chainId: CHAIN_ID,
+        replaceAfterMs: 60_000,
+        maxFeePerGasCap: cap,
+        now: () => now,
+      });
+    const versions = async (tx: PreparedTx) => [
+      parseTransaction(tx.raw as Hex),
+      ...((await kv.get<Replacement[]>(replacementsKey(CHAIN, tx.txHash))).value ?? []).map((r) =>
+        parseTransaction(r.raw as Hex)
+      ),
+    ];
+    /** Prepared, recorded as the order actor does, and sent; automine is off, so it stays pending. */
+    const pendingMint = async (minter: ReturnType<typeof minterWithCap>, label: string) => {
+      const tx = await minter.prepareMint({
+        depositId: depositId(label),
+        to: other.address,
+        asset: "uSOL",
+        amountWei: 1n,
+      });
+      const atomic = kv.atomic();
+      tx.reserve!(atomic);
+      assert.ok((await atomic.commit()).ok);
+      await minter.broadcast(tx);
+      return tx;
+    };
+    /** A minute later, pending since `pendingFor` minutes: what the order actor calls every block. */
+    const nudgeLater = async (minter: ReturnType<typeof minterWithCap>, tx: PreparedTx, pendingFor: number) => {
+      now += 60_001;
+      await minter.nudge!(tx, pendingFor * 60_001);
+    };
+    await anvilRpc(anvil.url, "evm_setAutomine", [false]);
+
+    const CAP = 20_000_000_000n; // 20 gwei
+    const capped = minterWithCap(CAP);
+    const stuck = await pendingMint(capped, "fees-stuck");
+
+    await t.step("a constant network estimate: many nudges past the threshold, no replacement", async () => {
+      const estimate = await client.estimateFeesPerGas();
+      for (let i = 1; i <= 30; i++) await nudgeLater(capped, stuck, i);
+      assert.equal(
+        (await kv.get(replacementsKey(CHAIN, stuck.txHash))).value,
+        null,
+        "offering what the network asks, a pending mint is only rebroadcast",
+      );
+      assert.deepEqual(await client.estimateFeesPerGas(), estimate, "the estimate really stayed constant");
+      const pool = await client.getTransaction({ hash: stuck.txHash as Hex });
+      assert.equal(pool.blockNumber, null, "still pending");
+    });
+
+    await t.step("a rising estimate: replacements follow it, each at least +12.5 %, never above the cap", async () => {
+      let rounds = 0;
+      for (;;) {
+        const latest = (await versions(stuck)).at(-1)!;
+        // The next block's base fee is above what we offer: the block is mined without us, the estimate rises.
+        await raiseBaseFee(anvil.url, latest.maxFeePerGas! + 1_000_000_000n);
+        const estimate = await client.estimateFeesPerGas();
+        const before = (await versions(stuck)).length;
+        await nudgeLater(capped, stuck, 40 + rounds);
+        const all = await versions(stuck);
+        for (const v of all) assert.ok(v.maxFeePerGas! <= CAP, `${v.maxFeePerGas} is above the cap`);
+        if (all.length === before) break; // the cap stopped it
+        const added = all.at(-1)!;
+        assert.equal(all.length, before + 1, "one replacement per nudge");
+        assert.equal(added.nonce, latest.nonce);
+        assert.ok(added.maxFeePerGas! * 8n >= latest.maxFeePerGas! * 9n, "a replacement the node accepts");
+        assert.ok(added.maxPriorityFeePerGas! * 8n >= latest.maxPriorityFeePerGas! * 9n);
+        const wanted = estimate.maxFeePerGas > latest.maxFeePerGas! * 9n / 8n
+          ? estimate.maxFeePerGas
+          : added.maxFeePerGas!;
+        assert.equal(added.maxFeePerGas, wanted < CAP ? wanted : CAP, "the estimate, clipped at the cap");
+        rounds++;
+        assert.ok(rounds < 20, "the cap must stop the bumping");
+      }
+      assert.ok(rounds >= 2, `the estimate was followed several times (${rounds})`);
+      const all = await versions(stuck);
+      assert.ok(all.at(-1)!.maxFeePerGas! > CAP - CAP / 8n, "it went as far as the cap allows");
+      const alert = await getAlert(kv, "fee_cap_reached", stuck.txHash);
+      assert.ok(alert, "an operator is alerted");
+      assert.equal(alert.chain, CHAIN);
+      assert.match(alert.message, new RegExp(stuck.txHash));
+      // Still rising, now above the cap: nothing more is signed, the alert is not raised again, and the node's
+      // refusal of a fee below its base fee is a transient wait, not an error.
+      for (let i = 0; i < 5; i++) {
+        await raiseBaseFee(anvil.url, 2n * CAP + BigInt(i) * 1_000_000_000n);
+        await assert.rejects(() => nudgeLater(capped, stuck, 100 + i), TransientChainError);
+      }
+      assert.equal((await versions(stuck)).length, all.length);
+      assert.equal((await getAlert(kv, "fee_cap_reached", stuck.txHash))!.count, 1);
+    });
+
+    await t.step("the version list is bounded: past MAX_TX_VERSIONS only the latest is rebroadcast", async () => {
+      const unbounded = minterWithCap(10n ** 30n);
+      const tx = await pendingMint(unbounded, "fees-limit");
+      for (let i = 0; i < MAX_TX_VERSIONS + 5; i++) {
+        await raiseBaseFee(anvil.url, (await versions(tx)).at(-1)!.maxFeePerGas! + 1n);
+        await nudgeLater(unbounded, tx, 200 + i);
+      }
+      const stored = (await kv.get<Replacement[]>(replacementsKey(CHAIN, tx.txHash))).value!;
+      assert.equal(stored.length + 1, MAX_TX_VERSIONS, "the original and its replacements, at the limit");
+      const alert = await getAlert(kv, "fee_cap_reached", tx.txHash);
+      assert.ok(alert);
+      assert.equal(alert.count, 1);
+      assert.match(alert.message, /versions/);
+      // The latest version is still what the node holds: rebroadcasting it is harmless.
+      await unbounded.broadcast(tx);
+      assert.equal((await client.getTransaction({ hash: stored.at(-1)!.txHash as Hex })).blockNumber, null);
+    });
+
+    await t.step("the first signing never offers more than the cap: signed at the cap, and an alert", async () => {
+      const low = 1_000_000_000n; // 1 gwei, far below today's estimate after the rises above
+      const estimate = await client.estimateFeesPerGas();
+      assert.ok(estimate.maxFeePerGas > low);
+      const tx = await minterWithCap(low).prepareMint({
+        depositId: depositId("fees-first"),
+        to: other.address,
+        asset: "uSOL",
+        amountWei: 1n,
+      });
+      const signed = parseTransaction(tx.raw as Hex);
+      assert.equal(signed.maxFeePerGas, low);
+      assert.ok(signed.maxPriorityFeePerGas! <= low);
+      const alert = await getAlert(kv, "fee_cap_reached", tx.txHash);
+      assert.ok(alert);
+      assert.match(alert.message, /cap/);
+    });
+
+    await t.step("the configured <CHAIN>_MAX_FEE_PER_GAS_WEI reaches the minter the registry builds", async () => {
+      const keyFile = `${dir}/minter.key`;
+      await Deno.writeTextFile(keyFile, ANVIL_PRIVATE_KEYS[1], { mode: 0o600 });
+      const configured = 1_500_000_000n;
+      const evm = loadEvmConfig({
+        BASE_RPC_URLS: anvil.url,
+        BASE_UASSETS: uAssetsEnvValue(uAssets),
+        EVM_MINTER_KEY_FILE: keyFile,
+        BASE_MAX_FEE_PER_GAS_WEI: configured.toString(),
+      });
+      const { chains } = await buildChains(kv, "sim", evm, TRANSFER_ADDRESS);
+      assert.ok((await client.estimateFeesPerGas()).maxFeePerGas > configured);
+      const tx = await chains.minter(CHAIN).prepareMint({
+        depositId: depositId("fees-configured"),
+        to: other.address,
+        asset: "uSOL",
+        amountWei: 1n,
+      });
+      assert.equal(parseTransaction(tx.raw as Hex).maxFeePerGas, configured);
+    });
+  } finally {
+    kv.close();
+    await anvil.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+/**
+ * Makes the network's fee estimate rise: the next block's base fee is set to `baseFee` and that block is mined (a
+ * pending transaction offering less stays out of it), so `latest` carries the higher base fee.
+ */
+async function raiseBaseFee(url: string, baseFee: bigint) {
+  await anvilRpc(url, "anvil_setNextBlockBaseFeePerGas", [toHex(baseFee)]);
+  await anvilRpc(url, "evm_mine");
+}
 
 /** Deploys the five uAssets with the minter key holding MINTER_ROLE. */
 async function deployUAssets(url: string): Promise<Record<UAsset, Address>>;

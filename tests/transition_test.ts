@@ -159,6 +159,30 @@ Deno.test("transition: allowed moves", async (t) => {
     assert.deepEqual(b.details.failedIntents, [intent("xrp", 3)]);
   });
 
+  await t.step("minting|burning -> processing on txDead: intent moved to deadIntents with its proof", () => {
+    const proof = "base: nonce 7 of 0xabc is used at the safe block and none of our 1 version(s) has a receipt";
+    const earlier = { ...intent("base", 1), proof: "earlier", deadAt: T0 };
+    const i = intent("base", 2);
+    const o = withIntent(
+      order("mint", "minting", { details: { ...order("mint", "minting").details, deadIntents: [earlier] } }),
+      i,
+    );
+    const next = moved(o, { type: "txDead", proof });
+    assert.equal(next.status, "processing");
+    assert.equal("intent" in next.details, false, "the next step signs a new transaction");
+    assert.deepEqual(next.details.deadIntents, [earlier, { ...i, proof, deadAt: NOW.toISOString() }]);
+    assert.equal(next.transactionHash, null);
+    assert.equal(next.errorMessage, null);
+    assert.equal(next.details.depositId, o.details.depositId, "the deposit id (the contract's guard) is kept");
+    // The next attempt records its own intent, and a proven-dead one does not stop an operator's cancel.
+    assert.equal(moved(next, { type: "intentRecorded", intent: intent("base", 3) }).status, "minting");
+    assert.equal(moved(next, { type: "cancel", reason: "operator" }).status, "cancelled");
+
+    const b = moved(withIntent(order("burn", "burning"), intent("xrp", 4)), { type: "txDead", proof });
+    assert.equal(b.status, "processing");
+    assert.deepEqual(b.details.deadIntents, [{ ...intent("xrp", 4), proof, deadAt: NOW.toISOString() }]);
+  });
+
   await t.step("pending|processing -> cancelled while no intent is recorded", () => {
     for (const status of ["pending", "processing"] as const) {
       const next = moved(order("mint", status), { type: "cancel", reason: "operator" });
@@ -228,6 +252,20 @@ Deno.test("transition: refused moves", async (t) => {
     refused(order("burn", "burning"), { type: "txFailed", message: "x" });
   });
 
+  await t.step("txDead only from minting|burning with an intent", () => {
+    for (const s of STATUSES_BUT("minting", "burning")) {
+      refused(withIntent(order("mint", s), intent("base")), { type: "txDead", proof: "x" });
+    }
+    refused(order("mint", "minting"), { type: "txDead", proof: "x" });
+  });
+
+  await t.step("a minting order with a live intent cannot be cancelled, and the refusal says until when", () => {
+    const i = intent("base");
+    refused(withIntent(order("mint", "minting"), i), { type: "cancel", reason: "x" });
+    const res = transition(withIntent(order("mint", "minting"), i), { type: "cancel", reason: "x" }, NOW);
+    assert.ok(!res.ok && res.error.includes(i.txHash) && /proven dead/.test(res.error));
+  });
+
   await t.step("cancel refused once a transaction is recorded, and from terminal states", () => {
     refused(withIntent(order("mint", "processing"), intent("base")), { type: "cancel", reason: "x" });
     for (const s of STATUSES_BUT("pending", "processing")) {
@@ -254,6 +292,7 @@ Deno.test("transition: refused moves", async (t) => {
       { type: "intentRecorded", intent: i },
       { type: "txConfirmed", txHash: i.txHash },
       { type: "txFailed", message: "x" },
+      { type: "txDead", proof: "x" },
       { type: "cancel", reason: "x" },
       { type: "retry", confirmBy: T0 },
     ];

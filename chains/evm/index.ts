@@ -19,7 +19,7 @@ export {
   isTransientRpcError,
   rpc,
 } from "./client.ts";
-export { mintNoteKey, nonceKey, type Replacement, replacementsKey } from "./keys.ts";
+export { feeCapReachedKey, MAX_TX_VERSIONS, mintNoteKey, nonceKey, type Replacement, replacementsKey } from "./keys.ts";
 export { DEFAULT_REPLACE_AFTER_MS, evmMinter, type EvmMinterOptions } from "./minter.ts";
 export { evmReader, type EvmReaderOptions } from "./reader.ts";
 

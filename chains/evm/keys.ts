@@ -22,6 +22,17 @@ export function replacementsKey(chain: EvmChain, originalHash: string): Deno.KvK
   return ["evm_replacements", chain, originalHash.toLowerCase()];
 }
 
+/**
+ * Most versions (the original and its replacements) one recorded transaction may have. Keeps the list, stored in one
+ * KV value, far below the 64 KiB value limit (a mint's version is under 1 KiB), and every status read bounded.
+ */
+export const MAX_TX_VERSIONS = 16;
+
+/** Set once the fee cap (or the version limit) stopped the replacements of `originalHash`: one alert, not one a tick. */
+export function feeCapReachedKey(chain: EvmChain, originalHash: string): Deno.KvKey {
+  return ["evm_fee_cap_reached", chain, originalHash.toLowerCase()];
+}
+
 /** Which uAsset contract a deposit id is minted on, and the transaction recorded for it (replacements under it). */
 export interface MintNote {
   asset: UAsset;

@@ -2,8 +2,10 @@
  * Mints uAssets on one EVM chain with the minter key, following write-ahead (DESIGN.md invariant 2): `prepareMint`
  * signs without sending and hands the pipeline a `reserve` that consumes the nonce in the same atomic that records the
  * transaction, so of two concurrent preparations only the committed one ever exists for the chain. A transaction that
- * stays pending is replaced at the same nonce with higher fees; each replacement is recorded before it is sent, and
- * the same nonce plus the contract's refusal of a reused deposit id keep it to one mint.
+ * stays pending is replaced at the same nonce when the network's fee estimate has risen above what it offers; each
+ * replacement is recorded before it is sent, and the same nonce plus the contract's refusal of a reused deposit id
+ * keep it to one mint. No version ever offers more than the chain's fee cap, and a transaction has at most
+ * MAX_TX_VERSIONS versions: past either limit it is only rebroadcast and an operator is alerted once.
  */
 import {
   type Address,
@@ -18,10 +20,19 @@ import {
   type TransactionSerializableEIP1559,
 } from "viem";
 import { type EvmMinter, type MintRequest, type PreparedTx, TransientChainError } from "../adapter.ts";
-import { type EvmChain, type UAsset, UASSET_DECIMALS } from "../catalog.ts";
+import { EVM, type EvmChain, type UAsset, UASSET_DECIMALS } from "../catalog.ts";
+import { raiseAlert } from "../../kv/alerts.ts";
 import { MINTED_EVENT, UASSET_ADAPTER_ABI } from "./abi.ts";
 import { describeRpcError, type EvmClient, isTransientRpcError, rpc } from "./client.ts";
-import { type MintNote, mintNoteKey, nonceKey, type Replacement, replacementsKey } from "./keys.ts";
+import {
+  feeCapReachedKey,
+  MAX_TX_VERSIONS,
+  type MintNote,
+  mintNoteKey,
+  nonceKey,
+  type Replacement,
+  replacementsKey,
+} from "./keys.ts";
 
 export interface EvmMinterOptions {
   chain: EvmChain;
@@ -36,7 +47,10 @@ export interface EvmMinterOptions {
   replaceAfterMs?: number;
   /** Added to the node's gas estimate, in percent. */
   gasMarginPercent?: number;
-  /** A replacement never offers more than this per gas; past it, nudges only rebroadcast. */
+  /**
+   * No version (the first signing included) offers more than this per gas; past it, nudges only rebroadcast. The
+   * catalog's `maxFeePerGasWei` unless configured (`<CHAIN>_MAX_FEE_PER_GAS_WEI`).
+   */
   maxFeePerGasCap?: bigint;
   /** Where to look for `Minted` logs of a deposit the KV knows nothing about (the contracts' deployment block). */
   mintedLogsFromBlock?: bigint;
@@ -54,12 +68,16 @@ interface Version {
 const ALREADY_KNOWN = /already known|known transaction|already imported|already exists|alreadyknown/i;
 const NONCE_TOO_LOW = /nonce too low|nonce has already been used|oldnonce|invalid nonce/i;
 const UNDERPRICED = /underpriced|fee too low|replacement/i;
+/** The network's base fee is above what the version offers (some nodes refuse it, others keep it unmined). */
+const BELOW_BASE_FEE = /less than (the )?block base fee|fee cap less than block base fee|max fee per gas less than/i;
 
 export function evmMinter(opts: EvmMinterOptions): EvmMinter {
   const { chain, kv, client, account, chainId } = opts;
   const now = opts.now ?? Date.now;
   const replaceAfterMs = opts.replaceAfterMs ?? DEFAULT_REPLACE_AFTER_MS;
   const gasMargin = BigInt(opts.gasMarginPercent ?? 20);
+  const cap = opts.maxFeePerGasCap ?? EVM[chain].maxFeePerGasWei;
+  if (cap <= 0n) throw new Error(`${chain}: the fee cap must be positive`);
   const call = <T>(what: string, f: () => Promise<T>) => rpc(chain, what, f);
   const assets = Object.keys(opts.uAssets) as UAsset[];
 
@@ -98,6 +116,12 @@ export function evmMinter(opts: EvmMinterOptions): EvmMinter {
     } catch (err) {
       const text = `${err instanceof Error ? err.message : String(err)}`;
       if (ALREADY_KNOWN.test(text)) return;
+      if (BELOW_BASE_FEE.test(text)) {
+        // Waiting is the answer: the next nudge replaces it if the cap allows, else the network must come down.
+        throw new TransientChainError(
+          `${chain}: ${version.txHash} offers less than the current base fee (${describeRpcError(err)})`,
+        );
+      }
       if (NONCE_TOO_LOW.test(text)) {
         if (await anyMined(all)) return;
         throw new TransientChainError(
@@ -113,6 +137,20 @@ export function evmMinter(opts: EvmMinterOptions): EvmMinter {
       }
       throw new Error(`${chain}: node refused ${version.txHash}: ${describeRpcError(err)}`);
     }
+  }
+
+  /** Once per recorded transaction: the marker is claimed in KV, so a nudge every tick raises nothing more. */
+  async function feeCapReached(originalHash: string, why: string): Promise<void> {
+    const key = feeCapReachedKey(chain, originalHash);
+    const claimed = await kv.atomic().check({ key, versionstamp: null }).set(key, now()).commit();
+    if (!claimed.ok) return;
+    await raiseAlert(kv, {
+      kind: "fee_cap_reached",
+      subject: originalHash,
+      chain,
+      message: `${chain}: mint ${originalHash} is no longer fee-bumped: ${why}; it is only rebroadcast`,
+      now: new Date(now()),
+    });
   }
 
   async function sign(fields: TransactionSerializableEIP1559): Promise<{ txHash: string; raw: Hex }> {
@@ -152,6 +190,8 @@ export function evmMinter(opts: EvmMinterOptions): EvmMinter {
       // The KV counter is ahead of the node while our recorded transactions are unsent; the node is ahead only if
       // someone else used the key, and those nonces are gone either way.
       const nonce = entry.value !== null && entry.value > BigInt(pending) ? entry.value : BigInt(pending);
+      // Above the cap it is signed at the cap and waits for the network to come down (or an operator to raise it).
+      const maxFeePerGas = min(fees.maxFeePerGas, cap);
       const { txHash, raw } = await sign({
         type: "eip1559",
         chainId,
@@ -160,9 +200,15 @@ export function evmMinter(opts: EvmMinterOptions): EvmMinter {
         data: encodeFunctionData({ abi: UASSET_ADAPTER_ABI, functionName: "mint", args }),
         value: 0n,
         gas: gas + (gas * gasMargin) / 100n,
-        maxFeePerGas: fees.maxFeePerGas,
-        maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+        maxFeePerGas,
+        maxPriorityFeePerGas: min(fees.maxPriorityFeePerGas, maxFeePerGas),
       });
+      if (fees.maxFeePerGas > cap) {
+        await feeCapReached(
+          txHash,
+          `the network estimate ${fees.maxFeePerGas} wei/gas is above the cap ${cap}; signed at the cap`,
+        );
+      }
       const note: MintNote = { asset: req.asset, txHash };
       return {
         txHash,
@@ -191,13 +237,27 @@ export function evmMinter(opts: EvmMinterOptions): EvmMinter {
       if (previous.type !== "eip1559" || previous.nonce === undefined) {
         return await send(latest, versions); // not one we signed: leave it alone
       }
+      const offeredFee = previous.maxFeePerGas ?? 0n;
+      const offeredTip = previous.maxPriorityFeePerGas ?? 0n;
       const fees = await call("fees", () => client.estimateFeesPerGas());
-      const bumpedFee = bump(previous.maxFeePerGas ?? 0n);
-      const bumpedTip = bump(previous.maxPriorityFeePerGas ?? 0n);
-      if (opts.maxFeePerGasCap !== undefined && bumpedFee > opts.maxFeePerGasCap) return await send(latest, versions);
-      const tip = max(bumpedTip, fees.maxPriorityFeePerGas);
-      let fee = max(bumpedFee, fees.maxFeePerGas, tip);
-      if (opts.maxFeePerGasCap !== undefined && fee > opts.maxFeePerGasCap) fee = opts.maxFeePerGasCap;
+      // Pending but offering what the network asks: waiting costs nothing, outbidding ourselves costs fees.
+      if (fees.maxFeePerGas <= offeredFee && fees.maxPriorityFeePerGas <= offeredTip) {
+        return await send(latest, versions);
+      }
+      // Nodes accept a replacement only if it raises both fee and tip by the minimum bump.
+      const minFee = bump(offeredFee);
+      const minTip = bump(offeredTip);
+      if (versions.length >= MAX_TX_VERSIONS || minFee > cap) {
+        await feeCapReached(
+          tx.txHash,
+          versions.length >= MAX_TX_VERSIONS
+            ? `it has ${versions.length} versions, the most allowed (MAX_TX_VERSIONS)`
+            : `the network estimate ${fees.maxFeePerGas} wei/gas is above what the cap ${cap} lets a replacement offer`,
+        );
+        return await send(latest, versions);
+      }
+      const fee = min(max(fees.maxFeePerGas, minFee), cap);
+      const tip = min(max(fees.maxPriorityFeePerGas, minTip), fee);
       const replacement = await sign({
         type: "eip1559",
         chainId,
@@ -207,7 +267,7 @@ export function evmMinter(opts: EvmMinterOptions): EvmMinter {
         value: previous.value ?? 0n,
         gas: previous.gas,
         maxFeePerGas: fee,
-        maxPriorityFeePerGas: tip < fee ? tip : fee,
+        maxPriorityFeePerGas: tip,
       });
       // Recorded before it is sent: txStatus and later broadcasts must know every version that could be mined.
       const recorded = await kv.atomic()
@@ -262,6 +322,10 @@ function bump(value: bigint): bigint {
   return value + (value + 7n) / 8n + 1n;
 }
 
-function max(...values: bigint[]): bigint {
-  return values.reduce((a, b) => (a > b ? a : b));
+function max(a: bigint, b: bigint): bigint {
+  return a > b ? a : b;
+}
+
+function min(a: bigint, b: bigint): bigint {
+  return a < b ? a : b;
 }

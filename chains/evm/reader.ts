@@ -3,10 +3,20 @@
  * transfer address (one call per `maxRange` blocks, whatever the chain's activity) and fetches headers only for the
  * blocks that hold such a log, plus the last block of the range, which the watcher keeps as its cursor.
  */
-import { type Address, BaseError, type Hash, type Hex, numberToHex } from "viem";
+import {
+  type Address,
+  BaseError,
+  type Hash,
+  type Hex,
+  isHex,
+  numberToHex,
+  parseTransaction,
+  recoverTransactionAddress,
+  type TransactionSerialized,
+} from "viem";
 import type { BlockRef, ChainReader, ObservedTransfer, ScannedBlock, TxStatus } from "../adapter.ts";
 import { TransientChainError } from "../adapter.ts";
-import type { EvmChain, UAsset } from "../catalog.ts";
+import { EVM, type EvmChain, type UAsset } from "../catalog.ts";
 import { TRANSFER_EVENT } from "./abi.ts";
 import { describeRpcError, type EvmClient, isTransientRpcError, rpc } from "./client.ts";
 import { type Replacement, replacementsKey } from "./keys.ts";
@@ -23,6 +33,21 @@ export interface EvmReaderOptions {
   kv?: Deno.Kv;
   /** Headers fetched at once while scanning. */
   concurrency?: number;
+  /** The block tag our transactions and burns are confirmed against; the catalog's unless overridden. */
+  finalityTag?: FinalityTag;
+}
+
+type FinalityTag = "safe" | "finalized";
+
+/** Who signed a recorded transaction and at which nonce: what a proof of death is about. */
+async function senderOf(raw: string): Promise<{ from: Address; nonce: number } | null> {
+  if (!isHex(raw)) return null;
+  const tx = parseTransaction(raw);
+  if (tx.nonce === undefined) return null;
+  return {
+    from: await recoverTransactionAddress({ serializedTransaction: raw as TransactionSerialized }),
+    nonce: tx.nonce,
+  };
 }
 
 interface Header {
@@ -39,6 +64,7 @@ interface RpcHeader {
 
 interface RpcReceipt {
   blockNumber: Hex;
+  blockHash: Hash;
   status: Hex;
   transactionHash: Hash;
 }
@@ -47,14 +73,15 @@ export function evmReader(opts: EvmReaderOptions): ChainReader {
   const { chain, client } = opts;
   if (!Number.isInteger(opts.maxRange) || opts.maxRange < 1) throw new Error(`${chain}: maxRange must be >= 1`);
   const concurrency = opts.concurrency ?? 8;
+  const finalityTag = opts.finalityTag ?? EVM[chain].finalityTag;
   const assetOf = new Map<string, UAsset>(
     Object.entries(opts.uAssets).map(([asset, address]) => [address.toLowerCase(), asset as UAsset]),
   );
   const addresses = Object.values(opts.uAssets) as Address[];
   const call = <T>(what: string, f: () => Promise<T>) => rpc(chain, what, f);
 
-  async function header(number: number | "latest"): Promise<Header | null> {
-    const tag = number === "latest" ? "latest" : numberToHex(number);
+  async function header(number: number | "latest" | FinalityTag): Promise<Header | null> {
+    const tag = typeof number === "number" ? numberToHex(number) : number;
     const block = await call(
       `eth_getBlockByNumber(${number})`,
       () => client.request({ method: "eth_getBlockByNumber", params: [tag, false] }),
@@ -122,6 +149,41 @@ export function evmReader(opts: EvmReaderOptions): ChainReader {
     return tx !== null;
   }
 
+  async function transactionCount(address: Address, tag: FinalityTag): Promise<number> {
+    const count = await call(
+      `eth_getTransactionCount(${tag})`,
+      () => client.request({ method: "eth_getTransactionCount", params: [address, tag] }),
+    ) as Hex;
+    return Number(BigInt(count));
+  }
+
+  async function tagged(tag: "latest" | FinalityTag): Promise<Header> {
+    const h = await header(tag);
+    if (!h) throw new TransientChainError(`${chain}: node returned no "${tag}" block`);
+    return h;
+  }
+
+  /**
+   * Final means at or below the tag's block AND still the canonical block at that height: a receipt from a block
+   * the node has since abandoned (or a lagging node behind failover) never counts.
+   */
+  async function includedStatus(asked: string, mined: RpcReceipt): Promise<TxStatus> {
+    const blockNumber = Number(BigInt(mined.blockNumber));
+    const [tip, final] = await Promise.all([tagged("latest"), tagged(finalityTag)]);
+    const canonical = final.number >= blockNumber ? await header(blockNumber) : null;
+    const success = BigInt(mined.status) === 1n;
+    const status: TxStatus = {
+      state: "included",
+      blockNumber,
+      confirmations: Math.max(0, tip.number - blockNumber + 1),
+      success,
+      final: canonical !== null && canonical.hash.toLowerCase() === mined.blockHash.toLowerCase(),
+    };
+    if (!success) status.reason = "reverted";
+    if (mined.transactionHash.toLowerCase() !== asked.toLowerCase()) status.txHash = mined.transactionHash;
+    return status;
+  }
+
   return {
     chain,
 
@@ -172,27 +234,25 @@ export function evmReader(opts: EvmReaderOptions): ChainReader {
       });
     },
 
-    async txStatus(txHash: string): Promise<TxStatus> {
+    async txStatus(txHash: string, raw?: string): Promise<TxStatus> {
       const replacements = opts.kv
         ? (await opts.kv.get<Replacement[]>(replacementsKey(chain, txHash))).value ?? []
         : [];
       const hashes = [txHash, ...replacements.map((r) => r.txHash)];
+      // The account's count at finality is read BEFORE the receipts: a version mined in a final block is then
+      // certain to show its receipt below, so "no receipt" together with this count proves the nonce went elsewhere.
+      const sender = raw ? await senderOf(raw) : null;
+      const usedAtFinality = sender ? await transactionCount(sender.from, finalityTag) : null;
       const receipts = await Promise.all(hashes.map(receipt));
       const mined = receipts.find((r) => r !== null);
-      if (mined) {
-        const tip = await header("latest");
-        if (!tip) throw new TransientChainError(`${chain}: node returned no latest block`);
-        const blockNumber = Number(BigInt(mined.blockNumber));
-        const success = BigInt(mined.status) === 1n;
-        const status: TxStatus = {
-          state: "included",
-          blockNumber,
-          confirmations: Math.max(0, tip.number - blockNumber + 1),
-          success,
+      if (mined) return await includedStatus(txHash, mined);
+      if (sender && usedAtFinality !== null && usedAtFinality > sender.nonce) {
+        return {
+          state: "dead",
+          proof: `${chain}: nonce ${sender.nonce} of ${sender.from} is used at the "${finalityTag}" block ` +
+            `(transaction count ${usedAtFinality} there) and none of our ${hashes.length} version(s) ` +
+            `(${hashes.join(", ")}) has a receipt`,
         };
-        if (!success) status.reason = "reverted";
-        if (mined.transactionHash.toLowerCase() !== txHash.toLowerCase()) status.txHash = mined.transactionHash;
-        return status;
       }
       const known = await Promise.all(hashes.map(knownToNode));
       return known.some(Boolean) ? { state: "pending" } : { state: "unknown" };

@@ -32,6 +32,11 @@ export interface AnvilOptions {
   chainId?: number;
   /** Seconds between blocks (interval mining). Omitted: automine, one block per transaction. */
   blockTime?: number;
+  /**
+   * `--slots-in-an-epoch`: anvil's `safe` block is `latest - slots` and `finalized` is `latest - 2 * slots`.
+   * Omitted: anvil's default, 32.
+   */
+  slotsInAnEpoch?: number;
   /** How long to wait for `eth_chainId` to answer. */
   readyTimeoutMs?: number;
 }
@@ -150,6 +155,7 @@ export async function startAnvil(opts: AnvilOptions = {}): Promise<Anvil> {
     const port = freePort();
     const args = ["--host", "127.0.0.1", "--port", String(port), "--chain-id", String(chainId), "--silent"];
     if (opts.blockTime !== undefined) args.push("--block-time", String(opts.blockTime));
+    if (opts.slotsInAnEpoch !== undefined) args.push("--slots-in-an-epoch", String(opts.slotsInAnEpoch));
     const child = new Deno.Command(bin, { args, stdin: "null", stdout: "null", stderr: "piped" }).spawn();
     liveChildren.add(child);
 

@@ -3,7 +3,7 @@
  * transfer address (one call per `maxRange` blocks, whatever the chain's activity) and fetches headers only for the
  * blocks that hold such a log, plus the last block of the range, which the watcher keeps as its cursor.
  */
-import { type Address, BaseError, type Hash, type Hex, numberToHex } from "viem";
+import { type Address, BaseError, decodeEventLog, type Hash, type Hex, numberToHex } from "viem";
 import type { BlockRef, ChainReader, ObservedTransfer, ScannedBlock, TxStatus } from "../adapter.ts";
 import { TransientChainError } from "../adapter.ts";
 import type { EvmChain, UAsset } from "../catalog.ts";
@@ -35,6 +35,16 @@ interface RpcHeader {
   number: Hex;
   hash: Hash;
   parentHash: Hash;
+}
+
+interface RpcLog {
+  address: Address;
+  topics: [Hex, ...Hex[]];
+  data: Hex;
+  logIndex: Hex;
+  blockNumber: Hex;
+  blockHash: Hash;
+  removed?: boolean;
 }
 
 interface RpcReceipt {
@@ -122,8 +132,47 @@ export function evmReader(opts: EvmReaderOptions): ChainReader {
     return tx !== null;
   }
 
+  /** A mined transaction's matching Transfer logs, read from its receipt and numbered as `scan` numbers them. */
+  async function receiptTransfers(hash: string): Promise<ObservedTransfer[] | null> {
+    const r = await call(
+      "eth_getTransactionReceipt",
+      () => client.request({ method: "eth_getTransactionReceipt", params: [hash as Hash] }),
+    ) as (RpcReceipt & { logs: RpcLog[] }) | null;
+    if (!r) return null;
+    if (BigInt(r.status) !== 1n) return [];
+    const found: ObservedTransferAt[] = [];
+    for (const log of r.logs) {
+      const asset = assetOf.get(log.address.toLowerCase());
+      if (!asset || log.removed) continue;
+      let args;
+      try {
+        ({ args } = decodeEventLog({ abi: [TRANSFER_EVENT], topics: log.topics, data: log.data, strict: true }));
+      } catch {
+        continue; // another event of the uAsset contract
+      }
+      if (args.to.toLowerCase() !== opts.transferAddress.toLowerCase()) continue;
+      found.push({
+        logIndex: Number(BigInt(log.logIndex)),
+        blockNumber: Number(BigInt(log.blockNumber)),
+        blockHash: log.blockHash,
+        transfer: {
+          txHash: r.transactionHash.toLowerCase(),
+          index: 0,
+          from: args.from.toLowerCase(),
+          to: args.to.toLowerCase(),
+          amount: args.value,
+          asset,
+        },
+      });
+    }
+    numberWithinTransaction(found);
+    return found.sort((a, b) => a.logIndex - b.logIndex).map((f) => f.transfer);
+  }
+
   return {
     chain,
+
+    transfersOf: receiptTransfers,
 
     async tip(): Promise<BlockRef> {
       const h = await header("latest");

@@ -25,7 +25,8 @@ export interface HandPipeline {
 }
 
 export async function handPipeline(opts: {
-  chains?: (kv: Deno.Kv, sim: SimChains) => Chains;
+  /** The chains the context uses (default: the sim chains), built over the context's KV. */
+  chains?: (kv: Deno.Kv, sim: SimChains) => Chains | Promise<Chains>;
   transferAddress?: string;
   live?: Parameters<typeof pipelineSettings>[0]["live"];
 } = {}): Promise<HandPipeline> {
@@ -37,7 +38,7 @@ export async function handPipeline(opts: {
   const logs: string[] = [];
   const ctx: PipelineContext = {
     kv,
-    chains: opts.chains?.(kv, sim) ?? sim,
+    chains: opts.chains ? await opts.chains(kv, sim) : sim,
     settings: pipelineSettings({
       blockMs: 20,
       confirmationTimeoutMs: 600_000,

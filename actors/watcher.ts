@@ -4,8 +4,9 @@
  * order. EVM chains: a uAsset transfer to the transfer address becomes a burn order, or a held transfer when the
  * sender has no burn configuration for that uAsset's chain. Dust (a deposit below the chain's dust limit, or a
  * sub-minimum uAsset transfer from a sender with no burn configuration) is only counted, per (chain, sender, asset).
- * After a reorg the watcher rescans from the common ancestor, found among the block hashes it remembers. Cost grows with chain activity, not with the number of
- * deposit addresses: each block's recipients are looked up in the reverse index in batches.
+ * After a reorg the watcher rescans from the common ancestor, found among the block hashes it remembers. Cost grows
+ * with chain activity, not with the number of deposit addresses: each block's recipients are looked up in the reverse
+ * index in batches.
  */
 import { sha256 } from "@noble/hashes/sha2.js";
 import { hex } from "@scure/base";
@@ -30,6 +31,7 @@ import {
   addReschedule,
   type Cursor,
   cursorKey,
+  dropDustAbove,
   dueAtKey,
   heldKey,
   type HeldTransfer,
@@ -81,6 +83,7 @@ export async function watchOnce(ctx: PipelineContext, chain: ChainSymbol, owner:
       return { scannedTo: null, recorded: 0, halted: true } satisfies WatchResult;
     }
     ctx.log(`watcher ${chain}: block ${cursor.number} changed (reorg); rescanning from ${ancestor.number}`);
+    await dropDustAbove(ctx.kv, chain, ancestor.number);
     cursor = ancestor;
     recent = rememberBlocks(recent, [], cursor);
   }

@@ -186,6 +186,28 @@ export async function addDust(kv: Deno.Kv, c: DustContribution): Promise<boolean
   }
 }
 
+/**
+ * A reorg replaced the blocks above `ancestor` on `chain`: their contributions leave every aggregate, and the rescan
+ * from the ancestor adds back what the canonical blocks hold. Idempotent, so a crash before the rescan is harmless.
+ */
+export async function dropDustAbove(kv: Deno.Kv, chain: ChainSymbol, ancestor: number): Promise<void> {
+  for await (const listed of kv.list<DustAggregate>({ prefix: ["dust", chain] })) {
+    for (let entry: Deno.KvEntryMaybe<DustAggregate> = listed; entry.value;) {
+      const agg: DustAggregate = entry.value;
+      const dropped = agg.blocks.filter((b) => b.number > ancestor);
+      if (dropped.length === 0) break;
+      const next: DustAggregate = {
+        ...agg,
+        count: agg.count - dropped.reduce((n, b) => n + b.count, 0),
+        sum: (BigInt(agg.sum) - dropped.reduce((n, b) => n + BigInt(b.sum), 0n)).toString(),
+        blocks: agg.blocks.filter((b) => b.number <= ancestor),
+      };
+      if ((await kv.atomic().check(entry).set(entry.key, next).commit()).ok) break;
+      entry = await kv.get<DustAggregate>(entry.key);
+    }
+  }
+}
+
 export async function listDust(kv: Deno.Kv): Promise<DustAggregate[]> {
   const out: DustAggregate[] = [];
   for await (const e of kv.list<DustAggregate>({ prefix: ["dust"] })) out.push(e.value);

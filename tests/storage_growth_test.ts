@@ -89,6 +89,18 @@ Deno.test("1,000 1-wei transfers from an unknown sender make one dust aggregate,
       assert.equal(dust.sum, (1000n + 5n * 7n).toString());
     });
 
+    await t.step("a reorganised block whose replacement holds no dust takes its contribution away", async () => {
+      await transfers(ledger, STRANGER, 4, 11n);
+      await ledger.sealBlock();
+      await watchToTip(p.ctx, "base");
+      assert.equal((await listDust(p.kv))[0].count, 1009);
+      await ledger.reorg(1);
+      await watchToTip(p.ctx, "base");
+      const [dust] = await listDust(p.kv);
+      assert.equal(dust.count, 1005);
+      assert.equal(dust.sum, (1000n + 5n * 7n).toString());
+    });
+
     await t.step("a sub-minimum transfer from a configured sender is still its own (failed) order", async () => {
       const partner = "0x" + "9a".repeat(20);
       await createBurnConfig(p.kv, partner, "doge", "doge-destination", null);

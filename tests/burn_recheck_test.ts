@@ -149,6 +149,9 @@ Deno.test("anvil: a burn re-executed by a reorg with another amount fails at con
           const o = (await orders(p.kv)).find((x) => x.id === id)!;
           return ["completed", "failed", "cancelled"].includes(o.status) ? o : null;
         });
+      // Three steps at once (a duplicate doorbell, two processes): one commit wins, the new facts are recorded once.
+      const outcomes = await Promise.all([1, 2, 3].map(() => stepOrder(p.ctx, first.id)));
+      assert.equal(outcomes.filter((o) => o === "moved").length, 1, JSON.stringify(outcomes));
       const failed = await settle(first.id);
       assert.equal(failed.status, "failed");
       assert.equal(failed.errorMessage, ERROR_MESSAGES.sourceChanged);

@@ -14,6 +14,7 @@ import { addReschedule, dueAtKey } from "../kv/pipeline.ts";
 import { getUserWallet } from "../kv/user_wallets.ts";
 import { destinationAddressError } from "../chains/addresses.ts";
 import type { PipelineContext } from "./context.ts";
+import { addTransferRecord, burnRecordOf } from "./watcher.ts";
 import { ERROR_MESSAGES, type Intent, intentOf, isTerminal, type OrderEvent, transition } from "./transition.ts";
 
 /** The pipeline facts every order carries in `details`. */
@@ -22,6 +23,8 @@ export interface SourceTransfer {
   txHash: string;
   index: number;
   blockNumber: number;
+  /** > 0 when the transfer was re-read with other facts after a reorg (see decidePending). */
+  revision?: number;
 }
 
 export const WAKE = "wake" as const;
@@ -31,7 +34,16 @@ export interface WakeMessage {
 }
 
 type Decision =
-  | { kind: "event"; event: OrderEvent; broadcast?: PreparedTx; chain?: Intent["chain"] }
+  | {
+    kind: "event";
+    event: OrderEvent;
+    /** A second event applied right after the first, in the same commit. */
+    then?: OrderEvent;
+    /** More writes for the same commit (records the order's step creates). */
+    effects?: (atomic: Deno.AtomicOperation) => void;
+    broadcast?: PreparedTx;
+    chain?: Intent["chain"];
+  }
   | { kind: "wait"; ms: number };
 
 export type StepOutcome = "moved" | "waiting" | "done" | "conflict" | "missing";
@@ -63,7 +75,8 @@ export async function stepOrder(ctx: PipelineContext, orderId: string): Promise<
     return ok ? "waiting" : "conflict";
   }
   const now = ctx.now();
-  const result = transition(order, decision.event, now);
+  let result = transition(order, decision.event, now);
+  if (result.ok && decision.then) result = transition(result.order, decision.then, now);
   if (!result.ok) {
     ctx.log(`order ${orderId}: ${result.error}`);
     return "conflict";
@@ -77,6 +90,7 @@ export async function stepOrder(ctx: PipelineContext, orderId: string): Promise<
   addOrderUpdate(atomic, entry, next);
   addReschedule(atomic, orderId, due, nextAt);
   decision.broadcast?.reserve?.(atomic);
+  decision.effects?.(atomic);
   if (nextAt !== null) atomic.enqueue({ kind: WAKE, orderId } satisfies WakeMessage, { delay: nextAt - now.getTime() });
   if (!(await atomic.commit()).ok) return "conflict";
   if (decision.broadcast) {
@@ -117,6 +131,10 @@ async function decidePending(ctx: PipelineContext, order: Order): Promise<Decisi
   const required = ctx.settings.confirmations(source.chain);
   const status = await ctx.chains.reader(source.chain).txStatus(source.txHash);
   if (status.state === "included" && status.success && isCounted(status, required)) {
+    if (order.type === "burn") {
+      const changed = await sourceChange(ctx, order, source, status.blockNumber);
+      if (changed) return changed;
+    }
     return { kind: "event", event: { type: "confirmed" } };
   }
   if (ctx.now().getTime() >= Date.parse(order.details.confirmBy as string)) {
@@ -124,6 +142,60 @@ async function decidePending(ctx: PipelineContext, order: Order): Promise<Decisi
   }
   const have = status.state === "included" && status.success ? status.confirmations : 0;
   return { kind: "wait", ms: Math.max(1, required - have) * ctx.settings.blockMs(source.chain) };
+}
+
+/**
+ * A reorg can re-execute a burn's transaction with other logs (same hash, other amount, sender or recipient): re-read
+ * its transfers where it is now and match the order's facts. On a difference the order fails (confirmed, then
+ * rejected, in one commit) with old and new facts recorded, and the new facts become a new transfer in that commit,
+ * exactly as the watcher records one, under the next revision of the dedupe key: the watcher's rescan skipped them,
+ * its key (chain, txHash, index) being taken. New facts that are dust are the watcher's to count (dust has no key).
+ */
+async function sourceChange(
+  ctx: PipelineContext,
+  order: Order,
+  source: SourceTransfer,
+  blockNumber: number,
+): Promise<Decision | null> {
+  const transfers = await ctx.chains.reader(source.chain).transfersOf(source.txHash);
+  // Not in a canonical block any more since txStatus answered: the next look decides.
+  if (transfers === null) throw new TransientChainError(`${source.chain}: ${source.txHash} left the chain mid-check`);
+  const current = transfers.find((t) => t.index === source.index && t.asset !== "native");
+  const same = current !== undefined && current.asset === order.token &&
+    current.from.toLowerCase() === order.sourceWallet &&
+    current.to.toLowerCase() === ctx.settings.transferAddress && current.amount.toString() === order.amount;
+  if (same) return null;
+  const revision = (source.revision ?? 0) + 1;
+  const record = current && isEvmChain(source.chain)
+    ? await burnRecordOf(ctx, source.chain, blockNumber, current, revision)
+    : null;
+  const facts = (t: { from: string; to: string; amount: string | bigint; asset: string }) => ({
+    from: t.from,
+    to: t.to,
+    amount: t.amount.toString(),
+    asset: t.asset,
+  });
+  const change = {
+    old: facts({
+      from: order.sourceWallet,
+      to: ctx.settings.transferAddress,
+      amount: order.amount,
+      asset: order.token,
+    }),
+    new: current ? { ...facts(current), blockNumber, revision } : null,
+    newRecord: record?.kind === "order" ? { orderId: record.order.id } : record?.kind ?? null,
+  };
+  ctx.log(`order ${order.id}: source transfer changed by a reorg: ${JSON.stringify(change)}`);
+  return {
+    kind: "event",
+    event: { type: "confirmed" },
+    then: { type: "rejected", message: ERROR_MESSAGES.sourceChanged, details: { sourceChange: change } },
+    effects: (atomic) => {
+      if (current && record && record.kind !== "dust") {
+        addTransferRecord(ctx, atomic, source.chain, current, record, revision);
+      }
+    },
+  };
 }
 
 async function walletActive(ctx: PipelineContext, owner: string): Promise<boolean> {

@@ -23,6 +23,7 @@ export const ERROR_MESSAGES = {
   belowMinimumBurn: "Amount below minimum burn",
   invalidDestination: "Invalid destination address",
   payoutFailed: "Transaction failed on destination chain",
+  sourceChanged: "Source transfer changed by a chain reorganization",
 } as const;
 
 /** Failures an operator may retry, and the status the order goes back to. */
@@ -50,7 +51,7 @@ export interface DeadIntent extends Intent {
 export type OrderEvent =
   | { type: "confirmed" }
   | { type: "confirmationTimeout" }
-  | { type: "rejected"; message: string }
+  | { type: "rejected"; message: string; details?: Record<string, unknown> }
   | { type: "intentRecorded"; intent: Intent; extra?: Record<string, unknown> }
   | { type: "txConfirmed"; txHash: string }
   | { type: "txFailed"; message: string }
@@ -83,7 +84,7 @@ export function transition(order: Order, event: OrderEvent, now: Date): Transiti
     case "confirmationTimeout":
       return order.status === "pending" ? to("failed", { errorMessage: ERROR_MESSAGES.confirmationTimeout }) : refuse();
     case "rejected":
-      return order.status === "processing" ? to("failed", { errorMessage: event.message }) : refuse();
+      return order.status === "processing" ? to("failed", { errorMessage: event.message }, event.details) : refuse();
     case "intentRecorded":
       if (order.status !== "processing" || intentOf(order)) return refuse();
       return to(order.type === "mint" ? "minting" : "burning", {}, { ...event.extra, intent: event.intent });

@@ -2,12 +2,15 @@
  * Chain watchers: scan blocks from a stored cursor and turn every transfer that concerns us into a record, in one
  * atomic with its permanent dedupe key. Native chains: a transfer to one of our deposit addresses becomes a mint
  * order. EVM chains: a uAsset transfer to the transfer address becomes a burn order, or a held transfer when the
- * sender has no burn configuration for that uAsset's chain. Cost grows with chain activity, not with the number of
- * deposit addresses: each block's recipients are looked up in the reverse index in batches.
+ * sender has no burn configuration for that uAsset's chain. Dust (a deposit below the chain's dust limit, or a
+ * sub-minimum uAsset transfer from a sender with no burn configuration) is only counted, per (chain, sender, asset).
+ * After a reorg the watcher rescans from the common ancestor, found among the block hashes it remembers. Cost grows
+ * with chain activity, not with the number of deposit addresses: each block's recipients are looked up in the reverse
+ * index in batches.
  */
 import { sha256 } from "@noble/hashes/sha2.js";
 import { hex } from "@scure/base";
-import type { ObservedTransfer, ScannedBlock } from "../chains/adapter.ts";
+import type { BlockRef, ObservedTransfer, ScannedBlock } from "../chains/adapter.ts";
 import {
   type ChainSymbol,
   type EvmChain,
@@ -15,19 +18,26 @@ import {
   NATIVE,
   type NativeChain,
   nativeChainOfUAsset,
+  REORG_WINDOW_BLOCKS,
   type UAsset,
 } from "../chains/catalog.ts";
+import { raiseAlert } from "../kv/alerts.ts";
 import { getBurnConfig } from "../kv/burn_configs.ts";
 import { findDepositAddresses } from "../kv/mint_wallets.ts";
 import { addOrderCreate, newOrderId, type Order } from "../kv/orders.ts";
 import {
   acquireLease,
+  addDust,
   addReschedule,
   type Cursor,
   cursorKey,
+  dropDustAbove,
   dueAtKey,
   heldKey,
   type HeldTransfer,
+  type RecentBlocks,
+  recentBlocksKey,
+  rememberBlocks,
   seenKey,
   type SeenTransfer,
 } from "../kv/pipeline.ts";
@@ -36,12 +46,12 @@ import { type SourceTransfer, WAKE, type WakeMessage } from "./order_actor.ts";
 
 /** Blocks scanned per tick at most; a watcher far behind catches up over several ticks. */
 const MAX_BLOCKS_PER_TICK = 200;
-/** How far back to rescan when the block under the cursor changed (a reorg). */
-const REORG_REWIND = 32;
 
 export interface WatchResult {
   scannedTo: number | null;
   recorded: number;
+  /** The chain reorganised deeper than the remembered blocks: the watcher stopped it and raised an alert. */
+  halted?: boolean;
 }
 
 /** The deposit id a mint carries on chain, and the identity of any detected transfer: sha256(chain:tx:index). */
@@ -54,33 +64,65 @@ export async function watchOnce(ctx: PipelineContext, chain: ChainSymbol, owner:
   const lease = await acquireLease(ctx.kv, `watch:${chain}`, owner, leaseMs, ctx.now().getTime());
   if (!lease) return { scannedTo: null, recorded: 0 } satisfies WatchResult;
   const reader = ctx.chains.reader(chain);
-  const stored = await ctx.kv.get<Cursor>(cursorKey(chain));
+  const [stored, storedRecent] = await ctx.kv.getMany<[Cursor, RecentBlocks]>([
+    cursorKey(chain),
+    recentBlocksKey(chain),
+  ]);
   let cursor = stored.value ?? await firstCursor(ctx, chain);
+  // A cursor stored before hashes were remembered: its own block is the only one known.
+  let recent = storedRecent.value ?? [cursor];
   if (cursor.number > 0 && (await reader.blockHash(cursor.number)) !== cursor.hash) {
-    const back = Math.max(0, cursor.number - REORG_REWIND);
-    ctx.log(`watcher ${chain}: block ${cursor.number} changed (reorg); rescanning from ${back}`);
-    cursor = { number: back, hash: (await reader.blockHash(back)) ?? "" };
+    const ancestor = await commonAncestor(ctx, chain, recent);
+    if (!ancestor) {
+      const oldest = recent[0]?.number ?? cursor.number;
+      const message = `block ${cursor.number} changed and none of the ${recent.length} remembered blocks back to ` +
+        `${oldest} is canonical: a reorg deeper than ${REORG_WINDOW_BLOCKS} blocks. The watcher stopped ${chain} ` +
+        `and records nothing until an operator resolves it`;
+      ctx.log(`watcher ${chain}: ${message}`);
+      await raiseAlert(ctx.kv, { kind: "deep_reorg", subject: chain, chain, message, now: ctx.now() });
+      return { scannedTo: null, recorded: 0, halted: true } satisfies WatchResult;
+    }
+    ctx.log(`watcher ${chain}: block ${cursor.number} changed (reorg); rescanning from ${ancestor.number}`);
+    await dropDustAbove(ctx.kv, chain, ancestor.number);
+    cursor = ancestor;
+    recent = rememberBlocks(recent, [], cursor);
   }
   const tip = await reader.tip();
   if (tip.number <= cursor.number) {
-    if (stored.value === null || stored.value.number !== cursor.number) await saveCursor(ctx, chain, lease, cursor);
+    if (stored.value === null || stored.value.number !== cursor.number || storedRecent.value === null) {
+      await saveCursor(ctx, chain, lease, cursor, recent);
+    }
     return { scannedTo: cursor.number, recorded: 0 };
   }
   const to = Math.min(tip.number, cursor.number + MAX_BLOCKS_PER_TICK);
   const blocks = await reader.scan(cursor.number + 1, to);
   let recorded = 0;
   let last = cursor;
+  const scanned: BlockRef[] = [];
   for (const block of blocks) {
     // Adapters may skip blocks without relevant transfers (EVM log scans), but always return the last block of the
     // range. Where blocks are adjacent they must link: otherwise the chain moved under us and the next tick sees it.
     if (block.number === last.number + 1 && block.parentHash !== last.hash) break;
     recorded += await recordBlock(ctx, chain, block);
     last = { number: block.number, hash: block.hash };
+    scanned.push(last);
   }
   // The cursor moves only after every record of those blocks is committed: a crash in between rescans them,
   // and the dedupe keys make the rescan a no-op.
-  await saveCursor(ctx, chain, lease, last);
+  await saveCursor(ctx, chain, lease, last, rememberBlocks(recent, scanned, last));
   return { scannedTo: last.number, recorded };
+}
+
+/**
+ * The newest remembered block that is still canonical, asking the reader newest first; null when none is (a reorg
+ * deeper than the window, which is not guessed at).
+ */
+async function commonAncestor(ctx: PipelineContext, chain: ChainSymbol, recent: RecentBlocks) {
+  const reader = ctx.chains.reader(chain);
+  for (let i = recent.length - 1; i >= 0; i--) {
+    if ((await reader.blockHash(recent[i].number)) === recent[i].hash) return recent[i];
+  }
+  return null;
 }
 
 /** No cursor yet: start at the configured block (0 for sim chains, usually the tip for a live chain). */
@@ -91,25 +133,38 @@ async function firstCursor(ctx: PipelineContext, chain: ChainSymbol): Promise<Cu
   return { number: start, hash: (await reader.blockHash(start)) ?? "" };
 }
 
-async function saveCursor(ctx: PipelineContext, chain: ChainSymbol, lease: Deno.KvEntry<unknown>, cursor: Cursor) {
-  await ctx.kv.atomic().check(lease).set(cursorKey(chain), cursor).commit();
+async function saveCursor(
+  ctx: PipelineContext,
+  chain: ChainSymbol,
+  lease: Deno.KvEntry<unknown>,
+  cursor: Cursor,
+  recent: RecentBlocks,
+) {
+  await ctx.kv.atomic().check(lease).set(cursorKey(chain), cursor).set(recentBlocksKey(chain), recent).commit();
 }
 
 async function recordBlock(ctx: PipelineContext, chain: ChainSymbol, block: ScannedBlock): Promise<number> {
   let recorded = 0;
+  const dust = new DustOfBlock(chain, block);
   if (isEvmChain(chain)) {
     const transferAddress = ctx.settings.transferAddress;
     for (const t of block.transfers) {
       if (t.asset === "native" || t.to.toLowerCase() !== transferAddress) continue;
-      if (await recordBurnTransfer(ctx, chain, block, t)) recorded++;
+      const record = await burnRecordOf(ctx, chain, block.number, t);
+      if (record.kind === "dust") dust.add(t.from.toLowerCase(), t.asset, t.amount, record.reason);
+      else if (await commitRecord(ctx, chain, t, record)) recorded++;
     }
-    return recorded;
+    return recorded + await dust.commit(ctx);
   }
   const owners = await findDepositAddresses(ctx.kv, chain, block.transfers.map((t) => t.to));
   for (const t of block.transfers) {
     const owner = t.asset === "native" ? owners.get(t.to) : undefined;
     if (!owner) continue;
-    const order = newOrder(ctx, chain, block, t, {
+    if (t.amount < NATIVE[chain].dustDeposit) {
+      dust.add(t.from, NATIVE[chain].token.symbol, t.amount, `deposit below the dust limit of ${NATIVE[chain].name}`);
+      continue;
+    }
+    const order = newOrder(ctx, chain, block.number, t, {
       type: "mint",
       sourceChain: chain,
       destinationChain: owner.destinationChain,
@@ -118,22 +173,63 @@ async function recordBlock(ctx: PipelineContext, chain: ChainSymbol, block: Scan
       destinationWallet: owner.owner,
       owner: owner.owner,
     });
-    if (await commitNewOrder(ctx, order, t, chain)) recorded++;
+    if (await commitRecord(ctx, chain, t, { kind: "order", order })) recorded++;
   }
-  return recorded;
+  return recorded + await dust.commit(ctx);
 }
 
-async function recordBurnTransfer(
+/**
+ * A block's sub-minimum transfers from outsiders, summed per (sender, asset): each sum goes to its aggregate as that
+ * block's contribution, so no transfer of them gets a record or a dedupe key of its own (anyone could grow our
+ * storage for a fraction of a cent otherwise).
+ */
+class DustOfBlock {
+  readonly #parts = new Map<string, { sender: string; asset: string; reason: string; count: number; sum: bigint }>();
+  constructor(private readonly chain: ChainSymbol, private readonly block: ScannedBlock) {}
+
+  add(sender: string, asset: string, amount: bigint, reason: string) {
+    const id = `${sender}\0${asset}`;
+    const part = this.#parts.get(id) ?? { sender, asset, reason, count: 0, sum: 0n };
+    part.count++;
+    part.sum += amount;
+    this.#parts.set(id, part);
+  }
+
+  /** Returns how many aggregates changed (0 on a rescan of a block already counted). */
+  async commit(ctx: PipelineContext): Promise<number> {
+    let changed = 0;
+    for (const p of this.#parts.values()) {
+      const block = { number: this.block.number, hash: this.block.hash };
+      if (await addDust(ctx.kv, { chain: this.chain, ...p, block, now: ctx.now() })) changed++;
+    }
+    return changed;
+  }
+}
+
+/** What a transfer that concerns us becomes (DESIGN.md invariant 3). */
+export type TransferRecord = { kind: "order"; order: Order } | { kind: "held"; held: HeldTransfer };
+
+/**
+ * Decides what a uAsset transfer to the transfer address becomes: a burn order when its sender has a burn
+ * configuration for that uAsset's chain, else a held transfer, or dust when it is also below the uAsset's minimum
+ * burn. The watcher and the burn re-check at confirmation (order_actor.ts) both use it. `revision` > 0: the transfer
+ * was re-read with other facts after a reorg.
+ */
+export async function burnRecordOf(
   ctx: PipelineContext,
   chain: EvmChain,
-  block: ScannedBlock,
+  blockNumber: number,
   t: ObservedTransfer,
-): Promise<boolean> {
+  revision = 0,
+): Promise<TransferRecord | { kind: "dust"; reason: string }> {
   const asset = t.asset as UAsset;
   const native = nativeChainOfUAsset(asset);
   const sender = t.from.toLowerCase();
   const config = native ? await getBurnConfig(ctx.kv, sender, native) : null;
   if (!native || !config) {
+    if (native && t.amount < NATIVE[native].uAsset.minimumBurnAmount) {
+      return { kind: "dust", reason: `below the minimum burn, from a sender with no burn configuration for ${native}` };
+    }
     const held: HeldTransfer = {
       chain,
       txHash: t.txHash,
@@ -141,44 +237,48 @@ async function recordBurnTransfer(
       from: sender,
       asset,
       amount: t.amount.toString(),
-      blockNumber: block.number,
+      blockNumber,
       detectedAt: ctx.now().toISOString(),
       reason: native ? `no burn configuration for ${native}` : `unknown uAsset ${asset}`,
     };
-    const seen: SeenTransfer = { kind: "held" };
-    const res = await ctx.kv.atomic()
-      .check({ key: seenKey(chain, t.txHash, t.index), versionstamp: null })
-      .set(seenKey(chain, t.txHash, t.index), seen)
-      .set(heldKey(chain, t.txHash, t.index), held)
-      .commit();
-    if (res.ok) ctx.log(`held: ${asset} ${t.amount} from ${sender} on ${chain} (${held.reason})`);
-    return res.ok;
+    if (revision > 0) held.revision = revision;
+    return { kind: "held", held };
   }
-  const order = newOrder(ctx, chain, block, t, {
-    type: "burn",
-    sourceChain: chain,
-    destinationChain: native as NativeChain,
-    token: asset,
-    sourceWallet: sender,
-    destinationWallet: config.destinationAddress,
-    owner: sender,
-  }, { memo: config.memo });
-  return await commitNewOrder(ctx, order, t, chain);
+  const order = newOrder(
+    ctx,
+    chain,
+    blockNumber,
+    t,
+    {
+      type: "burn",
+      sourceChain: chain,
+      destinationChain: native as NativeChain,
+      token: asset,
+      sourceWallet: sender,
+      destinationWallet: config.destinationAddress,
+      owner: sender,
+    },
+    { memo: config.memo },
+    revision,
+  );
+  return { kind: "order", order };
 }
 
 function newOrder(
   ctx: PipelineContext,
   chain: ChainSymbol,
-  block: ScannedBlock,
+  blockNumber: number,
   t: ObservedTransfer,
   fields: Pick<
     Order,
     "type" | "sourceChain" | "destinationChain" | "token" | "sourceWallet" | "destinationWallet" | "owner"
   >,
   details: Record<string, unknown> = {},
+  revision = 0,
 ): Order {
   const id = newOrderId(ctx.now().getTime());
-  const source: SourceTransfer = { chain, txHash: t.txHash, index: t.index, blockNumber: block.number };
+  const source: SourceTransfer = { chain, txHash: t.txHash, index: t.index, blockNumber };
+  if (revision > 0) source.revision = revision;
   return {
     id,
     status: "pending",
@@ -198,14 +298,34 @@ function newOrder(
   };
 }
 
-/** Creates the order, its dedupe record, its first schedule and its doorbell in one commit; false if seen before. */
-async function commitNewOrder(ctx: PipelineContext, order: Order, t: ObservedTransfer, chain: ChainSymbol) {
-  const seen: SeenTransfer = { kind: "order", orderId: order.id };
-  const atomic = ctx.kv.atomic()
-    .check({ key: seenKey(chain, t.txHash, t.index), versionstamp: null })
-    .set(seenKey(chain, t.txHash, t.index), seen);
+/**
+ * Adds a transfer's record to `atomic`, guarded by its permanent dedupe key (the commit fails if it was seen before):
+ * an order with its first schedule and doorbell, or a held transfer.
+ */
+export function addTransferRecord(
+  ctx: PipelineContext,
+  atomic: Deno.AtomicOperation,
+  chain: ChainSymbol,
+  t: ObservedTransfer,
+  record: TransferRecord,
+  revision = 0,
+): Deno.AtomicOperation {
+  const key = seenKey(chain, t.txHash, t.index, revision);
+  const seen: SeenTransfer = record.kind === "order" ? { kind: "order", orderId: record.order.id } : { kind: "held" };
+  atomic.check({ key, versionstamp: null }).set(key, seen);
+  if (record.kind === "held") return atomic.set(heldKey(chain, t.txHash, t.index, revision), record.held);
+  const order = record.order;
   addOrderCreate(atomic, order);
   addReschedule(atomic, order.id, { key: dueAtKey(order.id), value: null, versionstamp: null }, ctx.now().getTime());
-  atomic.enqueue({ kind: WAKE, orderId: order.id } satisfies WakeMessage);
-  return (await atomic.commit()).ok;
+  return atomic.enqueue({ kind: WAKE, orderId: order.id } satisfies WakeMessage);
+}
+
+/** Commits a transfer's record alone; false if it was seen before. */
+async function commitRecord(ctx: PipelineContext, chain: ChainSymbol, t: ObservedTransfer, record: TransferRecord) {
+  const ok = (await addTransferRecord(ctx, ctx.kv.atomic(), chain, t, record).commit()).ok;
+  if (ok && record.kind === "held") {
+    const h = record.held;
+    ctx.log(`held: ${h.asset} ${h.amount} from ${h.from} on ${chain} (${h.reason})`);
+  }
+  return ok;
 }

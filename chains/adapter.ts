@@ -84,6 +84,12 @@ export interface ChainReader {
    * answer is never `dead`.
    */
   txStatus(txHash: string, raw?: string): Promise<TxStatus>;
+  /**
+   * The transfers a scan shows for this transaction in the block it is in now, numbered as `scan` numbers them, or
+   * null when it is in no canonical block. After a reorg the same transaction can be re-executed with other effects
+   * (other logs on EVM): a burn is re-checked with this before value moves.
+   */
+  transfersOf(txHash: string): Promise<ObservedTransfer[] | null>;
 }
 
 export interface PreparedTx {

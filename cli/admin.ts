@@ -10,7 +10,7 @@ import { createApiKey, listApiKeys, PARTNER_ID_PATTERN, revokeApiKey } from "../
 import { moveUserWallet, setUserWalletStatus } from "../kv/user_wallets.ts";
 import { listAudit, osUser } from "../kv/audit.ts";
 import { getOrder } from "../kv/orders.ts";
-import { listHeld } from "../kv/pipeline.ts";
+import { listDust, listHeld } from "../kv/pipeline.ts";
 import { ALERT_KINDS, type AlertKind, clearAlert, listAlerts } from "../kv/alerts.ts";
 import { applyOperatorEvent } from "../actors/operator.ts";
 import { privateKeyToAccount } from "viem/accounts";
@@ -128,6 +128,14 @@ const commands: Record<string, Command> = {
       );
     }
     out(`${held.length} held transfer(s); they are never paid automatically`);
+    const dust = await listDust(kv);
+    for (const d of dust) {
+      out(
+        `${d.chain}\tdust\tfrom=${d.sender}\t${d.sum} ${d.asset} in ${d.count} transfer(s)\t` +
+          `first=${d.firstSeenAt}\tlast=${d.lastSeenAt}\t${d.reason}`,
+      );
+    }
+    out(`${dust.length} dust aggregate(s): sub-minimum transfers from outsiders, counted, never paid`);
   },
   "order show": async (kv, args, out) => {
     const id = single(args, "<id>");

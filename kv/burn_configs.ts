@@ -1,7 +1,8 @@
 /**
  * Burn configurations: per owner and destination (native) chain, where redeemed coins are paid. Every change keeps
  * the previous version in a history entry written in the same commit, since a changed payout address is what an
- * operator investigates first after a dispute.
+ * operator investigates first after a dispute. The history keeps the last BURN_CONFIG_HISTORY_CAP versions: the oldest
+ * goes in the commit that adds one, so a partner updating in a loop cannot grow our storage.
  */
 import type { NativeChain } from "../chains/catalog.ts";
 
@@ -23,6 +24,9 @@ const historyKey = (owner: string, chain: NativeChain, at: string): Deno.KvKey =
   at,
 ];
 const historyPrefix = (owner: string, chain: NativeChain): Deno.KvKey => ["burn_config_history", owner, chain];
+
+/** Earlier versions kept per (owner, chain). */
+export const BURN_CONFIG_HISTORY_CAP = 50;
 
 export type BurnConfigWrite =
   | { ok: true; config: BurnConfig }
@@ -62,11 +66,15 @@ export async function updateBurnConfig(
     if (!entry.value) return { ok: false, reason: "not_found" };
     const now = new Date().toISOString();
     const next: BurnConfig = { ...entry.value, destinationAddress, memo, updatedAt: now };
-    const res = await kv.atomic()
+    const atomic = kv.atomic()
       .check(entry)
       .set(key, next)
-      .set(historyKey(owner, chain, `${now}-${entry.versionstamp}`), entry.value)
-      .commit();
+      .set(historyKey(owner, chain, `${now}-${entry.versionstamp}`), entry.value);
+    // Every history write checks the configuration's version, so this count cannot change before the commit.
+    const history: Deno.KvKey[] = [];
+    for await (const e of kv.list({ prefix: historyPrefix(owner, chain) })) history.push(e.key);
+    for (const old of history.slice(0, Math.max(0, history.length + 1 - BURN_CONFIG_HISTORY_CAP))) atomic.delete(old);
+    const res = await atomic.commit();
     if (res.ok) return { ok: true, config: next };
   }
 }

@@ -1,20 +1,21 @@
 /**
  * KV records of the order pipeline besides the orders themselves: the permanent dedupe record of every detected
- * transfer, the due index the sweep reads, held transfers (uAssets sent with no burn configuration), watcher cursors
- * and leases. Key layout lives here and nowhere else.
+ * transfer, the due index the sweep reads, held transfers (uAssets sent with no burn configuration), dust aggregates,
+ * watcher cursors with the recent block hashes behind them, and leases. Key layout lives here and nowhere else.
  */
-import type { ChainSymbol, UAsset } from "../chains/catalog.ts";
+import type { BlockRef } from "../chains/adapter.ts";
+import { type ChainSymbol, REORG_WINDOW_BLOCKS, type UAsset } from "../chains/catalog.ts";
 
 // ---- detected transfers: (chain, txHash, index) is seen once, for ever (DESIGN.md invariant 1) ----
 
 export type SeenTransfer = { kind: "order"; orderId: string } | { kind: "held" };
 
-export const seenKey = (chain: ChainSymbol, txHash: string, index: number): Deno.KvKey => [
-  "transfer_seen",
-  chain,
-  txHash,
-  index,
-];
+/**
+ * `revision` > 0: the same transfer identity re-read after a reorg re-executed its transaction with other facts
+ * (a burn re-checked at confirmation); each revision is recorded once.
+ */
+export const seenKey = (chain: ChainSymbol, txHash: string, index: number, revision = 0): Deno.KvKey =>
+  revision === 0 ? ["transfer_seen", chain, txHash, index] : ["transfer_seen", chain, txHash, index, revision];
 
 // ---- the due index: when the sweep should look at an order next ----
 
@@ -54,14 +55,12 @@ export interface HeldTransfer {
   blockNumber: number;
   detectedAt: string;
   reason: string;
+  /** Set when the transfer was re-read with other facts after a reorg (seenKey's revision). */
+  revision?: number;
 }
 
-export const heldKey = (chain: ChainSymbol, txHash: string, index: number): Deno.KvKey => [
-  "held_transfer",
-  chain,
-  txHash,
-  index,
-];
+export const heldKey = (chain: ChainSymbol, txHash: string, index: number, revision = 0): Deno.KvKey =>
+  revision === 0 ? ["held_transfer", chain, txHash, index] : ["held_transfer", chain, txHash, index, revision];
 
 export async function listHeld(kv: Deno.Kv): Promise<HeldTransfer[]> {
   const out: HeldTransfer[] = [];
@@ -77,6 +76,143 @@ export interface Cursor {
 }
 
 export const cursorKey = (chain: ChainSymbol): Deno.KvKey => ["watch_cursor", chain];
+
+/**
+ * Hashes of the blocks a watcher scanned lately, oldest first, written in the same commit as its cursor: after a reorg
+ * the newest one still canonical is the common ancestor to rescan from. Where scans skip blocks (EVM log scans) they
+ * are sparse, and the newest match is still a correct restart point.
+ */
+export type RecentBlocks = BlockRef[];
+
+export const recentBlocksKey = (chain: ChainSymbol): Deno.KvKey => ["watch_recent_blocks", chain];
+
+/** `recent` plus `scanned`, without blocks above `cursor` (a rewind forgets them) or REORG_WINDOW_BLOCKS below it. */
+export function rememberBlocks(recent: RecentBlocks, scanned: BlockRef[], cursor: BlockRef): RecentBlocks {
+  const byNumber = new Map<number, string>();
+  for (const b of [...recent, ...scanned, cursor]) byNumber.set(b.number, b.hash);
+  return [...byNumber.entries()]
+    .filter(([n]) => n <= cursor.number && n > cursor.number - REORG_WINDOW_BLOCKS)
+    .sort(([a], [b]) => a - b)
+    .map(([number, hash]) => ({ number, hash }));
+}
+
+// ---- dust: sub-minimum transfers from outsiders, counted per (chain, sender, asset) in one record ----
+
+/** One block's part of an aggregate, kept while a reorg could still replace that block. */
+export interface DustBlock {
+  number: number;
+  hash: string;
+  count: number;
+  sum: string;
+}
+
+export interface DustAggregate {
+  chain: ChainSymbol;
+  sender: string;
+  /** A uAsset symbol, or a native token symbol for deposits. */
+  asset: string;
+  reason: string;
+  count: number;
+  /** Smallest units (wei for uAssets), as a decimal string. */
+  sum: string;
+  firstSeenAt: string;
+  lastSeenAt: string;
+  /** Contributions of the last REORG_WINDOW_BLOCKS blocks, oldest first: a rescan of one is a no-op. */
+  blocks: DustBlock[];
+  /** Blocks at or below this number fell out of `blocks`: they are counted for good and never counted again. */
+  settledThrough: number;
+}
+
+const dustKey = (chain: ChainSymbol, sender: string, asset: string): Deno.KvKey => ["dust", chain, sender, asset];
+
+export interface DustContribution {
+  chain: ChainSymbol;
+  sender: string;
+  asset: string;
+  reason: string;
+  block: BlockRef;
+  count: number;
+  sum: bigint;
+  now: Date;
+}
+
+/**
+ * Adds one block's dust from one sender in one asset to its aggregate. Exactly once without a key per transfer: a
+ * block already counted under the same hash is a no-op, one counted under another hash (reorganised) has its old
+ * contribution replaced. Returns whether anything changed.
+ */
+export async function addDust(kv: Deno.Kv, c: DustContribution): Promise<boolean> {
+  const key = dustKey(c.chain, c.sender, c.asset);
+  for (;;) {
+    const entry = await kv.get<DustAggregate>(key);
+    const at = c.now.toISOString();
+    const agg: DustAggregate = entry.value ?? {
+      chain: c.chain,
+      sender: c.sender,
+      asset: c.asset,
+      reason: c.reason,
+      count: 0,
+      sum: "0",
+      firstSeenAt: at,
+      lastSeenAt: at,
+      blocks: [],
+      settledThrough: -1,
+    };
+    if (c.block.number <= agg.settledThrough) return false;
+    const old = agg.blocks.find((b) => b.number === c.block.number);
+    if (old?.hash === c.block.hash) return false;
+    const count = agg.count - (old?.count ?? 0) + c.count;
+    const sum = BigInt(agg.sum) - BigInt(old?.sum ?? "0") + c.sum;
+    const blocks = [
+      ...agg.blocks.filter((b) => b.number !== c.block.number),
+      { number: c.block.number, hash: c.block.hash, count: c.count, sum: c.sum.toString() },
+    ].sort((a, b) => a.number - b.number);
+    const newest = blocks[blocks.length - 1].number;
+    const kept = blocks.filter((b) => b.number > newest - REORG_WINDOW_BLOCKS);
+    const settledThrough = Math.max(
+      agg.settledThrough,
+      ...blocks.filter((b) => !kept.includes(b)).map((b) => b.number),
+    );
+    const next: DustAggregate = {
+      ...agg,
+      reason: c.reason,
+      count,
+      sum: sum.toString(),
+      lastSeenAt: at,
+      blocks: kept,
+      settledThrough,
+    };
+    if ((await kv.atomic().check(entry).set(key, next).commit()).ok) return true;
+  }
+}
+
+/**
+ * A reorg replaced the blocks above `ancestor` on `chain`: their contributions leave every aggregate, and the rescan
+ * from the ancestor adds back what the canonical blocks hold. Idempotent, so a crash before the rescan is harmless.
+ */
+export async function dropDustAbove(kv: Deno.Kv, chain: ChainSymbol, ancestor: number): Promise<void> {
+  for await (const listed of kv.list<DustAggregate>({ prefix: ["dust", chain] })) {
+    for (let entry: Deno.KvEntryMaybe<DustAggregate> = listed; entry.value;) {
+      const agg: DustAggregate = entry.value;
+      const dropped = agg.blocks.filter((b) => b.number > ancestor);
+      if (dropped.length === 0) break;
+      const next: DustAggregate = {
+        ...agg,
+        count: agg.count - dropped.reduce((n, b) => n + b.count, 0),
+        sum: (BigInt(agg.sum) - dropped.reduce((n, b) => n + BigInt(b.sum), 0n)).toString(),
+        blocks: agg.blocks.filter((b) => b.number <= ancestor),
+      };
+      if ((await kv.atomic().check(entry).set(entry.key, next).commit()).ok) break;
+      entry = await kv.get<DustAggregate>(entry.key);
+    }
+  }
+}
+
+export async function listDust(kv: Deno.Kv): Promise<DustAggregate[]> {
+  const out: DustAggregate[] = [];
+  for await (const e of kv.list<DustAggregate>({ prefix: ["dust"] })) out.push(e.value);
+  return out;
+}
 
 // ---- leases: one holder per job across processes sharing a KV ----
 

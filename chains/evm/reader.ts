@@ -6,6 +6,7 @@
 import {
   type Address,
   BaseError,
+  decodeEventLog,
   type Hash,
   type Hex,
   isHex,
@@ -60,6 +61,16 @@ interface RpcHeader {
   number: Hex;
   hash: Hash;
   parentHash: Hash;
+}
+
+interface RpcLog {
+  address: Address;
+  topics: [Hex, ...Hex[]];
+  data: Hex;
+  logIndex: Hex;
+  blockNumber: Hex;
+  blockHash: Hash;
+  removed?: boolean;
 }
 
 interface RpcReceipt {
@@ -184,8 +195,47 @@ export function evmReader(opts: EvmReaderOptions): ChainReader {
     return status;
   }
 
+  /** A mined transaction's matching Transfer logs, read from its receipt and numbered as `scan` numbers them. */
+  async function receiptTransfers(hash: string): Promise<ObservedTransfer[] | null> {
+    const r = await call(
+      "eth_getTransactionReceipt",
+      () => client.request({ method: "eth_getTransactionReceipt", params: [hash as Hash] }),
+    ) as (RpcReceipt & { logs: RpcLog[] }) | null;
+    if (!r) return null;
+    if (BigInt(r.status) !== 1n) return [];
+    const found: ObservedTransferAt[] = [];
+    for (const log of r.logs) {
+      const asset = assetOf.get(log.address.toLowerCase());
+      if (!asset || log.removed) continue;
+      let args;
+      try {
+        ({ args } = decodeEventLog({ abi: [TRANSFER_EVENT], topics: log.topics, data: log.data, strict: true }));
+      } catch {
+        continue; // another event of the uAsset contract
+      }
+      if (args.to.toLowerCase() !== opts.transferAddress.toLowerCase()) continue;
+      found.push({
+        logIndex: Number(BigInt(log.logIndex)),
+        blockNumber: Number(BigInt(log.blockNumber)),
+        blockHash: log.blockHash,
+        transfer: {
+          txHash: r.transactionHash.toLowerCase(),
+          index: 0,
+          from: args.from.toLowerCase(),
+          to: args.to.toLowerCase(),
+          amount: args.value,
+          asset,
+        },
+      });
+    }
+    numberWithinTransaction(found);
+    return found.sort((a, b) => a.logIndex - b.logIndex).map((f) => f.transfer);
+  }
+
   return {
     chain,
+
+    transfersOf: receiptTransfers,
 
     async tip(): Promise<BlockRef> {
       const h = await header("latest");

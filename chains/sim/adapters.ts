@@ -85,6 +85,7 @@ export function simChains(kv: Deno.Kv, opts: SimChainsOptions = {}): SimChains {
         blockHash: (n) => rpc(l, "blockHash", () => l.blockHash(n)),
         scan: (from, to) => rpc(l, "scan", () => l.blocks(from, to)),
         txStatus: (hash) => rpc(l, "txStatus", () => l.txStatus(hash)),
+        transfersOf: (hash) => rpc(l, "transfersOf", () => l.txTransfers(hash)),
       };
     },
 

@@ -370,6 +370,12 @@ export class SimLedger {
       : { state: "included", blockNumber, confirmations, success: false, reason: t.reason ?? "failed" };
   }
 
+  /** The transfers a scan shows for an included transaction, or null when it is pending, dropped or unknown. */
+  async txTransfers(txHash: string): Promise<ObservedTransfer[] | null> {
+    const t = (await this.kv.get<TxRecord>(txKey(this.chain, txHash))).value;
+    return t?.status === "included" ? transfersOf(t) : null;
+  }
+
   async balance(address: string, asset: AssetId): Promise<bigint> {
     return (await this.kv.get<bigint>(balanceKey(this.chain, this.normalizeAddress(address), asset))).value ?? 0n;
   }
@@ -568,8 +574,16 @@ export class SimLedger {
    * transactions are untouched, so a pending spend of reverted funds can leave a balance negative, which a real chain
    * would never show; sim tests should not rely on that case.
    * One commit does it all, so a reorg may touch at most 99 distinct balances; a larger one throws.
+   *
+   * `pendingPerBlock` > 0: the replacement blocks are not empty but take the pending transactions (oldest first, that
+   * many per block, from the deepest replacement block up), as a competing branch that saw them first would: a reorg
+   * that puts new transfers deep under the tip.
    */
-  async reorg(depth: number): Promise<BlockRef> {
+  async reorg(depth: number, opts: { pendingPerBlock?: number } = {}): Promise<BlockRef> {
+    const perBlock = opts.pendingPerBlock ?? 0;
+    if (!Number.isSafeInteger(perBlock) || perBlock < 0 || perBlock > MAX_TXS_PER_BLOCK) {
+      throw new RangeError(`pendingPerBlock must be an integer from 0 to ${MAX_TXS_PER_BLOCK}`);
+    }
     if (!Number.isSafeInteger(depth) || depth < 0) throw new RangeError(`reorg depth must be a non-negative integer`);
     const c = this.chain;
     for (let attempt = 0;; attempt++) {
@@ -606,12 +620,30 @@ export class SimLedger {
         op.set(txKey(c, t.hash), { ...t, status: "dropped", blockNumber: null } satisfies TxRecord);
         if (t.success && t.tx.kind === "mint") op.delete(mintedKey(c, t.tx.depositId));
       }
+      const pending: TxRecord[] = [];
+      if (perBlock > 0) {
+        const limit = Math.min(perBlock * d, Math.floor((MAX_MUTATIONS - mutations) / 2));
+        for await (const e of this.kv.list<TxRecord>({ prefix: pendingPrefix(c) }, { limit })) pending.push(e.value);
+      }
       let parent = parentHash;
-      for (const n of heights) {
-        const hash = this.newBlockHash(n, parent, []);
+      for (const [i, n] of heights.entries()) {
+        const included = pending.slice(i * perBlock, (i + 1) * perBlock);
+        const txHashes = included.map((t) => t.hash);
+        const hash = this.newBlockHash(n, parent, txHashes);
+        // Pending records change only by sealing, which checks the head as this commit does.
+        for (const t of included) {
+          op.delete(pendingKey(c, t.submittedAt, t.hash));
+          op.set(txKey(c, t.hash), { ...t, status: "included", blockNumber: n } satisfies TxRecord);
+        }
         op.set(
           blockKey(c, n),
-          { number: n, hash, parentHash: parent, txHashes: [], transfers: [] } satisfies BlockRecord,
+          {
+            number: n,
+            hash,
+            parentHash: parent,
+            txHashes,
+            transfers: included.flatMap(transfersOf),
+          } satisfies BlockRecord,
         );
         parent = hash;
       }

@@ -477,10 +477,12 @@ export function plan(random: () => number, wallets: Wallet[], operations: number
       const { address, dest } = pick(random, w.depositAddresses.get(chain)!);
       const min = NATIVE[chain].minimumDeposit;
       const below = random() < 0.1;
+      // Below the minimum but not dust: dust is only counted in an aggregate, never an order.
+      const dust = NATIVE[chain].dustDeposit;
       const amount = unique(
         chain,
         below
-          ? 1n + randomBelow(random, min - 1n)
+          ? dust + randomBelow(random, min - dust)
           : min * BigInt(1 + Math.floor(random() * 20)) + randomBelow(random, min),
       );
       const ok = amount >= min;
@@ -500,7 +502,8 @@ export function plan(random: () => number, wallets: Wallet[], operations: number
       const native = pick(random, NATIVE_CHAINS);
       const asset = NATIVE[native].uAsset.symbol;
       const min = NATIVE[native].uAsset.minimumBurnAmount;
-      const below = random() < 0.12;
+      // Below the minimum only from a configured wallet: from any other sender it is dust, only counted.
+      const below = random() < 0.12 && w.burnConfigs.has(native);
       // Whole units plus a sub-unit remainder of wei that cannot be paid natively.
       const amount = unique(
         `${evm}|${asset}`,

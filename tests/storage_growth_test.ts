@@ -1,0 +1,181 @@
+/**
+ * Outsiders cannot grow our storage (sim ledgers, real KV file, watchers driven by hand): sub-minimum transfers from
+ * a sender with no burn configuration and dust deposits are counted in one aggregate per (chain, sender, asset),
+ * exactly once across rescans and reorgs, and listed by `deno task admin orders held`; burn-configuration history is
+ * capped.
+ */
+import assert from "node:assert/strict";
+import { NATIVE, REORG_WINDOW_BLOCKS } from "../chains/catalog.ts";
+import type { SimLedger } from "../chains/sim/ledger.ts";
+import {
+  BURN_CONFIG_HISTORY_CAP,
+  createBurnConfig,
+  getBurnConfig,
+  listBurnConfigHistory,
+  updateBurnConfig,
+} from "../kv/burn_configs.ts";
+import { createMintWallet } from "../kv/mint_wallets.ts";
+import type { Order } from "../kv/orders.ts";
+import { cursorKey, listDust, recentBlocksKey } from "../kv/pipeline.ts";
+import { ensureUserWallet } from "../kv/user_wallets.ts";
+import { runTask } from "./support/cli.ts";
+import { countKeys, handPipeline, SIM_TRANSFER_ADDRESS, watchToTip } from "./support/watch.ts";
+
+const STRANGER = "0x" + "5e".repeat(20);
+
+/** Seals blocks until nothing is pending (sim blocks take at most 64 transactions). */
+async function sealAll(ledger: SimLedger) {
+  const last = await ledger.head();
+  for (let i = 0; i < 100; i++) {
+    const head = await ledger.sealBlock();
+    const block = (await ledger.blocks(head.number, head.number))[0];
+    if (block.transfers.length === 0 && head.number > last.number) return;
+  }
+}
+
+/** `n` transfers of `amount` wei from `from` to the transfer address, submitted at once. */
+async function transfers(ledger: SimLedger, from: string, n: number, amount: bigint) {
+  await ledger.faucet({ address: from, asset: "uDOGE", amount: amount * BigInt(n) });
+  for (let i = 0; i < n; i++) {
+    const res = await ledger.submitErc20Transfer({ from, to: SIM_TRANSFER_ADDRESS, asset: "uDOGE", amount });
+    assert.ok(res.ok);
+  }
+}
+
+Deno.test("1,000 1-wei transfers from an unknown sender make one dust aggregate, counted once across rescans and reorgs", async (t) => {
+  const p = await handPipeline();
+  try {
+    const ledger = p.sim.ledger("base");
+    await t.step("one aggregate with count 1000 and the sum; no held record, no dedupe key", async () => {
+      await transfers(ledger, STRANGER, 1000, 1n);
+      await sealAll(ledger);
+      await watchToTip(p.ctx, "base");
+      const dust = await listDust(p.kv);
+      assert.equal(dust.length, 1);
+      assert.equal(dust[0].chain, "base");
+      assert.equal(dust[0].sender, STRANGER);
+      assert.equal(dust[0].asset, "uDOGE");
+      assert.equal(dust[0].count, 1000);
+      assert.equal(dust[0].sum, "1000");
+      assert.ok(dust[0].blocks.length <= REORG_WINDOW_BLOCKS);
+      assert.equal(await countKeys(p.kv, ["held_transfer"]), 0);
+      assert.equal(await countKeys(p.kv, ["transfer_seen"]), 0);
+      assert.equal(await countKeys(p.kv, ["order"]), 0);
+      assert.equal(await countKeys(p.kv, ["dust"]), 1);
+    });
+
+    await t.step("a rescan after a crash, from an older cursor or from none, does not count twice", async () => {
+      await p.kv.set(cursorKey("base"), { number: 3, hash: await ledger.blockHash(3) });
+      assert.equal(await watchToTip(p.ctx, "base"), 0);
+      await p.kv.delete(cursorKey("base"));
+      await p.kv.delete(recentBlocksKey("base"));
+      assert.equal(await watchToTip(p.ctx, "base"), 0);
+      const [dust] = await listDust(p.kv);
+      assert.equal(dust.count, 1000);
+      assert.equal(dust.sum, "1000");
+    });
+
+    await t.step("a reorganised block replaces its old contribution", async () => {
+      await transfers(ledger, STRANGER, 10, 3n);
+      await ledger.sealBlock();
+      await watchToTip(p.ctx, "base");
+      assert.equal((await listDust(p.kv))[0].count, 1010);
+      // The branch that wins holds five other transfers at that height instead of the ten.
+      await transfers(ledger, STRANGER, 5, 7n);
+      await ledger.reorg(1, { pendingPerBlock: 64 });
+      await watchToTip(p.ctx, "base");
+      const [dust] = await listDust(p.kv);
+      assert.equal(dust.count, 1005);
+      assert.equal(dust.sum, (1000n + 5n * 7n).toString());
+    });
+
+    await t.step("a reorganised block whose replacement holds no dust takes its contribution away", async () => {
+      await transfers(ledger, STRANGER, 4, 11n);
+      await ledger.sealBlock();
+      await watchToTip(p.ctx, "base");
+      assert.equal((await listDust(p.kv))[0].count, 1009);
+      await ledger.reorg(1);
+      await watchToTip(p.ctx, "base");
+      const [dust] = await listDust(p.kv);
+      assert.equal(dust.count, 1005);
+      assert.equal(dust.sum, (1000n + 5n * 7n).toString());
+    });
+
+    await t.step("a sub-minimum transfer from a configured sender is still its own (failed) order", async () => {
+      const partner = "0x" + "9a".repeat(20);
+      await createBurnConfig(p.kv, partner, "doge", "doge-destination", null);
+      await transfers(ledger, partner, 1, 1n);
+      await ledger.sealBlock();
+      assert.equal(await watchToTip(p.ctx, "base"), 1);
+      assert.equal(await countKeys(p.kv, ["transfer_seen"]), 1);
+      assert.equal((await listDust(p.kv)).length, 1);
+    });
+
+    await t.step("deno task admin orders held lists the aggregate", async () => {
+      const res = await runTask("admin", { KV_PATH: p.kvPath }, ["orders", "held"]);
+      assert.equal(res.code, 0, res.stderr);
+      const line = res.stdout.split("\n").find((l) => l.includes(`from=${STRANGER}`));
+      assert.ok(line, res.stdout);
+      assert.match(line, /^base\tdust\t/);
+      assert.match(line, /\t1035 uDOGE in 1005 transfer\(s\)\t/);
+      assert.match(res.stdout, /\n1 dust aggregate\(s\)/);
+    });
+  } finally {
+    await p.close();
+  }
+});
+
+Deno.test("dust deposits are aggregated; between dust and the minimum they stay failed orders", async () => {
+  const p = await handPipeline();
+  try {
+    const owner = "0x" + "cd".repeat(20);
+    await ensureUserWallet(p.kv, owner, "test-partner");
+    const created = await createMintWallet(p.kv, owner, "xrp", "base", (c, i) => `${c}-deposit-${i}`);
+    assert.ok(created.ok);
+    const ledger = p.sim.ledger("xrp");
+    const { dustDeposit, minimumDeposit } = NATIVE.xrp;
+    for (let i = 0; i < 30; i++) {
+      await ledger.submitNativeTransfer({ from: "xrp-spammer", to: created.wallet.address, amount: 1n + BigInt(i) });
+    }
+    await ledger.submitNativeTransfer({ from: "xrp-spammer", to: created.wallet.address, amount: dustDeposit - 1n });
+    const small = await ledger.submitNativeTransfer({
+      from: "xrp-spammer",
+      to: created.wallet.address,
+      amount: dustDeposit,
+    });
+    await ledger.sealBlock();
+    await watchToTip(p.ctx, "xrp");
+    const dust = await listDust(p.kv);
+    assert.equal(dust.length, 1);
+    assert.deepEqual([dust[0].chain, dust[0].sender, dust[0].asset, dust[0].count], ["xrp", "xrp-spammer", "XRP", 31]);
+    assert.equal(dust[0].sum, (465n + dustDeposit - 1n).toString());
+    const orders: Order[] = [];
+    for await (const e of p.kv.list<Order>({ prefix: ["order"] })) orders.push(e.value);
+    assert.equal(orders.length, 1, "only the deposit at the dust limit is an order");
+    assert.equal(orders[0].amount, dustDeposit.toString());
+    assert.ok(BigInt(orders[0].amount) < minimumDeposit, "it fails later with Insufficient deposit amount");
+    assert.equal((orders[0].details.source as { txHash: string }).txHash, small.txHash);
+  } finally {
+    await p.close();
+  }
+});
+
+Deno.test("burn configuration updated 200 times keeps at most the cap of history entries, newest kept", async () => {
+  const p = await handPipeline();
+  try {
+    const owner = "0x" + "ef".repeat(20);
+    await createBurnConfig(p.kv, owner, "sol", "dest-0", null);
+    for (let i = 1; i <= 200; i++) {
+      const res = await updateBurnConfig(p.kv, owner, "sol", `dest-${i}`, null);
+      assert.ok(res.ok);
+    }
+    assert.equal(BURN_CONFIG_HISTORY_CAP, 50);
+    const history = await listBurnConfigHistory(p.kv, owner, "sol");
+    assert.equal(history.length, BURN_CONFIG_HISTORY_CAP);
+    assert.equal(await countKeys(p.kv, ["burn_config_history"]), BURN_CONFIG_HISTORY_CAP);
+    assert.deepEqual(history.map((h) => h.destinationAddress), Array.from({ length: 50 }, (_, i) => `dest-${150 + i}`));
+    assert.equal((await getBurnConfig(p.kv, owner, "sol"))?.destinationAddress, "dest-200");
+  } finally {
+    await p.close();
+  }
+});

@@ -80,15 +80,18 @@ export function loadEvmConfig(env: Record<string, string | undefined>): EvmConfi
   return { chains, minterKeyFile, feeBumpAfterMs: feeBump ? Number(feeBump) : 60_000 };
 }
 
-/** Reads the minter's private key (0x + 64 hex) from its file; the message never contains the key. */
-export async function readMinterKey(path: string): Promise<`0x${string}`> {
+/**
+ * Reads an EVM private key (0x + 64 hex) from its file: the minter's, or the one `variable` names (the deploy command's
+ * admin and deployer keys). The message never contains the key.
+ */
+export async function readMinterKey(path: string, variable = "EVM_MINTER_KEY_FILE"): Promise<`0x${string}`> {
   let text: string;
   try {
     text = (await Deno.readTextFile(path)).trim();
   } catch {
-    throw new Error(`EVM_MINTER_KEY_FILE names ${path}, which cannot be read`);
+    throw new Error(`${variable} names ${path}, which cannot be read`);
   }
   const key = text.startsWith("0x") ? text : `0x${text}`;
-  if (!/^0x[0-9a-fA-F]{64}$/.test(key)) throw new Error(`EVM_MINTER_KEY_FILE ${path} does not hold a 32-byte hex key`);
+  if (!/^0x[0-9a-fA-F]{64}$/.test(key)) throw new Error(`${variable} ${path} does not hold a 32-byte hex key`);
   return key as `0x${string}`;
 }

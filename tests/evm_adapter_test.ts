@@ -43,6 +43,8 @@ const holder = privateKeyToAccount(ANVIL_PRIVATE_KEYS[2]);
 const other = privateKeyToAccount(ANVIL_PRIVATE_KEYS[3]);
 const TRANSFER_ADDRESS = privateKeyToAccount(ANVIL_PRIVATE_KEYS[5]).address;
 
+const SUPPLY_CAP = parseEther("1000000000");
+
 const depositId = (label: string) => keccak256(toHex(`evm-adapter-test:${label}`));
 
 /** A local port nothing listens on: connections to it are refused at once. */
@@ -558,7 +560,7 @@ async function deployUAssets(url: string, count?: number, minter?: Address) {
       const hash = await wallet.deployContract({
         abi: UASSET_ABI,
         bytecode: UASSET_BYTECODE,
-        args: [`Stranger ${i}`, `STR${i}`, admin.address, minter!],
+        args: [`Stranger ${i}`, `STR${i}`, admin.address, minter!, SUPPLY_CAP],
         chain: null,
       });
       out.push((await reader.waitForTransactionReceipt({ hash, pollingInterval: 10 })).contractAddress!);
@@ -573,7 +575,7 @@ async function deployUAssets(url: string, count?: number, minter?: Address) {
     const hash = await wallet.deployContract({
       abi: UASSET_ABI,
       bytecode: UASSET_BYTECODE,
-      args: [name, symbol, admin.address, minterAccount.address],
+      args: [name, symbol, admin.address, minterAccount.address, SUPPLY_CAP],
       chain: null,
     });
     const receipt = await reader.waitForTransactionReceipt({ hash, pollingInterval: 10 });

@@ -8,7 +8,7 @@ import { createWalletClient, http, keccak256, type LocalAccount, parseEther, toH
 import { privateKeyToAccount } from "viem/accounts";
 import { TransientChainError } from "../chains/adapter.ts";
 import { EVM } from "../chains/catalog.ts";
-import { deployUAssets } from "../chains/evm/deploy.ts";
+import { deployUAssets, parseSupplyCaps } from "../chains/evm/deploy.ts";
 import { evmClient, evmReader } from "../chains/evm/index.ts";
 import { UASSET_ABI } from "../contracts/uasset.ts";
 import { type PipelineContext, pipelineSettings } from "../actors/context.ts";
@@ -41,7 +41,9 @@ Deno.test(
         chain: CHAIN,
         rpcUrl: anvil.url,
         deployer: privateKeyToAccount(deployerKey),
+        admin: privateKeyToAccount(deployerKey).address,
         minter: minter.address,
+        supplyCap: parseSupplyCaps("1000"),
       });
       const direct = evmClient({ chain: CHAIN, urls: [anvil.url], chainId: CHAIN_ID });
       const walletOf = (account: LocalAccount) =>

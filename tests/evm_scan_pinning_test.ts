@@ -86,7 +86,18 @@ Deno.test(
         assert.ok(found, `scan ${startBlock + 1}..${tip} returned without the transfer of block ${burnBlock}`);
       }
 
-      // The watcher over that reader: its cursor never passes the burn's block while the burn is unrecorded.
+      // The lagging node first and a complete one second: the scan moves on to the complete node and finds the burn.
+      const laggingFirst = evmReader({
+        chain: CHAIN,
+        client: evmClient({ chain: CHAIN, urls: [lagging.url, anvil.url], chainId: CHAIN_ID }),
+        uAssets,
+        transferAddress: TRANSFER_ADDRESS,
+        maxRange: 1_000,
+      });
+      const found = (await laggingFirst.scan(startBlock + 1, tip)).find((b) => b.number === burnBlock);
+      assert.deepEqual(found?.transfers.map((t) => t.txHash), [burnHash.toLowerCase()]);
+
+      // The watcher over the first reader: its cursor never passes the burn's block while the burn is unrecorded.
       const ctx: PipelineContext = {
         kv,
         chains: {

@@ -150,3 +150,60 @@ Deno.test(
 async function blockNumber(url: string): Promise<number> {
   return Number(await anvilRpc<string>(url, "eth_blockNumber"));
 }
+
+Deno.test(
+  "scan through a local JSON-RPC proxy in front of anvil: a reorg between the range's header and its logs is refused",
+  async () => {
+    const anvil = await startAnvil({ chainId: CHAIN_ID });
+    let reorgOnLogs = false;
+    let snapshot = "";
+    // Before answering eth_getLogs, the proxy replaces the last three blocks with others of the same heights.
+    const node = rpcProxy(anvil.url, {
+      answer: async (req) => {
+        if (req.method !== "eth_getLogs" || !reorgOnLogs) return undefined;
+        reorgOnLogs = false;
+        const head = await blockNumber(anvil.url);
+        const { timestamp } = await anvilRpc<{ timestamp: string }>(anvil.url, "eth_getBlockByNumber", [
+          "latest",
+          false,
+        ]);
+        await anvilRpc(anvil.url, "evm_revert", [snapshot]);
+        await anvilRpc(anvil.url, "evm_setNextBlockTimestamp", [Number(timestamp) + 1_000]);
+        await anvilRpc(anvil.url, "anvil_mine", [toHex(head - (await blockNumber(anvil.url)))]);
+        return undefined;
+      },
+    });
+    try {
+      const deployer = privateKeyToAccount(deployerKey);
+      const { addresses: uAssets } = await deployUAssets({
+        chain: CHAIN,
+        rpcUrl: anvil.url,
+        deployer,
+        admin: deployer.address,
+        minter: minter.address,
+        supplyCap: parseSupplyCaps("1000"),
+      });
+      const from = await blockNumber(anvil.url);
+      snapshot = await anvilRpc<string>(anvil.url, "evm_snapshot");
+      await anvilRpc(anvil.url, "anvil_mine", ["0x3"]);
+      const to = await blockNumber(anvil.url);
+      const client = evmClient({ chain: CHAIN, urls: [node.url], chainId: CHAIN_ID });
+      const reader = evmReader({ chain: CHAIN, client, uAssets, transferAddress: TRANSFER_ADDRESS, maxRange: 1_000 });
+      const before = await reader.blockHash(to);
+
+      reorgOnLogs = true;
+      await assert.rejects(() => reader.scan(from, to), (err: Error) => {
+        assert.ok(err instanceof TransientChainError, String(err));
+        assert.match(err.message, new RegExp(`block ${to} changed during a scan`));
+        return true;
+      });
+      const after = await reader.blockHash(to);
+      assert.notEqual(after, before, "the proxy did reorganise the chain");
+      // Asked again, the scan vouches for the chain that is there now.
+      assert.deepEqual((await reader.scan(from, to)).map((b) => [b.number, b.hash]), [[to, after]]);
+    } finally {
+      await node.close();
+      await anvil.stop();
+    }
+  },
+);

@@ -1,7 +1,8 @@
 /**
  * `scan` against several RPC URLs where one node lags: the scan must not take the range's end from one node and the
  * logs from another that does not have those blocks yet, or the watcher moves its cursor past burns it never saw.
- * The nodes are local JSON-RPC proxies in front of one real anvil (tests/support/rpc_proxy.ts).
+ * Nor may it vouch for logs with a header the chain replaced while the logs were read. The nodes are local JSON-RPC
+ * proxies in front of one real anvil (tests/support/rpc_proxy.ts).
  */
 import assert from "node:assert/strict";
 import { createWalletClient, http, keccak256, type LocalAccount, parseEther, toHex } from "viem";

@@ -6,7 +6,7 @@
  * same bytes or reads their status. Two steps of the same order racing (a duplicate doorbell, two processes) cost a
  * wasted read at most: the loser's commit fails its check and nothing it prepared was ever sent.
  */
-import { isCounted, type PreparedTx, TransientChainError } from "../chains/adapter.ts";
+import { isCounted, type MintRequest, type PreparedTx, TransientChainError } from "../chains/adapter.ts";
 import { raiseAlert } from "../kv/alerts.ts";
 import { isEvmChain, NATIVE, type NativeChain, nativeToWei, weiToNative } from "../chains/catalog.ts";
 import { addOrderUpdate, getOrder, type Order } from "../kv/orders.ts";
@@ -210,16 +210,21 @@ async function decideMint(ctx: PipelineContext, order: Order): Promise<Decision>
   if (amount < NATIVE[native].minimumDeposit) return rejected(ERROR_MESSAGES.insufficientDeposit);
   if (!(await walletActive(ctx, order.owner))) return rejected(ERROR_MESSAGES.walletInactive);
   const minter = ctx.chains.minter(evm);
-  const depositId = order.details.depositId as string;
+  const req = mintRequestOf(order);
   // Never sign a mint for a deposit the contract already minted (a previous attempt that landed).
-  const already = await minter.mintedBy(depositId);
-  const prepared = already !== null ? { txHash: already, raw: "" } : await minter.prepareMint({
-    depositId,
+  const already = await minter.mintedBy(req.depositId);
+  const prepared = already !== null ? { txHash: already, raw: "" } : await minter.prepareMint(req);
+  return recordIntent(ctx, evm, prepared);
+}
+
+function mintRequestOf(order: Order): MintRequest {
+  const native = order.sourceChain as NativeChain;
+  return {
+    depositId: order.details.depositId as string,
     to: order.owner,
     asset: NATIVE[native].uAsset.symbol,
-    amountWei: nativeToWei(native, amount),
-  });
-  return recordIntent(ctx, evm, prepared);
+    amountWei: nativeToWei(native, BigInt(order.amount)),
+  };
 }
 
 async function decideBurn(ctx: PipelineContext, order: Order): Promise<Decision> {
@@ -283,8 +288,13 @@ async function decideSent(ctx: PipelineContext, order: Order): Promise<Decision>
     if (status.final === false) return { kind: "wait", ms: blockMs };
     if (order.type === "mint" && isEvmChain(intent.chain)) {
       // A reverted mint whose deposit id is minted anyway (an earlier transaction landed): that one is the mint.
-      const minted = await ctx.chains.minter(intent.chain).mintedBy(order.details.depositId as string);
+      const minter = ctx.chains.minter(intent.chain);
+      const minted = await minter.mintedBy(order.details.depositId as string);
       if (minted !== null) return { kind: "event", event: { type: "txConfirmed", txHash: minted } };
+      // Reverted because the admin paused the token or its cap is reached: not the order's fault. It waits, with the
+      // reason on the order, until the admin lifts it; then the dead attempt fails as any other, and may be retried.
+      const refusal = await minter.adminRefusal?.(mintRequestOf(order));
+      if (refusal) throw new TransientChainError(`${refusal} (attempt ${intent.txHash} reverted)`);
       return { kind: "event", event: { type: "txFailed", message: ERROR_MESSAGES.mintingError } };
     }
     return { kind: "event", event: { type: "txFailed", message: ERROR_MESSAGES.payoutFailed } };

@@ -23,7 +23,7 @@ import {
 import { privateKeyToAccount } from "viem/accounts";
 import type { PreparedTx } from "../chains/adapter.ts";
 import { EVM } from "../chains/catalog.ts";
-import { deployUAssets } from "../chains/evm/deploy.ts";
+import { deployUAssets, parseSupplyCaps } from "../chains/evm/deploy.ts";
 import { evmChainAdapters } from "../chains/evm/index.ts";
 import { MINTER_ROLE, UASSET_ABI } from "../contracts/uasset.ts";
 import { openKv } from "../kv/open.ts";
@@ -68,7 +68,9 @@ try {
     chain: CHAIN,
     rpcUrl: anvil.url,
     deployer,
+    admin: deployer.address,
     minter: minter.address,
+    supplyCap: parseSupplyCaps("1000000000000000000000"), // the bench mints far more than a real chain would
   });
   const { client, reader, minter: mintAdapter } = await evmChainAdapters({
     chain: CHAIN,

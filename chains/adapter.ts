@@ -135,6 +135,11 @@ export interface EvmMinter extends ChainSender {
   prepareMint(req: MintRequest): Promise<PreparedTx>;
   /** The transaction that minted `depositId`, read from the contract, or null when it was never minted. */
   mintedBy(depositId: string): Promise<string | null>;
+  /**
+   * Why the contract would refuse this mint now for a reason its admin can lift (paused, supply cap), or null. Asked
+   * after a mint reverted on chain: such an order waits with the reason recorded instead of failing.
+   */
+  adminRefusal?(req: MintRequest): Promise<string | null>;
 }
 
 export interface NativePayer extends ChainSender {

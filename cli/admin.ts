@@ -13,9 +13,10 @@ import { getOrder } from "../kv/orders.ts";
 import { listDust, listHeld } from "../kv/pipeline.ts";
 import { ALERT_KINDS, type AlertKind, clearAlert, listAlerts } from "../kv/alerts.ts";
 import { applyOperatorEvent } from "../actors/operator.ts";
+import { type Address, getAddress, type LocalAccount } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { EVM_CHAINS, isEvmChain } from "../chains/catalog.ts";
-import { deployUAssets, uAssetsEnvValue } from "../chains/evm/deploy.ts";
+import { adminRoleProblem, deployUAssets, parseSupplyCaps, uAssetsEnvValue } from "../chains/evm/deploy.ts";
 import { readMinterKey } from "../config/evm.ts";
 import { settingsFromConfig } from "../config/pipeline.ts";
 import { formatError } from "../chains/shared/redact.ts";
@@ -32,7 +33,8 @@ const USAGE = `usage: deno task admin <command>
   order show <id>
   order cancel <id>
   order retry <id>
-  evm deploy --chain <base|arbitrum|katana|world|unichain> [--rpc-url URL]
+  evm deploy --chain <base|arbitrum|katana|world|unichain> --supply-cap <N|uSOL=N,uXRP=N,...> [--rpc-url URL]
+             admin: EVM_ADMIN_KEY_FILE (deploys) | --admin <address> with EVM_DEPLOYER_KEY_FILE | --admin-is-minter
   alerts
   alerts clear <kind> <subject>`;
 
@@ -41,7 +43,7 @@ export class UsageError extends Error {}
 const PARTNER_ID_MESSAGE = "must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit";
 
 type Out = (line: string) => void;
-type Command = (kv: Deno.Kv, args: string[], out: Out, config: Config) => Promise<void>;
+type Command = (kv: Deno.Kv, args: string[], out: Out, config: Config, err: Out) => Promise<void>;
 
 const commands: Record<string, Command> = {
   "api-key create": async (kv, args, out) => {
@@ -160,24 +162,55 @@ const commands: Record<string, Command> = {
     if (!res.ok) throw new UsageError(res.error);
     out(`order ${id} is ${res.order.status} again; the pipeline picks it up`);
   },
-  "evm deploy": async (_kv, args, out) => {
+  "evm deploy": async (_kv, args, out, _config, err) => {
     const { values } = parseArgs({
       args,
-      options: { chain: { type: "string" }, "rpc-url": { type: "string" } },
+      options: {
+        chain: { type: "string" },
+        "rpc-url": { type: "string" },
+        admin: { type: "string" },
+        "admin-is-minter": { type: "boolean" },
+        "supply-cap": { type: "string" },
+      },
       strict: true,
     });
     const chain = values.chain;
     if (!isEvmChain(chain)) throw new UsageError(`--chain must be one of ${EVM_CHAINS.join(", ")}`);
     const rpcUrl = values["rpc-url"] ?? Deno.env.get(`${chain.toUpperCase()}_RPC_URLS`)?.split(",")[0]?.trim();
     if (!rpcUrl) throw new UsageError(`give --rpc-url or set ${chain.toUpperCase()}_RPC_URLS`);
+    if (values["supply-cap"] === undefined) {
+      throw new UsageError("--supply-cap is required: whole tokens for all five uAssets, or uSOL=N,uXRP=N,...");
+    }
+    let supplyCap;
+    try {
+      supplyCap = parseSupplyCaps(values["supply-cap"]);
+    } catch (e) {
+      throw new UsageError(`--supply-cap: ${e instanceof Error ? e.message : e}`);
+    }
     const minterFile = Deno.env.get("EVM_MINTER_KEY_FILE");
     if (!minterFile) throw new UsageError("EVM_MINTER_KEY_FILE must name the minter's key file");
-    const deployerFile = Deno.env.get("EVM_DEPLOYER_KEY_FILE") ?? minterFile;
     const minter = privateKeyToAccount(await readMinterKey(minterFile));
-    const deployer = privateKeyToAccount(await readMinterKey(deployerFile));
-    const { addresses, deployedAtBlock } = await deployUAssets({ chain, rpcUrl, deployer, minter: minter.address });
+    const { admin, deployer } = await deployRoles(values, minter);
+    const adminIsMinter = values["admin-is-minter"] ?? false;
+    const problem = adminRoleProblem({ admin, minter: minter.address, adminIsMinter });
+    if (problem) throw new UsageError(problem);
+    if (adminIsMinter) {
+      err("WARNING: --admin-is-minter: the hot minter key becomes the contracts' admin. Whoever holds it can lift");
+      err("WARNING: the supply cap, unpause and grant any role. Use this only on a throwaway dev chain.");
+    }
+    const { addresses, deployedAtBlock } = await deployUAssets({
+      chain,
+      rpcUrl,
+      deployer,
+      admin,
+      minter: minter.address,
+      supplyCap,
+      adminIsMinter,
+    });
     for (const [symbol, address] of Object.entries(addresses)) out(`${symbol}\t${address}`);
-    out(`deployed at block ${deployedAtBlock} by ${deployer.address}; minter ${minter.address}`);
+    out(`supply cap (wei): ${Object.entries(supplyCap).map(([symbol, cap]) => `${symbol}=${cap}`).join(", ")}`);
+    out(`admin ${admin} (DEFAULT_ADMIN_ROLE, PAUSER_ROLE)`);
+    out(`deployed at block ${deployedAtBlock} by ${deployer.address}; minter ${minter.address} (MINTER_ROLE only)`);
     out(`${chain.toUpperCase()}_UASSETS=${uAssetsEnvValue(addresses)}`);
   },
   "alerts": async (kv, args, out) => {
@@ -205,6 +238,42 @@ const commands: Record<string, Command> = {
   },
 };
 
+/**
+ * Who deploys and who becomes admin: the admin key itself (EVM_ADMIN_KEY_FILE), or an admin address with a separate
+ * deployer key, or (flagged) the minter. Never the minter by default: see chains/evm/deploy.ts.
+ */
+async function deployRoles(
+  values: { admin?: string; "admin-is-minter"?: boolean },
+  minter: LocalAccount,
+): Promise<{ admin: Address; deployer: LocalAccount }> {
+  const adminFile = Deno.env.get("EVM_ADMIN_KEY_FILE");
+  const deployerFile = Deno.env.get("EVM_DEPLOYER_KEY_FILE");
+  if (adminFile) {
+    if (values.admin !== undefined) throw new UsageError("give EVM_ADMIN_KEY_FILE or --admin, not both");
+    if (deployerFile) throw new UsageError("EVM_ADMIN_KEY_FILE deploys by itself: unset EVM_DEPLOYER_KEY_FILE");
+    const admin = privateKeyToAccount(await readMinterKey(adminFile, "EVM_ADMIN_KEY_FILE"));
+    return { admin: admin.address, deployer: admin };
+  }
+  if (values.admin !== undefined) {
+    if (!isEvmAddress(values.admin) || BigInt(values.admin) === 0n) {
+      throw new UsageError(`--admin ${values.admin} is not an EVM address`);
+    }
+    if (!deployerFile) throw new UsageError("--admin needs EVM_DEPLOYER_KEY_FILE: the key that deploys");
+    const deployer = privateKeyToAccount(await readMinterKey(deployerFile, "EVM_DEPLOYER_KEY_FILE"));
+    return { admin: getAddress(values.admin), deployer };
+  }
+  if (values["admin-is-minter"]) {
+    const deployer = deployerFile
+      ? privateKeyToAccount(await readMinterKey(deployerFile, "EVM_DEPLOYER_KEY_FILE"))
+      : minter;
+    return { admin: minter.address, deployer };
+  }
+  throw new UsageError(
+    "the contracts need an admin other than the minter key: set EVM_ADMIN_KEY_FILE (that key deploys and becomes " +
+      "admin), or give --admin <address> with EVM_DEPLOYER_KEY_FILE, or --admin-is-minter on a throwaway dev chain",
+  );
+}
+
 function single(args: string[], name: string): string {
   if (args.length !== 1) throw new UsageError(`expected exactly one ${name}`);
   return args[0];
@@ -227,7 +296,7 @@ export async function runAdmin(argv: string[], kv: Deno.Kv, out: Out, err: Out, 
     return 2;
   }
   try {
-    await command(kv, argv.slice(name.split(" ").length), out, config);
+    await command(kv, argv.slice(name.split(" ").length), out, config, err);
     return 0;
   } catch (e) {
     if (e instanceof UsageError || (e instanceof Error && "code" in e && String(e.code).startsWith("ERR_PARSE_ARGS"))) {

@@ -5,12 +5,26 @@ import { type Abi, type Hex, parseAbi } from "viem";
 import artifact from "./UAsset.artifact.json" with { type: "json" };
 
 export const UASSET_ABI = parseAbi([
-  "constructor(string name_, string symbol_, address admin, address minter)",
+  "constructor(string name_, string symbol_, address admin, address minter, uint256 supplyCap_)",
 
   "function mint(address to, uint256 amount, bytes32 depositId)",
   "function minted(bytes32 depositId) view returns (bool)",
   "event Minted(bytes32 indexed depositId, address indexed to, uint256 amount)",
   "error DepositAlreadyMinted(bytes32 depositId)",
+
+  "function supplyCap() view returns (uint256)",
+  "function setSupplyCap(uint256 newCap)",
+  "event SupplyCapSet(uint256 previousCap, uint256 newCap)",
+  "error SupplyCapExceeded(uint256 cap, uint256 wouldBe)",
+
+  "function PAUSER_ROLE() view returns (bytes32)",
+  "function pause()",
+  "function unpause()",
+  "function paused() view returns (bool)",
+  "event Paused(address account)",
+  "event Unpaused(address account)",
+  "error EnforcedPause()",
+  "error ExpectedPause()",
 
   "function name() view returns (string)",
   "function symbol() view returns (string)",
@@ -58,4 +72,6 @@ export const UASSET_SOURCE_HASH: string = artifact.sourceHash;
 
 /** keccak256("MINTER_ROLE"), as the contract defines it. */
 export const MINTER_ROLE: Hex = "0x9f2df0fed2c77648de5860a4cc508cd0818c85b8b8a1ab4ceeef8d981c8956a6";
+/** keccak256("PAUSER_ROLE"). */
+export const PAUSER_ROLE: Hex = "0x65d7a28e3265b37a6474929f336521b332c1681b933f6cb9f3376673440d862a";
 export const DEFAULT_ADMIN_ROLE: Hex = "0x0000000000000000000000000000000000000000000000000000000000000000";

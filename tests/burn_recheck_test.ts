@@ -22,7 +22,7 @@ import { type SourceTransfer, stepOrder } from "../actors/order_actor.ts";
 import { ERROR_MESSAGES } from "../actors/transition.ts";
 import type { Chains } from "../chains/adapter.ts";
 import { EVM, type UAsset } from "../chains/catalog.ts";
-import { deployUAssets } from "../chains/evm/deploy.ts";
+import { deployUAssets, parseSupplyCaps } from "../chains/evm/deploy.ts";
 import { evmChainAdapters } from "../chains/evm/index.ts";
 import { UASSET_ABI } from "../contracts/uasset.ts";
 import { createBurnConfig } from "../kv/burn_configs.ts";
@@ -66,7 +66,9 @@ Deno.test("anvil: a burn re-executed by a reorg with another amount fails at con
       chain: "base",
       rpcUrl: anvil.url,
       deployer,
+      admin: deployer.address,
       minter: minter.address,
+      supplyCap: parseSupplyCaps("1000000000"),
     });
     const sweeperCode = compileSweeper();
     const sweeper = (await mined(

@@ -26,12 +26,13 @@ import { compileUAsset, sortKeys } from "../contracts/compile.ts";
 import {
   DEFAULT_ADMIN_ROLE,
   MINTER_ROLE,
+  PAUSER_ROLE,
   UASSET_ABI,
   UASSET_ARTIFACT_ABI,
   UASSET_BYTECODE,
   UASSET_SOURCE_HASH,
 } from "../contracts/uasset.ts";
-import { ANVIL_PRIVATE_KEYS, anvilRpc, startAnvil } from "./support/anvil.ts";
+import { type Anvil, ANVIL_PRIVATE_KEYS, anvilRpc, startAnvil } from "./support/anvil.ts";
 
 /** The revert of a failed call or simulation, decoded against UASSET_ABI. */
 function revertOf(err: unknown): { errorName?: string; args?: readonly unknown[] } {
@@ -52,14 +53,23 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
 
 const depositIdOf = (deposit: string): Hex => keccak256(toHex(deposit));
 
+function clientsOf(anvil: Anvil) {
+  const chain = { ...foundry, id: anvil.chainId };
+  const transport = http(anvil.url);
+  const client = createPublicClient({ chain, transport, pollingInterval: 50 });
+  const walletOf = (account: PrivateKeyAccount) =>
+    createWalletClient({ account, chain, transport, pollingInterval: 50 });
+  const receiptOf = async (hash: Hex) => await client.waitForTransactionReceipt({ hash, pollingInterval: 20 });
+  return { client, walletOf, receiptOf };
+}
+
+/** A cap far above what the first test mints. */
+const CAP = parseUnits("1000", 18);
+
 Deno.test("UAsset contract on a real anvil node", async (t) => {
   const anvil = await startAnvil();
   try {
-    const chain = { ...foundry, id: anvil.chainId };
-    const transport = http(anvil.url);
-    const client = createPublicClient({ chain, transport, pollingInterval: 50 });
-    const walletOf = (account: PrivateKeyAccount) =>
-      createWalletClient({ account, chain, transport, pollingInterval: 50 });
+    const { client, walletOf, receiptOf } = clientsOf(anvil);
     const [admin, minter, holder, stranger] = ANVIL_PRIVATE_KEYS.slice(0, 4).map((k) => privateKeyToAccount(k));
     let token: Address = zeroAddress;
 
@@ -69,7 +79,6 @@ Deno.test("UAsset contract on a real anvil node", async (t) => {
       totalSupply: () => client.readContract({ address: token, abi: UASSET_ABI, functionName: "totalSupply" }),
       minted: (id: Hex) => client.readContract({ address: token, abi: UASSET_ABI, functionName: "minted", args: [id] }),
     };
-    const receiptOf = async (hash: Hex) => await client.waitForTransactionReceipt({ hash, pollingInterval: 20 });
 
     await t.step("the exported dev keys are anvil's funded accounts", async () => {
       const accounts = await anvilRpc<string[]>(anvil.url, "eth_accounts");
@@ -83,7 +92,7 @@ Deno.test("UAsset contract on a real anvil node", async (t) => {
       const hash = await walletOf(admin).deployContract({
         abi: UASSET_ABI,
         bytecode: UASSET_BYTECODE,
-        args: ["Universal SOL", "uSOL", admin.address, minter.address],
+        args: ["Universal SOL", "uSOL", admin.address, minter.address, CAP],
       });
       const receipt = await receiptOf(hash);
       assert.equal(receipt.status, "success");
@@ -104,6 +113,10 @@ Deno.test("UAsset contract on a real anvil node", async (t) => {
       assert.equal(await hasRole(MINTER_ROLE, minter.address), true);
       assert.equal(await hasRole(MINTER_ROLE, admin.address), false);
       assert.equal(await hasRole(DEFAULT_ADMIN_ROLE, minter.address), false);
+      assert.equal(await hasRole(PAUSER_ROLE, admin.address), true);
+      assert.equal(await hasRole(PAUSER_ROLE, minter.address), false);
+      assert.equal(await client.readContract({ address: token, abi: UASSET_ABI, functionName: "supplyCap" }), CAP);
+      assert.equal(await client.readContract({ address: token, abi: UASSET_ABI, functionName: "paused" }), false);
     });
 
     const depositId = depositIdOf("sol:5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnb:0");
@@ -285,6 +298,155 @@ Deno.test("UAsset contract on a real anvil node", async (t) => {
       assert.equal(await client.getBlockNumber({ cacheTime: 0 }), start + 1n);
       assert.equal(await anvilRpc<boolean>(anvil.url, "evm_revert", [snapshot]), true);
       assert.equal(await client.getBlockNumber({ cacheTime: 0 }), start);
+    });
+  } finally {
+    await anvil.stop();
+  }
+});
+
+Deno.test("UAsset pause and supply cap on a real anvil node: only the admin controls them", async (t) => {
+  const anvil = await startAnvil();
+  try {
+    const { client, walletOf, receiptOf } = clientsOf(anvil);
+    const [admin, minter, holder, stranger] = ANVIL_PRIVATE_KEYS.slice(0, 4).map((k) => privateKeyToAccount(k));
+    const cap = parseUnits("10", 18);
+    const deployed = await receiptOf(
+      await walletOf(admin).deployContract({
+        abi: UASSET_ABI,
+        bytecode: UASSET_BYTECODE,
+        args: ["Universal XRP", "uXRP", admin.address, minter.address, cap],
+      }),
+    );
+    assert.equal(deployed.status, "success");
+    const token = deployed.contractAddress!;
+    assert.deepEqual(
+      parseEventLogs({ abi: UASSET_ABI, logs: deployed.logs, eventName: "SupplyCapSet" }).map((l) => l.args),
+      [{ previousCap: 0n, newCap: cap }],
+      "the constructor's cap is on record",
+    );
+    const contract = { address: token, abi: UASSET_ABI } as const;
+    const balanceOf = (who: Address) => client.readContract({ ...contract, functionName: "balanceOf", args: [who] });
+    const supply = () => client.readContract({ ...contract, functionName: "totalSupply" });
+    const mint = (amount: bigint, id: Hex) =>
+      client.simulateContract({
+        ...contract,
+        functionName: "mint",
+        args: [holder.address, amount, id],
+        account: minter,
+      });
+    const send = async (account: PrivateKeyAccount, call: Parameters<typeof client.simulateContract>[0]) => {
+      const { request } = await client.simulateContract({ ...call, account } as typeof call);
+      // deno-lint-ignore no-explicit-any
+      const receipt = await receiptOf(await walletOf(account).writeContract(request as any));
+      assert.equal(receipt.status, "success");
+      return receipt;
+    };
+    const paused = () => client.readContract({ ...contract, functionName: "paused" });
+    await send(minter, {
+      ...contract,
+      functionName: "mint",
+      args: [holder.address, parseUnits("4", 18), depositIdOf("a")],
+    });
+
+    await t.step("the minter cannot pause, unpause or set the cap: AccessControlUnauthorizedAccount", async () => {
+      for (const account of [minter, stranger]) {
+        for (
+          const call of [
+            { functionName: "pause", args: [] },
+            { functionName: "unpause", args: [] },
+            { functionName: "setSupplyCap", args: [cap * 2n] },
+          ] as const
+        ) {
+          const err = await rejection(client.simulateContract({ ...contract, ...call, account }));
+          assert.deepEqual(revertOf(err), {
+            errorName: "AccessControlUnauthorizedAccount",
+            args: [account.address, call.functionName === "setSupplyCap" ? DEFAULT_ADMIN_ROLE : PAUSER_ROLE],
+          });
+        }
+      }
+      assert.equal(await paused(), false);
+      assert.equal(await client.readContract({ ...contract, functionName: "supplyCap" }), cap);
+    });
+
+    await t.step("a paused token refuses mints and transfers (EnforcedPause); unpausing restores both", async () => {
+      const receipt = await send(admin, { ...contract, functionName: "pause" });
+      assert.deepEqual(
+        parseEventLogs({ abi: UASSET_ABI, logs: receipt.logs, eventName: "Paused" }).map((l) => l.args),
+        [{ account: admin.address }],
+      );
+      assert.equal(await paused(), true);
+      const before = { supply: await supply(), holder: await balanceOf(holder.address) };
+      assert.equal(revertOf(await rejection(mint(1n, depositIdOf("while paused")))).errorName, "EnforcedPause");
+      const transfer = {
+        ...contract,
+        functionName: "transfer",
+        args: [stranger.address, 1n],
+        account: holder,
+      } as const;
+      assert.equal(revertOf(await rejection(client.simulateContract(transfer))).errorName, "EnforcedPause");
+      // Broadcast anyway (explicit gas skips estimation): mined, reverted, nothing moved.
+      const blind = await walletOf(minter).writeContract({
+        ...contract,
+        functionName: "mint",
+        args: [holder.address, 1n, depositIdOf("while paused")],
+        gas: 200_000n,
+      });
+      assert.equal((await receiptOf(blind)).status, "reverted");
+      assert.deepEqual({ supply: await supply(), holder: await balanceOf(holder.address) }, before);
+      assert.equal(
+        await client.readContract({ ...contract, functionName: "minted", args: [depositIdOf("while paused")] }),
+        false,
+      );
+
+      await send(admin, { ...contract, functionName: "unpause" });
+      assert.equal(await paused(), false);
+      await send(minter, {
+        ...contract,
+        functionName: "mint",
+        args: [holder.address, 1n, depositIdOf("while paused")],
+      });
+      await send(holder, { ...contract, functionName: "transfer", args: [stranger.address, 1n] });
+      assert.equal(await balanceOf(stranger.address), 1n);
+    });
+
+    await t.step(
+      "a mint above the cap reverts with SupplyCapExceeded(cap, wouldBe); the admin moves the cap",
+      async () => {
+        const current = await supply();
+        const room = cap - current;
+        const over = revertOf(await rejection(mint(room + 1n, depositIdOf("over"))));
+        assert.deepEqual(over, { errorName: "SupplyCapExceeded", args: [cap, cap + 1n] });
+        // Exactly up to the cap is allowed.
+        await send(minter, {
+          ...contract,
+          functionName: "mint",
+          args: [holder.address, room, depositIdOf("to the cap")],
+        });
+        assert.equal(await supply(), cap);
+        assert.deepEqual(revertOf(await rejection(mint(1n, depositIdOf("one more")))), {
+          errorName: "SupplyCapExceeded",
+          args: [cap, cap + 1n],
+        });
+        const raised = cap + parseUnits("5", 18);
+        const receipt = await send(admin, { ...contract, functionName: "setSupplyCap", args: [raised] });
+        assert.deepEqual(
+          parseEventLogs({ abi: UASSET_ABI, logs: receipt.logs, eventName: "SupplyCapSet" }).map((l) => l.args),
+          [{ previousCap: cap, newCap: raised }],
+        );
+        await send(minter, { ...contract, functionName: "mint", args: [holder.address, 1n, depositIdOf("one more")] });
+        // A cap below the supply stops every mint; burns still work.
+        await send(admin, { ...contract, functionName: "setSupplyCap", args: [0n] });
+        assert.equal(revertOf(await rejection(mint(1n, depositIdOf("capped at zero")))).errorName, "SupplyCapExceeded");
+        await send(holder, { ...contract, functionName: "burn", args: [1n] });
+      },
+    );
+
+    await t.step("the deposit-id guard still comes first: a minted id is refused even under the cap", async () => {
+      await send(admin, { ...contract, functionName: "setSupplyCap", args: [cap * 1000n] });
+      assert.deepEqual(revertOf(await rejection(mint(1n, depositIdOf("a")))), {
+        errorName: "DepositAlreadyMinted",
+        args: [depositIdOf("a")],
+      });
     });
   } finally {
     await anvil.stop();

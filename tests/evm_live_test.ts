@@ -22,7 +22,7 @@ import {
 import { privateKeyToAccount } from "viem/accounts";
 import { buildServices } from "../app.ts";
 import { EVM, EVM_CHAINS, NATIVE_CHAINS, type UAsset } from "../chains/catalog.ts";
-import { deployUAssets, uAssetsEnvValue } from "../chains/evm/deploy.ts";
+import { deployUAssets, parseSupplyCaps, uAssetsEnvValue } from "../chains/evm/deploy.ts";
 import { loadConfig } from "../config/env.ts";
 import { loadEvmConfig } from "../config/evm.ts";
 import { loadSecrets } from "../config/secrets.ts";
@@ -93,7 +93,9 @@ async function liveBase(): Promise<LiveBase> {
       chain: "base",
       rpcUrl: anvil.url,
       deployer,
+      admin: deployer.address,
       minter: minter.address,
+      supplyCap: parseSupplyCaps("1000000000"),
     });
     const chain = defineChain({
       id: BASE_CHAIN_ID,
@@ -712,7 +714,10 @@ Deno.test("live Base: `deno task admin evm deploy` deploys five uAssets with MIN
     await Deno.writeTextFile(minterFile, ANVIL_PRIVATE_KEYS[1], { mode: 0o600 });
     await Deno.writeTextFile(deployerFile, ANVIL_PRIVATE_KEYS[0], { mode: 0o600 });
     const out = await new Deno.Command(Deno.execPath(), {
-      args: ["task", "-q", "admin", "evm", "deploy", "--chain", "base", "--rpc-url", anvil.url],
+      args: [
+        ...["task", "-q", "admin", "evm", "deploy", "--chain", "base", "--rpc-url", anvil.url],
+        ...["--admin", deployer.address, "--supply-cap", "1000000"],
+      ],
       cwd: ROOT,
       env: { KV_PATH: `${dir}/kv.sqlite3`, EVM_MINTER_KEY_FILE: minterFile, EVM_DEPLOYER_KEY_FILE: deployerFile },
       stdin: "null",

@@ -15,7 +15,7 @@ import { watchOnce } from "../actors/watcher.ts";
 import type { Chains } from "../chains/adapter.ts";
 import { EVM, type EvmChain, NATIVE } from "../chains/catalog.ts";
 import { MINTED_EVENT } from "../chains/evm/abi.ts";
-import { deployUAssets } from "../chains/evm/deploy.ts";
+import { deployUAssets, parseSupplyCaps } from "../chains/evm/deploy.ts";
 import { type EvmChainAdapters, evmChainAdapters } from "../chains/evm/index.ts";
 import { simChains } from "../chains/sim/adapters.ts";
 import { UASSET_ABI } from "../contracts/uasset.ts";
@@ -63,7 +63,9 @@ async function anvilPipeline(opts: { slotsInAnEpoch?: number } = {}): Promise<An
       chain: CHAIN,
       rpcUrl: anvil.url,
       deployer,
+      admin: deployer.address,
       minter: minter.address,
+      supplyCap: parseSupplyCaps("1000000000"),
     });
     const evm = await evmChainAdapters({
       chain: CHAIN,

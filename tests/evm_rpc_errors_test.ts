@@ -67,7 +67,9 @@ Deno.test("EVM RPC failures: which are transient (local JSON-RPC mock server, no
   await t.step("a log query the provider finds too large is split until it fits", async () => {
     let biggest = 0;
     const node = mockNode((method, params) => {
-      if (method === "eth_getBlockByNumber") return { result: header(Number(params[0])) };
+      if (method === "eth_getBlockByNumber") {
+        return { result: header(params[0] === "latest" ? 1_000 : Number(params[0])) };
+      }
       const { fromBlock, toBlock } = params[0] as { fromBlock: string; toBlock: string };
       const span = Number(toBlock) - Number(fromBlock) + 1;
       if (span > 100) return { error: { code: -32005, message: "query returned more than 10000 results" } };

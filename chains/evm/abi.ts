@@ -7,6 +7,9 @@ export const UASSET_ADAPTER_ABI = parseAbi([
   "event Minted(bytes32 indexed depositId, address indexed to, uint256 amount)",
   "event Transfer(address indexed from, address indexed to, uint256 value)",
   "error DepositAlreadyMinted(bytes32 depositId)",
+  // Refusals the contract's admin can lift: a mint waits for them instead of failing (see minter.ts).
+  "error EnforcedPause()",
+  "error SupplyCapExceeded(uint256 cap, uint256 wouldBe)",
 ]);
 
 export const TRANSFER_EVENT = parseAbiItem("event Transfer(address indexed from, address indexed to, uint256 value)");

@@ -2,6 +2,10 @@
  * A viem public client per EVM chain over several RPC URLs, and the one place that decides which RPC failures are
  * transient. viem's own retries are off by default: failing over to the next URL is the only retry inside a call, and
  * the pipeline's backoff (it reschedules on `TransientChainError`) decides when to try again.
+ *
+ * Failover picks a node per call, so two calls in a row may be answered by nodes at different heights. Reads that
+ * must agree with each other (a log scan and the headers that vouch for it) use `nodes`: one client per URL, same
+ * order, each talking to its node alone.
  */
 import {
   BaseError,
@@ -22,7 +26,12 @@ import { TransientChainError } from "../adapter.ts";
 import { redactUrls } from "../shared/redact.ts";
 import { EVM, type EvmChain } from "../catalog.ts";
 
-export type EvmClient = PublicClient<Transport, Chain>;
+export type EvmNodeClient = PublicClient<Transport, Chain>;
+
+export type EvmClient = EvmNodeClient & {
+  /** One client per URL, in the order of preference; absent on a client built outside `evmClient`. */
+  readonly nodes?: readonly EvmNodeClient[];
+};
 
 export interface EvmClientOptions {
   chain: EvmChain;
@@ -55,12 +64,13 @@ export function evmClient(opts: EvmClientOptions): EvmClient {
       onFetchRequest: onRpc ? (_req, init) => reportRpc(onRpc, url, init.body) : undefined,
     })
   );
+  // Tips and block numbers are read fresh: confirmations and reorg checks must not see a cached height.
+  const nodes = transports.map((transport) => createPublicClient({ chain, transport, cacheTime: 0 }));
   return createPublicClient({
     chain,
     transport: fallback(transports, { retryCount: opts.retryCount ?? 0, retryDelay: 100 }),
-    // Tips and block numbers are read fresh: confirmations and reorg checks must not see a cached height.
     cacheTime: 0,
-  });
+  }).extend(() => ({ nodes }));
 }
 
 function reportRpc(onRpc: NonNullable<EvmClientOptions["onRpc"]>, url: string, body: unknown) {

@@ -9,6 +9,8 @@
  */
 import {
   type Address,
+  BaseError,
+  ContractFunctionRevertedError,
   encodeFunctionData,
   type Hash,
   type Hex,
@@ -184,6 +186,9 @@ export function evmMinter(opts: EvmMinterOptions): EvmMinter {
             functionName: "mint",
             args,
             account,
+          }).catch((err) => {
+            const refusal = adminRefusalOf(err, chain, req);
+            throw refusal ? new TransientChainError(refusal) : err;
           })),
         call("fees", () => client.estimateFeesPerGas()),
       ]);
@@ -278,6 +283,23 @@ export function evmMinter(opts: EvmMinterOptions): EvmMinter {
       await send(replacement, [...versions, replacement]);
     },
 
+    async adminRefusal(req: MintRequest): Promise<string | null> {
+      try {
+        await call("eth_call(mint)", () =>
+          client.simulateContract({
+            address: opts.uAssets[req.asset],
+            abi: UASSET_ADAPTER_ABI,
+            functionName: "mint",
+            args: [req.to as Address, req.amountWei, req.depositId as Hex],
+            account,
+          }));
+        return null;
+      } catch (err) {
+        if (err instanceof TransientChainError) throw err;
+        return adminRefusalOf(err, chain, req);
+      }
+    },
+
     async mintedBy(depositId: string): Promise<string | null> {
       const id = depositId as Hex;
       const note = (await kv.get<MintNote>(mintNoteKey(chain, depositId))).value;
@@ -315,6 +337,26 @@ export function evmMinter(opts: EvmMinterOptions): EvmMinter {
       return log.transactionHash;
     },
   };
+}
+
+/**
+ * The contract's refusals that its admin can lift: paused, or the supply cap reached. A mint refused for those is not
+ * the order's fault and must not fail it: it waits (a `TransientChainError`, retried with backoff) with this reason
+ * recorded on the order, until the admin unpauses or raises the cap.
+ */
+function adminRefusalOf(err: unknown, chain: EvmChain, req: MintRequest): string | null {
+  if (!(err instanceof BaseError)) return null;
+  const revert = err.walk((e) => e instanceof ContractFunctionRevertedError) as ContractFunctionRevertedError | null;
+  const data = revert?.data;
+  if (data?.errorName === "EnforcedPause") {
+    return `${chain}: ${req.asset} is paused by its admin; the mint waits until it is unpaused`;
+  }
+  if (data?.errorName === "SupplyCapExceeded") {
+    const [cap, wouldBe] = data.args as readonly bigint[];
+    return `${chain}: minting ${req.amountWei} wei of ${req.asset} would bring its supply to ${wouldBe}, above the ` +
+      `cap of ${cap} its admin set; the mint waits until the cap is raised`;
+  }
+  return null;
 }
 
 /** At least +12.5% (and at least +1 wei), the replacement bump every common client accepts. */

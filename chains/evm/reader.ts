@@ -2,6 +2,15 @@
  * Reads an EVM chain for the watcher and the order actors. `scan` asks `eth_getLogs` for uAsset `Transfer`s to the
  * transfer address (one call per `maxRange` blocks, whatever the chain's activity) and fetches headers only for the
  * blocks that hold such a log, plus the last block of the range, which the watcher keeps as its cursor.
+ *
+ * A scan is pinned to one node and to block hashes. An empty `eth_getLogs` answer cannot be told apart from "this node
+ * does not have those blocks yet", and the watcher moves its cursor past whatever the scan did not return: if the last
+ * header came from one node and the logs from another that lags (failover picks a node per call), the burns in the
+ * blocks the laggard lacks would be skipped for good. So every call of one scan goes to the same node; that node must
+ * report a `latest` at or above the range's end; the range's last header is read before and after the logs and must
+ * not change (the logs were answered from the chain that header ends); and every log must carry the hash of its
+ * block's header. Anything short of that is a `TransientChainError` with no partial result. Only a transient failure
+ * of a whole attempt moves the scan to the next URL, which then starts over.
  */
 import {
   type Address,
@@ -19,7 +28,7 @@ import type { BlockRef, ChainReader, ObservedTransfer, ScannedBlock, TxStatus } 
 import { TransientChainError } from "../adapter.ts";
 import { EVM, type EvmChain, type UAsset } from "../catalog.ts";
 import { TRANSFER_EVENT } from "./abi.ts";
-import { describeRpcError, type EvmClient, isTransientRpcError, rpc } from "./client.ts";
+import { describeRpcError, type EvmClient, type EvmNodeClient, isTransientRpcError, rpc } from "./client.ts";
 import { type Replacement, replacementsKey } from "./keys.ts";
 
 export interface EvmReaderOptions {
@@ -91,20 +100,26 @@ export function evmReader(opts: EvmReaderOptions): ChainReader {
   const addresses = Object.values(opts.uAssets) as Address[];
   const call = <T>(what: string, f: () => Promise<T>) => rpc(chain, what, f);
 
-  async function header(number: number | "latest" | FinalityTag): Promise<Header | null> {
+  // Scans go to one node at a time, in the order of preference (see the module comment).
+  const nodes: readonly EvmNodeClient[] = client.nodes ?? [client];
+
+  async function header(
+    number: number | "latest" | FinalityTag,
+    on: EvmNodeClient = client,
+  ): Promise<Header | null> {
     const tag = typeof number === "number" ? numberToHex(number) : number;
     const block = await call(
       `eth_getBlockByNumber(${number})`,
-      () => client.request({ method: "eth_getBlockByNumber", params: [tag, false] }),
+      () => on.request({ method: "eth_getBlockByNumber", params: [tag, false] }),
     ) as RpcHeader | null;
     if (!block) return null;
     return { number: Number(BigInt(block.number)), hash: block.hash, parentHash: block.parentHash };
   }
 
-  async function transferLogs(from: number, to: number): Promise<ObservedTransferAt[]> {
+  async function transferLogs(on: EvmNodeClient, from: number, to: number): Promise<ObservedTransferAt[]> {
     let logs;
     try {
-      logs = await client.getLogs({
+      logs = await on.getLogs({
         address: addresses,
         event: TRANSFER_EVENT,
         args: { to: opts.transferAddress },
@@ -116,7 +131,7 @@ export function evmReader(opts: EvmReaderOptions): ChainReader {
       // A provider refusing the size of the answer: halve the range rather than retry the same refusal for ever.
       if (to > from && isResultTooLarge(err)) {
         const mid = from + Math.floor((to - from) / 2);
-        return [...await transferLogs(from, mid), ...await transferLogs(mid + 1, to)];
+        return [...await transferLogs(on, from, mid), ...await transferLogs(on, mid + 1, to)];
       }
       if (isTransientRpcError(err)) {
         throw new TransientChainError(`${chain}: eth_getLogs(${from}..${to}): ${describeRpcError(err)}`);
@@ -232,6 +247,56 @@ export function evmReader(opts: EvmReaderOptions): ChainReader {
     return found.sort((a, b) => a.logIndex - b.logIndex).map((f) => f.transfer);
   }
 
+  /** One whole scan against one node; see the module comment for what it verifies. */
+  async function scanOn(node: EvmNodeClient, from: number, to: number): Promise<ScannedBlock[]> {
+    const tip = await header("latest", node);
+    if (!tip) throw new TransientChainError(`${chain}: node returned no latest block`);
+    if (tip.number < to) {
+      throw new TransientChainError(
+        `${chain}: node is at block ${tip.number}, behind the scanned range ${from}..${to}`,
+      );
+    }
+    const last = tip.number === to ? tip : await header(to, node);
+    if (!last) throw new TransientChainError(`${chain}: node has no block ${to} below its tip ${tip.number}`);
+    const found: ObservedTransferAt[] = [];
+    for (let start = from; start <= to; start += opts.maxRange) {
+      found.push(...await transferLogs(node, start, Math.min(to, start + opts.maxRange - 1)));
+    }
+    // The same node still ends the range with the same block: the logs were answered from that chain, not from a
+    // reorganised one in between (its hash would differ) and not from a chain that ends earlier.
+    const after = await header(to, node);
+    if (!after || after.hash.toLowerCase() !== last.hash.toLowerCase()) {
+      throw new TransientChainError(`${chain}: block ${to} changed during a scan (reorg)`);
+    }
+    numberWithinTransaction(found);
+    const byBlock = new Map<number, ObservedTransferAt[]>();
+    for (const t of found) {
+      if (t.blockNumber < from || t.blockNumber > to) {
+        throw new TransientChainError(`${chain}: node answered a log of block ${t.blockNumber} for ${from}..${to}`);
+      }
+      const list = byBlock.get(t.blockNumber);
+      if (list) list.push(t);
+      else byBlock.set(t.blockNumber, [t]);
+    }
+    const numbers = [...byBlock.keys()].filter((n) => n !== to).sort((a, b) => a - b);
+    const headers = await mapLimit(numbers, concurrency, async (n) => {
+      const h = await header(n, node);
+      if (!h) throw new TransientChainError(`${chain}: block ${n} vanished during a scan (reorg)`);
+      return h;
+    });
+    headers.push(last);
+    return headers.map((h) => {
+      const entries = byBlock.get(h.number) ?? [];
+      for (const e of entries) {
+        if (e.blockHash.toLowerCase() !== h.hash.toLowerCase()) {
+          throw new TransientChainError(`${chain}: block ${h.number} changed during a scan (reorg)`);
+        }
+      }
+      const transfers = entries.sort((a, b) => a.logIndex - b.logIndex).map((e) => e.transfer);
+      return { number: h.number, hash: h.hash, parentHash: h.parentHash, transfers };
+    });
+  }
+
   return {
     chain,
 
@@ -249,39 +314,18 @@ export function evmReader(opts: EvmReaderOptions): ChainReader {
 
     async scan(from: number, to: number): Promise<ScannedBlock[]> {
       if (to < from) return [];
-      // The last header is read before the logs: if the chain reorganises in between, its hash is the old one, the
-      // watcher's next look finds the cursor block changed and rescans. Read after, it could vouch for logs it
-      // never saw.
-      const last = await header(to);
-      if (!last) throw new TransientChainError(`${chain}: block ${to} is above the node's tip`);
-      const found: ObservedTransferAt[] = [];
-      for (let start = from; start <= to; start += opts.maxRange) {
-        found.push(...await transferLogs(start, Math.min(to, start + opts.maxRange - 1)));
-      }
-      numberWithinTransaction(found);
-      const byBlock = new Map<number, ObservedTransferAt[]>();
-      for (const t of found) {
-        const list = byBlock.get(t.blockNumber);
-        if (list) list.push(t);
-        else byBlock.set(t.blockNumber, [t]);
-      }
-      const numbers = [...byBlock.keys()].filter((n) => n !== to).sort((a, b) => a - b);
-      const headers = await mapLimit(numbers, concurrency, async (n) => {
-        const h = await header(n);
-        if (!h) throw new TransientChainError(`${chain}: block ${n} vanished during a scan (reorg)`);
-        return h;
-      });
-      headers.push(last);
-      return headers.map((h) => {
-        const entries = byBlock.get(h.number) ?? [];
-        for (const e of entries) {
-          if (e.blockHash.toLowerCase() !== h.hash.toLowerCase()) {
-            throw new TransientChainError(`${chain}: block ${h.number} changed during a scan (reorg)`);
-          }
+      let failure: TransientChainError | undefined;
+      for (const [i, node] of nodes.entries()) {
+        try {
+          return await scanOn(node, from, to);
+        } catch (err) {
+          if (!(err instanceof TransientChainError)) throw err;
+          failure = nodes.length > 1
+            ? new TransientChainError(`${err.message} (RPC ${i + 1} of ${nodes.length})`)
+            : err;
         }
-        const transfers = entries.sort((a, b) => a.logIndex - b.logIndex).map((e) => e.transfer);
-        return { number: h.number, hash: h.hash, parentHash: h.parentHash, transfers };
-      });
+      }
+      throw failure!;
     },
 
     async txStatus(txHash: string, raw?: string): Promise<TxStatus> {

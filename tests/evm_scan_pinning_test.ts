@@ -1,0 +1,210 @@
+/**
+ * `scan` against several RPC URLs where one node lags: the scan must not take the range's end from one node and the
+ * logs from another that does not have those blocks yet, or the watcher moves its cursor past burns it never saw.
+ * Nor may it vouch for logs with a header the chain replaced while the logs were read. The nodes are local JSON-RPC
+ * proxies in front of one real anvil (tests/support/rpc_proxy.ts).
+ */
+import assert from "node:assert/strict";
+import { createWalletClient, http, keccak256, type LocalAccount, parseEther, toHex } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { TransientChainError } from "../chains/adapter.ts";
+import { EVM } from "../chains/catalog.ts";
+import { deployUAssets, parseSupplyCaps } from "../chains/evm/deploy.ts";
+import { evmClient, evmReader } from "../chains/evm/index.ts";
+import { UASSET_ABI } from "../contracts/uasset.ts";
+import { type PipelineContext, pipelineSettings } from "../actors/context.ts";
+import { watchOnce } from "../actors/watcher.ts";
+import { type Cursor, cursorKey, seenKey } from "../kv/pipeline.ts";
+import { openKv } from "../kv/open.ts";
+import { ANVIL_PRIVATE_KEYS, anvilRpc, startAnvil } from "./support/anvil.ts";
+import { laggingNode, rpcProxy } from "./support/rpc_proxy.ts";
+
+const CHAIN = "base" as const;
+const CHAIN_ID = EVM[CHAIN].chainId;
+const [deployerKey, minterKey, holderKey, transferKey] = [0, 1, 2, 5].map((i) => ANVIL_PRIVATE_KEYS[i]);
+const minter = privateKeyToAccount(minterKey);
+const holder = privateKeyToAccount(holderKey);
+const TRANSFER_ADDRESS = privateKeyToAccount(transferKey).address;
+
+Deno.test(
+  "scan through local JSON-RPC proxies in front of anvil: a lagging node never makes the watcher skip a burn",
+  async () => {
+    const anvil = await startAnvil({ chainId: CHAIN_ID });
+    const dir = await Deno.makeTempDir({ prefix: "evm-scan-pinning-" });
+    const kv = await openKv(`${dir}/kv.sqlite3`);
+    // Node A is complete but refuses log queries; node B answers logs but lags behind A.
+    const failingLogs = rpcProxy(anvil.url, {
+      answer: (req) => req.method === "eth_getLogs" ? { status: 503, body: "upstream unavailable" } : undefined,
+    });
+    let lagging: ReturnType<typeof laggingNode> | undefined;
+    try {
+      const { addresses: uAssets } = await deployUAssets({
+        chain: CHAIN,
+        rpcUrl: anvil.url,
+        deployer: privateKeyToAccount(deployerKey),
+        admin: privateKeyToAccount(deployerKey).address,
+        minter: minter.address,
+        supplyCap: parseSupplyCaps("1000"),
+      });
+      const direct = evmClient({ chain: CHAIN, urls: [anvil.url], chainId: CHAIN_ID });
+      const walletOf = (account: LocalAccount) =>
+        createWalletClient({ account, chain: direct.chain, transport: http(anvil.url) });
+      await walletOf(minter).writeContract({
+        address: uAssets.uSOL,
+        abi: UASSET_ABI,
+        functionName: "mint",
+        args: [holder.address, parseEther("5"), keccak256(toHex("scan-pinning"))],
+      });
+      const startBlock = await blockNumber(anvil.url);
+      await anvilRpc(anvil.url, "anvil_mine", ["0x3"]);
+      const head = await blockNumber(anvil.url);
+      lagging = laggingNode(anvil.url, head);
+
+      // The burn lands above the lagging node's head, with more blocks after it.
+      const burnHash = await walletOf(holder).writeContract({
+        address: uAssets.uSOL,
+        abi: UASSET_ABI,
+        functionName: "transfer",
+        args: [TRANSFER_ADDRESS, parseEther("1")],
+      });
+      const burnBlock = Number(
+        (await anvilRpc<{ blockNumber: string }>(anvil.url, "eth_getTransactionReceipt", [burnHash])).blockNumber,
+      );
+      assert.ok(burnBlock > head);
+      await anvilRpc(anvil.url, "anvil_mine", ["0x3"]);
+      const tip = await blockNumber(anvil.url);
+
+      const client = evmClient({ chain: CHAIN, urls: [failingLogs.url, lagging.url], chainId: CHAIN_ID });
+      const reader = evmReader({ chain: CHAIN, client, uAssets, transferAddress: TRANSFER_ADDRESS, maxRange: 1_000 });
+
+      // The reader alone: the burn is returned, or the scan is refused; never an answer without it.
+      const scanned = await reader.scan(startBlock + 1, tip).catch((err) => {
+        assert.ok(err instanceof TransientChainError, `expected a TransientChainError, got ${err}`);
+        return null;
+      });
+      if (scanned) {
+        const found = scanned.flatMap((b) => b.transfers).some((t) => t.txHash === burnHash.toLowerCase());
+        assert.ok(found, `scan ${startBlock + 1}..${tip} returned without the transfer of block ${burnBlock}`);
+      }
+
+      // The lagging node first and a complete one second: the scan moves on to the complete node and finds the burn.
+      const laggingFirst = evmReader({
+        chain: CHAIN,
+        client: evmClient({ chain: CHAIN, urls: [lagging.url, anvil.url], chainId: CHAIN_ID }),
+        uAssets,
+        transferAddress: TRANSFER_ADDRESS,
+        maxRange: 1_000,
+      });
+      const found = (await laggingFirst.scan(startBlock + 1, tip)).find((b) => b.number === burnBlock);
+      assert.deepEqual(found?.transfers.map((t) => t.txHash), [burnHash.toLowerCase()]);
+
+      // The watcher over the first reader: its cursor never passes the burn's block while the burn is unrecorded.
+      const ctx: PipelineContext = {
+        kv,
+        chains: {
+          reader: () => reader,
+          minter: () => assert.fail("the watcher mints nothing"),
+          payer: () => assert.fail("the watcher pays nothing"),
+        },
+        settings: pipelineSettings({
+          blockMs: 1_000,
+          confirmationTimeoutMs: 60_000,
+          transferAddress: TRANSFER_ADDRESS,
+          live: { [CHAIN]: { confirmations: 1, blockMs: 1_000, startBlock } },
+        }),
+        now: () => new Date(),
+        log: () => {},
+      };
+      const burnSeen = async () => (await kv.get(seenKey(CHAIN, burnHash.toLowerCase(), 0))).value !== null;
+      const assertCursorSafe = async () => {
+        const cursor = (await kv.get<Cursor>(cursorKey(CHAIN))).value;
+        if (cursor && cursor.number >= burnBlock) {
+          assert.ok(await burnSeen(), `cursor at ${cursor.number} passed block ${burnBlock} without recording it`);
+        }
+      };
+      const tick = async () => {
+        try {
+          await watchOnce(ctx, CHAIN, "test", 60_000);
+        } catch (err) {
+          assert.ok(err instanceof TransientChainError, `expected a TransientChainError, got ${err}`);
+        }
+        await assertCursorSafe();
+      };
+
+      await tick();
+      await tick();
+      // The lagging node catches up: the next ticks record the burn.
+      lagging.state.head = null;
+      for (let i = 0; i < 5 && !(await burnSeen()); i++) await tick();
+      assert.ok(await burnSeen(), "the burn is recorded once a complete node answers");
+      assert.equal((await kv.get<Cursor>(cursorKey(CHAIN))).value?.number, tip);
+    } finally {
+      kv.close();
+      await failingLogs.close();
+      await lagging?.close();
+      await anvil.stop();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);
+
+async function blockNumber(url: string): Promise<number> {
+  return Number(await anvilRpc<string>(url, "eth_blockNumber"));
+}
+
+Deno.test(
+  "scan through a local JSON-RPC proxy in front of anvil: a reorg between the range's header and its logs is refused",
+  async () => {
+    const anvil = await startAnvil({ chainId: CHAIN_ID });
+    let reorgOnLogs = false;
+    let snapshot = "";
+    // Before answering eth_getLogs, the proxy replaces the last three blocks with others of the same heights.
+    const node = rpcProxy(anvil.url, {
+      answer: async (req) => {
+        if (req.method !== "eth_getLogs" || !reorgOnLogs) return undefined;
+        reorgOnLogs = false;
+        const head = await blockNumber(anvil.url);
+        const { timestamp } = await anvilRpc<{ timestamp: string }>(anvil.url, "eth_getBlockByNumber", [
+          "latest",
+          false,
+        ]);
+        await anvilRpc(anvil.url, "evm_revert", [snapshot]);
+        await anvilRpc(anvil.url, "evm_setNextBlockTimestamp", [Number(timestamp) + 1_000]);
+        await anvilRpc(anvil.url, "anvil_mine", [toHex(head - (await blockNumber(anvil.url)))]);
+        return undefined;
+      },
+    });
+    try {
+      const deployer = privateKeyToAccount(deployerKey);
+      const { addresses: uAssets } = await deployUAssets({
+        chain: CHAIN,
+        rpcUrl: anvil.url,
+        deployer,
+        admin: deployer.address,
+        minter: minter.address,
+        supplyCap: parseSupplyCaps("1000"),
+      });
+      const from = await blockNumber(anvil.url);
+      snapshot = await anvilRpc<string>(anvil.url, "evm_snapshot");
+      await anvilRpc(anvil.url, "anvil_mine", ["0x3"]);
+      const to = await blockNumber(anvil.url);
+      const client = evmClient({ chain: CHAIN, urls: [node.url], chainId: CHAIN_ID });
+      const reader = evmReader({ chain: CHAIN, client, uAssets, transferAddress: TRANSFER_ADDRESS, maxRange: 1_000 });
+      const before = await reader.blockHash(to);
+
+      reorgOnLogs = true;
+      await assert.rejects(() => reader.scan(from, to), (err: Error) => {
+        assert.ok(err instanceof TransientChainError, String(err));
+        assert.match(err.message, new RegExp(`block ${to} changed during a scan`));
+        return true;
+      });
+      const after = await reader.blockHash(to);
+      assert.notEqual(after, before, "the proxy did reorganise the chain");
+      // Asked again, the scan vouches for the chain that is there now.
+      assert.deepEqual((await reader.scan(from, to)).map((b) => [b.number, b.hash]), [[to, after]]);
+    } finally {
+      await node.close();
+      await anvil.stop();
+    }
+  },
+);

@@ -342,10 +342,13 @@ async function waitWithBackoff(
 /** Consecutive failed steps of one order after which an operator is alerted (the order keeps retrying). */
 export const PERSISTENT_ERRORS_ALERT_AFTER = 20;
 
-/** A step that worked ends an error streak: the next streak counts from zero. */
+/**
+ * A step that worked ends an error streak: the next streak counts from zero. The last error stays on the order as a
+ * record of why it waited (a paused uAsset, an RPC outage), for the operator reading it later.
+ */
 function withoutErrorStreak(order: Order): Order {
-  if (order.details.transientErrors === undefined && order.details.lastTransientError === undefined) return order;
-  const { transientErrors: _n, lastTransientError: _e, ...details } = order.details;
+  if (order.details.transientErrors === undefined) return order;
+  const { transientErrors: _n, ...details } = order.details;
   return { ...order, details };
 }
 

@@ -2,7 +2,8 @@
  * Chain watchers: scan blocks from a stored cursor and turn every transfer that concerns us into a record, in one
  * atomic with its permanent dedupe key. Native chains: a transfer to one of our deposit addresses becomes a mint
  * order. EVM chains: a uAsset transfer to the transfer address becomes a burn order, or a held transfer when the
- * sender has no burn configuration for that uAsset's chain. Cost grows with chain activity, not with the number of
+ * sender has no burn configuration for that uAsset's chain. A transfer whose other chain is disabled in this process
+ * (config/chain_mode.ts) is held too, never processed against a simulator nor dropped. Cost grows with chain activity, not with the number of
  * deposit addresses: each block's recipients are looked up in the reverse index in batches.
  */
 import { sha256 } from "@noble/hashes/sha2.js";
@@ -109,6 +110,12 @@ async function recordBlock(ctx: PipelineContext, chain: ChainSymbol, block: Scan
   for (const t of block.transfers) {
     const owner = t.asset === "native" ? owners.get(t.to) : undefined;
     if (!owner) continue;
+    if (!ctx.settings.isEnabled(owner.destinationChain)) {
+      // Never minted elsewhere, never dropped: held until a process that runs the destination chain is started.
+      const reason = disabledReason(owner.destinationChain);
+      if (await commitHeld(ctx, chain, block, t, { from: t.from, asset: "native", to: t.to, reason })) recorded++;
+      continue;
+    }
     const order = newOrder(ctx, chain, block, t, {
       type: "mint",
       sourceChain: chain,
@@ -134,25 +141,12 @@ async function recordBurnTransfer(
   const sender = t.from.toLowerCase();
   const config = native ? await getBurnConfig(ctx.kv, sender, native) : null;
   if (!native || !config) {
-    const held: HeldTransfer = {
-      chain,
-      txHash: t.txHash,
-      index: t.index,
-      from: sender,
-      asset,
-      amount: t.amount.toString(),
-      blockNumber: block.number,
-      detectedAt: ctx.now().toISOString(),
-      reason: native ? `no burn configuration for ${native}` : `unknown uAsset ${asset}`,
-    };
-    const seen: SeenTransfer = { kind: "held" };
-    const res = await ctx.kv.atomic()
-      .check({ key: seenKey(chain, t.txHash, t.index), versionstamp: null })
-      .set(seenKey(chain, t.txHash, t.index), seen)
-      .set(heldKey(chain, t.txHash, t.index), held)
-      .commit();
-    if (res.ok) ctx.log(`held: ${asset} ${t.amount} from ${sender} on ${chain} (${held.reason})`);
-    return res.ok;
+    const reason = native ? `no burn configuration for ${native}` : `unknown uAsset ${asset}`;
+    return await commitHeld(ctx, chain, block, t, { from: sender, asset, reason });
+  }
+  // Real uAssets are never "paid" by a simulator or lost: held until a process that runs the native chain starts.
+  if (!ctx.settings.isEnabled(native)) {
+    return await commitHeld(ctx, chain, block, t, { from: sender, asset, reason: disabledReason(native) });
   }
   const order = newOrder(ctx, chain, block, t, {
     type: "burn",
@@ -164,6 +158,37 @@ async function recordBurnTransfer(
     owner: sender,
   }, { memo: config.memo });
   return await commitNewOrder(ctx, order, t, chain);
+}
+
+function disabledReason(chain: ChainSymbol): string {
+  return `destination chain ${chain} is disabled`;
+}
+
+/** A transfer that is ours but must not be processed now: one held record, with its permanent dedupe key. */
+async function commitHeld(
+  ctx: PipelineContext,
+  chain: ChainSymbol,
+  block: ScannedBlock,
+  t: ObservedTransfer,
+  what: Pick<HeldTransfer, "from" | "asset" | "to" | "reason">,
+): Promise<boolean> {
+  const held: HeldTransfer = {
+    chain,
+    txHash: t.txHash,
+    index: t.index,
+    amount: t.amount.toString(),
+    blockNumber: block.number,
+    detectedAt: ctx.now().toISOString(),
+    ...what,
+  };
+  const seen: SeenTransfer = { kind: "held" };
+  const res = await ctx.kv.atomic()
+    .check({ key: seenKey(chain, t.txHash, t.index), versionstamp: null })
+    .set(seenKey(chain, t.txHash, t.index), seen)
+    .set(heldKey(chain, t.txHash, t.index), held)
+    .commit();
+  if (res.ok) ctx.log(`held: ${held.asset} ${t.amount} from ${held.from} on ${chain} (${held.reason})`);
+  return res.ok;
 }
 
 function newOrder(

@@ -1,10 +1,11 @@
 /**
- * Live EVM against a real EVM node: each test starts its own anvil with Base's chain id (8453), deploys the five
- * uAssets from contracts/, and runs the service with Base live (`BASE_RPC_URLS`, `BASE_UASSETS`, ...) beside the
- * simulated native chains. A sim deposit becomes a real mint, a real ERC-20 transfer becomes a burn paid on a sim
- * chain, SIGKILLs of a child-process server around the broadcast still leave exactly one mint, a reorg before
- * confirmation never pays (and a reorged mint is re-sent as the same transaction), a dead first RPC URL fails over,
- * and live mode and a wrong chain id are refused at start. `deno task admin evm deploy` deploys usable contracts.
+ * Live EVM against a real EVM node: each test starts its own anvil with the dev chain id (31337) on loopback, deploys
+ * the five uAssets from contracts/, and runs the service in `CHAIN_MODE=devnet` (the test-only mode that proves the
+ * live side is a local dev chain) with Base live (`BASE_RPC_URLS`, `BASE_UASSETS`, ...) beside the simulated native
+ * chains. A sim deposit becomes a real mint, a real ERC-20 transfer becomes a burn paid on a sim chain, SIGKILLs of a
+ * child-process server around the broadcast still leave exactly one mint, a reorg before confirmation never pays (and
+ * a reorged mint is re-sent as the same transaction), a dead first RPC URL fails over, and in live mode a node of
+ * another chain id than the catalog's is refused at start. `deno task admin evm deploy` deploys usable contracts.
  */
 import assert from "node:assert/strict";
 import {
@@ -25,6 +26,7 @@ import { EVM, EVM_CHAINS, NATIVE_CHAINS, type UAsset } from "../chains/catalog.t
 import { deployUAssets, uAssetsEnvValue } from "../chains/evm/deploy.ts";
 import { loadConfig } from "../config/env.ts";
 import { loadEvmConfig } from "../config/evm.ts";
+import { DEVNET_CHAIN_ID } from "../config/chain_mode.ts";
 import { loadSecrets } from "../config/secrets.ts";
 import { DEFAULT_ADMIN_ROLE, MINTER_ROLE, UASSET_ABI } from "../contracts/uasset.ts";
 import { createApiKey } from "../kv/api_keys.ts";
@@ -83,8 +85,9 @@ interface LiveBase {
   close(): Promise<void>;
 }
 
-async function liveBase(): Promise<LiveBase> {
-  const anvil = await startAnvil({ chainId: BASE_CHAIN_ID });
+/** Devnet's anvil (31337) by default; live-mode tests pass Base's own chain id. */
+async function liveBase(chainId = DEVNET_CHAIN_ID): Promise<LiveBase> {
+  const anvil = await startAnvil({ chainId });
   const dir = await Deno.makeTempDir({ prefix: "evm-live-test-" });
   try {
     const minterKeyFile = `${dir}/minter.key`;
@@ -96,7 +99,7 @@ async function liveBase(): Promise<LiveBase> {
       minter: minter.address,
     });
     const chain = defineChain({
-      id: BASE_CHAIN_ID,
+      id: chainId,
       name: "anvil-base",
       nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
       rpcUrls: { default: { http: [anvil.url] } },
@@ -116,6 +119,7 @@ async function liveBase(): Promise<LiveBase> {
       deployedAt: deployedAtBlock,
       client,
       env: (over = {}) => ({
+        CHAIN_MODE: chainId === DEVNET_CHAIN_ID ? "devnet" : "live",
         BASE_RPC_URLS: anvil.url,
         BASE_UASSETS: uAssetsEnvValue(uAssets),
         EVM_MINTER_KEY_FILE: minterKeyFile,
@@ -332,16 +336,22 @@ Deno.test("live Base: a dead first RPC URL fails over to the next and the mint c
     async () => buildServices(onlyDead, await loadSecrets(onlyDead, () => {})),
     /base|eth_chainId|fetch|connect/i,
   );
+  // Devnet proves every node's chain id at start, so the first node is alive then and dies right after: from then on
+  // its URL refuses connections, as the dead URL above does.
+  const first = await startAnvil({ chainId: DEVNET_CHAIN_ID });
   const server = await startTestServer({
     ...FAST_PIPELINE,
-    ...live.env({ BASE_RPC_URLS: `${dead},${live.anvil.url}` }),
+    ...live.env({ BASE_RPC_URLS: `${first.url},${live.anvil.url}` }),
   });
+  first.kill();
+  await first.stop();
   try {
     const amount = 20_000_001n;
     const r = await mintThroughService(server, live, amount);
     await assertMintedOnce(live, { order: r.order, stored: r.stored, wallet: r.partner.wallet, amount });
   } finally {
     await server.close();
+    await first.stop();
     await stopMining();
     await live.close();
   }
@@ -551,7 +561,6 @@ async function crashCase(point: "after-sign" | "after-record" | "after-broadcast
     SIM_CONFIRMATION_TIMEOUT_MS: "30000",
     ...live.env(),
     PIPELINE: "on",
-    CHAIN_MODE: "sim",
   };
   let server: ChildServer | null = null;
   try {
@@ -652,9 +661,9 @@ Deno.test("live Base, SIGKILL after broadcasting, before completion: no second m
   await crashCase("after-broadcast");
 });
 
-// ---- 6: refused at start ----
+// ---- 6: what live mode runs, and what it refuses at start ----
 
-Deno.test("live Base: CHAIN_MODE=live refuses the simulated chains; a node of another chain id is refused", async (t) => {
+Deno.test("live Base: CHAIN_MODE=live disables the chains it cannot run live; a node of another chain id is refused", async (t) => {
   const dir = await Deno.makeTempDir({ prefix: "evm-live-refuse-" });
   const other = await startAnvil(); // chain id 31337, not Base's
   try {
@@ -668,23 +677,32 @@ Deno.test("live Base: CHAIN_MODE=live refuses the simulated chains; a node of an
     const baseEnv = {
       KV_PATH: `${dir}/kv.sqlite3`,
       PIPELINE: "on",
+      CHAIN_MODE: "live",
       BASE_RPC_URLS: other.url,
       BASE_UASSETS: fakeAssets,
       EVM_MINTER_KEY_FILE: keyFile,
     };
-    const secrets = await loadSecrets(loadConfig(baseEnv), () => {});
+    // Generated as sim mode would, then handed over: these steps are about chains, not about secret files.
+    const secrets = await loadSecrets(loadConfig({ KV_PATH: baseEnv.KV_PATH }), () => {});
 
-    await t.step("CHAIN_MODE=live with only Base configured names every simulated chain", async () => {
-      const config = loadConfig({ ...baseEnv, CHAIN_MODE: "live" });
-      await assert.rejects(() => buildServices(config, secrets), (err: Error) => {
-        assert.match(err.message, /CHAIN_MODE=live/);
-        for (const c of [...NATIVE_CHAINS, ...EVM_CHAINS.filter((c) => c !== "base")]) {
-          assert.match(err.message, new RegExp(`\\b${c}\\b`), `names ${c}: ${err.message}`);
+    await t.step(
+      "CHAIN_MODE=live with only Base configured disables every other chain, never simulates it",
+      async () => {
+        // PIPELINE=off: the API alone, so no node is asked anything; the plan is decided all the same.
+        const services = await buildServices(loadConfig({ ...baseEnv, PIPELINE: "off" }), secrets);
+        try {
+          const plan = services.chainPlan;
+          for (const c of [...NATIVE_CHAINS, ...EVM_CHAINS.filter((c) => c !== "base")]) {
+            assert.ok(plan.disabled.includes(c), `disables ${c}: ${plan.disabled}`);
+          }
+          assert.deepEqual(plan.live, ["base"]);
+          assert.ok(!plan.disabled.includes("base"));
+          assert.deepEqual(services.simulatedChains, [], "nothing is simulated in live mode");
+        } finally {
+          services.kv.close();
         }
-        assert.doesNotMatch(err.message, /\bbase\b/);
-        return true;
-      });
-    });
+      },
+    );
 
     await t.step("BASE_RPC_URLS on a node reporting another eth_chainId is refused at start, naming base", async () => {
       const config = loadConfig(baseEnv);

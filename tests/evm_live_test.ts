@@ -27,15 +27,20 @@ import { deployUAssets, uAssetsEnvValue } from "../chains/evm/deploy.ts";
 import { loadConfig } from "../config/env.ts";
 import { loadEvmConfig } from "../config/evm.ts";
 import { DEVNET_CHAIN_ID } from "../config/chain_mode.ts";
-import { loadSecrets } from "../config/secrets.ts";
+import { loadSecrets, newPrivateKeyPem } from "../config/secrets.ts";
 import { DEFAULT_ADMIN_ROLE, MINTER_ROLE, UASSET_ABI } from "../contracts/uasset.ts";
 import { createApiKey } from "../kv/api_keys.ts";
 import { openKv } from "../kv/open.ts";
-import { getOrder, listOrders, type Order } from "../kv/orders.ts";
+import { addOrderCreate, getOrder, listOrders, type Order } from "../kv/orders.ts";
+import { createBurnConfig } from "../kv/burn_configs.ts";
+import { createMintWallet } from "../kv/mint_wallets.ts";
+import { addReschedule, cursorKey, dueAtKey, listHeld } from "../kv/pipeline.ts";
+import { listAlerts } from "../kv/alerts.ts";
 import type { Intent } from "../actors/transition.ts";
-import type { SourceTransfer } from "../actors/order_actor.ts";
-import { type Anvil, ANVIL_PRIVATE_KEYS, anvilRpc, startAnvil } from "./support/anvil.ts";
-import { expectedDepositId, toWei, waitUntil } from "./support/chain_facts.ts";
+import { DISABLED_CHAIN_RECHECK_MS, type SourceTransfer } from "../actors/order_actor.ts";
+import { type Anvil, ANVIL_MNEMONIC, ANVIL_PRIVATE_KEYS, anvilRpc, startAnvil } from "./support/anvil.ts";
+import { expectedDepositId, ledgerTxs, toWei, waitUntil } from "./support/chain_facts.ts";
+import { makeOrder } from "./support/orders.ts";
 import { balance, FAST_PIPELINE, type Json, sim, terminal, waitForOrders } from "./support/pipeline.ts";
 import { call, randomWallet, startTestServer, type TestServer, tokenFor } from "./support/server.ts";
 
@@ -97,6 +102,7 @@ async function liveBase(chainId = DEVNET_CHAIN_ID): Promise<LiveBase> {
       rpcUrl: anvil.url,
       deployer,
       minter: minter.address,
+      chainId,
     });
     const chain = defineChain({
       id: chainId,
@@ -659,6 +665,146 @@ Deno.test("live Base, SIGKILL after recording, before broadcasting: the recorded
 
 Deno.test("live Base, SIGKILL after broadcasting, before completion: no second mint", async () => {
   await crashCase("after-broadcast");
+});
+
+// ---- 5b: live mode, Base configured, every native chain disabled (no live adapter yet) ----
+
+/** A server in CHAIN_MODE=live with Base on anvil (Base's own chain id) and its operator secret files. */
+async function liveModeServer(live: LiveBase) {
+  const jwt = `${live.dir}/jwt.pem`;
+  const mnemonic = `${live.dir}/mnemonic.txt`;
+  await Deno.writeTextFile(jwt, await newPrivateKeyPem(), { mode: 0o600 });
+  await Deno.writeTextFile(mnemonic, `${ANVIL_MNEMONIC}\n`, { mode: 0o600 });
+  return await startTestServer({
+    ...FAST_PIPELINE,
+    ...live.env(),
+    JWT_PRIVATE_KEY_FILE: jwt,
+    MASTER_MNEMONIC_FILE: mnemonic,
+  });
+}
+
+Deno.test("live mode, Base only: no /sim, sol is unsupported, and a real uSOL transfer for sol is held, never paid", async () => {
+  const live = await liveBase(BASE_CHAIN_ID);
+  const stopMining = live.mineEvery(60);
+  const server = await liveModeServer(live);
+  try {
+    const kv = server.services.kv;
+    const wallet = holder.address.toLowerCase();
+    const token = await tokenFor(server, holder.address);
+    // Issued before this restart, when sol still ran: they stay visible and their transfers stay ours.
+    assert.ok((await createBurnConfig(kv, wallet, "sol", SOL_DESTINATION, null)).ok);
+    const issued = await createMintWallet(
+      kv,
+      wallet,
+      "sol",
+      "base",
+      (c, i) => server.services.deriver.depositAddress(c, i),
+    );
+    assert.ok(issued.ok);
+
+    for (const path of ["/sim/deposits", "/sim/faucet", "/sim/transfers", "/sim/faults"]) {
+      const res = await call(server, "POST", path, {
+        body: { chain: "sol", address: issued.wallet.address, amount: "1" },
+      });
+      assert.equal(res.status, 404, path);
+      assert.deepEqual(res.body, { success: false, message: "Not found" });
+    }
+    assert.equal((await call(server, "GET", "/sim/balances?chain=sol&address=x")).status, 404);
+
+    const mintConfig = (await call(server, "GET", "/config/mint")).body.data;
+    assert.deepEqual(mintConfig.sourceChains, [], "no native chain runs");
+    assert.deepEqual(mintConfig.destinationChains.map((c: Json) => c.symbol), ["base"]);
+    assert.deepEqual(mintConfig.supportedTokens, []);
+    const burnConfig = (await call(server, "GET", "/config/burn")).body.data;
+    assert.deepEqual(burnConfig.sourceChains.map((c: Json) => c.symbol), ["base"]);
+    assert.deepEqual(burnConfig.destinationChains, []);
+    for (const chain of NATIVE_CHAINS) {
+      const mint = await call(server, "POST", "/mint/wallets", { token, body: { chain, destinationChain: "base" } });
+      assert.equal(mint.status, 400, chain);
+      assert.deepEqual(mint.body, { success: false, message: "Unsupported source chain" });
+    }
+    const body = { destinationChain: "sol", destinationAddress: SOL_DESTINATION };
+    for (const method of ["POST", "PUT"]) {
+      const res = await call(server, method, "/burn/wallets", { token, body });
+      assert.equal(res.status, 400, method);
+      assert.deepEqual(res.body, { success: false, message: "Unsupported destination chain" });
+    }
+    const mintWallets = (await call(server, "GET", "/mint/wallets", { token })).body.data;
+    assert.deepEqual(mintWallets.map((w: Json) => w.address), [issued.wallet.address]);
+    const burnWallets = (await call(server, "GET", "/burn/wallets", { token })).body.data;
+    assert.deepEqual(burnWallets.map((w: Json) => [w.destinationChain, w.destinationAddress]), [[
+      "sol",
+      SOL_DESTINATION,
+    ]]);
+
+    await live.fund("uSOL", holder.address, 2n * 10n ** 18n);
+    const transferAddress = server.services.uAssetTransferAddress;
+    const amount = 1_500_000_000_000_000_000n;
+    const hash = await live.transfer("uSOL", transferAddress, amount);
+    const held = await waitUntil("the uSOL transfer held", async () => {
+      return (await listHeld(kv)).find((h) => h.txHash === hash.toLowerCase()) ?? null;
+    }, 20_000);
+    assert.equal(held.chain, "base");
+    assert.equal(held.asset, "uSOL");
+    assert.equal(held.amount, amount.toString());
+    assert.equal(held.from, wallet);
+    assert.equal(held.reason, "destination chain sol is disabled");
+    assert.equal((await listOrders(kv, wallet, { limit: 10, offset: 0 })).orders.length, 0, "no burn order");
+    assert.deepEqual(await ledgerTxs(kv, "sol"), [], "nothing was paid in simulated SOL");
+    assert.equal(await live.balanceOf("uSOL", transferAddress), amount, "the uAssets stay with us");
+    // No watcher runs for a disabled chain: Base has a cursor, no native chain has one.
+    for (const chain of NATIVE_CHAINS) assert.equal((await kv.get(cursorKey(chain))).value, null, chain);
+    assert.notEqual((await kv.get(cursorKey("base"))).value, null);
+  } finally {
+    await server.close();
+    await stopMining();
+    await live.close();
+  }
+});
+
+Deno.test("live mode, Base only: orders left over for sol are held with a reason and an alert, never failed or minted", async () => {
+  const live = await liveBase(BASE_CHAIN_ID);
+  const server = await liveModeServer(live);
+  try {
+    const kv = server.services.kv;
+    const wallet = randomWallet().toLowerCase();
+    await tokenFor(server, wallet); // an active wallet: nothing but the disabled chain stands in the way
+    // As a process that ran sol left them: a confirmed sol deposit about to mint on Base, a Base burn paying sol.
+    const mint = makeOrder(wallet, "mint", "processing", 0);
+    mint.details = { depositId: `0x${"ab".repeat(32)}` };
+    const burn = makeOrder(wallet, "burn", "pending", 0);
+    burn.details = {
+      source: { chain: "base", txHash: `0x${"cd".repeat(32)}`, index: 0, blockNumber: 1 },
+      confirmBy: new Date(Date.now() + 3_600_000).toISOString(),
+    };
+    for (const order of [mint, burn]) {
+      assert.deepEqual([order.sourceChain, order.destinationChain].sort(), ["base", "sol"]);
+      const atomic = kv.atomic();
+      addOrderCreate(atomic, order);
+      addReschedule(atomic, order.id, { key: dueAtKey(order.id), value: null, versionstamp: null }, Date.now());
+      assert.ok((await atomic.commit()).ok);
+    }
+    const reason = "chain sol is disabled in this process";
+    for (const order of [mint, burn]) {
+      const stored = await waitUntil(`order ${order.type} held`, async () => {
+        const o = await storedOrder(kv, order.id);
+        return o.details.heldReason === reason ? o : null;
+      }, 20_000);
+      assert.equal(stored.status, order.status, "neither failed nor moved");
+      assert.equal(stored.errorMessage, null);
+      assert.equal(stored.details.intent, undefined, "nothing was prepared");
+      const due = (await kv.get<number>(dueAtKey(order.id))).value!;
+      assert.ok(due - Date.now() > DISABLED_CHAIN_RECHECK_MS / 2, "looked at again only after a long wait");
+    }
+    const alerts = await listAlerts(kv, "chain_disabled");
+    assert.deepEqual(alerts.map((a) => [a.subject, a.chain]), [["sol", "sol"]], "one alert for the chain");
+    assert.equal(alerts[0].count, 2, "raised once per order newly held, never per look");
+    assert.equal(await live.client.getTransactionCount({ address: minter.address }), 0, "no mint was sent");
+    assert.deepEqual(await ledgerTxs(kv, "sol"), [], "no simulated payout either");
+  } finally {
+    await server.close();
+    await live.close();
+  }
 });
 
 // ---- 6: what live mode runs, and what it refuses at start ----

@@ -5,8 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { buildServices } from "../app.ts";
-import { type ChainSymbol, EVM_CHAINS, NATIVE_CHAINS, type UAsset } from "../chains/catalog.ts";
-import { uAssetsEnvValue } from "../chains/evm/deploy.ts";
+import { type ChainSymbol, EVM_CHAINS, NATIVE_CHAINS } from "../chains/catalog.ts";
 import { SimLedger } from "../chains/sim/ledger.ts";
 import { isLoopbackUrl } from "../config/chain_mode.ts";
 import { loadConfig } from "../config/env.ts";
@@ -15,20 +14,11 @@ import { listHeld } from "../kv/pipeline.ts";
 import { listOrders } from "../kv/orders.ts";
 import { watchOnce } from "../actors/watcher.ts";
 import type { PipelineContext } from "../actors/context.ts";
-import { type Anvil, ANVIL_PRIVATE_KEYS, startAnvil } from "./support/anvil.ts";
+import { type Anvil, startAnvil } from "./support/anvil.ts";
+import { evmChainEnv } from "./support/live_env.ts";
 import { waitUntil } from "./support/chain_facts.ts";
 import { depositAddress, FAST_PIPELINE, partner, sim } from "./support/pipeline.ts";
 import { call, randomWallet, startTestServer } from "./support/server.ts";
-
-/** Base configured on `url`, with contract addresses that are never called (nothing here mints or scans them). */
-async function baseEnv(dir: string, url: string): Promise<Record<string, string>> {
-  const keyFile = `${dir}/minter.key`;
-  await Deno.writeTextFile(keyFile, ANVIL_PRIVATE_KEYS[1], { mode: 0o600 });
-  const uAssets = Object.fromEntries(
-    ["uSOL", "uXRP", "uSUI", "uDOGE", "uZEC"].map((u, i) => [u, `0x${String(i + 1).padStart(40, "0")}`]),
-  ) as Record<UAsset, string>;
-  return { BASE_RPC_URLS: url, BASE_UASSETS: uAssetsEnvValue(uAssets), EVM_MINTER_KEY_FILE: keyFile };
-}
 
 /** Builds the services as main.ts does; resolves with them (closing their KV) or rejects with why they refused. */
 async function start(dir: string, env: Record<string, string>) {
@@ -41,7 +31,7 @@ async function start(dir: string, env: Record<string, string>) {
 Deno.test("CHAIN_MODE=sim with BASE_RPC_URLS set is refused at start, naming the variable and the safe modes", async () => {
   const dir = await Deno.makeTempDir({ prefix: "chain-mode-sim-" });
   try {
-    const env = await baseEnv(dir, "http://127.0.0.1:1");
+    const env = await evmChainEnv(dir, "http://127.0.0.1:1");
     for (const mode of [{}, { CHAIN_MODE: "sim" }] as Record<string, string>[]) {
       // PIPELINE=off too: /sim would be served beside the live chain's configuration either way.
       for (const pipeline of ["off", "on"]) {
@@ -81,7 +71,7 @@ Deno.test("CHAIN_MODE=devnet runs only against a local anvil with the dev chain 
   let dev: Anvil | null = null;
   try {
     await t.step("a URL that is not loopback is refused, before any node is asked", async () => {
-      const env = await baseEnv(dir, "http://127.0.0.1:1,http://192.0.2.7:8545/key-in-path");
+      const env = await evmChainEnv(dir, "http://127.0.0.1:1,http://192.0.2.7:8545/key-in-path");
       await assert.rejects(() => start(dir, { ...env, CHAIN_MODE: "devnet", PIPELINE: "on" }), (err: Error) => {
         assert.match(err.message, /CHAIN_MODE=devnet/);
         assert.match(err.message, /loopback/);
@@ -93,7 +83,7 @@ Deno.test("CHAIN_MODE=devnet runs only against a local anvil with the dev chain 
 
     await t.step("a loopback node answering a production chain id (Base 8453) is refused", async () => {
       mainnetId = await startAnvil({ chainId: 8453 });
-      const env = await baseEnv(dir, mainnetId.url);
+      const env = await evmChainEnv(dir, mainnetId.url);
       for (const pipeline of ["off", "on"]) {
         await assert.rejects(() => start(dir, { ...env, CHAIN_MODE: "devnet", PIPELINE: pipeline }), (err: Error) => {
           assert.match(err.message, /CHAIN_MODE=devnet/);
@@ -110,7 +100,7 @@ Deno.test("CHAIN_MODE=devnet runs only against a local anvil with the dev chain 
       async () => {
         dev = await startAnvil({ chainId: 31337 });
         const server = await startTestServer({
-          ...(await baseEnv(dir, dev.url)),
+          ...(await evmChainEnv(dir, dev.url)),
           ...FAST_PIPELINE,
           CHAIN_MODE: "devnet",
         });
@@ -148,7 +138,7 @@ Deno.test("a native deposit whose destination EVM chain is disabled here is held
   try {
     const kv = server.services.kv;
     const running = server.services.pipeline!;
-    const enabledChains: readonly ChainSymbol[] = running.settings.enabledChains.filter((c) => c !== "base");
+    const enabledChains: readonly ChainSymbol[] = [...NATIVE_CHAINS, ...EVM_CHAINS].filter((c) => c !== "base");
     const ctx: PipelineContext = {
       ...running,
       settings: { ...running.settings, enabledChains, isEnabled: (c) => enabledChains.includes(c) },

@@ -41,6 +41,7 @@ import { DISABLED_CHAIN_RECHECK_MS, type SourceTransfer } from "../actors/order_
 import { type Anvil, ANVIL_MNEMONIC, ANVIL_PRIVATE_KEYS, anvilRpc, startAnvil } from "./support/anvil.ts";
 import { expectedDepositId, ledgerTxs, toWei, waitUntil } from "./support/chain_facts.ts";
 import { makeOrder } from "./support/orders.ts";
+import { evmChainEnv } from "./support/live_env.ts";
 import { balance, FAST_PIPELINE, type Json, sim, terminal, waitForOrders } from "./support/pipeline.ts";
 import { call, randomWallet, startTestServer, type TestServer, tokenFor } from "./support/server.ts";
 
@@ -813,20 +814,11 @@ Deno.test("live Base: CHAIN_MODE=live disables the chains it cannot run live; a 
   const dir = await Deno.makeTempDir({ prefix: "evm-live-refuse-" });
   const other = await startAnvil(); // chain id 31337, not Base's
   try {
-    const keyFile = `${dir}/minter.key`;
-    await Deno.writeTextFile(keyFile, ANVIL_PRIVATE_KEYS[1]);
-    const fakeAssets = uAssetsEnvValue(
-      Object.fromEntries(
-        ["uSOL", "uXRP", "uSUI", "uDOGE", "uZEC"].map((u, i) => [u, `0x${String(i + 1).padStart(40, "0")}`]),
-      ) as Record<UAsset, string>,
-    );
     const baseEnv = {
       KV_PATH: `${dir}/kv.sqlite3`,
       PIPELINE: "on",
       CHAIN_MODE: "live",
-      BASE_RPC_URLS: other.url,
-      BASE_UASSETS: fakeAssets,
-      EVM_MINTER_KEY_FILE: keyFile,
+      ...(await evmChainEnv(dir, other.url)),
     };
     // Generated as sim mode would, then handed over: these steps are about chains, not about secret files.
     const secrets = await loadSecrets(loadConfig({ KV_PATH: baseEnv.KV_PATH }), () => {});

@@ -1,7 +1,8 @@
 /**
  * Runs the pipeline in one process: the order actors (woken by the KV queue doorbell and by a periodic sweep of the
  * due index), one watcher per enabled chain under a lease, and the block producers of simulated chains. KV state is
- * the truth; the queue only makes things fast. Without `kv.listenQueue` (KV Connect, Deploy) the sweep alone drives everything.
+ * the truth; the queue only makes things fast. Without `kv.listenQueue` (KV Connect, Deploy) the sweep alone drives
+ * everything.
  */
 import { type ChainSymbol, EVM_CHAINS, NATIVE_CHAINS } from "../chains/catalog.ts";
 import { acquireLease } from "../kv/pipeline.ts";

@@ -3,8 +3,9 @@
  * atomic with its permanent dedupe key. Native chains: a transfer to one of our deposit addresses becomes a mint
  * order. EVM chains: a uAsset transfer to the transfer address becomes a burn order, or a held transfer when the
  * sender has no burn configuration for that uAsset's chain. A transfer whose other chain is disabled in this process
- * (config/chain_mode.ts) is held too, never processed against a simulator nor dropped. Cost grows with chain activity, not with the number of
- * deposit addresses: each block's recipients are looked up in the reverse index in batches.
+ * (config/chain_mode.ts) is held too, never processed against a simulator nor dropped. Cost grows with chain
+ * activity, not with the number of deposit addresses: each block's recipients are looked up in the reverse index in
+ * batches.
  */
 import { sha256 } from "@noble/hashes/sha2.js";
 import { hex } from "@scure/base";

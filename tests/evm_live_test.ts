@@ -23,6 +23,7 @@ import {
 import { privateKeyToAccount } from "viem/accounts";
 import { buildServices } from "../app.ts";
 import { EVM, EVM_CHAINS, NATIVE_CHAINS, type UAsset } from "../chains/catalog.ts";
+import { ChainDisabledError } from "../chains/adapter.ts";
 import { deployUAssets, uAssetsEnvValue } from "../chains/evm/deploy.ts";
 import { loadConfig } from "../config/env.ts";
 import { loadEvmConfig } from "../config/evm.ts";
@@ -753,6 +754,14 @@ Deno.test("live mode, Base only: no /sim, sol is unsupported, and a real uSOL tr
     assert.equal((await listOrders(kv, wallet, { limit: 10, offset: 0 })).orders.length, 0, "no burn order");
     assert.deepEqual(await ledgerTxs(kv, "sol"), [], "nothing was paid in simulated SOL");
     assert.equal(await live.balanceOf("uSOL", transferAddress), amount, "the uAssets stay with us");
+    // The registry serves no simulator in a disabled chain's place: every call on it is refused.
+    const chains = server.services.pipeline!.chains;
+    await assert.rejects(() => chains.reader("sol").tip(), ChainDisabledError);
+    await assert.rejects(
+      () => chains.payer("sol").preparePayout({ orderId: "x", to: SOL_DESTINATION, amount: 1n, memo: null }),
+      ChainDisabledError,
+    );
+    await assert.rejects(() => chains.minter("arbitrum").mintedBy(`0x${"00".repeat(32)}`), ChainDisabledError);
     // No watcher runs for a disabled chain: Base has a cursor, no native chain has one.
     for (const chain of NATIVE_CHAINS) assert.equal((await kv.get(cursorKey(chain))).value, null, chain);
     assert.notEqual((await kv.get(cursorKey("base"))).value, null);

@@ -18,7 +18,8 @@ import { simRoutes } from "./routes/sim.ts";
 import type { PipelineContext } from "./actors/context.ts";
 import { settingsFromConfig } from "./config/pipeline.ts";
 import { buildChains, type ChainSetup } from "./chains/registry.ts";
-import { type ChainSymbol, EVM_CHAINS, NATIVE_CHAINS } from "./chains/catalog.ts";
+import type { ChainSymbol } from "./chains/catalog.ts";
+import { type ChainPlan, chainPlan, DEVNET_CHAIN_ID, proveDevnetNodes } from "./config/chain_mode.ts";
 import { PipelineRuntime } from "./actors/runtime.ts";
 import { SimLedger } from "./chains/sim/ledger.ts";
 import { orderRoutes, orderRoutesPrefetch } from "./routes/orders.ts";
@@ -32,23 +33,29 @@ export interface Services {
   uAssetTransferAddress: string;
   /** The order pipeline's shared context; null when PIPELINE=off. */
   pipeline: PipelineContext | null;
-  /** Chains served by embedded simulated ledgers (the others are live). */
+  /** Which chains are live, simulated or disabled (config/chain_mode.ts). */
+  chainPlan: ChainPlan;
+  /** Chains served by embedded simulated ledgers. */
   simulatedChains: ChainSymbol[];
 }
 
 export async function buildServices(config: Config, secrets?: Secrets): Promise<Services> {
+  // Refused before anything is opened: a mode that would mix live and simulated chains unsafely never starts.
+  const plan = chainPlan(config.chainMode, config.evm);
+  await proveDevnetNodes(plan, config.evm);
+  announcePlan(plan);
   const loaded = secrets ?? await loadSecrets(config);
   const deriver = Deriver.fromMnemonic(loaded.mnemonic);
   const kv = await openKv(config.kvPath);
   const transferAddress = uAssetTransferAddress(config, deriver);
-  // PIPELINE=off serves the API alone: no chain is touched, so none is built (or refused).
+  // PIPELINE=off serves the API alone: no chain adapter is built (the plan above was still checked).
   let setup;
   try {
     setup = config.pipeline === "on"
-      ? await buildChains(kv, config.chainMode, config.evm, transferAddress)
-      : { chains: null, simulated: config.chainMode === "sim" ? [...NATIVE_CHAINS, ...EVM_CHAINS] : [] };
+      ? await buildChains(kv, plan, config.evm, transferAddress)
+      : { chains: null, simulated: plan.simulated };
   } catch (err) {
-    // Refused at start (live mode with simulated chains, a wrong chain id, no RPC): leave no KV handle open.
+    // Refused at start (a wrong chain id, no RPC, an unreadable key): leave no KV handle open.
     kv.close();
     throw err;
   }
@@ -63,9 +70,25 @@ export async function buildServices(config: Config, secrets?: Secrets): Promise<
     },
     deriver,
     uAssetTransferAddress: transferAddress,
-    pipeline: setup.chains ? pipelineContext(config, kv, transferAddress, setup as ChainSetup) : null,
+    pipeline: setup.chains ? pipelineContext(config, kv, transferAddress, setup as ChainSetup, plan) : null,
+    chainPlan: plan,
     simulatedChains: setup.simulated,
   };
+}
+
+function announcePlan(plan: ChainPlan) {
+  if (plan.mode === "live" && plan.disabled.length > 0) {
+    console.warn(
+      `CHAIN_MODE=live: disabled chains (no live adapter configured): ${plan.disabled.join(", ")}; ` +
+        "their transfers are held and requests naming them are refused",
+    );
+  }
+  if (plan.mode === "devnet") {
+    console.warn(
+      `!!! CHAIN_MODE=devnet is for TESTS ONLY: ${plan.live.join(", ")} live on a local dev chain ` +
+        `(chain id ${DEVNET_CHAIN_ID}) beside simulated ${plan.simulated.join(", ")}, with /sim open to anyone !!!`,
+    );
+  }
 }
 
 export function pipelineContext(
@@ -73,11 +96,12 @@ export function pipelineContext(
   kv: Deno.Kv,
   transferAddress: string,
   setup: ChainSetup,
+  plan: ChainPlan,
 ): PipelineContext {
   return {
     kv,
     chains: setup.chains,
-    settings: settingsFromConfig(config, transferAddress),
+    settings: settingsFromConfig(config, transferAddress, plan.enabled),
     now: () => new Date(),
     log: redactedLog(),
     faultPoint: config.faultCrashPoint === undefined ? undefined : (point) => {
@@ -114,7 +138,8 @@ export function createApp(s: Services): Hono {
     await s.kv.get(["healthz"]);
     return c.json({ success: true, data: { status: "ok", chainMode: s.config.chainMode } });
   });
-  app.route("/config", configRoutes());
+  const enabled = s.chainPlan.enabled;
+  app.route("/config", configRoutes(enabled));
   app.route(authMountPath(s.config), authRoutes(s.kv, s.tokens, s.uAssetTransferAddress));
 
   // The JWT gate covers the partner resources only, so an unknown path still answers 404.
@@ -123,9 +148,12 @@ export function createApp(s: Services): Hono {
   // "/x/*" also matches "/x" in Hono, so each gate is registered once.
   for (const path of ["/mint/*", "/burn/*"]) app.use(path, jwt);
   app.use("/orders/*", requireJwt(s.kv, s.tokens, { cache, prefetch: orderRoutesPrefetch }));
-  app.route("/mint", mintRoutes(s.kv, (chain, index) => s.deriver.depositAddress(chain, index)));
-  app.route("/burn", burnRoutes(s.kv, s.uAssetTransferAddress));
+  app.route("/mint", mintRoutes(s.kv, (chain, index) => s.deriver.depositAddress(chain, index), enabled));
+  app.route("/burn", burnRoutes(s.kv, s.uAssetTransferAddress, enabled));
   app.route("/orders", orderRoutes(s.kv));
-  if (s.config.chainMode === "sim") app.route("/sim", simRoutes(s.kv, s.uAssetTransferAddress, s.simulatedChains));
+  // Sim and devnet only, and then for the simulated chains only; live mode never mounts it (404).
+  if (s.config.chainMode !== "live" && s.simulatedChains.length > 0) {
+    app.route("/sim", simRoutes(s.kv, s.uAssetTransferAddress, s.simulatedChains));
+  }
   return app;
 }

@@ -1,6 +1,6 @@
 /** What the pipeline's actors, watchers and operator commands share: KV, chains, settings, a clock and a log. */
 import type { Chains } from "../chains/adapter.ts";
-import { type ChainSymbol, EVM, isEvmChain, NATIVE } from "../chains/catalog.ts";
+import { type ChainSymbol, EVM, EVM_CHAINS, isEvmChain, NATIVE, NATIVE_CHAINS } from "../chains/catalog.ts";
 
 export interface PipelineSettings {
   /** Confirmations a transaction on `chain` needs before it counts. */
@@ -16,6 +16,12 @@ export interface PipelineSettings {
   /** Backoff after a transient chain error: first delay, doubled per attempt, capped. */
   retryBaseMs: number;
   retryMaxMs: number;
+  /**
+   * The chains this process runs (live or simulated). A disabled chain is not watched, and orders and transfers that
+   * need it are held until a process that runs it picks them up (config/chain_mode.ts).
+   */
+  enabledChains: readonly ChainSymbol[];
+  isEnabled(chain: ChainSymbol): boolean;
 }
 
 export interface PipelineContext {
@@ -52,8 +58,11 @@ export function pipelineSettings(opts: {
   confirmationTimeoutMs: number;
   transferAddress: string;
   live?: Partial<Record<ChainSymbol, LiveChainSettings>>;
+  /** Unset: every chain. */
+  enabled?: readonly ChainSymbol[];
 }): PipelineSettings {
   const live = opts.live ?? {};
+  const enabledChains: readonly ChainSymbol[] = opts.enabled ?? [...NATIVE_CHAINS, ...EVM_CHAINS];
   const info = (c: ChainSymbol) => (isEvmChain(c) ? EVM[c] : NATIVE[c]);
   return {
     confirmations: (c) => live[c]?.confirmations ?? info(c).simConfirmations,
@@ -66,5 +75,7 @@ export function pipelineSettings(opts: {
     transferAddress: opts.transferAddress.toLowerCase(),
     retryBaseMs: Math.max(50, Math.floor(opts.blockMs / 2)),
     retryMaxMs: Math.max(1000, opts.blockMs * 10),
+    enabledChains,
+    isEnabled: (c) => enabledChains.includes(c),
   };
 }

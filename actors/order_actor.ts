@@ -7,10 +7,10 @@
  * wasted read at most: the loser's commit fails its check and nothing it prepared was ever sent.
  */
 import { isCounted, type MintRequest, type PreparedTx, TransientChainError } from "../chains/adapter.ts";
-import { raiseAlert } from "../kv/alerts.ts";
-import { isEvmChain, NATIVE, type NativeChain, nativeToWei, weiToNative } from "../chains/catalog.ts";
+import { type ChainSymbol, isEvmChain, NATIVE, type NativeChain, nativeToWei, weiToNative } from "../chains/catalog.ts";
 import { addOrderUpdate, getOrder, type Order } from "../kv/orders.ts";
 import { addReschedule, dueAtKey } from "../kv/pipeline.ts";
+import { raiseAlert } from "../kv/alerts.ts";
 import { getUserWallet } from "../kv/user_wallets.ts";
 import { destinationAddressError } from "../chains/addresses.ts";
 import type { PipelineContext } from "./context.ts";
@@ -62,6 +62,8 @@ export async function stepOrder(ctx: PipelineContext, orderId: string): Promise<
   // A doorbell that rings before the order's due time (a stale or duplicate delivery, the sweep and the queue both
   // waking it) does nothing: stepping anyway would retry a transient error without its backoff.
   if (due.value !== null && due.value > ctx.now().getTime()) return "waiting";
+  const disabled = disabledChainOf(ctx, order);
+  if (disabled !== null) return await holdForDisabledChain(ctx, entry, due, disabled);
   let decision: Decision;
   try {
     decision = await decide(ctx, order);
@@ -81,7 +83,7 @@ export async function stepOrder(ctx: PipelineContext, orderId: string): Promise<
     ctx.log(`order ${orderId}: ${result.error}`);
     return "conflict";
   }
-  const next = withoutErrorStreak(result.order);
+  const next = withoutHeldReason(withoutErrorStreak(result.order));
   const nextAt = isTerminal(next)
     ? null
     : now.getTime() + (decision.broadcast ? ctx.settings.blockMs(decision.chain!) : 0);
@@ -310,6 +312,54 @@ async function decideSent(ctx: PipelineContext, order: Order): Promise<Decision>
     await sendPrepared(ctx, intent.chain, tx); // the very same transaction again
   }
   return { kind: "wait", ms: blockMs };
+}
+
+/** Rechecked this rarely: a process's enabled chains are fixed, only a process started with the chain can move it. */
+export const DISABLED_CHAIN_RECHECK_MS = 10 * 60_000;
+
+/** The first chain the order needs that this process does not run, or null. */
+function disabledChainOf(ctx: PipelineContext, order: Order): ChainSymbol | null {
+  for (const chain of [order.sourceChain, order.destinationChain]) if (!ctx.settings.isEnabled(chain)) return chain;
+  return null;
+}
+
+/**
+ * An order whose chain is disabled here (an operator restarted with fewer chains) is neither failed nor stepped: no
+ * adapter is touched, the reason is recorded on the order once, an operator alert is raised, and it is looked at again
+ * after a long wait, when a process that runs the chain may have taken it.
+ */
+async function holdForDisabledChain(
+  ctx: PipelineContext,
+  entry: Deno.KvEntry<Order>,
+  due: Deno.KvEntryMaybe<number>,
+  chain: ChainSymbol,
+): Promise<StepOutcome> {
+  const order = entry.value;
+  const reason = `chain ${chain} is disabled in this process`;
+  const first = order.details.heldReason !== reason;
+  const now = ctx.now().getTime();
+  const atomic = ctx.kv.atomic().check(entry);
+  addReschedule(atomic, order.id, due, now + DISABLED_CHAIN_RECHECK_MS);
+  atomic.enqueue({ kind: WAKE, orderId: order.id } satisfies WakeMessage, { delay: DISABLED_CHAIN_RECHECK_MS });
+  if (first) addOrderUpdate(atomic, entry, { ...order, details: { ...order.details, heldReason: reason } });
+  if (!(await atomic.commit()).ok) return "conflict";
+  if (first) {
+    ctx.log(`order ${order.id}: held, ${reason}`);
+    await raiseAlert(ctx.kv, {
+      kind: "chain_disabled",
+      subject: chain,
+      chain,
+      message: `orders wait for ${chain}, which this process does not run; start a process with it configured`,
+      now: ctx.now(),
+    });
+  }
+  return "waiting";
+}
+
+function withoutHeldReason(order: Order): Order {
+  if (order.details.heldReason === undefined) return order;
+  const { heldReason: _, ...details } = order.details;
+  return { ...order, details };
 }
 
 function rejected(message: string): Decision {

@@ -1,7 +1,8 @@
 /**
  * Runs the pipeline in one process: the order actors (woken by the KV queue doorbell and by a periodic sweep of the
- * due index), one watcher per chain under a lease, and in sim mode the block producers. KV state is the truth; the
- * queue only makes things fast. Without `kv.listenQueue` (KV Connect, Deploy) the sweep alone drives everything.
+ * due index), one watcher per enabled chain under a lease, and the block producers of simulated chains. KV state is
+ * the truth; the queue only makes things fast. Without `kv.listenQueue` (KV Connect, Deploy) the sweep alone drives
+ * everything.
  */
 import { type ChainSymbol, EVM_CHAINS, NATIVE_CHAINS } from "../chains/catalog.ts";
 import { acquireLease } from "../kv/pipeline.ts";
@@ -50,7 +51,8 @@ export class PipelineRuntime {
       }).catch((err) => this.#running && this.ctx.log("queue listener stopped", err));
     }
     this.#loop("sweep", this.opts.sweepMs, () => this.#sweep());
-    for (const chain of ALL_CHAINS) {
+    // A disabled chain has no watcher: nothing reads it, and nothing is simulated in its place.
+    for (const chain of this.ctx.settings.enabledChains) {
       this.#loop(
         `watch ${chain}`,
         this.opts.watchMs,

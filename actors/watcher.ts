@@ -2,7 +2,8 @@
  * Chain watchers: scan blocks from a stored cursor and turn every transfer that concerns us into a record, in one
  * atomic with its permanent dedupe key. Native chains: a transfer to one of our deposit addresses becomes a mint
  * order. EVM chains: a uAsset transfer to the transfer address becomes a burn order, or a held transfer when the
- * sender has no burn configuration for that uAsset's chain. Dust (a deposit below the chain's dust limit, or a
+ * sender has no burn configuration for that uAsset's chain. A transfer whose other chain is disabled in this process
+ * (config/chain_mode.ts) is held too, never processed against a simulator nor dropped. Dust (a deposit below the chain's dust limit, or a
  * sub-minimum uAsset transfer from a sender with no burn configuration) is only counted, per (chain, sender, asset).
  * After a reorg the watcher rescans from the common ancestor, found among the block hashes it remembers. Cost grows
  * with chain activity, not with the number of deposit addresses: each block's recipients are looked up in the reverse
@@ -164,6 +165,17 @@ async function recordBlock(ctx: PipelineContext, chain: ChainSymbol, block: Scan
       dust.add(t.from, NATIVE[chain].token.symbol, t.amount, `deposit below the dust limit of ${NATIVE[chain].name}`);
       continue;
     }
+    if (!ctx.settings.isEnabled(owner.destinationChain)) {
+      // Never minted elsewhere, never dropped: held until a process that runs the destination chain is started.
+      const held = heldOf(ctx, chain, block.number, t, {
+        from: t.from,
+        asset: "native",
+        to: t.to,
+        reason: disabledReason(owner.destinationChain),
+      });
+      if (await commitRecord(ctx, chain, t, { kind: "held", held })) recorded++;
+      continue;
+    }
     const order = newOrder(ctx, chain, block.number, t, {
       type: "mint",
       sourceChain: chain,
@@ -230,19 +242,13 @@ export async function burnRecordOf(
     if (native && t.amount < NATIVE[native].uAsset.minimumBurnAmount) {
       return { kind: "dust", reason: `below the minimum burn, from a sender with no burn configuration for ${native}` };
     }
-    const held: HeldTransfer = {
-      chain,
-      txHash: t.txHash,
-      index: t.index,
-      from: sender,
-      asset,
-      amount: t.amount.toString(),
-      blockNumber,
-      detectedAt: ctx.now().toISOString(),
-      reason: native ? `no burn configuration for ${native}` : `unknown uAsset ${asset}`,
-    };
-    if (revision > 0) held.revision = revision;
-    return { kind: "held", held };
+    const reason = native ? `no burn configuration for ${native}` : `unknown uAsset ${asset}`;
+    return { kind: "held", held: heldOf(ctx, chain, blockNumber, t, { from: sender, asset, reason }, revision) };
+  }
+  // Real uAssets are never "paid" by a simulator or lost: held until a process that runs the native chain starts.
+  if (!ctx.settings.isEnabled(native)) {
+    const reason = disabledReason(native);
+    return { kind: "held", held: heldOf(ctx, chain, blockNumber, t, { from: sender, asset, reason }, revision) };
   }
   const order = newOrder(
     ctx,
@@ -262,6 +268,32 @@ export async function burnRecordOf(
     revision,
   );
   return { kind: "order", order };
+}
+
+function disabledReason(chain: ChainSymbol): string {
+  return `destination chain ${chain} is disabled`;
+}
+
+/** A transfer that is ours but must not be processed now. */
+function heldOf(
+  ctx: PipelineContext,
+  chain: ChainSymbol,
+  blockNumber: number,
+  t: ObservedTransfer,
+  what: Pick<HeldTransfer, "from" | "asset" | "to" | "reason">,
+  revision = 0,
+): HeldTransfer {
+  const held: HeldTransfer = {
+    chain,
+    txHash: t.txHash,
+    index: t.index,
+    amount: t.amount.toString(),
+    blockNumber,
+    detectedAt: ctx.now().toISOString(),
+    ...what,
+  };
+  if (revision > 0) held.revision = revision;
+  return held;
 }
 
 function newOrder(

@@ -152,3 +152,14 @@ export interface Chains {
   minter(chain: import("./catalog.ts").EvmChain): EvmMinter;
   payer(chain: import("./catalog.ts").NativeChain): NativePayer;
 }
+
+/**
+ * A call on a chain this process does not run (no live adapter configured, and it is not simulated). Never transient:
+ * the pipeline holds what concerns that chain instead of retrying it, and nothing is ever simulated in its place.
+ */
+export class ChainDisabledError extends Error {
+  constructor(readonly chain: import("./catalog.ts").ChainSymbol) {
+    super(`chain ${chain} is disabled in this process`);
+    this.name = "ChainDisabledError";
+  }
+}

@@ -238,7 +238,11 @@ function nativeChainView(chain: NativeChain) {
   return { name: NATIVE[chain].name, symbol: chain, type: "main", tokens: [nativeTokenView(chain)] };
 }
 
-function evmChainView(chain: EvmChain) {
+/**
+ * The views take the chains this process runs (config/chain_mode.ts): a disabled chain is absent, and so is the
+ * token or uAsset of a disabled native chain, since it can be neither minted nor redeemed.
+ */
+function evmChainView(chain: EvmChain, natives: readonly NativeChain[]) {
   const e = EVM[chain];
   return {
     name: e.name,
@@ -246,23 +250,32 @@ function evmChainView(chain: EvmChain) {
     type: "main",
     chainId: e.chainId,
     vm: "EVM",
-    tokens: NATIVE_CHAINS.map(uAssetView),
+    tokens: natives.map(uAssetView),
   };
 }
 
-export function mintConfigView() {
+function enabledSplit(enabled: readonly ChainSymbol[]) {
   return {
-    sourceChains: NATIVE_CHAINS.map(nativeChainView),
-    destinationChains: EVM_CHAINS.map(evmChainView),
-    supportedTokens: NATIVE_CHAINS.map(nativeTokenView),
+    natives: NATIVE_CHAINS.filter((c) => enabled.includes(c)),
+    evms: EVM_CHAINS.filter((c) => enabled.includes(c)),
   };
 }
 
-export function burnConfigView() {
+export function mintConfigView(enabled: readonly ChainSymbol[]) {
+  const { natives, evms } = enabledSplit(enabled);
   return {
-    sourceChains: EVM_CHAINS.map(evmChainView),
-    destinationChains: NATIVE_CHAINS.map(nativeChainView),
-    supportedTokens: NATIVE_CHAINS.map((c) => ({
+    sourceChains: natives.map(nativeChainView),
+    destinationChains: evms.map((c) => evmChainView(c, natives)),
+    supportedTokens: natives.map(nativeTokenView),
+  };
+}
+
+export function burnConfigView(enabled: readonly ChainSymbol[]) {
+  const { natives, evms } = enabledSplit(enabled);
+  return {
+    sourceChains: evms.map((c) => evmChainView(c, natives)),
+    destinationChains: natives.map(nativeChainView),
+    supportedTokens: natives.map((c) => ({
       ...uAssetView(c),
       minimumBurnAmount: NATIVE[c].uAsset.minimumBurnAmount.toString(),
     })),

@@ -1,14 +1,15 @@
 /**
- * Which adapter serves each chain: a live EVM chain (configured by `<CHAIN>_RPC_URLS`) gets the viem adapters, every
- * other chain its embedded simulated ledger. Live mode refuses to start while any chain would be simulated.
+ * Which adapter serves each chain, as the chain plan (config/chain_mode.ts) says: a live EVM chain gets the viem
+ * adapters, a simulated chain its embedded ledger, and a disabled chain an adapter whose every call throws
+ * `ChainDisabledError`. There is no fallback: a chain that is not simulated is never served by a simulator.
  */
 import { privateKeyToAccount } from "viem/accounts";
-import type { Chains } from "./adapter.ts";
-import { type ChainSymbol, EVM_CHAINS, type EvmChain, isEvmChain, NATIVE_CHAINS } from "./catalog.ts";
+import { ChainDisabledError, type ChainReader, type Chains, type EvmMinter, type NativePayer } from "./adapter.ts";
+import type { ChainSymbol, EvmChain } from "./catalog.ts";
 import { type EvmChainAdapters, evmChainAdapters } from "./evm/index.ts";
 import { simChains } from "./sim/adapters.ts";
 import { type EvmConfig, readMinterKey } from "../config/evm.ts";
-import type { ChainMode } from "../config/env.ts";
+import type { ChainPlan } from "../config/chain_mode.ts";
 
 export interface ChainSetup {
   chains: Chains;
@@ -18,23 +19,16 @@ export interface ChainSetup {
 
 export async function buildChains(
   kv: Deno.Kv,
-  mode: ChainMode,
+  plan: ChainPlan,
   evm: EvmConfig,
   transferAddress: string,
 ): Promise<ChainSetup> {
-  const liveEvm = EVM_CHAINS.filter((c) => evm.chains[c]);
-  const simulated = [...NATIVE_CHAINS, ...EVM_CHAINS.filter((c) => !evm.chains[c])] as ChainSymbol[];
-  if (mode === "live" && simulated.length > 0) {
-    throw new Error(
-      `CHAIN_MODE=live refuses simulated chains; no live adapter is configured for ${simulated.join(", ")}` +
-        " (EVM chains need <CHAIN>_RPC_URLS; native chains have no live adapter yet)",
-    );
-  }
   const sim = simChains(kv);
+  const simulated = new Set(plan.simulated);
   const adapters = new Map<EvmChain, EvmChainAdapters>();
-  if (liveEvm.length > 0) {
+  if (plan.live.length > 0) {
     const account = privateKeyToAccount(await readMinterKey(evm.minterKeyFile!));
-    for (const chain of liveEvm) {
+    for (const chain of plan.live) {
       const c = evm.chains[chain]!;
       adapters.set(
         chain,
@@ -46,14 +40,26 @@ export async function buildChains(
           uAssets: c.uAssets,
           transferAddress: transferAddress as `0x${string}`,
           minter: { replaceAfterMs: evm.feeBumpAfterMs, maxFeePerGasCap: c.maxFeePerGasWei },
+          chainId: plan.chainIdOverride,
         }),
       );
     }
   }
   const chains: Chains = {
-    reader: (c) => (isEvmChain(c) && adapters.get(c)?.reader) || sim.reader(c),
-    minter: (c) => adapters.get(c)?.minter ?? sim.minter(c),
-    payer: (c) => sim.payer(c),
+    reader: (c) => adapters.get(c as EvmChain)?.reader ?? (simulated.has(c) ? sim.reader(c) : disabledReader(c)),
+    minter: (c) => adapters.get(c)?.minter ?? (simulated.has(c) ? sim.minter(c) : disabledSender(c)),
+    payer: (c) => (simulated.has(c) ? sim.payer(c) : disabledSender(c)),
   };
-  return { chains, simulated };
+  return { chains, simulated: plan.simulated };
+}
+
+function disabledReader(chain: ChainSymbol): ChainReader {
+  const refuse = () => Promise.reject(new ChainDisabledError(chain));
+  return { chain, tip: refuse, blockHash: refuse, scan: refuse, txStatus: refuse, transfersOf: refuse };
+}
+
+/** Serves as minter and payer: nothing is ever signed or sent for a disabled chain. */
+function disabledSender(chain: ChainSymbol): EvmMinter & NativePayer {
+  const refuse = () => Promise.reject(new ChainDisabledError(chain));
+  return { chain, broadcast: refuse, nudge: refuse, prepareMint: refuse, mintedBy: refuse, preparePayout: refuse };
 }

@@ -6,7 +6,11 @@ import { z } from "zod";
 import { type EvmConfig, loadEvmConfig } from "./evm.ts";
 import { FAULT_POINTS, type FaultPoint } from "../actors/context.ts";
 
-export const CHAIN_MODES = ["sim", "live"] as const;
+/**
+ * `sim`: every chain simulated (the default, `deno task dev`); `live`: configured chains only, the rest disabled;
+ * `devnet`: tests only, live EVM chains on a local anvil beside simulated ones. config/chain_mode.ts holds the rules.
+ */
+export const CHAIN_MODES = ["sim", "live", "devnet"] as const;
 export type ChainMode = typeof CHAIN_MODES[number];
 
 export interface Config {

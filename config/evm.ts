@@ -1,7 +1,7 @@
 /**
  * Live EVM chains, configured per chain by environment. A chain is live when `<CHAIN>_RPC_URLS` is set (e.g.
- * `BASE_RPC_URLS`); it then needs its five uAsset contract addresses and the minter key. Other chains stay simulated
- * in sim mode; live mode refuses any simulated chain.
+ * `BASE_RPC_URLS`); it then needs its five uAsset contract addresses and the minter key. Which modes accept live
+ * chains, and what becomes of the others, is config/chain_mode.ts.
  */
 import { z } from "zod";
 import { readSecretFile } from "./secrets.ts";

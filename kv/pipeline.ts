@@ -50,7 +50,10 @@ export interface HeldTransfer {
   txHash: string;
   index: number;
   from: string;
-  asset: UAsset;
+  /** A uAsset sent to the transfer address, or "native": a deposit held because its destination chain is disabled. */
+  asset: UAsset | "native";
+  /** The deposit address, for a held native deposit. */
+  to?: string;
   amount: string;
   blockNumber: number;
   detectedAt: string;

@@ -2,7 +2,7 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
 import { destinationAddressError } from "../chains/addresses.ts";
-import { isNativeChain, type NativeChain } from "../chains/catalog.ts";
+import { type ChainSymbol, isNativeChain, type NativeChain } from "../chains/catalog.ts";
 import { createBurnConfig, listBurnConfigs, toBurnConfigView, updateBurnConfig } from "../kv/burn_configs.ts";
 import { ApiError, badRequest, parseBody, requiredString } from "./errors.ts";
 import type { AuthVariables } from "./jwt.ts";
@@ -26,20 +26,27 @@ export function checkMemo(chain: NativeChain, memo: string | undefined): string 
   return memo;
 }
 
-async function validBurnConfig(c: Context) {
+async function validBurnConfig(c: Context, enabled: readonly ChainSymbol[]) {
   const body = await parseBody(c, BurnConfigBody);
-  if (!isNativeChain(body.destinationChain)) throw badRequest("Unsupported destination chain");
+  if (!isNativeChain(body.destinationChain) || !enabled.includes(body.destinationChain)) {
+    throw badRequest("Unsupported destination chain");
+  }
   const chain = body.destinationChain;
   const addressError = destinationAddressError(chain, body.destinationAddress);
   if (addressError) throw badRequest(addressError);
   return { chain, address: body.destinationAddress, memo: checkMemo(chain, body.memo) };
 }
 
-export function burnRoutes(kv: Deno.Kv, uAssetTransferAddress: string): Hono<{ Variables: AuthVariables }> {
+/** `enabled`: chains this process runs; a disabled one is unsupported here, its configurations stay listed. */
+export function burnRoutes(
+  kv: Deno.Kv,
+  uAssetTransferAddress: string,
+  enabled: readonly ChainSymbol[],
+): Hono<{ Variables: AuthVariables }> {
   const app = new Hono<{ Variables: AuthVariables }>();
 
   app.post("/wallets", async (c) => {
-    const { chain, address, memo } = await validBurnConfig(c);
+    const { chain, address, memo } = await validBurnConfig(c, enabled);
     const created = await createBurnConfig(kv, c.get("wallet"), chain, address, memo);
     if (!created.ok) throw badRequest("Wallet already exists for this chain");
     return c.json({ success: true, data: toBurnConfigView(created.config, uAssetTransferAddress) }, 201);
@@ -51,7 +58,7 @@ export function burnRoutes(kv: Deno.Kv, uAssetTransferAddress: string): Hono<{ V
   });
 
   app.put("/wallets", async (c) => {
-    const { chain, address, memo } = await validBurnConfig(c);
+    const { chain, address, memo } = await validBurnConfig(c, enabled);
     const updated = await updateBurnConfig(kv, c.get("wallet"), chain, address, memo);
     if (!updated.ok) throw new ApiError(404, "Burn configuration not found for this chain");
     return c.json({ success: true, data: toBurnConfigView(updated.config, uAssetTransferAddress) }, 200);

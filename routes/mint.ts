@@ -1,7 +1,7 @@
 /** Deposit addresses (spec 4.2, 4.3). */
 import { Hono } from "hono";
 import { z } from "zod";
-import { isEvmChain, isNativeChain, type NativeChain } from "../chains/catalog.ts";
+import { type ChainSymbol, isEvmChain, isNativeChain, type NativeChain } from "../chains/catalog.ts";
 import { createMintWallet, listMintWallets, toMintWalletView } from "../kv/mint_wallets.ts";
 import { badRequest, parseBody, requiredString } from "./errors.ts";
 import type { AuthVariables } from "./jwt.ts";
@@ -11,13 +11,17 @@ const CreateMintWallet = z.object({ chain: requiredString(), destinationChain: r
 export function mintRoutes(
   kv: Deno.Kv,
   deriveAddress: (chain: NativeChain, index: number) => string,
+  /** Chains this process runs: a disabled one is unsupported here; addresses already issued for it stay listed. */
+  enabled: readonly ChainSymbol[],
 ): Hono<{ Variables: AuthVariables }> {
   const app = new Hono<{ Variables: AuthVariables }>();
 
   app.post("/wallets", async (c) => {
     const { chain, destinationChain } = await parseBody(c, CreateMintWallet);
-    if (!isNativeChain(chain)) throw badRequest("Unsupported source chain");
-    if (!isEvmChain(destinationChain)) throw badRequest("Unsupported destination chain");
+    if (!isNativeChain(chain) || !enabled.includes(chain)) throw badRequest("Unsupported source chain");
+    if (!isEvmChain(destinationChain) || !enabled.includes(destinationChain)) {
+      throw badRequest("Unsupported destination chain");
+    }
     const created = await createMintWallet(kv, c.get("wallet"), chain, destinationChain, deriveAddress);
     if (!created.ok) throw badRequest("A wallet already exists for this chain and destination combination");
     return c.json({ success: true, data: toMintWalletView(created.wallet) }, 201);

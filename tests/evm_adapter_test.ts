@@ -4,6 +4,7 @@
  * scans across more blocks than one `eth_getLogs` may span, RPC failover, the chain id check, and fee-bumped
  * replacement of a stuck mint.
  */
+import { chainPlan } from "../config/chain_mode.ts";
 import assert from "node:assert/strict";
 import {
   type Address,
@@ -714,7 +715,7 @@ Deno.test("EVM fee bumping on anvil follows the network estimate, under a cap an
         EVM_MINTER_KEY_FILE: keyFile,
         BASE_MAX_FEE_PER_GAS_WEI: configured.toString(),
       });
-      const { chains } = await buildChains(kv, "sim", evm, TRANSFER_ADDRESS);
+      const { chains } = await buildChains(kv, chainPlan("live", evm), evm, TRANSFER_ADDRESS);
       assert.ok((await client.estimateFeesPerGas()).maxFeePerGas > configured);
       const tx = await chains.minter(CHAIN).prepareMint({
         depositId: depositId("fees-configured"),

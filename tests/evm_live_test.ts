@@ -1,10 +1,11 @@
 /**
- * Live EVM against a real EVM node: each test starts its own anvil with Base's chain id (8453), deploys the five
- * uAssets from contracts/, and runs the service with Base live (`BASE_RPC_URLS`, `BASE_UASSETS`, ...) beside the
- * simulated native chains. A sim deposit becomes a real mint, a real ERC-20 transfer becomes a burn paid on a sim
- * chain, SIGKILLs of a child-process server around the broadcast still leave exactly one mint, a reorg before
- * confirmation never pays (and a reorged mint is re-sent as the same transaction), a dead first RPC URL fails over,
- * and live mode and a wrong chain id are refused at start. `deno task admin evm deploy` deploys usable contracts.
+ * Live EVM against a real EVM node: each test starts its own anvil with the dev chain id (31337) on loopback, deploys
+ * the five uAssets from contracts/, and runs the service in `CHAIN_MODE=devnet` (the test-only mode that proves the
+ * live side is a local dev chain) with Base live (`BASE_RPC_URLS`, `BASE_UASSETS`, ...) beside the simulated native
+ * chains. A sim deposit becomes a real mint, a real ERC-20 transfer becomes a burn paid on a sim chain, SIGKILLs of a
+ * child-process server around the broadcast still leave exactly one mint, a reorg before confirmation never pays (and
+ * a reorged mint is re-sent as the same transaction), a dead first RPC URL fails over, and in live mode a node of
+ * another chain id than the catalog's is refused at start. `deno task admin evm deploy` deploys usable contracts.
  */
 import assert from "node:assert/strict";
 import {
@@ -22,18 +23,26 @@ import {
 import { privateKeyToAccount } from "viem/accounts";
 import { buildServices } from "../app.ts";
 import { EVM, EVM_CHAINS, NATIVE_CHAINS, type UAsset } from "../chains/catalog.ts";
+import { ChainDisabledError } from "../chains/adapter.ts";
 import { deployUAssets, parseSupplyCaps, uAssetsEnvValue } from "../chains/evm/deploy.ts";
 import { loadConfig } from "../config/env.ts";
 import { loadEvmConfig } from "../config/evm.ts";
-import { loadSecrets } from "../config/secrets.ts";
+import { DEVNET_CHAIN_ID } from "../config/chain_mode.ts";
+import { loadSecrets, newPrivateKeyPem } from "../config/secrets.ts";
 import { DEFAULT_ADMIN_ROLE, MINTER_ROLE, UASSET_ABI } from "../contracts/uasset.ts";
 import { createApiKey } from "../kv/api_keys.ts";
 import { openKv } from "../kv/open.ts";
-import { getOrder, listOrders, type Order } from "../kv/orders.ts";
+import { addOrderCreate, getOrder, listOrders, type Order } from "../kv/orders.ts";
+import { createBurnConfig } from "../kv/burn_configs.ts";
+import { createMintWallet } from "../kv/mint_wallets.ts";
+import { addReschedule, cursorKey, dueAtKey, listHeld } from "../kv/pipeline.ts";
+import { listAlerts } from "../kv/alerts.ts";
 import type { Intent } from "../actors/transition.ts";
-import type { SourceTransfer } from "../actors/order_actor.ts";
-import { type Anvil, ANVIL_PRIVATE_KEYS, anvilRpc, startAnvil } from "./support/anvil.ts";
-import { expectedDepositId, toWei, waitUntil } from "./support/chain_facts.ts";
+import { DISABLED_CHAIN_RECHECK_MS, type SourceTransfer } from "../actors/order_actor.ts";
+import { type Anvil, ANVIL_MNEMONIC, ANVIL_PRIVATE_KEYS, anvilRpc, startAnvil } from "./support/anvil.ts";
+import { expectedDepositId, ledgerTxs, toWei, waitUntil } from "./support/chain_facts.ts";
+import { makeOrder } from "./support/orders.ts";
+import { evmChainEnv } from "./support/live_env.ts";
 import { balance, FAST_PIPELINE, type Json, sim, terminal, waitForOrders } from "./support/pipeline.ts";
 import { call, randomWallet, startTestServer, type TestServer, tokenFor } from "./support/server.ts";
 
@@ -83,8 +92,9 @@ interface LiveBase {
   close(): Promise<void>;
 }
 
-async function liveBase(): Promise<LiveBase> {
-  const anvil = await startAnvil({ chainId: BASE_CHAIN_ID });
+/** Devnet's anvil (31337) by default; live-mode tests pass Base's own chain id. */
+async function liveBase(chainId = DEVNET_CHAIN_ID): Promise<LiveBase> {
+  const anvil = await startAnvil({ chainId });
   const dir = await Deno.makeTempDir({ prefix: "evm-live-test-" });
   try {
     const minterKeyFile = `${dir}/minter.key`;
@@ -96,9 +106,10 @@ async function liveBase(): Promise<LiveBase> {
       admin: deployer.address,
       minter: minter.address,
       supplyCap: parseSupplyCaps("1000000000"),
+      chainId,
     });
     const chain = defineChain({
-      id: BASE_CHAIN_ID,
+      id: chainId,
       name: "anvil-base",
       nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
       rpcUrls: { default: { http: [anvil.url] } },
@@ -118,6 +129,7 @@ async function liveBase(): Promise<LiveBase> {
       deployedAt: deployedAtBlock,
       client,
       env: (over = {}) => ({
+        CHAIN_MODE: chainId === DEVNET_CHAIN_ID ? "devnet" : "live",
         BASE_RPC_URLS: anvil.url,
         BASE_UASSETS: uAssetsEnvValue(uAssets),
         EVM_MINTER_KEY_FILE: minterKeyFile,
@@ -334,16 +346,22 @@ Deno.test("live Base: a dead first RPC URL fails over to the next and the mint c
     async () => buildServices(onlyDead, await loadSecrets(onlyDead, () => {})),
     /base|eth_chainId|fetch|connect/i,
   );
+  // Devnet proves every node's chain id at start, so the first node is alive then and dies right after: from then on
+  // its URL refuses connections, as the dead URL above does.
+  const first = await startAnvil({ chainId: DEVNET_CHAIN_ID });
   const server = await startTestServer({
     ...FAST_PIPELINE,
-    ...live.env({ BASE_RPC_URLS: `${dead},${live.anvil.url}` }),
+    ...live.env({ BASE_RPC_URLS: `${first.url},${live.anvil.url}` }),
   });
+  first.kill();
+  await first.stop();
   try {
     const amount = 20_000_001n;
     const r = await mintThroughService(server, live, amount);
     await assertMintedOnce(live, { order: r.order, stored: r.stored, wallet: r.partner.wallet, amount });
   } finally {
     await server.close();
+    await first.stop();
     await stopMining();
     await live.close();
   }
@@ -553,7 +571,6 @@ async function crashCase(point: "after-sign" | "after-record" | "after-broadcast
     SIM_CONFIRMATION_TIMEOUT_MS: "30000",
     ...live.env(),
     PIPELINE: "on",
-    CHAIN_MODE: "sim",
   };
   let server: ChildServer | null = null;
   try {
@@ -654,39 +671,187 @@ Deno.test("live Base, SIGKILL after broadcasting, before completion: no second m
   await crashCase("after-broadcast");
 });
 
-// ---- 6: refused at start ----
+// ---- 5b: live mode, Base configured, every native chain disabled (no live adapter yet) ----
 
-Deno.test("live Base: CHAIN_MODE=live refuses the simulated chains; a node of another chain id is refused", async (t) => {
+/** A server in CHAIN_MODE=live with Base on anvil (Base's own chain id) and its operator secret files. */
+async function liveModeServer(live: LiveBase) {
+  const jwt = `${live.dir}/jwt.pem`;
+  const mnemonic = `${live.dir}/mnemonic.txt`;
+  await Deno.writeTextFile(jwt, await newPrivateKeyPem(), { mode: 0o600 });
+  await Deno.writeTextFile(mnemonic, `${ANVIL_MNEMONIC}\n`, { mode: 0o600 });
+  return await startTestServer({
+    ...FAST_PIPELINE,
+    ...live.env(),
+    JWT_PRIVATE_KEY_FILE: jwt,
+    MASTER_MNEMONIC_FILE: mnemonic,
+  });
+}
+
+Deno.test("live mode, Base only: no /sim, sol is unsupported, and a real uSOL transfer for sol is held, never paid", async () => {
+  const live = await liveBase(BASE_CHAIN_ID);
+  const stopMining = live.mineEvery(60);
+  const server = await liveModeServer(live);
+  try {
+    const kv = server.services.kv;
+    const wallet = holder.address.toLowerCase();
+    const token = await tokenFor(server, holder.address);
+    // Issued before this restart, when sol still ran: they stay visible and their transfers stay ours.
+    assert.ok((await createBurnConfig(kv, wallet, "sol", SOL_DESTINATION, null)).ok);
+    const issued = await createMintWallet(
+      kv,
+      wallet,
+      "sol",
+      "base",
+      (c, i) => server.services.deriver.depositAddress(c, i),
+    );
+    assert.ok(issued.ok);
+
+    for (const path of ["/sim/deposits", "/sim/faucet", "/sim/transfers", "/sim/faults"]) {
+      const res = await call(server, "POST", path, {
+        body: { chain: "sol", address: issued.wallet.address, amount: "1" },
+      });
+      assert.equal(res.status, 404, path);
+      assert.deepEqual(res.body, { success: false, message: "Not found" });
+    }
+    assert.equal((await call(server, "GET", "/sim/balances?chain=sol&address=x")).status, 404);
+
+    const mintConfig = (await call(server, "GET", "/config/mint")).body.data;
+    assert.deepEqual(mintConfig.sourceChains, [], "no native chain runs");
+    assert.deepEqual(mintConfig.destinationChains.map((c: Json) => c.symbol), ["base"]);
+    assert.deepEqual(mintConfig.supportedTokens, []);
+    const burnConfig = (await call(server, "GET", "/config/burn")).body.data;
+    assert.deepEqual(burnConfig.sourceChains.map((c: Json) => c.symbol), ["base"]);
+    assert.deepEqual(burnConfig.destinationChains, []);
+    for (const chain of NATIVE_CHAINS) {
+      const mint = await call(server, "POST", "/mint/wallets", { token, body: { chain, destinationChain: "base" } });
+      assert.equal(mint.status, 400, chain);
+      assert.deepEqual(mint.body, { success: false, message: "Unsupported source chain" });
+    }
+    const body = { destinationChain: "sol", destinationAddress: SOL_DESTINATION };
+    for (const method of ["POST", "PUT"]) {
+      const res = await call(server, method, "/burn/wallets", { token, body });
+      assert.equal(res.status, 400, method);
+      assert.deepEqual(res.body, { success: false, message: "Unsupported destination chain" });
+    }
+    const mintWallets = (await call(server, "GET", "/mint/wallets", { token })).body.data;
+    assert.deepEqual(mintWallets.map((w: Json) => w.address), [issued.wallet.address]);
+    const burnWallets = (await call(server, "GET", "/burn/wallets", { token })).body.data;
+    assert.deepEqual(burnWallets.map((w: Json) => [w.destinationChain, w.destinationAddress]), [[
+      "sol",
+      SOL_DESTINATION,
+    ]]);
+
+    await live.fund("uSOL", holder.address, 2n * 10n ** 18n);
+    const transferAddress = server.services.uAssetTransferAddress;
+    const amount = 1_500_000_000_000_000_000n;
+    const hash = await live.transfer("uSOL", transferAddress, amount);
+    const held = await waitUntil("the uSOL transfer held", async () => {
+      return (await listHeld(kv)).find((h) => h.txHash === hash.toLowerCase()) ?? null;
+    }, 20_000);
+    assert.equal(held.chain, "base");
+    assert.equal(held.asset, "uSOL");
+    assert.equal(held.amount, amount.toString());
+    assert.equal(held.from, wallet);
+    assert.equal(held.reason, "destination chain sol is disabled");
+    assert.equal((await listOrders(kv, wallet, { limit: 10, offset: 0 })).orders.length, 0, "no burn order");
+    assert.deepEqual(await ledgerTxs(kv, "sol"), [], "nothing was paid in simulated SOL");
+    assert.equal(await live.balanceOf("uSOL", transferAddress), amount, "the uAssets stay with us");
+    // The registry serves no simulator in a disabled chain's place: every call on it is refused.
+    const chains = server.services.pipeline!.chains;
+    await assert.rejects(() => chains.reader("sol").tip(), ChainDisabledError);
+    await assert.rejects(
+      () => chains.payer("sol").preparePayout({ orderId: "x", to: SOL_DESTINATION, amount: 1n, memo: null }),
+      ChainDisabledError,
+    );
+    await assert.rejects(() => chains.minter("arbitrum").mintedBy(`0x${"00".repeat(32)}`), ChainDisabledError);
+    // No watcher runs for a disabled chain: Base has a cursor, no native chain has one.
+    for (const chain of NATIVE_CHAINS) assert.equal((await kv.get(cursorKey(chain))).value, null, chain);
+    assert.notEqual((await kv.get(cursorKey("base"))).value, null);
+  } finally {
+    await server.close();
+    await stopMining();
+    await live.close();
+  }
+});
+
+Deno.test("live mode, Base only: orders left over for sol are held with a reason and an alert, never failed or minted", async () => {
+  const live = await liveBase(BASE_CHAIN_ID);
+  const server = await liveModeServer(live);
+  try {
+    const kv = server.services.kv;
+    const wallet = randomWallet().toLowerCase();
+    await tokenFor(server, wallet); // an active wallet: nothing but the disabled chain stands in the way
+    // As a process that ran sol left them: a confirmed sol deposit about to mint on Base, a Base burn paying sol.
+    const mint = makeOrder(wallet, "mint", "processing", 0);
+    mint.details = { depositId: `0x${"ab".repeat(32)}` };
+    const burn = makeOrder(wallet, "burn", "pending", 0);
+    burn.details = {
+      source: { chain: "base", txHash: `0x${"cd".repeat(32)}`, index: 0, blockNumber: 1 },
+      confirmBy: new Date(Date.now() + 3_600_000).toISOString(),
+    };
+    for (const order of [mint, burn]) {
+      assert.deepEqual([order.sourceChain, order.destinationChain].sort(), ["base", "sol"]);
+      const atomic = kv.atomic();
+      addOrderCreate(atomic, order);
+      addReschedule(atomic, order.id, { key: dueAtKey(order.id), value: null, versionstamp: null }, Date.now());
+      assert.ok((await atomic.commit()).ok);
+    }
+    const reason = "chain sol is disabled in this process";
+    for (const order of [mint, burn]) {
+      const stored = await waitUntil(`order ${order.type} held`, async () => {
+        const o = await storedOrder(kv, order.id);
+        return o.details.heldReason === reason ? o : null;
+      }, 20_000);
+      assert.equal(stored.status, order.status, "neither failed nor moved");
+      assert.equal(stored.errorMessage, null);
+      assert.equal(stored.details.intent, undefined, "nothing was prepared");
+      const due = (await kv.get<number>(dueAtKey(order.id))).value!;
+      assert.ok(due - Date.now() > DISABLED_CHAIN_RECHECK_MS / 2, "looked at again only after a long wait");
+    }
+    const alerts = await listAlerts(kv, "chain_disabled");
+    assert.deepEqual(alerts.map((a) => [a.subject, a.chain]), [["sol", "sol"]], "one alert for the chain");
+    assert.equal(alerts[0].count, 2, "raised once per order newly held, never per look");
+    assert.equal(await live.client.getTransactionCount({ address: minter.address }), 0, "no mint was sent");
+    assert.deepEqual(await ledgerTxs(kv, "sol"), [], "no simulated payout either");
+  } finally {
+    await server.close();
+    await live.close();
+  }
+});
+
+// ---- 6: what live mode runs, and what it refuses at start ----
+
+Deno.test("live Base: CHAIN_MODE=live disables the chains it cannot run live; a node of another chain id is refused", async (t) => {
   const dir = await Deno.makeTempDir({ prefix: "evm-live-refuse-" });
   const other = await startAnvil(); // chain id 31337, not Base's
   try {
-    const keyFile = `${dir}/minter.key`;
-    await Deno.writeTextFile(keyFile, ANVIL_PRIVATE_KEYS[1], { mode: 0o600 });
-    const fakeAssets = uAssetsEnvValue(
-      Object.fromEntries(
-        ["uSOL", "uXRP", "uSUI", "uDOGE", "uZEC"].map((u, i) => [u, `0x${String(i + 1).padStart(40, "0")}`]),
-      ) as Record<UAsset, string>,
-    );
     const baseEnv = {
       KV_PATH: `${dir}/kv.sqlite3`,
       PIPELINE: "on",
-      BASE_RPC_URLS: other.url,
-      BASE_UASSETS: fakeAssets,
-      EVM_MINTER_KEY_FILE: keyFile,
+      CHAIN_MODE: "live",
+      ...(await evmChainEnv(dir, other.url)),
     };
-    const secrets = await loadSecrets(loadConfig(baseEnv), () => {});
+    // Generated as sim mode would, then handed over: these steps are about chains, not about secret files.
+    const secrets = await loadSecrets(loadConfig({ KV_PATH: baseEnv.KV_PATH }), () => {});
 
-    await t.step("CHAIN_MODE=live with only Base configured names every simulated chain", async () => {
-      const config = loadConfig({ ...baseEnv, CHAIN_MODE: "live" });
-      await assert.rejects(() => buildServices(config, secrets), (err: Error) => {
-        assert.match(err.message, /CHAIN_MODE=live/);
-        for (const c of [...NATIVE_CHAINS, ...EVM_CHAINS.filter((c) => c !== "base")]) {
-          assert.match(err.message, new RegExp(`\\b${c}\\b`), `names ${c}: ${err.message}`);
+    await t.step(
+      "CHAIN_MODE=live with only Base configured disables every other chain, never simulates it",
+      async () => {
+        // PIPELINE=off: the API alone, so no node is asked anything; the plan is decided all the same.
+        const services = await buildServices(loadConfig({ ...baseEnv, PIPELINE: "off" }), secrets);
+        try {
+          const plan = services.chainPlan;
+          for (const c of [...NATIVE_CHAINS, ...EVM_CHAINS.filter((c) => c !== "base")]) {
+            assert.ok(plan.disabled.includes(c), `disables ${c}: ${plan.disabled}`);
+          }
+          assert.deepEqual(plan.live, ["base"]);
+          assert.ok(!plan.disabled.includes("base"));
+          assert.deepEqual(services.simulatedChains, [], "nothing is simulated in live mode");
+        } finally {
+          services.kv.close();
         }
-        assert.doesNotMatch(err.message, /\bbase\b/);
-        return true;
-      });
-    });
+      },
+    );
 
     await t.step("BASE_RPC_URLS on a node reporting another eth_chainId is refused at start, naming base", async () => {
       const config = loadConfig(baseEnv);

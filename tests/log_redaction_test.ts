@@ -4,6 +4,7 @@
  * nodes: they answer `eth_chainId` correctly and fail everything else, either with HTTP 500 (transient) or with a
  * JSON-RPC error that is not transient (a pruned node's "missing trie node"), which reaches the log as viem raised it.
  */
+import { chainPlan } from "../config/chain_mode.ts";
 import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { pipelineContext } from "../app.ts";
@@ -71,7 +72,13 @@ Deno.test("pipeline log: watcher failures on live EVM RPC never print the URL's 
     const chains: Chains = { reader: (c) => readers[c] ?? sim.reader(c), minter: sim.minter, payer: sim.payer };
     const config = loadConfig({ KV_PATH: `${dir}/kv.sqlite3` });
     // The service's own pipeline context, log included.
-    const ctx = pipelineContext(config, kv, "0x00000000000000000000000000000000000000aa", { chains, simulated: [] });
+    const ctx = pipelineContext(
+      config,
+      kv,
+      "0x00000000000000000000000000000000000000aa",
+      { chains, simulated: [] },
+      chainPlan("sim", config.evm),
+    );
     const output = await capturingConsole(async (printed) => {
       const runtime = new PipelineRuntime(ctx, { id: "t", sweepMs: 50, watchMs: 20, concurrency: 1, useQueue: false });
       runtime.start();

@@ -34,6 +34,7 @@ import {
 } from "./support/pipeline.ts";
 import { runTask } from "./support/cli.ts";
 import { call, startTestServer, type TestServer } from "./support/server.ts";
+import { evmChainEnv } from "./support/live_env.ts";
 
 const admin = (server: TestServer, ...args: string[]) => runTask("admin", { KV_PATH: server.kvPath }, args);
 async function simCli(server: TestServer, ...args: string[]) {
@@ -349,6 +350,8 @@ Deno.test("the sim endpoints and deno task sim exist only in sim mode", async ()
     const server = await startTestServer({
       CHAIN_MODE: "live",
       PIPELINE: "off",
+      // Live mode needs a configured EVM chain to start; with PIPELINE=off no node is asked anything.
+      ...(await evmChainEnv(dir, "http://127.0.0.1:1")),
       JWT_PRIVATE_KEY_FILE: `${dir}/jwt.pem`,
       MASTER_MNEMONIC_FILE: `${dir}/mnemonic.txt`,
     });

@@ -4,6 +4,7 @@
  * scans across more blocks than one `eth_getLogs` may span, RPC failover, the chain id check, and fee-bumped
  * replacement of a stuck mint.
  */
+import { waitUntil } from "./support/chain_facts.ts";
 import { chainPlan } from "../config/chain_mode.ts";
 import assert from "node:assert/strict";
 import {
@@ -80,6 +81,13 @@ Deno.test("EVM adapter on anvil (real node)", async (t) => {
       minter: { replaceAfterMs: 60_000 },
     });
     const mine = (blocks = 1) => anvilRpc(anvil.url, "anvil_mine", [toHex(blocks)]);
+    // Automine answers eth_sendRawTransaction before the block is sealed: on a loaded machine the first look can still
+    // find the transaction pending.
+    const minedStatus = (hash: string) =>
+      waitUntil(`${hash} mined`, async () => {
+        const s = await reader.txStatus(hash);
+        return s.state === "included" ? s : null;
+      });
     const holderWallet = createWalletClient({ account: holder, chain: client.chain, transport: http(anvil.url) });
     const balanceOf = (asset: UAsset, who: Address) =>
       client.readContract({ address: uAssets[asset], abi: UASSET_ABI, functionName: "balanceOf", args: [who] });
@@ -136,7 +144,7 @@ Deno.test("EVM adapter on anvil (real node)", async (t) => {
         assert.ok(await commitIntent(tx));
         await minter.broadcast(tx);
         firstHash = tx.txHash;
-        const included = await reader.txStatus(tx.txHash);
+        const included = await minedStatus(tx.txHash);
         assert.equal(included.state, "included");
         if (included.state !== "included") return;
         assert.equal(included.success, true);
@@ -393,7 +401,7 @@ Deno.test("EVM adapter on anvil (real node)", async (t) => {
       );
       assert.ok(await commitIntent(tx));
       await minter.broadcast(tx);
-      const status = await reader.txStatus(tx.txHash);
+      const status = await minedStatus(tx.txHash);
       assert.equal(status.state, "included");
       const n = status.state === "included" ? status.blockNumber : -1;
       const oldHash = await reader.blockHash(n);
@@ -408,7 +416,7 @@ Deno.test("EVM adapter on anvil (real node)", async (t) => {
       assert.equal(await minter.mintedBy(id), null);
       // Recovery sends the recorded bytes again; it never signs a second mint.
       await minter.broadcast(tx);
-      const again = await reader.txStatus(tx.txHash);
+      const again = await minedStatus(tx.txHash);
       assert.equal(again.state === "included" && again.success, true);
       assert.equal(await minter.mintedBy(id), tx.txHash);
     });

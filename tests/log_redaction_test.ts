@@ -4,6 +4,9 @@
  * nodes: they answer `eth_chainId` correctly and fail everything else, either with HTTP 500 (transient) or with a
  * JSON-RPC error that is not transient (a pruned node's "missing trie node"), which reaches the log as viem raised it.
  */
+import { newPrivateKeyPem } from "../config/secrets.ts";
+import { generateMnemonic } from "@scure/bip39";
+import { wordlist } from "@scure/bip39/wordlists/english.js";
 import { chainPlan } from "../config/chain_mode.ts";
 import assert from "node:assert/strict";
 import { Hono } from "hono";
@@ -141,9 +144,17 @@ Deno.test("a refused start and a failed admin command print no URL key (child pr
     await Deno.writeTextFile(keyFile, MINTER_KEY, { mode: 0o600 });
 
     await t.step("main.ts refusing to start over an RPC failure", async () => {
+      // Live mode, so that the start reaches the node (sim mode refuses RPC URLs before any call).
+      const jwtFile = `${dir}/jwt.pem`;
+      const mnemonicFile = `${dir}/mnemonic.txt`;
+      await Deno.writeTextFile(jwtFile, await newPrivateKeyPem(), { mode: 0o600 });
+      await Deno.writeTextFile(mnemonicFile, generateMnemonic(wordlist), { mode: 0o600 });
       const res = await tryStartService({
         KV_PATH: `${dir}/kv.sqlite3`,
         PIPELINE: "on",
+        CHAIN_MODE: "live",
+        JWT_PRIVATE_KEY_FILE: jwtFile,
+        MASTER_MNEMONIC_FILE: mnemonicFile,
         BASE_RPC_URLS: node.url,
         BASE_UASSETS: UASSETS_ENV,
         EVM_MINTER_KEY_FILE: keyFile,
@@ -152,16 +163,20 @@ Deno.test("a refused start and a failed admin command print no URL key (child pr
       assert.equal(res.started, false, res.output);
       assert.equal(res.code, 1);
       assert.match(res.output, /refusing to start: /);
+      assert.match(res.output, /missing trie node/, "the refusal came from the node's answer");
     });
 
     await t.step("admin evm deploy failing on the RPC", async () => {
+      const adminKeyFile = `${dir}/admin.key`;
+      await Deno.writeTextFile(adminKeyFile, "0x" + "cd".repeat(32), { mode: 0o600 });
       const res = await runTask("admin", {
         KV_PATH: `${dir}/kv.sqlite3`,
         EVM_MINTER_KEY_FILE: keyFile,
-        EVM_DEPLOYER_KEY_FILE: keyFile,
-      }, ["evm", "deploy", "--chain", "base", "--rpc-url", node.url]);
-      assert.notEqual(res.code, 0);
+        EVM_ADMIN_KEY_FILE: adminKeyFile,
+      }, ["evm", "deploy", "--chain", "base", "--supply-cap", "1000", "--rpc-url", node.url]);
+      assert.equal(res.code, 1, res.stdout + res.stderr);
       assertNoSecrets(res.stdout + res.stderr);
+      assert.match(res.stdout + res.stderr, /missing trie node/, "the failure came from the node's answer");
     });
   } finally {
     await node.close();

@@ -39,7 +39,7 @@ import { uAssetsEnvValue } from "../chains/evm/deploy.ts";
 import { loadEvmConfig } from "../config/evm.ts";
 import { UASSET_ABI, UASSET_BYTECODE } from "../contracts/uasset.ts";
 import { openKv } from "../kv/open.ts";
-import { ANVIL_PRIVATE_KEYS, anvilRpc, startAnvil } from "./support/anvil.ts";
+import { ANVIL_PRIVATE_KEYS, anvilRpc, closedPortUrl, startAnvil } from "./support/anvil.ts";
 
 const CHAIN = "base" as const;
 const CHAIN_ID = EVM[CHAIN].chainId;
@@ -53,14 +53,6 @@ const TRANSFER_ADDRESS = privateKeyToAccount(ANVIL_PRIVATE_KEYS[5]).address;
 const SUPPLY_CAP = parseEther("1000000000");
 
 const depositId = (label: string) => keccak256(toHex(`evm-adapter-test:${label}`));
-
-/** A local port nothing listens on: connections to it are refused at once. */
-function closedPortUrl(): string {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr as Deno.NetAddr;
-  listener.close();
-  return `http://127.0.0.1:${port}`;
-}
 
 Deno.test("EVM adapter on anvil (real node)", async (t) => {
   const anvil = await startAnvil({ chainId: CHAIN_ID });

@@ -39,7 +39,15 @@ import { addReschedule, cursorKey, dueAtKey, listHeld } from "../kv/pipeline.ts"
 import { listAlerts } from "../kv/alerts.ts";
 import type { Intent } from "../actors/transition.ts";
 import { DISABLED_CHAIN_RECHECK_MS, type SourceTransfer } from "../actors/order_actor.ts";
-import { type Anvil, ANVIL_MNEMONIC, ANVIL_PRIVATE_KEYS, anvilRpc, startAnvil } from "./support/anvil.ts";
+import {
+  type Anvil,
+  ANVIL_MNEMONIC,
+  ANVIL_PRIVATE_KEYS,
+  anvilRpc,
+  closedPortUrl,
+  freePort,
+  startAnvil,
+} from "./support/anvil.ts";
 import { expectedDepositId, ledgerTxs, toWei, waitUntil } from "./support/chain_facts.ts";
 import { makeOrder } from "./support/orders.ts";
 import { evmChainEnv } from "./support/live_env.ts";
@@ -57,16 +65,6 @@ const SOL_DESTINATION = "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM";
 const MINTED_LOG = parseAbiItem("event Minted(bytes32 indexed depositId, address indexed to, uint256 amount)");
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr as Deno.NetAddr;
-  listener.close();
-  return port;
-}
-
-/** A local port nothing listens on: connections are refused at once. */
-const closedPortUrl = () => `http://127.0.0.1:${freePort()}`;
 
 // ---- a live Base on anvil ----
 

@@ -83,12 +83,33 @@ function reportRpc(onRpc: NonNullable<EvmClientOptions["onRpc"]>, url: string, b
 }
 
 /** Refuses to run against a node of another chain: a wrong URL in config must not sign or scan anything. */
+/**
+ * Refuses to run against a node of another chain: a wrong URL in config must not sign or scan anything. Every URL is
+ * asked on its own, since failover would answer from the first node that works and hide a backup that serves another
+ * chain (whose logs a scan could later read). A node that does not answer now is tolerated while another one proves the
+ * chain; none answering is an error, as a wrong id is.
+ */
 export async function assertChainId(client: EvmClient, expected: number, chain?: EvmChain): Promise<void> {
   const name = chain ?? client.chain?.name ?? "EVM chain";
-  const actual = await rpc(chain ?? "evm", "eth_chainId", () => client.getChainId());
-  if (actual !== expected) {
-    throw new Error(`${name}: RPC reports chain id ${actual}, expected ${expected}; refusing to use it`);
+  const nodes = client.nodes ?? [client];
+  let proven = false;
+  let unreachable: unknown;
+  for (const [i, node] of nodes.entries()) {
+    let actual: number;
+    try {
+      actual = await rpc(chain ?? "evm", "eth_chainId", () => node.getChainId());
+    } catch (err) {
+      if (!(err instanceof TransientChainError)) throw err;
+      unreachable ??= err;
+      continue;
+    }
+    if (actual !== expected) {
+      const which = nodes.length > 1 ? ` (RPC URL ${i + 1} of ${nodes.length}, ${redactUrls(node.transport.url)})` : "";
+      throw new Error(`${name}: RPC reports chain id ${actual}, expected ${expected}${which}; refusing to use it`);
+    }
+    proven = true;
   }
+  if (!proven) throw unreachable;
 }
 
 /** JSON-RPC error codes that mean "later", not "never": rate limits, overload, internal node trouble. */

@@ -126,11 +126,17 @@ async function locateAnvil(): Promise<string> {
   return ANVIL_BIN;
 }
 
-function freePort(): number {
+/** A loopback port free right now (the caller binds it soon; another process may take it first). */
+export function freePort(): number {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const { port } = listener.addr as Deno.NetAddr;
   listener.close();
   return port;
+}
+
+/** A local URL nothing listens on: connections to it are refused at once. `path` stands for a provider's key. */
+export function closedPortUrl(path = ""): string {
+  return `http://127.0.0.1:${freePort()}${path}`;
 }
 
 // Best effort if a test forgets `stop()` or the runner exits early: no anvil outlives the test process.

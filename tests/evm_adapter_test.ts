@@ -308,8 +308,17 @@ Deno.test("EVM adapter on anvil (real node)", async (t) => {
       // The six blocks after the uSUI transfer hold only the stranger's transfer to the transfer address.
       const quiet = await wide.scan(to - 5, to);
       console.log(`scan of 6 blocks with no transfer to us: ${rpcCalls.length} RPC calls`);
-      assert.deepEqual(quiet.map((b) => [b.number, b.transfers.length]), [[to, 0]]);
-      // `latest` (here the range's last block), eth_getLogs, and the last block again to pin the logs to it.
+      // Only the checkpoints 1, 2 and 4 blocks below the end (ancestors the watcher remembers), and the end.
+      assert.deepEqual(quiet.map((b) => [b.number, b.transfers.length]), [[to - 4, 0], [to - 2, 0], [to - 1, 0], [
+        to,
+        0,
+      ]]);
+      // `latest` (here the range's last block), eth_getLogs, the three checkpoints, and the last block again to pin
+      // the logs and the checkpoints to it.
+      assert.deepEqual(rpcCalls, ["eth_getBlockByNumber", "eth_getLogs", ...Array(4).fill("eth_getBlockByNumber")]);
+      // A tick that follows the tip scans a block or two: no checkpoint, or one.
+      rpcCalls.length = 0;
+      assert.deepEqual((await wide.scan(to, to)).map((b) => b.number), [to]);
       assert.deepEqual(rpcCalls, ["eth_getBlockByNumber", "eth_getLogs", "eth_getBlockByNumber"]);
 
       const numbers = blocks.map((b) => b.number);

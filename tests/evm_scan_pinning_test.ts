@@ -16,6 +16,7 @@ import { type PipelineContext, pipelineSettings } from "../actors/context.ts";
 import { watchOnce } from "../actors/watcher.ts";
 import { type Cursor, cursorKey, seenKey } from "../kv/pipeline.ts";
 import { openKv } from "../kv/open.ts";
+import { getAlert } from "../kv/alerts.ts";
 import { ANVIL_PRIVATE_KEYS, anvilRpc, startAnvil } from "./support/anvil.ts";
 import { laggingNode, rpcProxy } from "./support/rpc_proxy.ts";
 
@@ -201,10 +202,87 @@ Deno.test(
       const after = await reader.blockHash(to);
       assert.notEqual(after, before, "the proxy did reorganise the chain");
       // Asked again, the scan vouches for the chain that is there now.
-      assert.deepEqual((await reader.scan(from, to)).map((b) => [b.number, b.hash]), [[to, after]]);
+      const rescanned = await reader.scan(from, to);
+      assert.deepEqual(rescanned.at(-1) && [rescanned.at(-1)!.number, rescanned.at(-1)!.hash], [to, after]);
+      for (const b of rescanned) assert.equal(b.hash, await reader.blockHash(b.number), `block ${b.number} canonical`);
     } finally {
       await node.close();
       await anvil.stop();
+    }
+  },
+);
+
+Deno.test(
+  "watcher on anvil: a shallow reorg right after a long quiet catch-up rescans from a remembered checkpoint, no halt",
+  async () => {
+    const anvil = await startAnvil({ chainId: CHAIN_ID });
+    const dir = await Deno.makeTempDir({ prefix: "evm-checkpoints-" });
+    const kv = await openKv(`${dir}/kv.sqlite3`);
+    try {
+      const deployer = privateKeyToAccount(deployerKey);
+      const { addresses: uAssets } = await deployUAssets({
+        chain: CHAIN,
+        rpcUrl: anvil.url,
+        deployer,
+        admin: deployer.address,
+        minter: minter.address,
+        supplyCap: parseSupplyCaps("1000"),
+      });
+      const client = evmClient({ chain: CHAIN, urls: [anvil.url], chainId: CHAIN_ID });
+      const walletOf = (account: LocalAccount) =>
+        createWalletClient({ account, chain: client.chain, transport: http(anvil.url) });
+      await walletOf(minter).writeContract({
+        address: uAssets.uSOL,
+        abi: UASSET_ABI,
+        functionName: "mint",
+        args: [holder.address, parseEther("5"), keccak256(toHex("checkpoints"))],
+      });
+      const startBlock = await blockNumber(anvil.url);
+      const reader = evmReader({ chain: CHAIN, client, uAssets, transferAddress: TRANSFER_ADDRESS, maxRange: 1_000 });
+      const ctx: PipelineContext = {
+        kv,
+        chains: {
+          reader: () => reader,
+          minter: () => assert.fail("the watcher mints nothing"),
+          payer: () => assert.fail("the watcher pays nothing"),
+        },
+        settings: pipelineSettings({
+          blockMs: 1_000,
+          confirmationTimeoutMs: 60_000,
+          transferAddress: TRANSFER_ADDRESS,
+          live: { [CHAIN]: { confirmations: 1, blockMs: 1_000, startBlock } },
+        }),
+        now: () => new Date(),
+        log: () => {},
+      };
+
+      // 150 quiet blocks, caught up in one tick: nothing of ours in them.
+      await anvilRpc(anvil.url, "anvil_mine", [toHex(147)]);
+      const snapshot = await anvilRpc<string>(anvil.url, "evm_snapshot");
+      await anvilRpc(anvil.url, "anvil_mine", ["0x3"]);
+      const tip = await blockNumber(anvil.url);
+      await watchOnce(ctx, CHAIN, "test", 60_000);
+      assert.equal((await kv.get<Cursor>(cursorKey(CHAIN))).value?.number, tip);
+
+      // A three-block reorg: the replacement blocks carry a burn.
+      await anvilRpc(anvil.url, "evm_revert", [snapshot]);
+      const burnHash = await walletOf(holder).writeContract({
+        address: uAssets.uSOL,
+        abi: UASSET_ABI,
+        functionName: "transfer",
+        args: [TRANSFER_ADDRESS, parseEther("1")],
+      });
+      await anvilRpc(anvil.url, "anvil_mine", ["0x2"]);
+      assert.equal(await blockNumber(anvil.url), tip);
+
+      const result = await watchOnce(ctx, CHAIN, "test", 60_000);
+      assert.equal(await getAlert(kv, "deep_reorg", CHAIN), null, "a three-block reorg is not deeper than the memory");
+      assert.equal(result.scannedTo, tip);
+      assert.ok((await kv.get(seenKey(CHAIN, burnHash.toLowerCase(), 0))).value, "the burn in the new blocks");
+    } finally {
+      kv.close();
+      await anvil.stop();
+      await Deno.remove(dir, { recursive: true });
     }
   },
 );

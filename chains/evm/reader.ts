@@ -262,8 +262,13 @@ export function evmReader(opts: EvmReaderOptions): ChainReader {
     for (let start = from; start <= to; start += opts.maxRange) {
       found.push(...await transferLogs(node, start, Math.min(to, start + opts.maxRange - 1)));
     }
-    // The same node still ends the range with the same block: the logs were answered from that chain, not from a
-    // reorganised one in between (its hash would differ) and not from a chain that ends earlier.
+    const checkpoints = await mapLimit(checkpointsOf(from, to), concurrency, async (n) => {
+      const h = await header(n, node);
+      if (!h) throw new TransientChainError(`${chain}: block ${n} vanished during a scan (reorg)`);
+      return h;
+    });
+    // The same node still ends the range with the same block: the logs (and the checkpoint headers) were answered from
+    // that chain, not from a reorganised one in between (its hash would differ) and not from a chain that ends earlier.
     const after = await header(to, node);
     if (!after || after.hash.toLowerCase() !== last.hash.toLowerCase()) {
       throw new TransientChainError(`${chain}: block ${to} changed during a scan (reorg)`);
@@ -278,13 +283,15 @@ export function evmReader(opts: EvmReaderOptions): ChainReader {
       if (list) list.push(t);
       else byBlock.set(t.blockNumber, [t]);
     }
-    const numbers = [...byBlock.keys()].filter((n) => n !== to).sort((a, b) => a - b);
+    const known = new Map(checkpoints.map((h) => [h.number, h]));
+    const numbers = [...byBlock.keys()].filter((n) => n !== to && !known.has(n));
     const headers = await mapLimit(numbers, concurrency, async (n) => {
       const h = await header(n, node);
       if (!h) throw new TransientChainError(`${chain}: block ${n} vanished during a scan (reorg)`);
       return h;
     });
-    headers.push(last);
+    headers.push(...checkpoints, last);
+    headers.sort((a, b) => a.number - b.number);
     return headers.map((h) => {
       const entries = byBlock.get(h.number) ?? [];
       for (const e of entries) {
@@ -352,6 +359,20 @@ export function evmReader(opts: EvmReaderOptions): ChainReader {
       return known.some(Boolean) ? { state: "pending" } : { state: "unknown" };
     },
   };
+}
+
+/**
+ * Blocks below the end of a scanned range whose headers a scan returns even without logs, at doubling depths: the
+ * watcher remembers every block a scan returns, and after a reorg rescans from the newest one still canonical. Log
+ * scans return only blocks with our logs plus the last, so after a long quiet catch-up it would remember the last
+ * block alone, and a reorg of even one block would look deeper than its memory (and halt the chain). These few
+ * headers (at most seven a scan, read between the two reads of the range's last header, so from the same chain) give
+ * it an ancestor at every depth up to 64.
+ */
+const CHECKPOINT_DEPTHS = [1, 2, 4, 8, 16, 32, 64];
+
+function checkpointsOf(from: number, to: number): number[] {
+  return CHECKPOINT_DEPTHS.map((d) => to - d).filter((n) => n >= from);
 }
 
 /**

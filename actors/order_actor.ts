@@ -73,7 +73,7 @@ export async function stepOrder(ctx: PipelineContext, orderId: string): Promise<
     return await waitWithBackoff(ctx, entry, due, err);
   }
   if (decision.kind === "wait") {
-    const ok = await commitWait(ctx, entry, due, decision.ms, false);
+    const ok = await commitWait(ctx, entry, due, decision.ms, withoutErrorStreak(entry.value));
     return ok ? "waiting" : "conflict";
   }
   const now = ctx.now();
@@ -337,12 +337,8 @@ async function holdForDisabledChain(
   const order = entry.value;
   const reason = `chain ${chain} is disabled in this process`;
   const first = order.details.heldReason !== reason;
-  const now = ctx.now().getTime();
-  const atomic = ctx.kv.atomic().check(entry);
-  addReschedule(atomic, order.id, due, now + DISABLED_CHAIN_RECHECK_MS);
-  atomic.enqueue({ kind: WAKE, orderId: order.id } satisfies WakeMessage, { delay: DISABLED_CHAIN_RECHECK_MS });
-  if (first) addOrderUpdate(atomic, entry, { ...order, details: { ...order.details, heldReason: reason } });
-  if (!(await atomic.commit()).ok) return "conflict";
+  const held = first ? { ...order, details: { ...order.details, heldReason: reason } } : order;
+  if (!(await commitWait(ctx, entry, due, DISABLED_CHAIN_RECHECK_MS, held))) return "conflict";
   if (first) {
     ctx.log(`order ${order.id}: held, ${reason}`);
     await raiseAlert(ctx.kv, {
@@ -386,7 +382,11 @@ async function waitWithBackoff(
       now: ctx.now(),
     });
   }
-  return (await commitWait(ctx, entry, due, ms, true, attempts, note)) ? "waiting" : "conflict";
+  const counted = {
+    ...entry.value,
+    details: { ...entry.value.details, transientErrors: attempts, lastTransientError: note },
+  };
+  return (await commitWait(ctx, entry, due, ms, counted)) ? "waiting" : "conflict";
 }
 
 /** Consecutive failed steps of one order after which an operator is alerted (the order keeps retrying). */
@@ -404,28 +404,20 @@ function withoutErrorStreak(order: Order): Order {
 
 /**
  * Schedules the next look at an order that is waiting. A plain wait touches only the schedule (no order rewrite, no
- * listing churn); a wait after an error also records the error count and message on the order.
+ * listing churn); `updated`, when it differs from the order read, is stored in the same commit (an error count, a
+ * held reason, the end of an error streak).
  */
 async function commitWait(
   ctx: PipelineContext,
   entry: Deno.KvEntry<Order>,
   due: Deno.KvEntryMaybe<number>,
   ms: number,
-  recordError: boolean,
-  attempts?: number,
-  note?: string,
+  updated: Order = entry.value,
 ): Promise<boolean> {
   const now = ctx.now().getTime();
   const atomic = ctx.kv.atomic().check(entry);
   addReschedule(atomic, entry.value.id, due, now + ms);
   atomic.enqueue({ kind: WAKE, orderId: entry.value.id } satisfies WakeMessage, { delay: ms });
-  if (recordError) {
-    addOrderUpdate(atomic, entry, {
-      ...entry.value,
-      details: { ...entry.value.details, transientErrors: attempts, lastTransientError: note },
-    });
-  } else if (withoutErrorStreak(entry.value) !== entry.value) {
-    addOrderUpdate(atomic, entry, withoutErrorStreak(entry.value));
-  }
+  if (updated !== entry.value) addOrderUpdate(atomic, entry, updated);
   return (await atomic.commit()).ok;
 }

@@ -22,13 +22,12 @@ import { type SourceTransfer, stepOrder } from "../actors/order_actor.ts";
 import { ERROR_MESSAGES } from "../actors/transition.ts";
 import type { Chains } from "../chains/adapter.ts";
 import { EVM, type UAsset } from "../chains/catalog.ts";
-import { deployUAssets, parseSupplyCaps } from "../chains/evm/deploy.ts";
 import { evmChainAdapters } from "../chains/evm/index.ts";
 import { UASSET_ABI } from "../contracts/uasset.ts";
 import { createBurnConfig } from "../kv/burn_configs.ts";
 import type { Order } from "../kv/orders.ts";
 import { ensureUserWallet } from "../kv/user_wallets.ts";
-import { ANVIL_PRIVATE_KEYS, anvilRpc, startAnvil } from "./support/anvil.ts";
+import { ANVIL_PRIVATE_KEYS, anvilRpc, deployTestUAssets, startAnvil } from "./support/anvil.ts";
 import { payoutTxs, toWei, waitUntil } from "./support/chain_facts.ts";
 import { compileSweeper } from "./support/sweeper.ts";
 import { handPipeline, watchToTip } from "./support/watch.ts";
@@ -62,14 +61,7 @@ Deno.test("anvil: a burn re-executed by a reorg with another amount fails at con
       assert.equal(r.status, "success");
       return r;
     };
-    const { addresses: uAssets } = await deployUAssets({
-      chain: "base",
-      rpcUrl: anvil.url,
-      deployer,
-      admin: deployer.address,
-      minter: minter.address,
-      supplyCap: parseSupplyCaps("1000000000"),
-    });
+    const { addresses: uAssets } = await deployTestUAssets(anvil.url, minter.address);
     const sweeperCode = compileSweeper();
     const sweeper = (await mined(
       await wallet(deployer).deployContract({ ...sweeperCode, args: [TRANSFER_ADDRESS] }),

@@ -24,7 +24,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { buildServices } from "../app.ts";
 import { EVM, EVM_CHAINS, NATIVE_CHAINS, type UAsset } from "../chains/catalog.ts";
 import { ChainDisabledError } from "../chains/adapter.ts";
-import { deployUAssets, parseSupplyCaps, uAssetsEnvValue } from "../chains/evm/deploy.ts";
+import { uAssetsEnvValue } from "../chains/evm/deploy.ts";
 import { loadConfig } from "../config/env.ts";
 import { loadEvmConfig } from "../config/evm.ts";
 import { DEVNET_CHAIN_ID } from "../config/chain_mode.ts";
@@ -45,6 +45,7 @@ import {
   ANVIL_PRIVATE_KEYS,
   anvilRpc,
   closedPortUrl,
+  deployTestUAssets,
   freePort,
   startAnvil,
 } from "./support/anvil.ts";
@@ -97,15 +98,7 @@ async function liveBase(chainId = DEVNET_CHAIN_ID): Promise<LiveBase> {
   try {
     const minterKeyFile = `${dir}/minter.key`;
     await Deno.writeTextFile(minterKeyFile, `${ANVIL_PRIVATE_KEYS[1]}\n`, { mode: 0o600 });
-    const { addresses: uAssets, deployedAtBlock } = await deployUAssets({
-      chain: "base",
-      rpcUrl: anvil.url,
-      deployer,
-      admin: deployer.address,
-      minter: minter.address,
-      supplyCap: parseSupplyCaps("1000000000"),
-      chainId,
-    });
+    const { addresses: uAssets, deployedAtBlock } = await deployTestUAssets(anvil.url, minter.address, { chainId });
     const chain = defineChain({
       id: chainId,
       name: "anvil-base",

@@ -7,7 +7,6 @@ import assert from "node:assert/strict";
 import { createWalletClient, type Hex, http, keccak256, parseUnits, toHex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { EVM } from "../chains/catalog.ts";
-import { deployUAssets, parseSupplyCaps } from "../chains/evm/deploy.ts";
 import { evmChainAdapters } from "../chains/evm/index.ts";
 import { UASSET_ABI } from "../contracts/uasset.ts";
 import { type PipelineContext, pipelineSettings } from "../actors/context.ts";
@@ -17,7 +16,7 @@ import type { Intent } from "../actors/transition.ts";
 import { createOrder, getOrder, newOrderId, type Order } from "../kv/orders.ts";
 import { openKv } from "../kv/open.ts";
 import { ensureUserWallet } from "../kv/user_wallets.ts";
-import { ANVIL_PRIVATE_KEYS, startAnvil } from "./support/anvil.ts";
+import { ANVIL_PRIVATE_KEYS, deployTestUAssets, startAnvil } from "./support/anvil.ts";
 
 const CHAIN = "base" as const;
 const CHAIN_ID = EVM[CHAIN].chainId;
@@ -35,13 +34,9 @@ Deno.test("a mint refused by a paused or capped uAsset waits with the reason on 
   const dir = await Deno.makeTempDir({ prefix: "evm-mint-blocked-" });
   const kv = await openKv(`${dir}/kv.sqlite3`);
   try {
-    const { addresses: uAssets } = await deployUAssets({
+    const { addresses: uAssets } = await deployTestUAssets(anvil.url, minter.address, {
       chain: CHAIN,
-      rpcUrl: anvil.url,
-      deployer: admin,
-      admin: admin.address,
-      minter: minter.address,
-      supplyCap: parseSupplyCaps("100"),
+      supplyCap: "100",
     });
     const { client, reader, minter: evmMinter } = await evmChainAdapters({
       chain: CHAIN,

@@ -15,7 +15,7 @@ import { watchOnce } from "../actors/watcher.ts";
 import type { Chains } from "../chains/adapter.ts";
 import { EVM, type EvmChain, NATIVE } from "../chains/catalog.ts";
 import { MINTED_EVENT } from "../chains/evm/abi.ts";
-import { deployUAssets, parseSupplyCaps } from "../chains/evm/deploy.ts";
+import { deployUAssets } from "../chains/evm/deploy.ts";
 import { type EvmChainAdapters, evmChainAdapters } from "../chains/evm/index.ts";
 import { simChains } from "../chains/sim/adapters.ts";
 import { UASSET_ABI } from "../contracts/uasset.ts";
@@ -24,11 +24,10 @@ import { createBurnConfig } from "../kv/burn_configs.ts";
 import { openKv } from "../kv/open.ts";
 import { createOrder, listOrderIdsByStatus, newOrderId, type Order } from "../kv/orders.ts";
 import { ensureUserWallet } from "../kv/user_wallets.ts";
-import { type Anvil, ANVIL_PRIVATE_KEYS, anvilRpc, startAnvil } from "./support/anvil.ts";
+import { type Anvil, ANVIL_PRIVATE_KEYS, anvilRpc, deployTestUAssets, startAnvil } from "./support/anvil.ts";
 import { stored } from "./support/chain_facts.ts";
 
 const CHAIN = "base" as const;
-const deployer = privateKeyToAccount(ANVIL_PRIVATE_KEYS[0]);
 const minter = privateKeyToAccount(ANVIL_PRIVATE_KEYS[1]);
 const holder = privateKeyToAccount(ANVIL_PRIVATE_KEYS[2]);
 const TRANSFER_ADDRESS = privateKeyToAccount(ANVIL_PRIVATE_KEYS[5]).address;
@@ -59,13 +58,8 @@ async function anvilPipeline(opts: { slotsInAnEpoch?: number } = {}): Promise<An
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   };
   try {
-    const { addresses: uAssets, deployedAtBlock } = await deployUAssets({
+    const { addresses: uAssets, deployedAtBlock } = await deployTestUAssets(anvil.url, minter.address, {
       chain: CHAIN,
-      rpcUrl: anvil.url,
-      deployer,
-      admin: deployer.address,
-      minter: minter.address,
-      supplyCap: parseSupplyCaps("1000000000"),
     });
     const evm = await evmChainAdapters({
       chain: CHAIN,

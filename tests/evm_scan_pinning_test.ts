@@ -7,9 +7,8 @@
 import assert from "node:assert/strict";
 import { createWalletClient, http, keccak256, type LocalAccount, parseEther, toHex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { TransientChainError } from "../chains/adapter.ts";
+import { type ChainReader, TransientChainError } from "../chains/adapter.ts";
 import { EVM } from "../chains/catalog.ts";
-import { deployUAssets, parseSupplyCaps } from "../chains/evm/deploy.ts";
 import { evmClient, evmReader } from "../chains/evm/index.ts";
 import { UASSET_ABI } from "../contracts/uasset.ts";
 import { type PipelineContext, pipelineSettings } from "../actors/context.ts";
@@ -17,12 +16,12 @@ import { watchOnce } from "../actors/watcher.ts";
 import { type Cursor, cursorKey, seenKey } from "../kv/pipeline.ts";
 import { openKv } from "../kv/open.ts";
 import { getAlert } from "../kv/alerts.ts";
-import { ANVIL_PRIVATE_KEYS, anvilRpc, startAnvil } from "./support/anvil.ts";
+import { ANVIL_PRIVATE_KEYS, anvilRpc, deployTestUAssets, startAnvil } from "./support/anvil.ts";
 import { laggingNode, rpcProxy } from "./support/rpc_proxy.ts";
 
 const CHAIN = "base" as const;
 const CHAIN_ID = EVM[CHAIN].chainId;
-const [deployerKey, minterKey, holderKey, transferKey] = [0, 1, 2, 5].map((i) => ANVIL_PRIVATE_KEYS[i]);
+const [minterKey, holderKey, transferKey] = [1, 2, 5].map((i) => ANVIL_PRIVATE_KEYS[i]);
 const minter = privateKeyToAccount(minterKey);
 const holder = privateKeyToAccount(holderKey);
 const TRANSFER_ADDRESS = privateKeyToAccount(transferKey).address;
@@ -39,13 +38,9 @@ Deno.test(
     });
     let lagging: ReturnType<typeof laggingNode> | undefined;
     try {
-      const { addresses: uAssets } = await deployUAssets({
+      const { addresses: uAssets } = await deployTestUAssets(anvil.url, minter.address, {
         chain: CHAIN,
-        rpcUrl: anvil.url,
-        deployer: privateKeyToAccount(deployerKey),
-        admin: privateKeyToAccount(deployerKey).address,
-        minter: minter.address,
-        supplyCap: parseSupplyCaps("1000"),
+        supplyCap: "1000",
       });
       const direct = evmClient({ chain: CHAIN, urls: [anvil.url], chainId: CHAIN_ID });
       const walletOf = (account: LocalAccount) =>
@@ -100,22 +95,7 @@ Deno.test(
       assert.deepEqual(found?.transfers.map((t) => t.txHash), [burnHash.toLowerCase()]);
 
       // The watcher over the first reader: its cursor never passes the burn's block while the burn is unrecorded.
-      const ctx: PipelineContext = {
-        kv,
-        chains: {
-          reader: () => reader,
-          minter: () => assert.fail("the watcher mints nothing"),
-          payer: () => assert.fail("the watcher pays nothing"),
-        },
-        settings: pipelineSettings({
-          blockMs: 1_000,
-          confirmationTimeoutMs: 60_000,
-          transferAddress: TRANSFER_ADDRESS,
-          live: { [CHAIN]: { confirmations: 1, blockMs: 1_000, startBlock } },
-        }),
-        now: () => new Date(),
-        log: () => {},
-      };
+      const ctx = watcherContext(kv, reader, startBlock);
       const burnSeen = async () => (await kv.get(seenKey(CHAIN, burnHash.toLowerCase(), 0))).value !== null;
       const assertCursorSafe = async () => {
         const cursor = (await kv.get<Cursor>(cursorKey(CHAIN))).value;
@@ -149,6 +129,26 @@ Deno.test(
   },
 );
 
+/** What a watcher tick over `reader` needs: it mints and pays nothing. */
+function watcherContext(kv: Deno.Kv, reader: ChainReader, startBlock: number): PipelineContext {
+  return {
+    kv,
+    chains: {
+      reader: () => reader,
+      minter: () => assert.fail("the watcher mints nothing"),
+      payer: () => assert.fail("the watcher pays nothing"),
+    },
+    settings: pipelineSettings({
+      blockMs: 1_000,
+      confirmationTimeoutMs: 60_000,
+      transferAddress: TRANSFER_ADDRESS,
+      live: { [CHAIN]: { confirmations: 1, blockMs: 1_000, startBlock } },
+    }),
+    now: () => new Date(),
+    log: () => {},
+  };
+}
+
 async function blockNumber(url: string): Promise<number> {
   return Number(await anvilRpc<string>(url, "eth_blockNumber"));
 }
@@ -176,14 +176,9 @@ Deno.test(
       },
     });
     try {
-      const deployer = privateKeyToAccount(deployerKey);
-      const { addresses: uAssets } = await deployUAssets({
+      const { addresses: uAssets } = await deployTestUAssets(anvil.url, minter.address, {
         chain: CHAIN,
-        rpcUrl: anvil.url,
-        deployer,
-        admin: deployer.address,
-        minter: minter.address,
-        supplyCap: parseSupplyCaps("1000"),
+        supplyCap: "1000",
       });
       const from = await blockNumber(anvil.url);
       snapshot = await anvilRpc<string>(anvil.url, "evm_snapshot");
@@ -219,14 +214,9 @@ Deno.test(
     const dir = await Deno.makeTempDir({ prefix: "evm-checkpoints-" });
     const kv = await openKv(`${dir}/kv.sqlite3`);
     try {
-      const deployer = privateKeyToAccount(deployerKey);
-      const { addresses: uAssets } = await deployUAssets({
+      const { addresses: uAssets } = await deployTestUAssets(anvil.url, minter.address, {
         chain: CHAIN,
-        rpcUrl: anvil.url,
-        deployer,
-        admin: deployer.address,
-        minter: minter.address,
-        supplyCap: parseSupplyCaps("1000"),
+        supplyCap: "1000",
       });
       const client = evmClient({ chain: CHAIN, urls: [anvil.url], chainId: CHAIN_ID });
       const walletOf = (account: LocalAccount) =>
@@ -239,22 +229,7 @@ Deno.test(
       });
       const startBlock = await blockNumber(anvil.url);
       const reader = evmReader({ chain: CHAIN, client, uAssets, transferAddress: TRANSFER_ADDRESS, maxRange: 1_000 });
-      const ctx: PipelineContext = {
-        kv,
-        chains: {
-          reader: () => reader,
-          minter: () => assert.fail("the watcher mints nothing"),
-          payer: () => assert.fail("the watcher pays nothing"),
-        },
-        settings: pipelineSettings({
-          blockMs: 1_000,
-          confirmationTimeoutMs: 60_000,
-          transferAddress: TRANSFER_ADDRESS,
-          live: { [CHAIN]: { confirmations: 1, blockMs: 1_000, startBlock } },
-        }),
-        now: () => new Date(),
-        log: () => {},
-      };
+      const ctx = watcherContext(kv, reader, startBlock);
 
       // 150 quiet blocks, caught up in one tick: nothing of ours in them.
       await anvilRpc(anvil.url, "anvil_mine", [toHex(147)]);

@@ -5,6 +5,10 @@
  * Test-only: the keys below are anvil's public, well-known development keys. Never fund them anywhere real.
  */
 import { fileURLToPath } from "node:url";
+import type { Address } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import type { EvmChain } from "../../chains/catalog.ts";
+import { deployUAssets, parseSupplyCaps } from "../../chains/evm/deploy.ts";
 
 const REPO_ROOT = new URL("../../", import.meta.url);
 export const ANVIL_BIN = fileURLToPath(new URL("node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil", REPO_ROOT));
@@ -226,4 +230,25 @@ export async function startAnvil(opts: AnvilOptions = {}): Promise<Anvil> {
     if (!/address already in use|os error 98/i.test(stderr)) break;
   }
   throw new Error(`could not start anvil (${bin}): ${lastError}`);
+}
+
+/**
+ * The five uAssets on a test node: anvil's account 0 deploys them and is their admin, `minter` gets MINTER_ROLE, and
+ * each supply cap is `supplyCap` whole tokens (by default more than any test mints).
+ */
+export function deployTestUAssets(
+  rpcUrl: string,
+  minter: Address,
+  opts: { chain?: EvmChain; chainId?: number; supplyCap?: string } = {},
+) {
+  const deployer = privateKeyToAccount(ANVIL_PRIVATE_KEYS[0]);
+  return deployUAssets({
+    chain: opts.chain ?? "base",
+    rpcUrl,
+    deployer,
+    admin: deployer.address,
+    minter,
+    supplyCap: parseSupplyCaps(opts.supplyCap ?? "1000000000"),
+    chainId: opts.chainId,
+  });
 }

@@ -22,7 +22,7 @@ import {
   REORG_WINDOW_BLOCKS,
   type UAsset,
 } from "../chains/catalog.ts";
-import { raiseAlert } from "../kv/alerts.ts";
+import { clearAlert, raiseAlert } from "../kv/alerts.ts";
 import { getBurnConfig } from "../kv/burn_configs.ts";
 import { findDepositAddresses } from "../kv/mint_wallets.ts";
 import { addOrderCreate, newOrderId, type Order } from "../kv/orders.ts";
@@ -41,6 +41,8 @@ import {
   rememberBlocks,
   seenKey,
   type SeenTransfer,
+  type WatchResume,
+  watchResumeKey,
 } from "../kv/pipeline.ts";
 import type { PipelineContext } from "./context.ts";
 import { type SourceTransfer, WAKE, type WakeMessage } from "./order_actor.ts";
@@ -65,10 +67,12 @@ export async function watchOnce(ctx: PipelineContext, chain: ChainSymbol, owner:
   const lease = await acquireLease(ctx.kv, `watch:${chain}`, owner, leaseMs, ctx.now().getTime());
   if (!lease) return { scannedTo: null, recorded: 0 } satisfies WatchResult;
   const reader = ctx.chains.reader(chain);
-  const [stored, storedRecent] = await ctx.kv.getMany<[Cursor, RecentBlocks]>([
+  const [stored, storedRecent, resume] = await ctx.kv.getMany<[Cursor, RecentBlocks, WatchResume]>([
     cursorKey(chain),
     recentBlocksKey(chain),
+    watchResumeKey(chain),
   ]);
+  if (resume.value) return await resumeFrom(ctx, chain, lease, resume as Deno.KvEntry<WatchResume>);
   let cursor = stored.value ?? await firstCursor(ctx, chain);
   // A cursor stored before hashes were remembered: its own block is the only one known.
   let recent = storedRecent.value ?? [cursor];
@@ -78,7 +82,7 @@ export async function watchOnce(ctx: PipelineContext, chain: ChainSymbol, owner:
       const oldest = recent[0]?.number ?? cursor.number;
       const message = `block ${cursor.number} changed and none of the ${recent.length} remembered blocks back to ` +
         `${oldest} is canonical: a reorg deeper than ${REORG_WINDOW_BLOCKS} blocks. The watcher stopped ${chain} ` +
-        `and records nothing until an operator resolves it`;
+        `and records nothing until an operator resolves it (deno task admin watch resume ${chain} --from <block>)`;
       ctx.log(`watcher ${chain}: ${message}`);
       await raiseAlert(ctx.kv, { kind: "deep_reorg", subject: chain, chain, message, now: ctx.now() });
       return { scannedTo: null, recorded: 0, halted: true } satisfies WatchResult;
@@ -112,6 +116,36 @@ export async function watchOnce(ctx: PipelineContext, chain: ChainSymbol, owner:
   // and the dedupe keys make the rescan a no-op.
   await saveCursor(ctx, chain, lease, last, rememberBlocks(recent, scanned, last));
   return { scannedTo: last.number, recorded };
+}
+
+/**
+ * Carries out an operator's resume: the cursor moves to the block the operator named (its hash read now), the memory
+ * of recent blocks starts over from it, dust counted above it is taken out, the instruction is consumed in the same
+ * commit, and the deep-reorg alert is cleared. The next tick scans on from there.
+ */
+async function resumeFrom(
+  ctx: PipelineContext,
+  chain: ChainSymbol,
+  lease: Deno.KvEntry<unknown>,
+  resume: Deno.KvEntry<WatchResume>,
+): Promise<WatchResult> {
+  const { fromBlock, by } = resume.value;
+  const hash = await ctx.chains.reader(chain).blockHash(fromBlock);
+  if (hash === null) {
+    ctx.log(`watcher ${chain}: resume from block ${fromBlock} (by ${by}) waits: the node has no such block yet`);
+    return { scannedTo: null, recorded: 0, halted: true };
+  }
+  await dropDustAbove(ctx.kv, chain, fromBlock);
+  const cursor = { number: fromBlock, hash };
+  const done = await ctx.kv.atomic().check(lease).check(resume)
+    .set(cursorKey(chain), cursor)
+    .set(recentBlocksKey(chain), [cursor])
+    .delete(watchResumeKey(chain))
+    .commit();
+  if (!done.ok) return { scannedTo: null, recorded: 0 };
+  await clearAlert(ctx.kv, "deep_reorg", chain);
+  ctx.log(`watcher ${chain}: resumed by ${by} from block ${fromBlock}; rescanning from there`);
+  return { scannedTo: fromBlock, recorded: 0 };
 }
 
 /**

@@ -8,14 +8,14 @@ import { type Config, loadConfig } from "../config/env.ts";
 import { openKv } from "../kv/open.ts";
 import { createApiKey, listApiKeys, PARTNER_ID_PATTERN, revokeApiKey } from "../kv/api_keys.ts";
 import { moveUserWallet, setUserWalletStatus } from "../kv/user_wallets.ts";
-import { listAudit, osUser } from "../kv/audit.ts";
+import { appendAudit, listAudit, osUser } from "../kv/audit.ts";
 import { getOrder } from "../kv/orders.ts";
-import { listDust, listHeld } from "../kv/pipeline.ts";
+import { listDust, listHeld, type WatchResume, watchResumeKey } from "../kv/pipeline.ts";
 import { ALERT_KINDS, type AlertKind, clearAlert, listAlerts } from "../kv/alerts.ts";
 import { applyOperatorEvent } from "../actors/operator.ts";
 import { type Address, getAddress, type LocalAccount } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { EVM_CHAINS, isEvmChain } from "../chains/catalog.ts";
+import { EVM_CHAINS, isEvmChain, isNativeChain, NATIVE_CHAINS } from "../chains/catalog.ts";
 import { adminRoleProblem, deployUAssets, parseSupplyCaps, uAssetsEnvValue } from "../chains/evm/deploy.ts";
 import { readMinterKey } from "../config/evm.ts";
 import { settingsFromConfig } from "../config/pipeline.ts";
@@ -29,6 +29,7 @@ const USAGE = `usage: deno task admin <command>
   wallet activate <address>
   wallet move <address> --to-partner <id> [--by <operator>]
   audit
+  watch resume <chain> --from <block> [--by <operator>]
   orders held
   order show <id>
   order cancel <id>
@@ -108,6 +109,30 @@ const commands: Record<string, Command> = {
     const from = (res.audit.before as { partnerId: string }).partnerId || "(no partner)";
     out(`wallet ${res.wallet.address} moved from ${from} to ${to} by ${by} (audit ${res.audit.id})`);
     out(`tokens issued to ${from} are refused from now on; ${to}'s API keys can issue tokens for it`);
+  },
+  "watch resume": async (kv, args, out) => {
+    const { values, positionals } = parseArgs({
+      args,
+      options: { from: { type: "string" }, by: { type: "string" } },
+      allowPositionals: true,
+      strict: true,
+    });
+    const chain = single(positionals, "<chain>");
+    if (!isNativeChain(chain) && !isEvmChain(chain)) {
+      throw new UsageError(`<chain> must be one of ${[...NATIVE_CHAINS, ...EVM_CHAINS].join(", ")}`);
+    }
+    if (values.from === undefined || !/^\d{1,12}$/.test(values.from)) {
+      throw new UsageError("--from <block> is required: a block number below the fork, which you have checked");
+    }
+    const fromBlock = Number(values.from);
+    const by = values.by?.trim() || osUser();
+    const at = new Date();
+    const op = kv.atomic();
+    const resume: WatchResume = { fromBlock, by, at: at.toISOString() };
+    op.set(watchResumeKey(chain), resume);
+    const audit = appendAudit(op, { by, action: "watch.resume", subject: chain, before: null, after: resume }, at);
+    await op.commit();
+    out(`watcher ${chain} will rescan from block ${fromBlock} at its next tick (audit ${audit.id})`);
   },
   "audit": async (kv, args, out) => {
     if (args.length) throw new UsageError("audit takes no arguments");

@@ -99,6 +99,19 @@ export function rememberBlocks(recent: RecentBlocks, scanned: BlockRef[], cursor
     .map(([number, hash]) => ({ number, hash }));
 }
 
+/**
+ * An operator's instruction to a watcher halted by a reorg deeper than its memory (`deno task admin watch resume`):
+ * forget what it remembers and rescan from `fromBlock`, a block the operator checked is below the fork. Rescanning
+ * blocks already seen is harmless: every transfer's dedupe key is permanent.
+ */
+export interface WatchResume {
+  fromBlock: number;
+  by: string;
+  at: string;
+}
+
+export const watchResumeKey = (chain: ChainSymbol): Deno.KvKey => ["watch_resume", chain];
+
 // ---- dust: sub-minimum transfers from outsiders, counted per (chain, sender, asset) in one record ----
 
 /** One block's part of an aggregate, kept while a reorg could still replace that block. */

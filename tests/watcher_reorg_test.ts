@@ -15,6 +15,8 @@ import { type Order } from "../kv/orders.ts";
 import { cursorKey } from "../kv/pipeline.ts";
 import { ensureUserWallet } from "../kv/user_wallets.ts";
 import { countKeys, handPipeline, watchToTip } from "./support/watch.ts";
+import { runTask } from "./support/cli.ts";
+import { listAudit } from "../kv/audit.ts";
 
 const OWNER = "0x" + "ab".repeat(20);
 
@@ -92,7 +94,7 @@ Deno.test("reorg of 40 blocks changing doge deposits 35-40 deep: exactly the can
   }
 });
 
-Deno.test("reorg deeper than the window: the chain halts with a deep_reorg alert per tick and records nothing", async () => {
+Deno.test("reorg deeper than the window: the chain halts with a deep_reorg alert per tick, records nothing, and resumes where an operator says", async () => {
   const p = await handPipeline();
   try {
     const ledger = p.sim.ledger("sol");
@@ -122,6 +124,27 @@ Deno.test("reorg deeper than the window: the chain halts with a deep_reorg alert
     assert.equal(await countKeys(p.kv, ["order"]), 0, "nothing recorded");
     assert.equal(await countKeys(p.kv, ["transfer_seen"]), 0);
     assert.ok(p.logs.some((l) => /deeper than/.test(l)));
+
+    // The operator checks the chain and resumes from a block below the fork (the CLI, as a separate process).
+    const fork = 100 - depth;
+    const resumed = await runTask("admin", { KV_PATH: p.kvPath }, [
+      "watch",
+      "resume",
+      "sol",
+      "--from",
+      String(fork - 5),
+      "--by",
+      "ops-on-call",
+    ]);
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.deepEqual(await watchOnce(p.ctx, "sol", "test-watcher", 60_000), { scannedTo: fork - 5, recorded: 0 });
+    assert.equal(await getAlert(p.kv, "deep_reorg", "sol"), null, "the alert is cleared");
+    assert.equal(await watchToTip(p.ctx, "sol"), 2, "both deposits of the new branch, the deep one included");
+    const audit = await listAudit(p.kv);
+    assert.deepEqual(audit.map((a) => [a.action, a.subject, a.by]), [["watch.resume", "sol", "ops-on-call"]]);
+    // Done once: the instruction is consumed, and a rescan records nothing twice.
+    assert.equal(await countKeys(p.kv, ["watch_resume"]), 0);
+    assert.equal(await watchToTip(p.ctx, "sol"), 0);
   } finally {
     await p.close();
   }

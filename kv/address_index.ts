@@ -84,12 +84,12 @@ export class DepositAddressSet {
     if (allocated === have) return "unchanged";
     // A counter that went back is another database than the one loaded: start over.
     if (allocated < have) {
-      await this.#load(await allocatedIndexCount(this.kv, this.chain));
+      await this.#load(allocated);
       return "inconsistent";
     }
     const fresh = await listAllocations(this.kv, this.chain, have, allocated);
     if (fresh.length !== allocated - have || fresh.some((a, i) => a.derivationIndex !== have + i)) {
-      await this.#load(await allocatedIndexCount(this.kv, this.chain));
+      await this.#load(allocated);
       return "inconsistent";
     }
     for (const a of fresh) this.#add(a.address, a);

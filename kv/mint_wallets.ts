@@ -112,7 +112,10 @@ export async function findDepositAddress(
   return (await kv.get<DepositAddressOwner>(depositAddressKey(chain, address))).value;
 }
 
-/** Owners of those of `addresses` that are our deposit addresses on `chain` (one batched read per 10). */
+/**
+ * Owners of those of `addresses` that are our deposit addresses on `chain` (one batched read per 10). Watchers match
+ * in memory instead (kv/address_index.ts); this is the baseline `deno task bench:matching` compares with.
+ */
 export async function findDepositAddresses(
   kv: Deno.Kv,
   chain: NativeChain,

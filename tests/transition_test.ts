@@ -106,6 +106,15 @@ function refused(o: Order, e: OrderEvent) {
   if (!res.ok) assert.match(res.error, new RegExp(`${e.type}.*${o.status}`));
 }
 
+/** The spec's failure messages (spec section 3), retryable or not. */
+const ERROR_CAUSES = [
+  "Blockchain confirmation timeout",
+  "Wallet address inactive",
+  "Minting contract error",
+  "Transaction failed on destination chain",
+  "Insufficient deposit amount",
+];
+
 const STATUSES_BUT = (...allowed: OrderStatus[]) => ORDER_STATUSES.filter((s) => !allowed.includes(s));
 
 Deno.test("transition: allowed moves", async (t) => {
@@ -328,4 +337,67 @@ Deno.test("transition: refused moves", async (t) => {
       for (const e of events) refused(withIntent(order("mint", s), i), e);
     }
   });
+});
+
+Deno.test("transition: every result from every valid order, in every status, under every event passes the schema", () => {
+  const proof = "nonce used at the safe block";
+  const dead = { ...intent("base", 5), proof, deadAt: T0 };
+  /** What orders accumulate on the way: earlier attempts, retries, error bookkeeping, a held reason, a reorg. */
+  const histories: Patch[] = [
+    {},
+    { details: { failedIntents: [intent("base", 4)], retries: 1 } },
+    { details: { deadIntents: [dead], confirmedAt: T0 } },
+    { details: { transientErrors: 3, lastTransientError: "rpc down", heldReason: "chain base is disabled" } },
+  ];
+  const sourceChange = {
+    old: { from: OWNER, to: "0x" + "cc".repeat(20), amount: "5", asset: "uXRP" },
+    new: null,
+    newRecord: null,
+  };
+  const eventsFor = (o: Order): OrderEvent[] => [
+    { type: "confirmed" },
+    { type: "confirmationTimeout" },
+    { type: "rejected", message: "Insufficient deposit amount" },
+    ...(o.type === "burn"
+      ? [{ type: "rejected", message: "Source transfer changed by a chain reorganization", details: { sourceChange } }]
+      : []) satisfies OrderEvent[],
+    o.type === "mint"
+      ? { type: "intentRecorded", intent: intent("base", 6) }
+      : { type: "intentRecorded", intent: intent("xrp", 6), extra: { nativeAmount: "50000000", remainderWei: "7" } },
+    { type: "txConfirmed", txHash: intent(o.destinationChain === "base" ? "base" : "xrp", 7).txHash },
+    { type: "txFailed", message: "Minting contract error" },
+    { type: "txDead", proof },
+    { type: "cancel", reason: "operator" },
+    { type: "retry", confirmBy: T0 },
+  ];
+  let moves = 0;
+  for (const type of ["mint", "burn"] as const) {
+    const own = ORDER_STATUSES.filter((s) => s !== (type === "mint" ? "burning" : "minting"));
+    for (const status of own) {
+      for (const errorMessage of status === "failed" ? ERROR_CAUSES : [undefined]) {
+        for (const history of histories) {
+          const start = order(type, status, { ...history, ...(errorMessage ? { errorMessage } : {}) });
+          const stored = OrderSchema.safeParse(start);
+          assert.ok(stored.success, `the table's ${type} ${status} order is valid: ${stored.error?.message}`);
+          // Chains of moves too: what a result allows next must also stay valid.
+          const queue: [Order, number][] = [[start, 0]];
+          while (queue.length > 0) {
+            const [o, depth] = queue.shift()!;
+            for (const e of eventsFor(o)) {
+              const res = transition(o, e, NOW);
+              if (!res.ok) {
+                assert.doesNotMatch(res.error, /is invalid/, `${type} ${o.status} ${e.type}: refused by the schema`);
+                continue;
+              }
+              moves++;
+              const parsed = OrderSchema.safeParse(res.order);
+              assert.ok(parsed.success, `${type} ${o.status} --${e.type}--> ${res.order.status}: ${parsed.error}`);
+              if (depth < 3) queue.push([res.order, depth + 1]);
+            }
+          }
+        }
+      }
+    }
+  }
+  assert.ok(moves > 500, `${moves} moves checked`);
 });

@@ -55,15 +55,16 @@ export async function stepOrder(ctx: PipelineContext, orderId: string): Promise<
     ctx.kv.get<number>(dueAtKey(orderId), { consistency: "strong" }),
   ]);
   if (entry.versionstamp === null) return "missing";
-  if (entry.invalid) return await holdInvalid(ctx, entry, due, entry.invalid);
+  // A doorbell that rings before the order's due time (a stale or duplicate delivery, the sweep and the queue both
+  // waking it) does nothing: stepping anyway would retry a transient error without its backoff.
+  const early = due.value !== null && due.value > ctx.now().getTime();
+  if (entry.invalid) return early ? "waiting" : await holdInvalid(ctx, entry, due, entry.invalid);
   const order = entry.value;
   if (isTerminal(order)) {
     if (due.value !== null) await addReschedule(ctx.kv.atomic(), orderId, due, null).commit();
     return "done";
   }
-  // A doorbell that rings before the order's due time (a stale or duplicate delivery, the sweep and the queue both
-  // waking it) does nothing: stepping anyway would retry a transient error without its backoff.
-  if (due.value !== null && due.value > ctx.now().getTime()) return "waiting";
+  if (early) return "waiting";
   const disabled = disabledChainOf(ctx, order);
   if (disabled !== null) return await holdForDisabledChain(ctx, entry, due, disabled);
   let decision: Decision;

@@ -317,7 +317,8 @@ export function newOrderId(nowMs: number = Date.now()): string {
 type Filter = { type?: OrderType; status?: OrderStatus };
 const ANY = "*"; // never a type or status, so "no filter" cannot collide with a value
 
-function orderKey(id: string): Deno.KvKey {
+/** Exported for tests that must write a record the store would refuse (a corrupt order); nothing else writes here. */
+export function orderKey(id: string): Deno.KvKey {
   return ["order", id];
 }
 function ownerIndexPrefix(owner: string, f: Filter): Deno.KvKey {

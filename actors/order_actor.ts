@@ -58,7 +58,7 @@ export async function stepOrder(ctx: PipelineContext, orderId: string): Promise<
   // A doorbell that rings before the order's due time (a stale or duplicate delivery, the sweep and the queue both
   // waking it) does nothing: stepping anyway would retry a transient error without its backoff.
   const early = due.value !== null && due.value > ctx.now().getTime();
-  if (entry.invalid) return early ? "waiting" : await holdInvalid(ctx, entry, due, entry.invalid);
+  if (entry.invalid) return early ? "waiting" : await holdInvalid(ctx, orderId, entry, due, entry.invalid);
   const order = entry.value;
   if (isTerminal(order)) {
     if (due.value !== null) await addReschedule(ctx.kv.atomic(), orderId, due, null).commit();
@@ -365,16 +365,17 @@ export const INVALID_RECORD_RECHECK_MS = 10 * 60_000;
  */
 async function holdInvalid(
   ctx: PipelineContext,
+  orderId: string,
   entry: { key: Deno.KvKey; versionstamp: string },
   due: Deno.KvEntryMaybe<number>,
   invalid: InvalidOrderError,
 ): Promise<StepOutcome> {
-  const atomic = scheduleWait(ctx, entry, invalid.orderId, due, INVALID_RECORD_RECHECK_MS);
+  const atomic = scheduleWait(ctx, entry, orderId, due, INVALID_RECORD_RECHECK_MS);
   if (!(await atomic.commit()).ok) return "conflict";
-  ctx.log(`order ${invalid.orderId}: not stepped: ${invalid.message}`);
+  ctx.log(`order ${orderId}: not stepped: ${invalid.message}`);
   await raiseAlert(ctx.kv, {
     kind: "invalid_record",
-    subject: invalid.orderId,
+    subject: orderId,
     chain: null,
     message: `${invalid.message}; the order waits untouched until the stored record is repaired`,
     now: ctx.now(),

@@ -417,7 +417,9 @@ export async function getOrder(kv: Deno.Kv, id: string): Promise<OrderEntry> {
   if (entry.versionstamp === null) return { key: entry.key, value: null, versionstamp: null };
   const parsed = parseOrder(entry.value);
   if (parsed.ok) return { key: entry.key, value: parsed.order, versionstamp: entry.versionstamp };
-  return { key: entry.key, value: null, versionstamp: entry.versionstamp, invalid: parsed.error, raw: entry.value };
+  // Named by the key read, whatever the stored value says its id is.
+  const invalid = new InvalidOrderError(id, parsed.error.issues);
+  return { key: entry.key, value: null, versionstamp: entry.versionstamp, invalid, raw: entry.value };
 }
 
 /**

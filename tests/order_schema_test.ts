@@ -24,6 +24,7 @@ import { addReschedule, dueAtKey } from "../kv/pipeline.ts";
 import { ensureUserWallet } from "../kv/user_wallets.ts";
 import { makeOrder } from "./support/orders.ts";
 import { outside } from "./support/pipeline.ts";
+import { runTask } from "./support/cli.ts";
 import { handPipeline, SIM_TRANSFER_ADDRESS, watchToTip } from "./support/watch.ts";
 
 const OWNER = "0x" + "ab".repeat(20);
@@ -209,6 +210,21 @@ Deno.test("a stored order that fails the schema is held untouched with an invali
     assert.ok(!cancel.ok && cancel.error.includes("details.confirmBy"), JSON.stringify(cancel));
     await assert.rejects(() => updateOrder(p.kv, order.id, (o) => o), /details\.confirmBy/);
     assert.equal((await p.kv.get(orderKey(order.id))).versionstamp, stored.versionstamp, "the record is untouched");
+    const show = await runTask("admin", { KV_PATH: p.kvPath }, ["order", "show", order.id]);
+    assert.equal(show.code, 2, show.stderr);
+    assert.equal(JSON.parse(show.stdout).details.confirmBy, "soon", "shown as stored");
+    assert.match(show.stderr, /details\.confirmBy/);
+    const retry = await runTask("admin", { KV_PATH: p.kvPath }, ["order", "retry", order.id]);
+    assert.equal(retry.code, 2, retry.stderr);
+    assert.match(retry.stderr, /details\.confirmBy/);
+    assert.equal((await p.kv.get(orderKey(order.id))).versionstamp, stored.versionstamp, "the record is untouched");
+
+    // Not even an object: held and alerted under the id it is stored at.
+    const garbled = makeOrder(OWNER, "mint", "pending", 1).id;
+    await p.kv.set(orderKey(garbled), "garbled");
+    assert.equal(await stepOrder(p.ctx, garbled), "waiting");
+    assert.ok(await getAlert(p.kv, "invalid_record", garbled));
+    assert.equal((await p.kv.get(orderKey(garbled))).value, "garbled");
   } finally {
     await p.close();
   }

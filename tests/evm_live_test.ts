@@ -795,7 +795,11 @@ Deno.test("live mode, Base only: orders left over for sol are held with a reason
       const due = (await kv.get<number>(dueAtKey(order.id))).value!;
       assert.ok(due - Date.now() > DISABLED_CHAIN_RECHECK_MS / 2, "looked at again only after a long wait");
     }
-    const alerts = await listAlerts(kv, "chain_disabled");
+    // Each alert is raised just after the commit that holds its order, which the waits above saw.
+    const alerts = await waitUntil("both held orders counted on the alert", async () => {
+      const all = await listAlerts(kv, "chain_disabled");
+      return all.length > 0 && all[0].count >= 2 ? all : null;
+    });
     assert.deepEqual(alerts.map((a) => [a.subject, a.chain]), [["sol", "sol"]], "one alert for the chain");
     assert.equal(alerts[0].count, 2, "raised once per order newly held, never per look");
     assert.equal(await live.client.getTransactionCount({ address: minter.address }), 0, "no mint was sent");

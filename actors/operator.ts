@@ -15,6 +15,8 @@ export async function applyOperatorEvent(kv: Deno.Kv, orderId: string, event: Or
   for (let attempt = 0; attempt < 20; attempt++) {
     const [entry, due] = await Promise.all([getOrder(kv, orderId), kv.get<number>(dueAtKey(orderId))]);
     if (entry.versionstamp === null) return { ok: false, error: `no order ${orderId}` } satisfies OperatorResult;
+    // Not changed on a guess: the operator sees which fields are wrong (deno task admin order show).
+    if (entry.invalid) return { ok: false, error: entry.invalid.message } satisfies OperatorResult;
     const result = transition(entry.value, event, now);
     if (!result.ok) return result;
     const atomic = kv.atomic();

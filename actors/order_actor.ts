@@ -8,7 +8,16 @@
  */
 import { isCounted, type MintRequest, type PreparedTx, TransientChainError } from "../chains/adapter.ts";
 import { type ChainSymbol, isEvmChain, NATIVE, type NativeChain, nativeToWei, weiToNative } from "../chains/catalog.ts";
-import { addOrderUpdate, getOrder, type Order } from "../kv/orders.ts";
+import {
+  addOrderUpdate,
+  type BurnOrder,
+  getOrder,
+  type InvalidOrderError,
+  type MintOrder,
+  type Order,
+  type SourceTransfer,
+  withDetails,
+} from "../kv/orders.ts";
 import { addReschedule, dueAtKey } from "../kv/pipeline.ts";
 import { raiseAlert } from "../kv/alerts.ts";
 import { getUserWallet } from "../kv/user_wallets.ts";
@@ -17,15 +26,7 @@ import type { PipelineContext } from "./context.ts";
 import { addTransferRecord, burnRecordOf } from "./watcher.ts";
 import { ERROR_MESSAGES, type Intent, intentOf, isTerminal, type OrderEvent, transition } from "./transition.ts";
 
-/** The pipeline facts every order carries in `details`. */
-export interface SourceTransfer {
-  chain: import("../chains/catalog.ts").ChainSymbol;
-  txHash: string;
-  index: number;
-  blockNumber: number;
-  /** > 0 when the transfer was re-read with other facts after a reorg (see decidePending). */
-  revision?: number;
-}
+export type { SourceTransfer };
 
 export const WAKE = "wake" as const;
 export interface WakeMessage {
@@ -54,14 +55,16 @@ export async function stepOrder(ctx: PipelineContext, orderId: string): Promise<
     ctx.kv.get<number>(dueAtKey(orderId), { consistency: "strong" }),
   ]);
   if (entry.versionstamp === null) return "missing";
+  // A doorbell that rings before the order's due time (a stale or duplicate delivery, the sweep and the queue both
+  // waking it) does nothing: stepping anyway would retry a transient error without its backoff.
+  const early = due.value !== null && due.value > ctx.now().getTime();
+  if (entry.invalid) return early ? "waiting" : await holdInvalid(ctx, orderId, entry, due, entry.invalid);
   const order = entry.value;
   if (isTerminal(order)) {
     if (due.value !== null) await addReschedule(ctx.kv.atomic(), orderId, due, null).commit();
     return "done";
   }
-  // A doorbell that rings before the order's due time (a stale or duplicate delivery, the sweep and the queue both
-  // waking it) does nothing: stepping anyway would retry a transient error without its backoff.
-  if (due.value !== null && due.value > ctx.now().getTime()) return "waiting";
+  if (early) return "waiting";
   const disabled = disabledChainOf(ctx, order);
   if (disabled !== null) return await holdForDisabledChain(ctx, entry, due, disabled);
   let decision: Decision;
@@ -129,7 +132,7 @@ async function decide(ctx: PipelineContext, order: Order): Promise<Decision> {
 }
 
 async function decidePending(ctx: PipelineContext, order: Order): Promise<Decision> {
-  const source = order.details.source as SourceTransfer;
+  const source = order.details.source;
   const required = ctx.settings.confirmations(source.chain);
   const status = await ctx.chains.reader(source.chain).txStatus(source.txHash);
   if (status.state === "included" && status.success && isCounted(status, required)) {
@@ -139,7 +142,7 @@ async function decidePending(ctx: PipelineContext, order: Order): Promise<Decisi
     }
     return { kind: "event", event: { type: "confirmed" } };
   }
-  if (ctx.now().getTime() >= Date.parse(order.details.confirmBy as string)) {
+  if (ctx.now().getTime() >= Date.parse(order.details.confirmBy)) {
     return { kind: "event", event: { type: "confirmationTimeout" } };
   }
   const have = status.state === "included" && status.success ? status.confirmations : 0;
@@ -155,7 +158,7 @@ async function decidePending(ctx: PipelineContext, order: Order): Promise<Decisi
  */
 async function sourceChange(
   ctx: PipelineContext,
-  order: Order,
+  order: BurnOrder,
   source: SourceTransfer,
   blockNumber: number,
 ): Promise<Decision | null> {
@@ -204,7 +207,7 @@ async function walletActive(ctx: PipelineContext, owner: string): Promise<boolea
   return (await getUserWallet(ctx.kv, owner))?.status === "active";
 }
 
-async function decideMint(ctx: PipelineContext, order: Order): Promise<Decision> {
+async function decideMint(ctx: PipelineContext, order: MintOrder): Promise<Decision> {
   const native = order.sourceChain as NativeChain;
   const evm = order.destinationChain;
   if (!isEvmChain(evm)) throw new Error(`mint order ${order.id} has a non-EVM destination ${evm}`);
@@ -222,14 +225,14 @@ async function decideMint(ctx: PipelineContext, order: Order): Promise<Decision>
 function mintRequestOf(order: Order): MintRequest {
   const native = order.sourceChain as NativeChain;
   return {
-    depositId: order.details.depositId as string,
+    depositId: order.details.depositId,
     to: order.owner,
     asset: NATIVE[native].uAsset.symbol,
     amountWei: nativeToWei(native, BigInt(order.amount)),
   };
 }
 
-async function decideBurn(ctx: PipelineContext, order: Order): Promise<Decision> {
+async function decideBurn(ctx: PipelineContext, order: BurnOrder): Promise<Decision> {
   const native = order.destinationChain as NativeChain;
   const amount = BigInt(order.amount);
   if (amount < NATIVE[native].uAsset.minimumBurnAmount) return rejected(ERROR_MESSAGES.belowMinimumBurn);
@@ -243,7 +246,7 @@ async function decideBurn(ctx: PipelineContext, order: Order): Promise<Decision>
     orderId: order.id,
     to: order.destinationWallet,
     amount: nativeAmount,
-    memo: (order.details.memo as string | null | undefined) ?? null,
+    memo: order.details.memo,
   });
   return recordIntent(ctx, native, prepared, {
     nativeAmount: nativeAmount.toString(),
@@ -255,7 +258,7 @@ function recordIntent(
   ctx: PipelineContext,
   chain: Intent["chain"],
   prepared: PreparedTx,
-  extra?: Record<string, unknown>,
+  extra?: { nativeAmount: string; remainderWei: string },
 ): Decision {
   const intent: Intent = { chain, txHash: prepared.txHash, raw: prepared.raw, preparedAt: ctx.now().toISOString() };
   return { kind: "event", event: { type: "intentRecorded", intent, extra }, broadcast: prepared, chain };
@@ -291,7 +294,7 @@ async function decideSent(ctx: PipelineContext, order: Order): Promise<Decision>
     if (order.type === "mint" && isEvmChain(intent.chain)) {
       // A reverted mint whose deposit id is minted anyway (an earlier transaction landed): that one is the mint.
       const minter = ctx.chains.minter(intent.chain);
-      const minted = await minter.mintedBy(order.details.depositId as string);
+      const minted = await minter.mintedBy(order.details.depositId);
       if (minted !== null) return { kind: "event", event: { type: "txConfirmed", txHash: minted } };
       // Reverted because the admin paused the token or its cap is reached: not the order's fault. It waits, with the
       // reason on the order, until the admin lifts it; then the dead attempt fails as any other, and may be retried.
@@ -337,7 +340,7 @@ async function holdForDisabledChain(
   const order = entry.value;
   const reason = `chain ${chain} is disabled in this process`;
   const first = order.details.heldReason !== reason;
-  const held = first ? { ...order, details: { ...order.details, heldReason: reason } } : order;
+  const held = first ? withDetails(order, { heldReason: reason }) : order;
   if (!(await commitWait(ctx, entry, due, DISABLED_CHAIN_RECHECK_MS, held))) return "conflict";
   if (first) {
     ctx.log(`order ${order.id}: held, ${reason}`);
@@ -352,10 +355,36 @@ async function holdForDisabledChain(
   return "waiting";
 }
 
+/** Rechecked this rarely: only an operator can repair a stored order that fails the schema. */
+export const INVALID_RECORD_RECHECK_MS = 10 * 60_000;
+
+/**
+ * A stored order that fails the schema is not stepped on a guess, and does not crash the worker in a loop: it waits
+ * (untouched, only its schedule moves), each look is logged and counted on an `invalid_record` alert that names the
+ * bad fields, until an operator repairs it.
+ */
+async function holdInvalid(
+  ctx: PipelineContext,
+  orderId: string,
+  entry: { key: Deno.KvKey; versionstamp: string },
+  due: Deno.KvEntryMaybe<number>,
+  invalid: InvalidOrderError,
+): Promise<StepOutcome> {
+  const atomic = scheduleWait(ctx, entry, orderId, due, INVALID_RECORD_RECHECK_MS);
+  if (!(await atomic.commit()).ok) return "conflict";
+  ctx.log(`order ${orderId}: not stepped: ${invalid.message}`);
+  await raiseAlert(ctx.kv, {
+    kind: "invalid_record",
+    subject: orderId,
+    chain: null,
+    message: `${invalid.message}; the order waits untouched until the stored record is repaired`,
+    now: ctx.now(),
+  });
+  return "waiting";
+}
+
 function withoutHeldReason(order: Order): Order {
-  if (order.details.heldReason === undefined) return order;
-  const { heldReason: _, ...details } = order.details;
-  return { ...order, details };
+  return order.details.heldReason === undefined ? order : withDetails(order, { heldReason: undefined });
 }
 
 function rejected(message: string): Decision {
@@ -368,7 +397,7 @@ async function waitWithBackoff(
   due: Deno.KvEntryMaybe<number>,
   err: unknown,
 ): Promise<StepOutcome> {
-  const attempts = Number(entry.value.details.transientErrors ?? 0) + 1;
+  const attempts = (entry.value.details.transientErrors ?? 0) + 1;
   const ms = Math.min(ctx.settings.retryMaxMs, ctx.settings.retryBaseMs * 2 ** Math.min(attempts - 1, 16));
   const note = err instanceof Error ? err.message : String(err);
   if (attempts === PERSISTENT_ERRORS_ALERT_AFTER) {
@@ -382,10 +411,7 @@ async function waitWithBackoff(
       now: ctx.now(),
     });
   }
-  const counted = {
-    ...entry.value,
-    details: { ...entry.value.details, transientErrors: attempts, lastTransientError: note },
-  };
+  const counted = withDetails(entry.value, { transientErrors: attempts, lastTransientError: note });
   return (await commitWait(ctx, entry, due, ms, counted)) ? "waiting" : "conflict";
 }
 
@@ -397,9 +423,7 @@ export const PERSISTENT_ERRORS_ALERT_AFTER = 20;
  * record of why it waited (a paused uAsset, an RPC outage), for the operator reading it later.
  */
 function withoutErrorStreak(order: Order): Order {
-  if (order.details.transientErrors === undefined) return order;
-  const { transientErrors: _n, ...details } = order.details;
-  return { ...order, details };
+  return order.details.transientErrors === undefined ? order : withDetails(order, { transientErrors: undefined });
 }
 
 /**
@@ -414,10 +438,20 @@ async function commitWait(
   ms: number,
   updated: Order = entry.value,
 ): Promise<boolean> {
-  const now = ctx.now().getTime();
-  const atomic = ctx.kv.atomic().check(entry);
-  addReschedule(atomic, entry.value.id, due, now + ms);
-  atomic.enqueue({ kind: WAKE, orderId: entry.value.id } satisfies WakeMessage, { delay: ms });
+  const atomic = scheduleWait(ctx, entry, entry.value.id, due, ms);
   if (updated !== entry.value) addOrderUpdate(atomic, entry, updated);
   return (await atomic.commit()).ok;
+}
+
+/** An atomic, checked against the order version read, that moves the order's next look `ms` ahead. */
+function scheduleWait(
+  ctx: PipelineContext,
+  entry: { key: Deno.KvKey; versionstamp: string },
+  orderId: string,
+  due: Deno.KvEntryMaybe<number>,
+  ms: number,
+): Deno.AtomicOperation {
+  const atomic = ctx.kv.atomic().check(entry);
+  addReschedule(atomic, orderId, due, ctx.now().getTime() + ms);
+  return atomic.enqueue({ kind: WAKE, orderId } satisfies WakeMessage, { delay: ms });
 }

@@ -12,8 +12,16 @@
  *   the contract first, and the contract refuses a second mint of the same deposit id. Back in processing, the order
  *   may also be cancelled by an operator.
  */
-import type { ChainSymbol } from "../chains/catalog.ts";
-import type { Order } from "../kv/orders.ts";
+import {
+  type DeadIntent,
+  type DetailsPatch,
+  type Intent,
+  mergeDetails,
+  type Order,
+  type OrderFieldsPatch,
+  parseOrder,
+  type SourceChange,
+} from "../kv/orders.ts";
 
 export const ERROR_MESSAGES = {
   insufficientDeposit: "Insufficient deposit amount",
@@ -34,25 +42,13 @@ const RETRYABLE: Record<string, "pending" | "processing"> = {
   [ERROR_MESSAGES.payoutFailed]: "processing",
 };
 
-/** A signed outgoing transaction, committed before it is broadcast (DESIGN.md invariant 2). */
-export interface Intent {
-  chain: ChainSymbol;
-  txHash: string;
-  raw: string;
-  preparedAt: string;
-}
-
-/** A recorded transaction proven dead, kept on the order for ever: why a second one was signed. */
-export interface DeadIntent extends Intent {
-  proof: string;
-  deadAt: string;
-}
+export type { DeadIntent, Intent };
 
 export type OrderEvent =
   | { type: "confirmed" }
   | { type: "confirmationTimeout" }
-  | { type: "rejected"; message: string; details?: Record<string, unknown> }
-  | { type: "intentRecorded"; intent: Intent; extra?: Record<string, unknown> }
+  | { type: "rejected"; message: string; details?: { sourceChange: SourceChange } }
+  | { type: "intentRecorded"; intent: Intent; extra?: { nativeAmount: string; remainderWei: string } }
   | { type: "txConfirmed"; txHash: string }
   | { type: "txFailed"; message: string }
   | { type: "txDead"; proof: string }
@@ -62,7 +58,7 @@ export type OrderEvent =
 export type TransitionResult = { ok: true; order: Order } | { ok: false; error: string };
 
 export function intentOf(order: Order): Intent | undefined {
-  return order.details.intent as Intent | undefined;
+  return order.details.intent;
 }
 
 export function isTerminal(order: Order): boolean {
@@ -72,10 +68,11 @@ export function isTerminal(order: Order): boolean {
 export function transition(order: Order, event: OrderEvent, now: Date): TransitionResult {
   const at = now.toISOString();
   const refuse = () => ({ ok: false as const, error: `${event.type} is not allowed for a ${order.status} order` });
-  const to = (status: Order["status"], patch: Partial<Order> = {}, details: Record<string, unknown> = {}) => {
-    const merged: Record<string, unknown> = { ...order.details, ...details };
-    for (const k of Object.keys(merged)) if (merged[k] === undefined) delete merged[k];
-    return { ok: true as const, order: { ...order, ...patch, status, updatedAt: at, details: merged } };
+  // Every result is checked against the schema: a move that would leave the order without what its next step
+  // needs is refused here, naming the field, instead of failing later at the write or in the step that reads it.
+  const to = (status: Order["status"], patch: OrderFieldsPatch = {}, details: DetailsPatch = {}): TransitionResult => {
+    const next = parseOrder(mergeDetails(order, details, { ...patch, status, updatedAt: at }));
+    return next.ok ? next : { ok: false, error: `${event.type}: ${next.error.message}` };
   };
 
   switch (event.type) {
@@ -97,7 +94,7 @@ export function transition(order: Order, event: OrderEvent, now: Date): Transiti
       const intent = intentOf(order);
       if ((order.status !== "minting" && order.status !== "burning") || !intent) return refuse();
       // The failed transaction is kept as a proven-dead attempt; a retry may then sign a new one.
-      const attempts = [...((order.details.failedIntents as Intent[] | undefined) ?? []), intent];
+      const attempts = [...(order.details.failedIntents ?? []), intent];
       return to("failed", { errorMessage: event.message, transactionHash: intent.txHash }, {
         intent: undefined,
         failedIntents: attempts,
@@ -109,7 +106,7 @@ export function transition(order: Order, event: OrderEvent, now: Date): Transiti
       const dead: DeadIntent = { ...intent, proof: event.proof, deadAt: at };
       return to("processing", {}, {
         intent: undefined,
-        deadIntents: [...((order.details.deadIntents as DeadIntent[] | undefined) ?? []), dead],
+        deadIntents: [...(order.details.deadIntents ?? []), dead],
       });
     }
     case "cancel": {
@@ -127,7 +124,7 @@ export function transition(order: Order, event: OrderEvent, now: Date): Transiti
     case "retry": {
       const back = order.status === "failed" && order.errorMessage ? RETRYABLE[order.errorMessage] : undefined;
       if (!back) return refuse();
-      const retries = Number(order.details.retries ?? 0) + 1;
+      const retries = (order.details.retries ?? 0) + 1;
       return to(back, { errorMessage: null, transactionHash: null }, {
         retries,
         confirmBy: back === "pending" ? event.confirmBy : order.details.confirmBy,

@@ -25,7 +25,7 @@ import {
 import { depositAddressSet } from "../kv/address_index.ts";
 import { clearAlert, raiseAlert } from "../kv/alerts.ts";
 import { getBurnConfig } from "../kv/burn_configs.ts";
-import { addOrderCreate, newOrderId, type Order } from "../kv/orders.ts";
+import { addOrderCreate, newOrderId, type Order, type SourceTransfer, validOrder } from "../kv/orders.ts";
 import {
   acquireLease,
   addDust,
@@ -45,7 +45,7 @@ import {
   watchResumeKey,
 } from "../kv/pipeline.ts";
 import type { PipelineContext } from "./context.ts";
-import { type SourceTransfer, WAKE, type WakeMessage } from "./order_actor.ts";
+import { WAKE, type WakeMessage } from "./order_actor.ts";
 
 /** Blocks scanned per tick at most; a watcher far behind catches up over several ticks. */
 const MAX_BLOCKS_PER_TICK = 200;
@@ -343,13 +343,14 @@ function newOrder(
     Order,
     "type" | "sourceChain" | "destinationChain" | "token" | "sourceWallet" | "destinationWallet" | "owner"
   >,
-  details: Record<string, unknown> = {},
+  details: { memo?: string | null } = {},
   revision = 0,
 ): Order {
   const id = newOrderId(ctx.now().getTime());
   const source: SourceTransfer = { chain, txHash: t.txHash, index: t.index, blockNumber };
   if (revision > 0) source.revision = revision;
-  return {
+  // Checked here, so a transfer that would make a malformed order stops its block with the field named.
+  return validOrder({
     id,
     status: "pending",
     amount: t.amount.toString(),
@@ -365,7 +366,7 @@ function newOrder(
       depositId: depositIdOf(chain, t.txHash, t.index),
       confirmBy: new Date(ctx.now().getTime() + ctx.settings.confirmationTimeoutMs(chain)).toISOString(),
     },
-  };
+  });
 }
 
 /**

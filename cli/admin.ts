@@ -167,7 +167,12 @@ const commands: Record<string, Command> = {
   "order show": async (kv, args, out) => {
     const id = single(args, "<id>");
     const entry = await getOrder(kv, id);
-    if (!entry.value) throw new UsageError(`no order ${id}`);
+    if (entry.versionstamp === null) throw new UsageError(`no order ${id}`);
+    if (entry.invalid) {
+      // Shown as stored, so an operator can repair it; the pipeline does not step it meanwhile.
+      out(JSON.stringify(entry.raw, null, 2));
+      throw new UsageError(entry.invalid.message);
+    }
     out(JSON.stringify(entry.value, null, 2));
   },
   "order cancel": async (kv, args, out) => {
@@ -178,8 +183,10 @@ const commands: Record<string, Command> = {
   },
   "order retry": async (kv, args, out, config) => {
     const id = single(args, "<id>");
-    const order = (await getOrder(kv, id)).value;
-    if (!order) throw new UsageError(`no order ${id}`);
+    const entry = await getOrder(kv, id);
+    if (entry.versionstamp === null) throw new UsageError(`no order ${id}`);
+    if (entry.invalid) throw new UsageError(entry.invalid.message);
+    const order = entry.value;
     // A retried timeout waits again for as long as its source chain allows (live chains have their own limits).
     const settings = settingsFromConfig(config, "");
     const confirmBy = new Date(Date.now() + settings.confirmationTimeoutMs(order.sourceChain)).toISOString();

@@ -12,6 +12,7 @@ export const ALERT_KINDS = [
   "nonce_used_elsewhere",
   "persistent_errors",
   "chain_disabled",
+  "invalid_record",
 ] as const;
 export type AlertKind = typeof ALERT_KINDS[number];
 

@@ -4,7 +4,7 @@
  * keys; every write keeps order, indexes and counters in one atomic so they can never disagree.
  */
 import { z } from "zod";
-import { EVM_CHAINS, NATIVE, NATIVE_CHAINS, type NativeChain } from "../chains/catalog.ts";
+import { EVM_CHAINS, NATIVE, NATIVE_CHAINS, type NativeChain, nativeToWei } from "../chains/catalog.ts";
 
 export const ORDER_TYPES = ["mint", "burn"] as const;
 export const ORDER_STATUSES = [
@@ -22,28 +22,118 @@ export type OrderStatus = typeof ORDER_STATUSES[number];
 const CHAINS = [...NATIVE_CHAINS, ...EVM_CHAINS] as const;
 const isNative = (c: string): c is NativeChain => (NATIVE_CHAINS as readonly string[]).includes(c);
 
-export const OrderSchema = z.object({
+const CHAIN = z.enum(CHAINS);
+// Smallest units as a canonical decimal string; money never passes through a float. Parsed to bigint where used.
+const DECIMAL = /^(0|[1-9][0-9]*)$/;
+const decimal = (what: string) => z.string().regex(DECIMAL, `${what} must be a non-negative decimal integer`);
+const count = z.int().positive();
+const isoTime = z.iso.datetime();
+
+/** The transfer an order was made from (chain, transaction, log or output index), as the watcher saw it. */
+export const SourceTransferSchema = z.strictObject({
+  chain: CHAIN,
+  txHash: z.string().min(1),
+  index: z.int().nonnegative(),
+  blockNumber: z.int().nonnegative(),
+  /** > 0 when the transfer was re-read with other facts after a reorg (see decidePending). */
+  revision: count.optional(),
+});
+export type SourceTransfer = z.infer<typeof SourceTransferSchema>;
+
+/** A signed outgoing transaction, committed before it is broadcast (DESIGN.md invariant 2). */
+export const IntentSchema = z.strictObject({
+  chain: CHAIN,
+  txHash: z.string().min(1),
+  /** The bytes `broadcast` sends; "" for a mint adopted from chain (the contract had minted the deposit already). */
+  raw: z.string(),
+  preparedAt: isoTime,
+  // Room for what chains/adapter.ts adds to prepared transactions (their expiry, the outpoints or sequence they
+  // consume); typed loosely until that contract lands.
+  expiry: z.unknown().optional(),
+  consumes: z.unknown().optional(),
+});
+export type Intent = z.infer<typeof IntentSchema>;
+
+/** A recorded transaction proven dead, kept on the order for ever: why a second one was signed. */
+export const DeadIntentSchema = IntentSchema.extend({ proof: z.string().min(1), deadAt: isoTime });
+export type DeadIntent = z.infer<typeof DeadIntentSchema>;
+
+/** What a reorg changed in a burn's source transfer (order_actor.ts sourceChange), recorded when the order fails. */
+const TransferFacts = z.strictObject({
+  from: z.string(),
+  to: z.string(),
+  amount: decimal("amount"),
+  asset: z.string(),
+});
+export const SourceChangeSchema = z.strictObject({
+  old: TransferFacts,
+  new: TransferFacts.extend({ blockNumber: z.int().nonnegative(), revision: count }).nullable(),
+  /** The record the new facts became: an order, a held transfer, dust, or none (no matching transfer left). */
+  newRecord: z.union([z.strictObject({ orderId: z.string() }), z.enum(["held", "dust"]), z.null()]),
+});
+export type SourceChange = z.infer<typeof SourceChangeSchema>;
+
+/** Pipeline facts every order carries. */
+const COMMON_DETAILS = {
+  source: SourceTransferSchema,
+  /** sha256(chain:tx:index), 32-byte hex: the id a mint carries on chain, and any transfer's identity. */
+  depositId: z.string().regex(/^0x[0-9a-f]{64}$/, "depositId must be 32 bytes of lowercase hex"),
+  /** The deadline for the source transfer's confirmations. */
+  confirmBy: isoTime,
+  confirmedAt: isoTime.optional(),
+  /** The outgoing transaction of the current attempt (minting, burning, completed). */
+  intent: IntentSchema.optional(),
+  /** Attempts that failed on chain (each made the order fail; a retry signed the next). */
+  failedIntents: z.array(IntentSchema).optional(),
+  /** Attempts proven never to be mined (txDead), with their proofs. */
+  deadIntents: z.array(DeadIntentSchema).optional(),
+  /** Operator retries so far. */
+  retries: count.optional(),
+  /** The current streak of failed steps; removed by the next step that works. */
+  transientErrors: count.optional(),
+  /** The last failed step's error, kept after the streak ends as a record of why the order waited. */
+  lastTransientError: z.string().optional(),
+  /** Why the order waits for a chain this process does not run. */
+  heldReason: z.string().optional(),
+  cancelReason: z.string().optional(),
+};
+export const MintDetailsSchema = z.strictObject(COMMON_DETAILS);
+export const BurnDetailsSchema = z.strictObject({
+  ...COMMON_DETAILS,
+  /** The destination tag or memo from the sender's burn configuration when the burn was detected. */
+  memo: z.string().nullable(),
+  /** What the payout sends, in native smallest units, and the wei too small to pay: set when it is prepared. */
+  nativeAmount: decimal("nativeAmount").optional(),
+  remainderWei: decimal("remainderWei").optional(),
+  sourceChange: SourceChangeSchema.optional(),
+});
+export type MintDetails = z.infer<typeof MintDetailsSchema>;
+export type BurnDetails = z.infer<typeof BurnDetailsSchema>;
+
+const ORDER_FIELDS = {
   // UUIDv7: the index keys end with the id, so key order is creation order.
   id: z.uuid({ version: "v7" }),
-  type: z.enum(ORDER_TYPES),
   status: z.enum(ORDER_STATUSES),
-  sourceChain: z.enum(CHAINS),
-  destinationChain: z.enum(CHAINS),
+  sourceChain: CHAIN,
+  destinationChain: CHAIN,
   token: z.string(),
-  // Smallest units as a canonical decimal string; money never passes through a float.
-  amount: z.string().regex(/^(0|[1-9][0-9]*)$/, "amount must be a non-negative decimal integer"),
+  amount: decimal("amount"),
   sourceWallet: z.string(),
   destinationWallet: z.string(),
   workflowId: z.string(),
   transactionHash: z.string().nullable(),
   errorMessage: z.string().nullable(),
-  createdAt: z.iso.datetime(),
-  updatedAt: z.iso.datetime().nullable(),
+  createdAt: isoTime,
+  updatedAt: isoTime.nullable(),
   /** The partner's lowercase EVM wallet the order belongs to (JWT `sub`); scopes every listing. */
   owner: z.string().regex(/^0x[0-9a-f]{40}$/, "owner must be a lowercase EVM address"),
-  /** Pipeline-internal facts (deposit identity, remainders, ...); never served. */
-  details: z.record(z.string(), z.unknown()),
-}).superRefine((o, ctx) => {
+};
+
+export const OrderSchema = z.discriminatedUnion("type", [
+  /** `details`: pipeline-internal facts (deposit identity, recorded transactions, remainders, ...); never served. */
+  z.object({ ...ORDER_FIELDS, type: z.literal("mint"), details: MintDetailsSchema }),
+  z.object({ ...ORDER_FIELDS, type: z.literal("burn"), details: BurnDetailsSchema }),
+]).superRefine((o, ctx) => {
   // A mis-scoped or mis-routed order is a custody bug; refuse to store it rather than show it to the wrong partner.
   const native = o.type === "mint" ? o.sourceChain : o.destinationChain;
   const evm = o.type === "mint" ? o.destinationChain : o.sourceChain;
@@ -57,8 +147,117 @@ export const OrderSchema = z.object({
   if (o.owner !== partnerWallet.toLowerCase()) {
     ctx.addIssue({ code: "custom", path: ["owner"], message: "owner must be the partner's EVM wallet of the order" });
   }
+  if (o.details.source.chain !== o.sourceChain) {
+    ctx.addIssue({ code: "custom", path: ["details", "source", "chain"], message: `expected ${o.sourceChain}` });
+  }
+  for (const issue of stepIssues(o, native)) ctx.addIssue({ code: "custom", ...issue });
 });
 export type Order = z.infer<typeof OrderSchema>;
+export type MintOrder = Extract<Order, { type: "mint" }>;
+export type BurnOrder = Extract<Order, { type: "burn" }>;
+
+/**
+ * What each step requires of an order (spec section 3 and actors/transition.ts): a recorded transaction exactly while
+ * one may be mined or was (minting, burning, completed), on the chain the order pays out on; a burn's payout amounts
+ * once prepared, adding up to the burned wei; the outcome fields of the terminal steps.
+ */
+function stepIssues(o: Order, native: NativeChain): { path: PropertyKey[]; message: string }[] {
+  const issues: { path: PropertyKey[]; message: string }[] = [];
+  const require = (ok: boolean, path: PropertyKey[], message: string) => ok || issues.push({ path, message });
+  const sending = o.status === "minting" || o.status === "burning";
+  const intent = o.details.intent;
+  if (sending) {
+    require(o.status === (o.type === "mint" ? "minting" : "burning"), ["status"], `a ${o.type} is never ${o.status}`);
+  }
+  if (sending || o.status === "completed") {
+    require(intent !== undefined, ["details", "intent"], `required for a ${o.status} order`);
+  } else {
+    require(intent === undefined, ["details", "intent"], `a ${o.status} order has no current transaction`);
+  }
+  if (intent) {
+    require(intent.chain === o.destinationChain, ["details", "intent", "chain"], `expected ${o.destinationChain}`);
+  }
+  if (o.type === "burn") {
+    const { nativeAmount, remainderWei } = o.details;
+    if (sending || o.status === "completed") {
+      require(nativeAmount !== undefined, ["details", "nativeAmount"], `required for a ${o.status} burn`);
+      require(remainderWei !== undefined, ["details", "remainderWei"], `required for a ${o.status} burn`);
+    }
+    const parts = nativeAmount !== undefined && remainderWei !== undefined && DECIMAL.test(nativeAmount) &&
+      DECIMAL.test(remainderWei) && DECIMAL.test(o.amount);
+    if (parts) {
+      const sum = nativeToWei(native, BigInt(nativeAmount)) + BigInt(remainderWei);
+      require(
+        sum === BigInt(o.amount),
+        ["details", "nativeAmount"],
+        "nativeAmount and remainderWei must add up to amount",
+      );
+    }
+  }
+  require(
+    (o.status === "completed") === (o.transactionHash !== null) || o.status === "failed",
+    ["transactionHash"],
+    o.status === "completed" ? "required for a completed order" : `a ${o.status} order has no transactionHash`,
+  );
+  require(
+    (o.status === "failed") === (o.errorMessage !== null),
+    ["errorMessage"],
+    o.status === "failed" ? "required for a failed order" : `a ${o.status} order has no errorMessage`,
+  );
+  if (o.status === "cancelled") require(o.details.cancelReason !== undefined, ["details", "cancelReason"], "required");
+  return issues;
+}
+
+/** `error`'s issues, one per field: `details.intent: required for a minting order; token: expected uSOL`. */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues.map((i) => `${i.path.map(String).join(".") || "(order)"}: ${i.message}`).join("; ");
+}
+
+/** An order that does not pass OrderSchema, with each bad field named. */
+export class InvalidOrderError extends Error {
+  constructor(readonly orderId: string, readonly issues: string) {
+    super(`order ${orderId} is invalid: ${issues}`);
+    this.name = "InvalidOrderError";
+  }
+}
+
+const idOf = (candidate: unknown) =>
+  candidate !== null && typeof candidate === "object" && "id" in candidate ? String(candidate.id) : "(no id)";
+
+/** Parses `candidate` as an order; the error names every bad field. */
+export function parseOrder(candidate: unknown): { ok: true; order: Order } | { ok: false; error: InvalidOrderError } {
+  const parsed = OrderSchema.safeParse(candidate);
+  if (parsed.success) return { ok: true, order: parsed.data };
+  return { ok: false, error: new InvalidOrderError(idOf(candidate), describeIssues(parsed.error)) };
+}
+
+/** Parses `candidate` as an order or throws an InvalidOrderError naming the bad fields. */
+export function validOrder(candidate: unknown): Order {
+  const parsed = parseOrder(candidate);
+  if (!parsed.ok) throw parsed.error;
+  return parsed.order;
+}
+
+/** A change to `details`: a field set to `undefined` is removed. */
+export type DetailsPatch = Partial<MintDetails & BurnDetails>;
+
+/**
+ * The order with `patch` merged into its details (fields set to undefined removed) and any top-level `fields`
+ * replaced, checked against the schema: a change that would leave a field wrong throws, naming it.
+ */
+export function withDetails(order: Order, patch: DetailsPatch, fields: OrderFieldsPatch = {}): Order {
+  return validOrder(mergeDetails(order, patch, fields));
+}
+
+/** The top-level fields a step changes. */
+export type OrderFieldsPatch = Partial<Pick<Order, "status" | "transactionHash" | "errorMessage" | "updatedAt">>;
+
+/** `withDetails` without the check: the candidate for `parseOrder`. */
+export function mergeDetails(order: Order, patch: DetailsPatch, fields: OrderFieldsPatch = {}) {
+  const details: Record<string, unknown> = { ...order.details, ...patch };
+  for (const k of Object.keys(details)) if (details[k] === undefined) delete details[k];
+  return { ...order, ...fields, details };
+}
 
 /** The order as partners see it (spec 2.4): those fields in that order, nothing internal. */
 export function toOrderView(o: Order) {
@@ -118,7 +317,8 @@ export function newOrderId(nowMs: number = Date.now()): string {
 type Filter = { type?: OrderType; status?: OrderStatus };
 const ANY = "*"; // never a type or status, so "no filter" cannot collide with a value
 
-function orderKey(id: string): Deno.KvKey {
+/** Exported for tests that must write a record the store would refuse (a corrupt order); nothing else writes here. */
+export function orderKey(id: string): Deno.KvKey {
   return ["order", id];
 }
 function ownerIndexPrefix(owner: string, f: Filter): Deno.KvKey {
@@ -158,7 +358,7 @@ const MAX_UPDATE_ATTEMPTS = 100;
 
 /** Adds a new order, its indexes and counters to `atomic`; the commit fails if the id exists. */
 export function addOrderCreate(atomic: Deno.AtomicOperation, order: Order): Deno.AtomicOperation {
-  const o = OrderSchema.parse(order);
+  const o = validOrder(order);
   atomic.check({ key: orderKey(o.id), versionstamp: null }).set(orderKey(o.id), o);
   for (const f of filtersOf(o)) {
     atomic.set(ownerIndexKey(o.owner, f, o.id), o).sum(ownerCounterKey(o.owner, f), ONE);
@@ -176,7 +376,7 @@ export function addOrderUpdate(
   next: Order,
 ): Deno.AtomicOperation {
   const before = previous.value;
-  const o = OrderSchema.parse(next);
+  const o = validOrder(next);
   for (const field of ["id", "owner", "type"] as const) {
     if (before[field] !== o[field]) throw new Error(`order ${before.id}: ${field} cannot change`);
   }
@@ -203,8 +403,23 @@ export async function createOrder(kv: Deno.Kv, order: Order): Promise<boolean> {
   return (await addOrderCreate(kv.atomic(), order).commit()).ok;
 }
 
-export function getOrder(kv: Deno.Kv, id: string): Promise<Deno.KvEntryMaybe<Order>> {
-  return kv.get<Order>(orderKey(id), STRONG);
+/**
+ * A stored order as read: valid, missing, or stored but failing the schema. An invalid one is never handed out as an
+ * Order: the caller gets the stored value only as `raw`, with the fields that are wrong, and must not act on a guess.
+ */
+export type OrderEntry =
+  | (Deno.KvEntry<Order> & { invalid?: undefined })
+  | (Deno.KvEntryMaybe<never> & { versionstamp: null; invalid?: undefined })
+  | { key: Deno.KvKey; value: null; versionstamp: string; invalid: InvalidOrderError; raw: unknown };
+
+export async function getOrder(kv: Deno.Kv, id: string): Promise<OrderEntry> {
+  const entry = await kv.get<unknown>(orderKey(id), STRONG);
+  if (entry.versionstamp === null) return { key: entry.key, value: null, versionstamp: null };
+  const parsed = parseOrder(entry.value);
+  if (parsed.ok) return { key: entry.key, value: parsed.order, versionstamp: entry.versionstamp };
+  // Named by the key read, whatever the stored value says its id is.
+  const invalid = new InvalidOrderError(id, parsed.error.issues);
+  return { key: entry.key, value: null, versionstamp: entry.versionstamp, invalid, raw: entry.value };
 }
 
 /**
@@ -221,10 +436,11 @@ export async function updateOrder(
   for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
     const entry = await getOrder(kv, id);
     if (entry.versionstamp === null) return null;
+    if (entry.invalid) throw entry.invalid; // never rewritten on a guess
     // A copy, so a `change` that mutates in place cannot corrupt `previous`, which says which index keys to move.
     const changed = change(structuredClone(entry.value));
     if (changed === null) return null;
-    const next = OrderSchema.parse({ ...changed, updatedAt: now().toISOString() });
+    const next = validOrder({ ...changed, updatedAt: now().toISOString() });
     if ((await addOrderUpdate(kv.atomic(), entry, next).commit()).ok) return next;
   }
   throw new Error(`order ${id}: update kept conflicting after ${MAX_UPDATE_ATTEMPTS} attempts`);

@@ -18,7 +18,7 @@ import {
   toHex,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { type SourceTransfer, stepOrder } from "../actors/order_actor.ts";
+import { stepOrder } from "../actors/order_actor.ts";
 import { ERROR_MESSAGES } from "../actors/transition.ts";
 import type { Chains } from "../chains/adapter.ts";
 import { EVM, type UAsset } from "../chains/catalog.ts";
@@ -122,7 +122,7 @@ Deno.test("anvil: a burn re-executed by a reorg with another amount fails at con
       assert.equal(await watchToTip(p.ctx, "base"), 1);
       const [first] = await orders(p.kv);
       assert.equal(first.amount, X.toString());
-      assert.equal((first.details.source as SourceTransfer).txHash, txHash.toLowerCase());
+      assert.equal(first.details.source.txHash, txHash.toLowerCase());
 
       // The reorg: back to before the sweep, the contract gets more, and the very same transaction is mined again.
       assert.equal(await anvilRpc(anvil.url, "evm_revert", [snapshot]), true);
@@ -151,11 +151,12 @@ Deno.test("anvil: a burn re-executed by a reorg with another amount fails at con
       assert.equal(failed.status, "failed");
       assert.equal(failed.errorMessage, ERROR_MESSAGES.sourceChanged);
       assert.equal(failed.errorMessage, "Source transfer changed by a chain reorganization");
-      const change = failed.details.sourceChange as Record<string, Record<string, unknown>>;
+      assert.ok(failed.type === "burn" && failed.details.sourceChange?.new);
+      const change = failed.details.sourceChange;
       assert.equal(change.old.amount, X.toString());
-      assert.equal(change.new.amount, Y.toString());
-      assert.equal(change.new.from, partner);
-      assert.equal(change.new.revision, 1);
+      assert.equal(change.new?.amount, Y.toString());
+      assert.equal(change.new?.from, partner);
+      assert.equal(change.new?.revision, 1);
 
       const all = await orders(p.kv);
       assert.equal(all.length, 2);
@@ -163,7 +164,7 @@ Deno.test("anvil: a burn re-executed by a reorg with another amount fails at con
       assert.deepEqual(change.newRecord, { orderId: second.id });
       assert.equal(second.amount, Y.toString());
       assert.deepEqual(
-        { ...(second.details.source as SourceTransfer), blockNumber: 0 },
+        { ...second.details.source, blockNumber: 0 },
         { chain: "base", txHash: txHash.toLowerCase(), index: 0, blockNumber: 0, revision: 1 },
       );
       const done = await settle(second.id);

@@ -6,11 +6,11 @@
  * persist (on the simulated chains, where an RPC outage can be injected).
  */
 import assert from "node:assert/strict";
-import { createWalletClient, type Hex, http, keccak256, parseTransaction, toHex, zeroAddress } from "viem";
+import { createWalletClient, type Hex, http, isHex, keccak256, parseTransaction, toHex, zeroAddress } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { type PipelineContext, pipelineSettings } from "../actors/context.ts";
 import { PERSISTENT_ERRORS_ALERT_AFTER, stepOrder } from "../actors/order_actor.ts";
-import { type DeadIntent, type Intent, intentOf } from "../actors/transition.ts";
+import { intentOf } from "../actors/transition.ts";
 import { watchOnce } from "../actors/watcher.ts";
 import type { Chains } from "../chains/adapter.ts";
 import { EVM, type EvmChain, NATIVE } from "../chains/catalog.ts";
@@ -147,7 +147,8 @@ Deno.test("order actor on anvil: a mint whose nonce was used elsewhere is proven
   const p = await anvilPipeline({ slotsInAnEpoch: 4 });
   try {
     const order = await processingMint(p.kv, "dead-nonce");
-    const depositId = order.details.depositId as Hex;
+    const depositId = order.details.depositId;
+    assert.ok(isHex(depositId));
 
     // Signed and recorded, then the process dies before broadcasting.
     p.ctx.faultPoint = (point) => {
@@ -177,7 +178,7 @@ Deno.test("order actor on anvil: a mint whose nonce was used elsewhere is proven
     const back = await stored(p.kv, order.id);
     assert.equal(back.status, "processing", JSON.stringify(back.details));
     assert.equal(intentOf(back), undefined);
-    const dead = back.details.deadIntents as DeadIntent[];
+    const dead = back.details.deadIntents ?? [];
     assert.equal(dead.length, 1);
     assert.equal(dead[0].txHash, first.txHash);
     assert.equal(dead[0].raw, first.raw);
@@ -192,7 +193,8 @@ Deno.test("order actor on anvil: a mint whose nonce was used elsewhere is proven
     await p.step(order.id);
     const resent = await stored(p.kv, order.id);
     assert.equal(resent.status, "minting");
-    const second = intentOf(resent) as Intent;
+    const second = intentOf(resent);
+    assert.ok(second);
     assert.notEqual(second.txHash, first.txHash);
     assert.equal(parseTransaction(second.raw as Hex).nonce, nonce + 1);
     const receipt = await p.evm.client.waitForTransactionReceipt({ hash: second.txHash as Hex, pollingInterval: 10 });

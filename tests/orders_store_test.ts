@@ -15,7 +15,9 @@ import {
   type OrderType,
   toOrderView,
   updateOrder,
+  withDetails,
 } from "../kv/orders.ts";
+import { inStatus } from "./support/orders.ts";
 
 const OWNER_A = "0x" + "ab".repeat(20);
 const OWNER_B = "0x" + "cd".repeat(20);
@@ -40,10 +42,10 @@ function makeOrder(owner: string, type: OrderType, status: OrderStatus = "pendin
   const evm = EVM_CHAINS[n % EVM_CHAINS.length];
   const partner = "0x" + owner.slice(2).toUpperCase();
   const mint = type === "mint";
-  return {
+  const order: Order = {
     id: newOrderId(),
-    type,
-    status,
+    type: "mint",
+    status: "pending",
     sourceChain: mint ? native : evm,
     destinationChain: mint ? evm : native,
     token: mint ? NATIVE[native].token.symbol : NATIVE[native].uAsset.symbol,
@@ -52,12 +54,17 @@ function makeOrder(owner: string, type: OrderType, status: OrderStatus = "pendin
     destinationWallet: mint ? partner : `native-destination-${n}`,
     workflowId: `wf-${n}`,
     transactionHash: null,
-    errorMessage: status === "failed" ? "Insufficient deposit amount" : null,
+    errorMessage: null,
     createdAt: new Date(Date.UTC(2030, 0, 1, 0, 0, n)).toISOString(),
     updatedAt: null,
     owner,
-    details: { deposit: { chain: native, txid: `tx-${n}`, index: n } },
+    details: {
+      source: { chain: mint ? native : evm, txHash: `tx-${n}`, index: n, blockNumber: n },
+      depositId: `0x${n.toString(16).padStart(64, "0")}`,
+      confirmBy: new Date(Date.UTC(2030, 0, 1, 1, 0, n)).toISOString(),
+    },
   };
+  return inStatus(mint ? order : { ...order, type, details: { ...order.details, memo: null } }, status);
 }
 
 /** Every key and its versionstamp: any write anywhere changes this. */
@@ -232,15 +239,19 @@ Deno.test("updates keep indexes and counters exact", async (t) => {
       return order;
     };
     /** Moves an order in the store and in the model; checks what came back against what was asked for. */
-    const move = async (id: string, status: OrderStatus, extra: Partial<Order> = {}) => {
+    const move = async (
+      id: string,
+      status: OrderStatus,
+      extra: Pick<Partial<Order>, "transactionHash" | "errorMessage"> = {},
+    ) => {
       const at = nextInstant();
       const expectedAt = at.toISOString();
-      const stored = await updateOrder(kv, id, (o) => ({ ...o, ...extra, status }), () => at);
+      const stored = await updateOrder(kv, id, (o) => inStatus({ ...o, ...extra }, status), () => at);
       assert.ok(stored);
       assert.equal(stored.status, status);
       assert.equal(stored.updatedAt, expectedAt);
       const i = model.findIndex((o) => o.id === id);
-      model[i] = { ...model[i], ...extra, status, updatedAt: expectedAt };
+      model[i] = { ...inStatus({ ...model[i], ...extra }, status), updatedAt: expectedAt };
       assert.deepEqual(stored, model[i]);
       assert.deepEqual((await getOrder(kv, id)).value, model[i]);
     };
@@ -279,7 +290,10 @@ Deno.test("updates keep indexes and counters exact", async (t) => {
     });
 
     await t.step("a change that keeps the status still refreshes every index copy", async () => {
-      await move(other.id, "pending", { details: { ...other.details, note: "seen" } });
+      await updateOrder(kv, other.id, (o) => withDetails(o, { heldReason: "seen" }), () => nextInstant());
+      const i = model.findIndex((o) => o.id === other.id);
+      model[i] = (await getOrder(kv, other.id)).value!;
+      assert.equal(model[i].details.heldReason, "seen");
       await assertStoreMatches(kv, model);
     });
 
@@ -295,11 +309,13 @@ Deno.test("updates keep indexes and counters exact", async (t) => {
     await t.step("concurrent updates of one order all land", async () => {
       const id = crowd[1].id;
       const results = await Promise.all(
-        [0, 1, 2, 3, 4].map((n) => updateOrder(kv, id, (o) => ({ ...o, details: { ...o.details, [`w${n}`]: n } }))),
+        [0, 1, 2, 3, 4].map(() =>
+          updateOrder(kv, id, (o) => withDetails(o, { transientErrors: (o.details.transientErrors ?? 0) + 1 }))
+        ),
       );
       assert.ok(results.every((r) => r !== null));
       const stored = (await getOrder(kv, id)).value;
-      for (const n of [0, 1, 2, 3, 4]) assert.equal(stored?.details[`w${n}`], n);
+      assert.equal(stored?.details.transientErrors, 5, "each update read the one before it");
       const i = model.findIndex((o) => o.id === id);
       model[i] = stored!;
       await assertStoreMatches(kv, model);
@@ -315,7 +331,7 @@ Deno.test("updates keep indexes and counters exact", async (t) => {
               const entry = await target.get(key, options);
               if (!interfered) {
                 interfered = true;
-                await updateOrder(target, id, (o) => ({ ...o, details: { ...o.details, interloper: true } }));
+                await updateOrder(target, id, (o) => withDetails(o, { heldReason: "interloper" }));
               }
               return entry;
             };
@@ -327,12 +343,12 @@ Deno.test("updates keep indexes and counters exact", async (t) => {
       const seen: Order[] = [];
       const stored = await updateOrder(racing, id, (o) => {
         seen.push(o);
-        return { ...o, status: "failed", errorMessage: "Transaction failed on destination chain" };
+        return inStatus({ ...o, errorMessage: "Transaction failed on destination chain" }, "failed");
       });
       assert.equal(seen.length, 2);
-      assert.equal(seen[0].details.interloper, undefined);
-      assert.equal(seen[1].details.interloper, true);
-      assert.equal(stored?.details.interloper, true);
+      assert.equal(seen[0].details.heldReason, undefined);
+      assert.equal(seen[1].details.heldReason, "interloper");
+      assert.equal(stored?.details.heldReason, "interloper");
       const i = model.findIndex((o) => o.id === id);
       model[i] = stored!;
       await assertStoreMatches(kv, model);
@@ -343,7 +359,8 @@ Deno.test("updates keep indexes and counters exact", async (t) => {
       assert.ok(stale.versionstamp);
       await move(crowd[4].id, "completed");
       const before = await snapshot(kv);
-      const result = await addOrderUpdate(kv.atomic(), stale, { ...stale.value, status: "cancelled" }).commit();
+      assert.ok(stale.value);
+      const result = await addOrderUpdate(kv.atomic(), stale, inStatus(stale.value, "cancelled")).commit();
       assert.equal(result.ok, false);
       assert.deepEqual(await snapshot(kv), before);
       await assertStoreMatches(kv, model);
@@ -369,24 +386,24 @@ Deno.test("updates keep indexes and counters exact", async (t) => {
       const expectedAt = at.toISOString();
       await updateOrder(kv, other.id, (o) => {
         o.status = "cancelled";
+        o.details.cancelReason = "in place";
         return o;
       }, () => at);
       const i = model.findIndex((o) => o.id === other.id);
-      model[i] = { ...model[i], status: "cancelled", updatedAt: expectedAt };
+      model[i] = withDetails(model[i], { cancelReason: "in place" }, { status: "cancelled", updatedAt: expectedAt });
       await assertStoreMatches(kv, model);
     });
 
     await t.step("id, owner and type are fixed", async () => {
       const entry = await getOrder(kv, mintOk.id);
       assert.ok(entry.versionstamp);
-      const changes: Partial<Order>[] = [
-        { id: newOrderId() },
-        { owner: OWNER_B, destinationWallet: OWNER_B },
-        { type: "burn" },
+      assert.ok(entry.value);
+      const changed: Order[] = [
+        { ...entry.value, id: newOrderId() },
+        { ...entry.value, owner: OWNER_B, destinationWallet: OWNER_B },
+        { ...makeOrder(OWNER_A, "burn"), id: entry.value.id },
       ];
-      for (const change of changes) {
-        assert.throws(() => addOrderUpdate(kv.atomic(), entry, { ...entry.value, ...change }));
-      }
+      for (const next of changed) assert.throws(() => addOrderUpdate(kv.atomic(), entry, next), /cannot change/);
       const before = await snapshot(kv);
       await assert.rejects(() => updateOrder(kv, mintOk.id, (o) => ({ ...o, owner: OWNER_B })));
       assert.deepEqual(await snapshot(kv), before);
@@ -404,7 +421,7 @@ Deno.test("addOrderCreate composes into the caller's atomic", async (t) => {
     await t.step("a duplicate id is refused and nothing changes", async () => {
       const before = await snapshot(kv);
       assert.equal(await createOrder(kv, { ...first, amount: "1" }), false);
-      assert.equal(await createOrder(kv, { ...first, status: "failed" }), false);
+      assert.equal(await createOrder(kv, inStatus(first, "failed")), false);
       assert.deepEqual(await snapshot(kv), before);
       assert.equal((await getOrder(kv, first.id)).value?.amount, first.amount);
       await assertStoreMatches(kv, model);

@@ -43,6 +43,7 @@ Deno.test("a uAsset transfer to the transfer address pays the native coin, remai
     assert.ok(order.transactionHash);
     assert.equal(await balance(server, "xrp", destination), burned / unit);
     const stored = (await getOrder(server.services.kv, order.id)).value!;
+    assert.ok(stored.type === "burn");
     assert.equal(stored.details.remainderWei, "123");
     assert.equal(stored.details.nativeAmount, (burned / unit).toString());
     assert.equal(stored.details.memo, "424242");

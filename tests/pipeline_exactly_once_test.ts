@@ -178,7 +178,7 @@ Deno.test("exactly once: duplicate deliveries, two processes, re-scanned blocks"
         assert.equal(orders.length, 15 + 6);
         const bySource = new Map<string, number>();
         for (const o of orders) {
-          const source = (await stored(kv, o.id)).details.source as SourceTransfer;
+          const source = (await stored(kv, o.id)).details.source;
           bySource.set(source.txHash, (bySource.get(source.txHash) ?? 0) + 1);
           if (o.type === "mint") probe ??= source;
           if (o.type === "mint") await assertMintedOnce(kv, o, source.txHash);

@@ -5,7 +5,6 @@
 import assert from "node:assert/strict";
 import { EVM_CHAINS, NATIVE, NATIVE_CHAINS, nativeToWei } from "../chains/catalog.ts";
 import { getOrder } from "../kv/orders.ts";
-import type { SourceTransfer } from "../actors/order_actor.ts";
 import { SIM_DEPOSIT_SENDER } from "../chains/sim/commands.ts";
 import { balance, FAST_PIPELINE, sim, terminal, waitForOrders } from "./support/pipeline.ts";
 import { call, randomWallet, startTestServer, tokenFor } from "./support/server.ts";
@@ -32,7 +31,7 @@ Deno.test("a deposit on every native chain mints the same amount on its destinat
     const seen = new Map<string, string[]>();
     const orders = await waitForOrders(server, token, (o) => o.length === 5 && o.every(terminal), { seen });
     for (const o of orders) {
-      const source = (await getOrder(server.services.kv, o.id)).value!.details.source as SourceTransfer;
+      const source = (await getOrder(server.services.kv, o.id)).value!.details.source;
       const d = deposits.get(source.txHash)!;
       assert.equal(o.status, "completed", JSON.stringify(o));
       assert.equal(o.type, "mint");

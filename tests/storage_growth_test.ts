@@ -154,7 +154,7 @@ Deno.test("dust deposits are aggregated; between dust and the minimum they stay 
     assert.equal(orders.length, 1, "only the deposit at the dust limit is an order");
     assert.equal(orders[0].amount, dustDeposit.toString());
     assert.ok(BigInt(orders[0].amount) < minimumDeposit, "it fails later with Insufficient deposit amount");
-    assert.equal((orders[0].details.source as { txHash: string }).txHash, small.txHash);
+    assert.equal(orders[0].details.source.txHash, small.txHash);
   } finally {
     await p.close();
   }

@@ -4,53 +4,77 @@
  */
 import assert from "node:assert/strict";
 import { type Intent, type OrderEvent, transition } from "../actors/transition.ts";
-import { newOrderId, type Order, ORDER_STATUSES, OrderSchema, type OrderStatus } from "../kv/orders.ts";
+import {
+  type DetailsPatch,
+  newOrderId,
+  type Order,
+  ORDER_STATUSES,
+  type OrderFieldsPatch,
+  OrderSchema,
+  type OrderStatus,
+} from "../kv/orders.ts";
+import { inStatus } from "./support/orders.ts";
 
 const OWNER = "0x" + "ab".repeat(20);
 const T0 = "2030-01-01T00:00:00.000Z";
 const NOW = new Date("2030-01-01T00:05:00.000Z");
 
-function order(type: "mint" | "burn", status: OrderStatus, patch: Partial<Order> = {}): Order {
+type Patch = OrderFieldsPatch & { details?: DetailsPatch };
+
+/**
+ * An order in `status` with what that step has when the pipeline puts it there (tests/support/orders.ts inStatus),
+ * and `patch` on top. A status its type never has (a mint "burning") is set as is: refusal tests use those too.
+ */
+function order(type: "mint" | "burn", status: OrderStatus, patch: Patch = {}): Order {
   const id = newOrderId();
-  const base: Order = type === "mint"
+  const common = {
+    id,
+    status: "pending" as const,
+    transactionHash: null,
+    errorMessage: null,
+    workflowId: `order-actor-${id}`,
+    createdAt: T0,
+    updatedAt: null,
+    owner: OWNER,
+  };
+  const details = { depositId: "0x" + "11".repeat(32), confirmBy: T0 };
+  const pending: Order = type === "mint"
     ? {
-      id,
+      ...common,
       type,
-      status,
       sourceChain: "sol",
       destinationChain: "base",
       token: "SOL",
       amount: "50000000",
       sourceWallet: "SimSender1111111111111111111111111111111111",
       destinationWallet: OWNER,
-      workflowId: `order-actor-${id}`,
-      transactionHash: null,
-      errorMessage: null,
-      createdAt: T0,
-      updatedAt: null,
-      owner: OWNER,
-      details: { depositId: "0x" + "11".repeat(32), confirmBy: T0 },
+      details: { ...details, source: { chain: "sol", txHash: "SimTx1", index: 0, blockNumber: 7 } },
     }
     : {
-      id,
+      ...common,
       type,
-      status,
       sourceChain: "arbitrum",
       destinationChain: "xrp",
       token: "uXRP",
-      amount: "50000000000000000000",
+      amount: "50000000000000000007",
       sourceWallet: OWNER,
       destinationWallet: "rDestination111111111111111111111",
-      workflowId: `order-actor-${id}`,
-      transactionHash: null,
-      errorMessage: null,
-      createdAt: T0,
-      updatedAt: null,
-      owner: OWNER,
-      details: { memo: "42", confirmBy: T0 },
+      details: {
+        ...details,
+        source: { chain: "arbitrum", txHash: "0x" + "22".repeat(32), index: 3, blockNumber: 70 },
+        memo: "42",
+      },
     };
-  return { ...base, ...patch };
+  const own = status !== (type === "mint" ? "burning" : "minting");
+  const o = inStatus(pending, own ? status : "pending");
+  const { details: more = {}, ...fields } = patch;
+  return o.type === "mint"
+    ? { ...o, status, ...fields, details: { ...o.details, ...more } }
+    : { ...o, status, ...fields, details: { ...o.details, ...more } };
 }
+
+/** A sending order that lost its intent: never stored (the schema refuses it), refused by transition too. */
+const NO_INTENT: Patch = { details: { intent: undefined } };
 
 const intent = (chain: Intent["chain"], n = 1): Intent => ({
   chain,
@@ -60,10 +84,13 @@ const intent = (chain: Intent["chain"], n = 1): Intent => ({
 });
 
 function withIntent(o: Order, i: Intent): Order {
-  return { ...o, details: { ...o.details, intent: i } };
+  return o.type === "mint"
+    ? { ...o, details: { ...o.details, intent: i } }
+    : { ...o, details: { ...o.details, intent: i } };
 }
 
 function moved(o: Order, e: OrderEvent): Order {
+  OrderSchema.parse(o); // every allowed move starts from an order as the store holds it
   const before = structuredClone(o);
   const res = transition(o, e, NOW);
   assert.ok(res.ok, `${e.type} from ${o.status} should be allowed: ${!res.ok && res.error}`);
@@ -78,6 +105,15 @@ function refused(o: Order, e: OrderEvent) {
   assert.equal(res.ok, false, `${e.type} from ${o.status} must be refused`);
   if (!res.ok) assert.match(res.error, new RegExp(`${e.type}.*${o.status}`));
 }
+
+/** The spec's failure messages (spec section 3), retryable or not. */
+const ERROR_CAUSES = [
+  "Blockchain confirmation timeout",
+  "Wallet address inactive",
+  "Minting contract error",
+  "Transaction failed on destination chain",
+  "Insufficient deposit amount",
+];
 
 const STATUSES_BUT = (...allowed: OrderStatus[]) => ORDER_STATUSES.filter((s) => !allowed.includes(s));
 
@@ -120,11 +156,12 @@ Deno.test("transition: allowed moves", async (t) => {
     const b = moved(order("burn", "processing"), {
       type: "intentRecorded",
       intent: intent("xrp"),
-      extra: { nativeAmount: "50", remainderWei: "7" },
+      extra: { nativeAmount: "50000000", remainderWei: "7" },
     });
     assert.equal(b.status, "burning");
     assert.deepEqual(b.details.intent, intent("xrp"));
-    assert.equal(b.details.nativeAmount, "50");
+    assert.ok(b.type === "burn");
+    assert.equal(b.details.nativeAmount, "50000000");
     assert.equal(b.details.remainderWei, "7");
     assert.equal(b.details.memo, "42", "earlier details kept");
   });
@@ -248,15 +285,15 @@ Deno.test("transition: refused moves", async (t) => {
       refused(withIntent(order("mint", s), intent("base")), { type: "txConfirmed", txHash: intent("base").txHash });
       refused(withIntent(order("mint", s), intent("base")), { type: "txFailed", message: "Minting contract error" });
     }
-    refused(order("mint", "minting"), { type: "txConfirmed", txHash: intent("base").txHash });
-    refused(order("burn", "burning"), { type: "txFailed", message: "x" });
+    refused(order("mint", "minting", NO_INTENT), { type: "txConfirmed", txHash: intent("base").txHash });
+    refused(order("burn", "burning", NO_INTENT), { type: "txFailed", message: "x" });
   });
 
   await t.step("txDead only from minting|burning with an intent", () => {
     for (const s of STATUSES_BUT("minting", "burning")) {
       refused(withIntent(order("mint", s), intent("base")), { type: "txDead", proof: "x" });
     }
-    refused(order("mint", "minting"), { type: "txDead", proof: "x" });
+    refused(order("mint", "minting", NO_INTENT), { type: "txDead", proof: "x" });
   });
 
   await t.step("a minting order with a live intent cannot be cancelled, and the refusal says until when", () => {
@@ -300,4 +337,67 @@ Deno.test("transition: refused moves", async (t) => {
       for (const e of events) refused(withIntent(order("mint", s), i), e);
     }
   });
+});
+
+Deno.test("transition: every result from every valid order, in every status, under every event passes the schema", () => {
+  const proof = "nonce used at the safe block";
+  const dead = { ...intent("base", 5), proof, deadAt: T0 };
+  /** What orders accumulate on the way: earlier attempts, retries, error bookkeeping, a held reason, a reorg. */
+  const histories: Patch[] = [
+    {},
+    { details: { failedIntents: [intent("base", 4)], retries: 1 } },
+    { details: { deadIntents: [dead], confirmedAt: T0 } },
+    { details: { transientErrors: 3, lastTransientError: "rpc down", heldReason: "chain base is disabled" } },
+  ];
+  const sourceChange = {
+    old: { from: OWNER, to: "0x" + "cc".repeat(20), amount: "5", asset: "uXRP" },
+    new: null,
+    newRecord: null,
+  };
+  const eventsFor = (o: Order): OrderEvent[] => [
+    { type: "confirmed" },
+    { type: "confirmationTimeout" },
+    { type: "rejected", message: "Insufficient deposit amount" },
+    ...(o.type === "burn"
+      ? [{ type: "rejected", message: "Source transfer changed by a chain reorganization", details: { sourceChange } }]
+      : []) satisfies OrderEvent[],
+    o.type === "mint"
+      ? { type: "intentRecorded", intent: intent("base", 6) }
+      : { type: "intentRecorded", intent: intent("xrp", 6), extra: { nativeAmount: "50000000", remainderWei: "7" } },
+    { type: "txConfirmed", txHash: intent(o.destinationChain === "base" ? "base" : "xrp", 7).txHash },
+    { type: "txFailed", message: "Minting contract error" },
+    { type: "txDead", proof },
+    { type: "cancel", reason: "operator" },
+    { type: "retry", confirmBy: T0 },
+  ];
+  let moves = 0;
+  for (const type of ["mint", "burn"] as const) {
+    const own = ORDER_STATUSES.filter((s) => s !== (type === "mint" ? "burning" : "minting"));
+    for (const status of own) {
+      for (const errorMessage of status === "failed" ? ERROR_CAUSES : [undefined]) {
+        for (const history of histories) {
+          const start = order(type, status, { ...history, ...(errorMessage ? { errorMessage } : {}) });
+          const stored = OrderSchema.safeParse(start);
+          assert.ok(stored.success, `the table's ${type} ${status} order is valid: ${stored.error?.message}`);
+          // Chains of moves too: what a result allows next must also stay valid.
+          const queue: [Order, number][] = [[start, 0]];
+          while (queue.length > 0) {
+            const [o, depth] = queue.shift()!;
+            for (const e of eventsFor(o)) {
+              const res = transition(o, e, NOW);
+              if (!res.ok) {
+                assert.doesNotMatch(res.error, /is invalid/, `${type} ${o.status} ${e.type}: refused by the schema`);
+                continue;
+              }
+              moves++;
+              const parsed = OrderSchema.safeParse(res.order);
+              assert.ok(parsed.success, `${type} ${o.status} --${e.type}--> ${res.order.status}: ${parsed.error}`);
+              if (depth < 3) queue.push([res.order, depth + 1]);
+            }
+          }
+        }
+      }
+    }
+  }
+  assert.ok(moves > 500, `${moves} moves checked`);
 });

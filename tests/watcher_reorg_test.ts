@@ -5,7 +5,7 @@
  * records nothing.
  */
 import assert from "node:assert/strict";
-import { type SourceTransfer, stepOrder } from "../actors/order_actor.ts";
+import { stepOrder } from "../actors/order_actor.ts";
 import { watchOnce } from "../actors/watcher.ts";
 import { NATIVE, type NativeChain, REORG_WINDOW_BLOCKS } from "../chains/catalog.ts";
 import type { SimLedger } from "../chains/sim/ledger.ts";
@@ -37,7 +37,7 @@ async function orders(kv: Deno.Kv): Promise<Order[]> {
   return out;
 }
 
-const sourceOf = (o: Order) => o.details.source as SourceTransfer;
+const sourceOf = (o: Order) => o.details.source;
 
 Deno.test("reorg of 40 blocks changing doge deposits 35-40 deep: exactly the canonical deposits are recorded", async () => {
   const p = await handPipeline();

@@ -26,9 +26,8 @@ import { SimLedger, type SimTx } from "../../chains/sim/ledger.ts";
 import { createApiKey } from "../../kv/api_keys.ts";
 import { listDepositAddresses } from "../../kv/mint_wallets.ts";
 import { openKv } from "../../kv/open.ts";
-import type { Order } from "../../kv/orders.ts";
+import type { BurnOrder, Order } from "../../kv/orders.ts";
 import { countDue, type HeldTransfer, listHeld, seenKey, type SeenTransfer } from "../../kv/pipeline.ts";
-import type { SourceTransfer } from "../../actors/order_actor.ts";
 import { ERROR_MESSAGES } from "../../actors/transition.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -744,7 +743,7 @@ interface LedgerTx {
 const RECOVERED_AFTER_MS = 400;
 
 function recoveredBroadcast(o: Order, t: LedgerTx): boolean {
-  const preparedAt = Date.parse(String((o.details.intent as { preparedAt?: string } | undefined)?.preparedAt));
+  const preparedAt = Date.parse(String(o.details.intent?.preparedAt));
   return Number.isFinite(preparedAt) && t.submittedAt - preparedAt >= RECOVERED_AFTER_MS;
 }
 
@@ -866,7 +865,7 @@ export async function verify(
     const bySource = new Map<string, Order[]>();
     const sourceKey = (chain: string, hash: string, index: number) => `${chain}|${hash}|${index}`;
     for (const o of orders) {
-      const s = o.details.source as SourceTransfer;
+      const s = o.details.source;
       const key = sourceKey(s.chain, s.txHash, s.index);
       bySource.set(key, [...(bySource.get(key) ?? []), o]);
     }
@@ -940,7 +939,7 @@ export async function verify(
       } else if (completed) {
         a.burnsCompleted++;
         a.burned += BigInt(o.amount);
-        a.remainderWei += BigInt((o.details.remainderWei as string | undefined) ?? "0");
+        if (o.type === "burn") a.remainderWei += BigInt(o.details.remainderWei ?? "0");
       } else if (o.status === "failed") a.burnsFailed++;
     }
     for (const [key, group] of bySource) {
@@ -967,7 +966,7 @@ export async function verify(
     let completedMints = 0;
     const mintOrderDeposits = new Set<string>();
     for (const o of orders.filter((o) => o.type === "mint")) {
-      const depositId = (o.details.depositId as string).toLowerCase();
+      const depositId = o.details.depositId.toLowerCase();
       mintOrderDeposits.add(depositId);
       const attempts = mints.get(depositId) ?? [];
       if (o.status !== "completed") {
@@ -1010,7 +1009,7 @@ export async function verify(
     let payoutsExactlyOnce = 0;
     let completedBurns = 0;
     const burnOrderIds = new Set<string>();
-    for (const o of orders.filter((o) => o.type === "burn")) {
+    for (const o of orders.filter((o): o is BurnOrder => o.type === "burn")) {
       burnOrderIds.add(o.id);
       const attempts = payouts.get(o.id) ?? [];
       if (o.status !== "completed") {
@@ -1020,8 +1019,12 @@ export async function verify(
       completedBurns++;
       const native = o.destinationChain as NativeChain;
       const [p] = attempts;
-      const nativeAmount = BigInt(o.details.nativeAmount as string);
-      const remainder = BigInt(o.details.remainderWei as string);
+      if (o.details.nativeAmount === undefined || o.details.remainderWei === undefined) {
+        problem(`completed burn order ${o.id} has no payout amounts`);
+        continue;
+      }
+      const nativeAmount = BigInt(o.details.nativeAmount);
+      const remainder = BigInt(o.details.remainderWei);
       if (
         attempts.length === 1 && p.t.success && p.chain === native && p.t.hash === o.transactionHash &&
         p.t.tx.kind === "payout" && p.t.tx.amount === nativeAmount && p.t.tx.to === o.destinationWallet &&

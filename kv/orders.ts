@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { EVM_CHAINS, NATIVE, NATIVE_CHAINS, type NativeChain } from "../chains/catalog.ts";
+import { ORDER_ERROR_KINDS } from "../messages.ts";
 
 export const ORDER_TYPES = ["mint", "burn"] as const;
 export const ORDER_STATUSES = [
@@ -37,6 +38,11 @@ export const OrderSchema = z.object({
   workflowId: z.string(),
   transactionHash: z.string().nullable(),
   errorMessage: z.string().nullable(),
+  /**
+   * Why it failed, as a stable kind (messages.ts ORDER_ERRORS gives its `errorMessage`); decisions read this, never
+   * the text. Internal, never served. Absent on orders stored before kinds existed.
+   */
+  errorKind: z.enum(ORDER_ERROR_KINDS).nullable().optional(),
   createdAt: z.iso.datetime(),
   updatedAt: z.iso.datetime().nullable(),
   /** The partner's lowercase EVM wallet the order belongs to (JWT `sub`); scopes every listing. */

@@ -1,9 +1,23 @@
 /** What the pipeline's actors, watchers and operator commands share: KV, chains, settings, a clock and a log. */
 import type { Chains } from "../chains/adapter.ts";
-import { type ChainSymbol, EVM, EVM_CHAINS, isEvmChain, NATIVE, NATIVE_CHAINS } from "../chains/catalog.ts";
+import {
+  type ChainSymbol,
+  EVM,
+  EVM_CHAINS,
+  type Finality,
+  isEvmChain,
+  NATIVE,
+  NATIVE_CHAINS,
+  requiredConfirmations,
+} from "../chains/catalog.ts";
 
 export interface PipelineSettings {
-  /** Confirmations a transaction on `chain` needs before it counts. */
+  /**
+   * When a transaction on `chain` is final: the catalog's rule on a live chain (a depth, or the flag its adapter
+   * reports as `TxStatus.final`), the catalog's small sim depth on a simulated one.
+   */
+  finality(chain: ChainSymbol): Finality;
+  /** Confirmations a transaction on `chain` needs before it counts (with `final` where the chain reports it). */
   confirmations(chain: ChainSymbol): number;
   /** How long a deposit or uAsset transfer may wait for its confirmations. */
   confirmationTimeoutMs(chain: ChainSymbol): number;
@@ -40,18 +54,23 @@ export interface PipelineContext {
 export const FAULT_POINTS = ["after-sign", "after-record", "after-broadcast"] as const;
 export type FaultPoint = typeof FAULT_POINTS[number];
 
-/** What the pipeline needs to know of a live chain (config/evm.ts `LiveEvmChain` has these fields). */
+/**
+ * A chain that runs live, with what its configuration overrides of the catalog (config/evm.ts `LiveEvmChain` has
+ * these fields). Unset fields are the catalog's.
+ */
 export interface LiveChainSettings {
-  confirmations: number;
-  blockMs: number;
-  startBlock: number | "tip";
+  /** Replaces the catalog's depth (`<CHAIN>_CONFIRMATIONS`); a chain whose finality is a flag keeps its flag. */
+  confirmations?: number;
+  blockMs?: number;
+  /** Unset: the tip when the watcher first runs. */
+  startBlock?: number | "tip";
   confirmationTimeoutMs?: number;
 }
 
 /**
- * Settings per chain: a live chain uses its own configuration (confirmations, block time, start block) and the
- * catalog's production timeout unless `<CHAIN>_CONFIRMATION_TIMEOUT_MS` overrides it; a simulated chain the catalog's
- * small sim confirmations, SIM_BLOCK_MS blocks and SIM_CONFIRMATION_TIMEOUT_MS.
+ * Settings per chain. A live chain (a key of `live`) uses the catalog's finality, block time and production timeout,
+ * each unless its configuration overrides it; a simulated chain the catalog's small sim confirmations, SIM_BLOCK_MS
+ * blocks and SIM_CONFIRMATION_TIMEOUT_MS.
  */
 export function pipelineSettings(opts: {
   blockMs: number;
@@ -64,14 +83,24 @@ export function pipelineSettings(opts: {
   const live = opts.live ?? {};
   const enabledChains: readonly ChainSymbol[] = opts.enabled ?? [...NATIVE_CHAINS, ...EVM_CHAINS];
   const info = (c: ChainSymbol) => (isEvmChain(c) ? EVM[c] : NATIVE[c]);
+  const finality = (c: ChainSymbol): Finality => {
+    const cfg = live[c];
+    if (!cfg) return { kind: "depth", confirmations: info(c).simConfirmations };
+    // EVM: a depth, and the reader's own finality tag (EVM[c].finalityTag) on top.
+    const rule: Finality = isEvmChain(c) ? { kind: "depth", confirmations: EVM[c].confirmations } : NATIVE[c].finality;
+    return rule.kind === "depth" && cfg.confirmations !== undefined
+      ? { kind: "depth", confirmations: cfg.confirmations }
+      : rule;
+  };
   return {
-    confirmations: (c) => live[c]?.confirmations ?? info(c).simConfirmations,
+    finality,
+    confirmations: (c) => requiredConfirmations(finality(c)),
     confirmationTimeoutMs: (c) =>
       live[c]
         ? live[c].confirmationTimeoutMs ?? info(c).confirmationTimeoutMinutes * 60_000
         : opts.confirmationTimeoutMs,
-    blockMs: (c) => live[c]?.blockMs ?? opts.blockMs,
-    startBlock: (c) => live[c]?.startBlock ?? 0,
+    blockMs: (c) => live[c] ? live[c].blockMs ?? info(c).blockMs : opts.blockMs,
+    startBlock: (c) => live[c] ? live[c].startBlock ?? "tip" : 0,
     transferAddress: opts.transferAddress.toLowerCase(),
     retryBaseMs: Math.max(50, Math.floor(opts.blockMs / 2)),
     retryMaxMs: Math.max(1000, opts.blockMs * 10),

@@ -24,7 +24,8 @@ import { getUserWallet } from "../kv/user_wallets.ts";
 import { destinationAddressError } from "../chains/addresses.ts";
 import type { PipelineContext } from "./context.ts";
 import { addTransferRecord, burnRecordOf } from "./watcher.ts";
-import { ERROR_MESSAGES, type Intent, intentOf, isTerminal, type OrderEvent, transition } from "./transition.ts";
+import type { OrderErrorKind } from "../messages.ts";
+import { type Intent, intentOf, isTerminal, type OrderEvent, transition } from "./transition.ts";
 
 export type { SourceTransfer };
 
@@ -194,7 +195,7 @@ async function sourceChange(
   return {
     kind: "event",
     event: { type: "confirmed" },
-    then: { type: "rejected", message: ERROR_MESSAGES.sourceChanged, details: { sourceChange: change } },
+    then: { type: "rejected", kind: "source_changed", details: { sourceChange: change } },
     effects: (atomic) => {
       if (current && record && record.kind !== "dust") {
         addTransferRecord(ctx, atomic, source.chain, current, record, revision);
@@ -212,8 +213,8 @@ async function decideMint(ctx: PipelineContext, order: MintOrder): Promise<Decis
   const evm = order.destinationChain;
   if (!isEvmChain(evm)) throw new Error(`mint order ${order.id} has a non-EVM destination ${evm}`);
   const amount = BigInt(order.amount);
-  if (amount < NATIVE[native].minimumDeposit) return rejected(ERROR_MESSAGES.insufficientDeposit);
-  if (!(await walletActive(ctx, order.owner))) return rejected(ERROR_MESSAGES.walletInactive);
+  if (amount < NATIVE[native].minimumDeposit) return rejected("insufficient_deposit");
+  if (!(await walletActive(ctx, order.owner))) return rejected("wallet_inactive");
   const minter = ctx.chains.minter(evm);
   const req = mintRequestOf(order);
   // Never sign a mint for a deposit the contract already minted (a previous attempt that landed).
@@ -235,12 +236,12 @@ function mintRequestOf(order: Order): MintRequest {
 async function decideBurn(ctx: PipelineContext, order: BurnOrder): Promise<Decision> {
   const native = order.destinationChain as NativeChain;
   const amount = BigInt(order.amount);
-  if (amount < NATIVE[native].uAsset.minimumBurnAmount) return rejected(ERROR_MESSAGES.belowMinimumBurn);
+  if (amount < NATIVE[native].uAsset.minimumBurnAmount) return rejected("below_minimum_burn");
   // Checked when the configuration was saved; checked again before money leaves, against whatever is stored now.
   if (destinationAddressError(native, order.destinationWallet) !== null) {
-    return rejected(ERROR_MESSAGES.invalidDestination);
+    return rejected("invalid_destination");
   }
-  if (!(await walletActive(ctx, order.owner))) return rejected(ERROR_MESSAGES.walletInactive);
+  if (!(await walletActive(ctx, order.owner))) return rejected("wallet_inactive");
   const { native: nativeAmount, remainderWei } = weiToNative(native, amount);
   const prepared = await ctx.chains.payer(native).preparePayout({
     orderId: order.id,
@@ -300,9 +301,9 @@ async function decideSent(ctx: PipelineContext, order: Order): Promise<Decision>
       // reason on the order, until the admin lifts it; then the dead attempt fails as any other, and may be retried.
       const refusal = await minter.adminRefusal?.(mintRequestOf(order));
       if (refusal) throw new TransientChainError(`${refusal} (attempt ${intent.txHash} reverted)`);
-      return { kind: "event", event: { type: "txFailed", message: ERROR_MESSAGES.mintingError } };
+      return { kind: "event", event: { type: "txFailed", kind: "minting_error" } };
     }
-    return { kind: "event", event: { type: "txFailed", message: ERROR_MESSAGES.payoutFailed } };
+    return { kind: "event", event: { type: "txFailed", kind: "payout_failed" } };
   }
   if (intent.raw === "") return { kind: "wait", ms: blockMs }; // an adopted on-chain mint: nothing of ours to send
   const sender = isEvmChain(intent.chain) ? ctx.chains.minter(intent.chain) : ctx.chains.payer(intent.chain);
@@ -387,8 +388,8 @@ function withoutHeldReason(order: Order): Order {
   return order.details.heldReason === undefined ? order : withDetails(order, { heldReason: undefined });
 }
 
-function rejected(message: string): Decision {
-  return { kind: "event", event: { type: "rejected", message } };
+function rejected(kind: OrderErrorKind): Decision {
+  return { kind: "event", event: { type: "rejected", kind } };
 }
 
 async function waitWithBackoff(

@@ -6,7 +6,8 @@
  * - pending -> failed on `confirmationTimeout`: a deposit that never reaches its confirmations (spec message
  *   `Blockchain confirmation timeout`) fails while still pending, since it never was processed.
  * - pending|processing -> cancelled by an operator, only while no outgoing transaction was recorded.
- * - failed -> pending|processing by an operator retry, only for causes that may pass (see RETRYABLE).
+ * - failed -> pending|processing by an operator retry, only for causes that may pass (see RETRYABLE): decided by the
+ *   failure's kind (`errorKind`), never by its message text.
  * - minting|burning -> processing on `txDead`: the recorded transaction is proven never to be mined (its proof is
  *   kept in `details.deadIntents`), so the next step may sign a new one. A mint is safe to re-sign: the actor asks
  *   the contract first, and the contract refuses a second mint of the same deposit id. Back in processing, the order
@@ -22,35 +23,52 @@ import {
   parseOrder,
   type SourceChange,
 } from "../kv/orders.ts";
+import { ORDER_ERRORS, type OrderErrorKind } from "../messages.ts";
 
-export const ERROR_MESSAGES = {
-  insufficientDeposit: "Insufficient deposit amount",
-  walletInactive: "Wallet address inactive",
-  confirmationTimeout: "Blockchain confirmation timeout",
-  mintingError: "Minting contract error",
-  belowMinimumBurn: "Amount below minimum burn",
-  invalidDestination: "Invalid destination address",
-  payoutFailed: "Transaction failed on destination chain",
-  sourceChanged: "Source transfer changed by a chain reorganization",
-} as const;
-
-/** Failures an operator may retry, and the status the order goes back to. */
-const RETRYABLE: Record<string, "pending" | "processing"> = {
-  [ERROR_MESSAGES.confirmationTimeout]: "pending",
-  [ERROR_MESSAGES.walletInactive]: "processing",
-  [ERROR_MESSAGES.mintingError]: "processing",
-  [ERROR_MESSAGES.payoutFailed]: "processing",
+/** Failures an operator may retry, by kind, and the status the order goes back to. */
+const RETRYABLE: Partial<Record<OrderErrorKind, "pending" | "processing">> = {
+  confirmation_timeout: "pending",
+  wallet_inactive: "processing",
+  minting_error: "processing",
+  payout_failed: "processing",
 };
 
 export type { DeadIntent, Intent };
 
+/**
+ * The `errorMessage` texts of orders failed before the kind was stored with them, frozen as they were written then:
+ * a later rewording in messages.ts must not make an old order lose its kind.
+ */
+const KIND_OF_LEGACY_MESSAGE: Readonly<Record<string, OrderErrorKind>> = {
+  "Insufficient deposit amount": "insufficient_deposit",
+  "Wallet address inactive": "wallet_inactive",
+  "Blockchain confirmation timeout": "confirmation_timeout",
+  "Minting contract error": "minting_error",
+  "Amount below minimum burn": "below_minimum_burn",
+  "Invalid destination address": "invalid_destination",
+  "Transaction failed on destination chain": "payout_failed",
+  "Source transfer changed by a chain reorganization": "source_changed",
+};
+
+/** Why a failed order failed: its stored kind, or for an order stored before kinds, the kind of its message. */
+export function errorKindOf(order: Order): OrderErrorKind | undefined {
+  if (order.errorKind) return order.errorKind;
+  return order.errorMessage === null ? undefined : KIND_OF_LEGACY_MESSAGE[order.errorMessage];
+}
+
+/** Whether an operator may retry `order`, and the status it would go back to. */
+export function retryTarget(order: Order): "pending" | "processing" | undefined {
+  const kind = order.status === "failed" ? errorKindOf(order) : undefined;
+  return kind === undefined ? undefined : RETRYABLE[kind];
+}
+
 export type OrderEvent =
   | { type: "confirmed" }
   | { type: "confirmationTimeout" }
-  | { type: "rejected"; message: string; details?: { sourceChange: SourceChange } }
+  | { type: "rejected"; kind: OrderErrorKind; details?: { sourceChange: SourceChange } }
   | { type: "intentRecorded"; intent: Intent; extra?: { nativeAmount: string; remainderWei: string } }
   | { type: "txConfirmed"; txHash: string }
-  | { type: "txFailed"; message: string }
+  | { type: "txFailed"; kind: OrderErrorKind }
   | { type: "txDead"; proof: string }
   | { type: "cancel"; reason: string }
   | { type: "retry"; confirmBy: string };
@@ -75,13 +93,16 @@ export function transition(order: Order, event: OrderEvent, now: Date): Transiti
     return next.ok ? next : { ok: false, error: `${event.type}: ${next.error.message}` };
   };
 
+  // The partner sees the message; decisions read the kind stored beside it.
+  const failure = (kind: OrderErrorKind) => ({ errorMessage: ORDER_ERRORS[kind], errorKind: kind });
+
   switch (event.type) {
     case "confirmed":
       return order.status === "pending" ? to("processing", {}, { confirmedAt: at }) : refuse();
     case "confirmationTimeout":
-      return order.status === "pending" ? to("failed", { errorMessage: ERROR_MESSAGES.confirmationTimeout }) : refuse();
+      return order.status === "pending" ? to("failed", failure("confirmation_timeout")) : refuse();
     case "rejected":
-      return order.status === "processing" ? to("failed", { errorMessage: event.message }, event.details) : refuse();
+      return order.status === "processing" ? to("failed", failure(event.kind), event.details) : refuse();
     case "intentRecorded":
       if (order.status !== "processing" || intentOf(order)) return refuse();
       return to(order.type === "mint" ? "minting" : "burning", {}, { ...event.extra, intent: event.intent });
@@ -95,7 +116,7 @@ export function transition(order: Order, event: OrderEvent, now: Date): Transiti
       if ((order.status !== "minting" && order.status !== "burning") || !intent) return refuse();
       // The failed transaction is kept as a proven-dead attempt; a retry may then sign a new one.
       const attempts = [...(order.details.failedIntents ?? []), intent];
-      return to("failed", { errorMessage: event.message, transactionHash: intent.txHash }, {
+      return to("failed", { ...failure(event.kind), transactionHash: intent.txHash }, {
         intent: undefined,
         failedIntents: attempts,
       });
@@ -122,10 +143,10 @@ export function transition(order: Order, event: OrderEvent, now: Date): Transiti
       return to("cancelled", {}, { cancelReason: event.reason });
     }
     case "retry": {
-      const back = order.status === "failed" && order.errorMessage ? RETRYABLE[order.errorMessage] : undefined;
+      const back = retryTarget(order);
       if (!back) return refuse();
       const retries = (order.details.retries ?? 0) + 1;
-      return to(back, { errorMessage: null, transactionHash: null }, {
+      return to(back, { errorMessage: null, errorKind: null, transactionHash: null }, {
         retries,
         confirmBy: back === "pending" ? event.confirmBy : order.details.confirmBy,
       });

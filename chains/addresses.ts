@@ -5,6 +5,7 @@
 
 import { base58, base58xrp, type BytesCoder, createBase58check } from "@scure/base";
 import { sha256 } from "@noble/hashes/sha2.js";
+import { INVALID_ADDRESS_FORMAT } from "../messages.ts";
 import { isNativeChain, type NativeChain } from "./catalog.ts";
 
 /** Version prefixes of the pay-to-pubkey-hash and pay-to-script-hash payloads we accept or produce. */
@@ -43,14 +44,6 @@ export const xrpBase58check: BytesCoder = {
 function checksum(data: Uint8Array): Uint8Array {
   return sha256(sha256(data)).subarray(0, 4);
 }
-
-const MESSAGES: Readonly<Record<NativeChain, string>> = {
-  sol: "Invalid Solana address format. Must be base58 encoded, 32-44 characters.",
-  xrp: "Invalid XRP address format. Must be a classic address starting with r, 25-34 characters.",
-  sui: "Invalid Sui address format. Must be 0x followed by 64 hexadecimal characters.",
-  doge: "Invalid Dogecoin address format. Must start with D, A or 9 and be 34 characters.",
-  zec: "Invalid Zcash address format. Must be a transparent address starting with t1, 35 characters.",
-};
 
 // The spec 2.3 table, verbatim.
 const PATTERNS: Readonly<Record<NativeChain, RegExp>> = {
@@ -100,7 +93,7 @@ function startsWith(bytes: Uint8Array, prefix: Uint8Array): boolean {
 export function destinationAddressError(chain: NativeChain, address: string): string | null {
   if (!isNativeChain(chain)) throw new Error(`Unknown native chain: ${String(chain)}`);
   if (typeof address !== "string" || !PATTERNS[chain].test(address) || !ENCODING_VALID[chain](address)) {
-    return MESSAGES[chain];
+    return INVALID_ADDRESS_FORMAT[chain];
   }
   return null;
 }

@@ -1,6 +1,7 @@
 /**
- * The one table of chains, tokens, decimals, chain ids, minimums and confirmations.
- * Config endpoints, validation, conversions and watchers all read from here; nothing repeats these numbers.
+ * The one table of chains, tokens, decimals, chain ids and every per-chain rule: minimums, dust, finality
+ * (confirmations or a flag), reorg depth, the expiry of our transactions, the memo rule and reserves.
+ * Config endpoints, routes, actors, watchers and adapters all read from here; nothing repeats these numbers.
  */
 
 export const NATIVE_CHAINS = ["sol", "xrp", "sui", "doge", "zec"] as const;
@@ -14,6 +15,43 @@ export type NativeToken = "SOL" | "XRP" | "SUI" | "DOGE" | "ZEC";
 export type UAsset = `u${NativeToken}`;
 
 export const UASSET_DECIMALS = 18;
+
+/**
+ * When a transaction is final, as the chain defines it: a number of blocks on top (doge, zec), or a flag the chain's
+ * node reports for a block, ledger or checkpoint (sol `finalized` commitment, a `validated` xrp ledger, a
+ * `checkpointed` sui transaction, i.e. in a certified checkpoint). A flag chain's adapter reports it as
+ * `TxStatus.final`; then one confirmation (being included) is all the depth it needs.
+ */
+export type Finality =
+  | { kind: "depth"; confirmations: number }
+  | { kind: "flag"; name: "finalized" | "validated" | "checkpointed" };
+
+/**
+ * The memo a burn configuration may carry (spec 2.3): xrp's is the destination tag the payout carries, required and
+ * a 32-bit unsigned decimal; the other chains have no destination tag, their memo is optional text kept for the
+ * partner.
+ */
+export type MemoRule =
+  | { kind: "destinationTag"; required: true; max: bigint }
+  | { kind: "text"; required: false; maxLength: number };
+
+/**
+ * How long an outgoing transaction can still be mined. `height`: the chain refuses it once its counter (block height,
+ * ledger index, epoch) is past the one it names in `field`, set `window` ahead when it is signed; past that (at
+ * finality) and unknown, it is proven dead (DESIGN.md "Where native coins live"). `none`: it never expires, only a
+ * conflicting spend (doge) or a used nonce (EVM) proves it dead.
+ */
+export type ExpiryRule =
+  | { kind: "none" }
+  | {
+    kind: "height";
+    unit: "block" | "ledger" | "epoch";
+    window: number;
+    field: "lastValidBlockHeight" | "LastLedgerSequence" | "expiration" | "nExpiryHeight";
+  };
+
+const NO_EXPIRY: ExpiryRule = { kind: "none" };
+const TEXT_MEMO: MemoRule = { kind: "text", required: false, maxLength: 256 };
 
 export interface NativeChainInfo {
   symbol: NativeChain;
@@ -30,14 +68,27 @@ export interface NativeChainInfo {
   dustDeposit: bigint;
   /** Typical time between blocks (ledgers, checkpoints), to schedule the next look at a waiting order. */
   blockMs: number;
-  /** Confirmations a deposit needs on mainnet before value moves (DESIGN.md invariant 4). */
-  confirmations: number;
+  /** When a deposit (or our payout) is final on mainnet, before value moves (DESIGN.md invariant 4). */
+  finality: Finality;
   /** Confirmations in sim mode, small so a local mint completes in seconds. */
   simConfirmations: number;
-  /** How long a deposit may wait for its confirmations before it fails with `Blockchain confirmation timeout`. */
+  /** How long a deposit may wait for its finality before it fails with `Blockchain confirmation timeout`. */
   confirmationTimeoutMinutes: number;
-  /** How the chain expresses finality, for operators reading the catalog. */
-  finality: string;
+  /**
+   * The deepest reorganisation the chain can have before finality, in blocks (slots, ledgers, checkpoints): the
+   * watcher remembers more blocks than this (REORG_WINDOW_BLOCKS). A deeper one halts the watcher for an operator.
+   */
+  reorgDepth: number;
+  /** The expiry our payouts carry, which lets a lost one be proven dead. */
+  expiry: ExpiryRule;
+  /** The memo a burn configuration for this chain may carry. */
+  memo: MemoRule;
+  /**
+   * Native units an account must keep (xrp's base reserve; sol's rent-exempt minimum for 0 bytes): a sweep leaves it,
+   * a payout to a new account must deliver at least it. The chain may lower it (xrp by fee vote, sol by feature
+   * gate): a live adapter reads the current value from its node and uses this only as the default.
+   */
+  reserve: bigint;
 }
 
 export interface EvmChainInfo {
@@ -57,6 +108,10 @@ export interface EvmChainInfo {
   finalityTag: "safe" | "finalized";
   /** Fee-bump ceiling per gas for mints: a stuck mint is never re-priced above this (`<CHAIN>_MAX_FEE_PER_GAS_WEI`). */
   maxFeePerGasWei: bigint;
+  /** As NativeChainInfo's: a reorg deeper than this halts the watcher. */
+  reorgDepth: number;
+  /** EVM transactions never expire: a mint is proven dead only by its nonce used at finality. */
+  expiry: ExpiryRule;
 }
 
 export const NATIVE: Readonly<Record<NativeChain, NativeChainInfo>> = {
@@ -68,10 +123,15 @@ export const NATIVE: Readonly<Record<NativeChain, NativeChainInfo>> = {
     minimumDeposit: 10_000_000n, // 0.01 SOL
     dustDeposit: 1_000_000n, // 0.001 SOL
     blockMs: 400,
-    confirmations: 32,
+    finality: { kind: "flag", name: "finalized" },
     simConfirmations: 2,
     confirmationTimeoutMinutes: 30,
-    finality: "finalized commitment",
+    // A slot is finalized once a supermajority has voted 32 slots on top of it (maximum lockout).
+    reorgDepth: 32,
+    // A transaction's blockhash is valid for 150 blocks: the node gives its lastValidBlockHeight with the blockhash.
+    expiry: { kind: "height", unit: "block", window: 150, field: "lastValidBlockHeight" },
+    memo: TEXT_MEMO,
+    reserve: 890_880n, // rent-exempt minimum of a 0-byte account (getMinimumBalanceForRentExemption(0))
   },
   xrp: {
     symbol: "xrp",
@@ -81,10 +141,15 @@ export const NATIVE: Readonly<Record<NativeChain, NativeChainInfo>> = {
     minimumDeposit: 1_000_000n, // 1 XRP
     dustDeposit: 100_000n, // 0.1 XRP
     blockMs: 4000,
-    confirmations: 1,
+    finality: { kind: "flag", name: "validated" },
     simConfirmations: 1,
     confirmationTimeoutMinutes: 30,
-    finality: "validated ledger",
+    // A closed ledger can still be replaced by the one consensus validates; a validated ledger never changes.
+    reorgDepth: 1,
+    // LastLedgerSequence = the last validated ledger + 20.
+    expiry: { kind: "height", unit: "ledger", window: 20, field: "LastLedgerSequence" },
+    memo: { kind: "destinationTag", required: true, max: 4_294_967_295n }, // 32-bit unsigned
+    reserve: 1_000_000n, // base reserve, 1 XRP
   },
   sui: {
     symbol: "sui",
@@ -94,10 +159,15 @@ export const NATIVE: Readonly<Record<NativeChain, NativeChainInfo>> = {
     minimumDeposit: 1_000_000_000n, // 1 SUI
     dustDeposit: 100_000_000n, // 0.1 SUI
     blockMs: 500,
-    confirmations: 1,
+    finality: { kind: "flag", name: "checkpointed" },
     simConfirmations: 1,
     confirmationTimeoutMinutes: 30,
-    finality: "certified checkpoint",
+    // A checkpoint is final when it is certified: there is nothing to reorganise.
+    reorgDepth: 0,
+    // Valid until the end of the epoch after the one it is signed in.
+    expiry: { kind: "height", unit: "epoch", window: 1, field: "expiration" },
+    memo: TEXT_MEMO,
+    reserve: 0n,
   },
   doge: {
     symbol: "doge",
@@ -107,10 +177,13 @@ export const NATIVE: Readonly<Record<NativeChain, NativeChainInfo>> = {
     minimumDeposit: 1_000_000_000n, // 10 DOGE
     dustDeposit: 100_000_000n, // 1 DOGE
     blockMs: 60000,
-    confirmations: 40,
+    finality: { kind: "depth", confirmations: 40 },
     simConfirmations: 3,
     confirmationTimeoutMinutes: 360,
-    finality: "block depth",
+    reorgDepth: 40, // the depth we call final: a deeper reorg is an incident, not a case the watcher guesses at
+    expiry: NO_EXPIRY, // dead only when one of its inputs is spent by another buried transaction
+    memo: TEXT_MEMO,
+    reserve: 0n,
   },
   zec: {
     symbol: "zec",
@@ -120,10 +193,14 @@ export const NATIVE: Readonly<Record<NativeChain, NativeChainInfo>> = {
     minimumDeposit: 100_000n, // 0.001 ZEC
     dustDeposit: 10_000n, // 0.0001 ZEC
     blockMs: 75000,
-    confirmations: 24,
+    finality: { kind: "depth", confirmations: 24 },
     simConfirmations: 3,
     confirmationTimeoutMinutes: 360,
-    finality: "block depth",
+    reorgDepth: 24,
+    // nExpiryHeight = the tip + 40: a transaction cannot be mined above it.
+    expiry: { kind: "height", unit: "block", window: 40, field: "nExpiryHeight" },
+    memo: TEXT_MEMO,
+    reserve: 0n,
   },
 };
 
@@ -138,6 +215,8 @@ export const EVM: Readonly<Record<EvmChain, EvmChainInfo>> = {
     confirmationTimeoutMinutes: 60,
     finalityTag: "safe",
     maxFeePerGasWei: 10_000_000_000n, // 10 gwei
+    reorgDepth: 20,
+    expiry: NO_EXPIRY,
   },
   arbitrum: {
     symbol: "arbitrum",
@@ -149,6 +228,8 @@ export const EVM: Readonly<Record<EvmChain, EvmChainInfo>> = {
     confirmationTimeoutMinutes: 60,
     finalityTag: "safe",
     maxFeePerGasWei: 10_000_000_000n, // 10 gwei
+    reorgDepth: 20,
+    expiry: NO_EXPIRY,
   },
   katana: {
     symbol: "katana",
@@ -160,6 +241,8 @@ export const EVM: Readonly<Record<EvmChain, EvmChainInfo>> = {
     confirmationTimeoutMinutes: 60,
     finalityTag: "safe",
     maxFeePerGasWei: 10_000_000_000n, // 10 gwei
+    reorgDepth: 20,
+    expiry: NO_EXPIRY,
   },
   world: {
     symbol: "world",
@@ -171,6 +254,8 @@ export const EVM: Readonly<Record<EvmChain, EvmChainInfo>> = {
     confirmationTimeoutMinutes: 60,
     finalityTag: "safe",
     maxFeePerGasWei: 10_000_000_000n, // 10 gwei
+    reorgDepth: 20,
+    expiry: NO_EXPIRY,
   },
   unichain: {
     symbol: "unichain",
@@ -182,16 +267,57 @@ export const EVM: Readonly<Record<EvmChain, EvmChainInfo>> = {
     confirmationTimeoutMinutes: 60,
     finalityTag: "safe",
     maxFeePerGasWei: 10_000_000_000n, // 10 gwei
+    reorgDepth: 20,
+    expiry: NO_EXPIRY,
   },
 };
 
 /**
- * How many recent blocks a watcher remembers to find the common ancestor after a reorg: more than any chain's
- * required confirmations, so a reorg that could undo a confirmed transfer is always seen whole. A reorg deeper than
- * this is not guessed at: the watcher stops that chain and raises an operator alert.
+ * Confirmations a transaction needs under `finality`: its depth, or one for a flag chain, where the adapter's
+ * `TxStatus.final` carries the flag and `isCounted` requires it.
+ */
+export function requiredConfirmations(finality: Finality): number {
+  return finality.kind === "depth" ? finality.confirmations : 1;
+}
+
+/**
+ * How many recent blocks a watcher remembers to find the common ancestor after a reorg: twice the deepest reorg any
+ * chain can have before finality (and any chain's confirmations), so a reorg that could undo a confirmed transfer is
+ * always seen whole. A reorg deeper than this is not guessed at: the watcher stops that chain and raises an operator
+ * alert.
  */
 export const REORG_WINDOW_BLOCKS = 2 *
-  Math.max(...Object.values(NATIVE).map((c) => c.confirmations), ...Object.values(EVM).map((c) => c.confirmations));
+  Math.max(
+    ...Object.values(NATIVE).flatMap((c) => [c.reorgDepth, requiredConfirmations(c.finality)]),
+    ...Object.values(EVM).flatMap((c) => [c.reorgDepth, c.confirmations]),
+  );
+
+/**
+ * The longest memo any chain accepts: a request body is held to it before its chain is known; the chain's own rule
+ * (`memoProblem`) applies after.
+ */
+export const MEMO_MAX_LENGTH = Math.max(
+  ...Object.values(NATIVE).map((c) => c.memo.kind === "text" ? c.memo.maxLength : c.memo.max.toString().length),
+);
+
+export type MemoProblem =
+  | { problem: "required" }
+  | { problem: "notNumeric" }
+  | { problem: "tooLarge"; max: bigint }
+  | { problem: "tooLong"; maxLength: number };
+
+/** How `memo` breaks `chain`'s memo rule (an absent memo is undefined or ""), or null when it is acceptable. */
+export function memoProblem(chain: NativeChain, memo: string | undefined): MemoProblem | null {
+  const rule = NATIVE[chain].memo;
+  if (memo === undefined || memo === "") return rule.required ? { problem: "required" } : null;
+  if (rule.kind === "text") {
+    return memo.length > rule.maxLength ? { problem: "tooLong", maxLength: rule.maxLength } : null;
+  }
+  if (!/^\d+$/.test(memo)) return { problem: "notNumeric" };
+  // Compared as text first: BigInt of a thousand digits is a needless cost on a request path.
+  const tooLarge = memo.length > rule.max.toString().length || BigInt(memo) > rule.max;
+  return tooLarge ? { problem: "tooLarge", max: rule.max } : null;
+}
 
 export function isNativeChain(value: unknown): value is NativeChain {
   return typeof value === "string" && (NATIVE_CHAINS as readonly string[]).includes(value);

@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { EVM_CHAINS, NATIVE, NATIVE_CHAINS, type NativeChain, nativeToWei } from "../chains/catalog.ts";
+import { ORDER_ERROR_KINDS } from "../messages.ts";
 
 export const ORDER_TYPES = ["mint", "burn"] as const;
 export const ORDER_STATUSES = [
@@ -123,6 +124,11 @@ const ORDER_FIELDS = {
   workflowId: z.string(),
   transactionHash: z.string().nullable(),
   errorMessage: z.string().nullable(),
+  /**
+   * Why it failed, as a stable kind (messages.ts ORDER_ERRORS gives its `errorMessage`); decisions read this, never
+   * the text. Internal, never served. Absent on orders stored before kinds existed.
+   */
+  errorKind: z.enum(ORDER_ERROR_KINDS).nullable().optional(),
   createdAt: isoTime,
   updatedAt: isoTime.nullable(),
   /** The partner's lowercase EVM wallet the order belongs to (JWT `sub`); scopes every listing. */
@@ -250,7 +256,9 @@ export function withDetails(order: Order, patch: DetailsPatch, fields: OrderFiel
 }
 
 /** The top-level fields a step changes. */
-export type OrderFieldsPatch = Partial<Pick<Order, "status" | "transactionHash" | "errorMessage" | "updatedAt">>;
+export type OrderFieldsPatch = Partial<
+  Pick<Order, "status" | "transactionHash" | "errorMessage" | "errorKind" | "updatedAt">
+>;
 
 /** `withDetails` without the check: the candidate for `parseOrder`. */
 export function mergeDetails(order: Order, patch: DetailsPatch, fields: OrderFieldsPatch = {}) {

@@ -5,7 +5,8 @@ import { z } from "zod";
 import { isEvmAddress } from "../chains/addresses.ts";
 import { verifyApiKey } from "../kv/api_keys.ts";
 import { ensureUserWallet } from "../kv/user_wallets.ts";
-import { ApiError, parseBody, requiredString } from "./errors.ts";
+import { API_ERRORS, ISSUE_MESSAGES } from "../messages.ts";
+import { apiError, parseBody, requiredString } from "./errors.ts";
 import { AUTH_ERRORS, issueToken, type TokenSettings } from "./jwt.ts";
 
 /**
@@ -16,9 +17,9 @@ function tokenRequest(transferAddress: string) {
   const transfer = transferAddress.toLowerCase();
   return z.object({
     walletAddress: requiredString()
-      .refine(isEvmAddress, "Must be a 20-byte hex EVM address (0x followed by 40 hex)")
-      .refine((a) => a.toLowerCase() !== zeroAddress, "Must not be the zero address")
-      .refine((a) => a.toLowerCase() !== transfer, "Must not be the service's uAsset transfer address"),
+      .refine(isEvmAddress, ISSUE_MESSAGES.evmAddress)
+      .refine((a) => a.toLowerCase() !== zeroAddress, ISSUE_MESSAGES.zeroAddress)
+      .refine((a) => a.toLowerCase() !== transfer, ISSUE_MESSAGES.transferAddress),
   });
 }
 
@@ -29,9 +30,7 @@ export function authRoutes(kv: Deno.Kv, tokens: TokenSettings, transferAddress: 
   const issue = async (c: Context) => {
     const check = await verifyApiKey(kv, c.req.header("X-API-Key"));
     if (!check.ok) {
-      throw check.reason === "malformed"
-        ? new ApiError(401, "Missing or malformed X-API-Key")
-        : new ApiError(403, "Invalid API key");
+      throw apiError(check.reason === "malformed" ? API_ERRORS.missingApiKey : API_ERRORS.invalidApiKey);
     }
     const { walletAddress } = await parseBody(c, TokenRequest);
     const wallet = await ensureUserWallet(kv, walletAddress, check.key.partnerId);

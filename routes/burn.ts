@@ -2,34 +2,41 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
 import { destinationAddressError } from "../chains/addresses.ts";
-import { type ChainSymbol, isNativeChain, type NativeChain } from "../chains/catalog.ts";
+import { type ChainSymbol, isNativeChain, MEMO_MAX_LENGTH, memoProblem, type NativeChain } from "../chains/catalog.ts";
 import { createBurnConfig, listBurnConfigs, toBurnConfigView, updateBurnConfig } from "../kv/burn_configs.ts";
-import { ApiError, badRequest, parseBody, requiredString } from "./errors.ts";
+import { API_ERRORS, memoTooLarge } from "../messages.ts";
+import { apiError, badRequest, parseBody, requiredString, validationError } from "./errors.ts";
 import type { AuthVariables } from "./jwt.ts";
+
+const memoField = (maxLength: number) => z.string().max(maxLength).optional();
 
 const BurnConfigBody = z.object({
   destinationChain: requiredString(),
   destinationAddress: requiredString(),
-  memo: z.string().max(256).optional(),
+  memo: memoField(MEMO_MAX_LENGTH),
 });
 
-const XRP_MEMO_MAX = 4294967295n;
-
-/** Spec 2.3 memo rules; returns the memo to store (null when absent) or throws the spec's message. */
+/** The catalog's memo rule of `chain` (spec 2.3); returns the memo to store (null when absent) or throws its error. */
 export function checkMemo(chain: NativeChain, memo: string | undefined): string | null {
-  if (chain !== "xrp") return memo === undefined || memo === "" ? null : memo;
-  if (memo === undefined || memo === "") throw badRequest("Memo is required for XRP and TXRP chains");
-  if (!/^\d+$/.test(memo)) throw badRequest("Memo must be numeric for XRP and TXRP chains");
-  if (memo.length > 10 || BigInt(memo) > XRP_MEMO_MAX) {
-    throw badRequest("Memo must not exceed maximum value (4294967295)");
+  const p = memoProblem(chain, memo);
+  if (p === null) return memo === undefined || memo === "" ? null : memo;
+  switch (p.problem) {
+    case "required":
+      throw apiError(API_ERRORS.memoRequired);
+    case "notNumeric":
+      throw apiError(API_ERRORS.memoNotNumeric);
+    case "tooLarge":
+      throw apiError(memoTooLarge(p.max));
+    case "tooLong":
+      // A chain whose memo is shorter than the longest any chain takes: the same validation error as the body's.
+      throw validationError(z.object({ memo: memoField(p.maxLength) }).safeParse({ memo }).error!);
   }
-  return memo;
 }
 
 async function validBurnConfig(c: Context, enabled: readonly ChainSymbol[]) {
   const body = await parseBody(c, BurnConfigBody);
   if (!isNativeChain(body.destinationChain) || !enabled.includes(body.destinationChain)) {
-    throw badRequest("Unsupported destination chain");
+    throw apiError(API_ERRORS.unsupportedDestinationChain);
   }
   const chain = body.destinationChain;
   const addressError = destinationAddressError(chain, body.destinationAddress);
@@ -48,7 +55,7 @@ export function burnRoutes(
   app.post("/wallets", async (c) => {
     const { chain, address, memo } = await validBurnConfig(c, enabled);
     const created = await createBurnConfig(kv, c.get("wallet"), chain, address, memo);
-    if (!created.ok) throw badRequest("Wallet already exists for this chain");
+    if (!created.ok) throw apiError(API_ERRORS.burnWalletExists);
     return c.json({ success: true, data: toBurnConfigView(created.config, uAssetTransferAddress) }, 201);
   });
 
@@ -60,7 +67,7 @@ export function burnRoutes(
   app.put("/wallets", async (c) => {
     const { chain, address, memo } = await validBurnConfig(c, enabled);
     const updated = await updateBurnConfig(kv, c.get("wallet"), chain, address, memo);
-    if (!updated.ok) throw new ApiError(404, "Burn configuration not found for this chain");
+    if (!updated.ok) throw apiError(API_ERRORS.burnConfigNotFound);
     return c.json({ success: true, data: toBurnConfigView(updated.config, uAssetTransferAddress) }, 200);
   });
 

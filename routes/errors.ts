@@ -6,6 +6,7 @@ import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "zod";
 import { type Log, redactedLog } from "../chains/shared/redact.ts";
+import { API_ERRORS, ISSUE_MESSAGES, type PartnerError } from "../messages.ts";
 
 export interface ValidationIssue {
   path: string[];
@@ -22,10 +23,12 @@ export class ApiError extends Error {
   }
 }
 
+/** The ApiError of one of the partner-facing errors in messages.ts. */
+export const apiError = (e: PartnerError) => new ApiError(e.status, e.message);
 export const badRequest = (message: string) => new ApiError(400, message);
 
 export function validationError(error: z.ZodError): ApiError {
-  return new ApiError(400, "Validation error", {
+  return new ApiError(API_ERRORS.validationError.status, API_ERRORS.validationError.message, {
     issues: error.issues.map((i) => ({ path: i.path.map(String), message: i.message })),
   });
 }
@@ -36,7 +39,7 @@ export async function parseBody<T extends z.ZodType>(c: Context, schema: T): Pro
   try {
     body = await c.req.json();
   } catch {
-    throw badRequest("Invalid request body");
+    throw apiError(API_ERRORS.invalidRequestBody);
   }
   const parsed = schema.safeParse(body);
   if (!parsed.success) throw validationError(parsed.error);
@@ -45,7 +48,7 @@ export async function parseBody<T extends z.ZodType>(c: Context, schema: T): Pro
 
 /** A string field whose absence reads `Required`, as spec 7 shows. */
 export function requiredString() {
-  return z.string({ error: (issue) => (issue.input === undefined ? "Required" : undefined) });
+  return z.string({ error: (issue) => (issue.input === undefined ? ISSUE_MESSAGES.required : undefined) });
 }
 
 export function errorResponse(c: Context, err: ApiError) {
@@ -60,10 +63,10 @@ export function onError(log: Log = redactedLog()) {
   return (err: Error, c: Context) => {
     if (err instanceof ApiError) return errorResponse(c, err);
     log(`unhandled error on ${c.req.method} ${c.req.path}`, err);
-    return c.json({ success: false, message: "Internal server error" }, 500);
+    return errorResponse(c, apiError(API_ERRORS.internal));
   };
 }
 
 export function notFound(c: Context) {
-  return c.json({ success: false, message: "Not found" }, 404);
+  return errorResponse(c, apiError(API_ERRORS.notFound));
 }

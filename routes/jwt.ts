@@ -8,7 +8,8 @@ import type { MiddlewareHandler } from "hono";
 import type { JwtKeys } from "../config/secrets.ts";
 import { apiKeyKey, type ApiKeyRecord, isUsable } from "../kv/api_keys.ts";
 import { type UserWallet, userWalletKey } from "../kv/user_wallets.ts";
-import { ApiError } from "./errors.ts";
+import { API_ERRORS } from "../messages.ts";
+import { type ApiError, apiError } from "./errors.ts";
 
 export const TOKEN_LIFETIME_SECONDS = 365 * 24 * 60 * 60;
 
@@ -28,13 +29,13 @@ export interface AuthVariables {
 }
 
 export const AUTH_ERRORS = {
-  missingHeader: () => new ApiError(401, "Missing authorization header"),
-  unreadable: () => new ApiError(401, "Invalid or expired token"),
-  expired: () => new ApiError(401, "Token expired"),
-  badSignature: () => new ApiError(403, "Invalid token signature"),
-  inactive: () => new ApiError(403, "Wallet is not active"),
+  missingHeader: () => apiError(API_ERRORS.missingAuthorization),
+  unreadable: () => apiError(API_ERRORS.invalidToken),
+  expired: () => apiError(API_ERRORS.tokenExpired),
+  badSignature: () => apiError(API_ERRORS.invalidSignature),
+  inactive: () => apiError(API_ERRORS.walletNotActive),
   /** The wallet is owned by a partner other than the caller's key or token (or was moved away from it). */
-  otherPartner: () => new ApiError(403, "Wallet belongs to another partner"),
+  otherPartner: () => apiError(API_ERRORS.walletOfAnotherPartner),
 };
 
 /** Signs a token for `wallet` (any case; `sub` is lowercase). The key id rides along so revoking a key ends its tokens. */

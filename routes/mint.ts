@@ -3,7 +3,8 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { type ChainSymbol, isEvmChain, isNativeChain, type NativeChain } from "../chains/catalog.ts";
 import { createMintWallet, listMintWallets, toMintWalletView } from "../kv/mint_wallets.ts";
-import { badRequest, parseBody, requiredString } from "./errors.ts";
+import { API_ERRORS } from "../messages.ts";
+import { apiError, parseBody, requiredString } from "./errors.ts";
 import type { AuthVariables } from "./jwt.ts";
 
 const CreateMintWallet = z.object({ chain: requiredString(), destinationChain: requiredString() });
@@ -18,12 +19,12 @@ export function mintRoutes(
 
   app.post("/wallets", async (c) => {
     const { chain, destinationChain } = await parseBody(c, CreateMintWallet);
-    if (!isNativeChain(chain) || !enabled.includes(chain)) throw badRequest("Unsupported source chain");
+    if (!isNativeChain(chain) || !enabled.includes(chain)) throw apiError(API_ERRORS.unsupportedSourceChain);
     if (!isEvmChain(destinationChain) || !enabled.includes(destinationChain)) {
-      throw badRequest("Unsupported destination chain");
+      throw apiError(API_ERRORS.unsupportedDestinationChain);
     }
     const created = await createMintWallet(kv, c.get("wallet"), chain, destinationChain, deriveAddress);
-    if (!created.ok) throw badRequest("A wallet already exists for this chain and destination combination");
+    if (!created.ok) throw apiError(API_ERRORS.mintWalletExists);
     return c.json({ success: true, data: toMintWalletView(created.wallet) }, 201);
   });
 

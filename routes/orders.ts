@@ -3,11 +3,12 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { type Log, redactedLog } from "../chains/shared/redact.ts";
 import { ORDER_STATUSES, ORDER_TYPES, OrderPageCache, ownerVersionKey, toOrderView } from "../kv/orders.ts";
-import { ApiError, validationError } from "./errors.ts";
+import { API_ERRORS, ISSUE_MESSAGES } from "../messages.ts";
+import { apiError, validationError } from "./errors.ts";
 import type { AuthVariables } from "./jwt.ts";
 
 const integerParam = (min: number, max: number, fallback: number) =>
-  z.string().regex(/^\d{1,9}$/, "Must be a non-negative integer").optional()
+  z.string().regex(/^\d{1,9}$/, ISSUE_MESSAGES.nonNegativeInteger).optional()
     .transform((v) => (v === undefined ? fallback : Number(v)))
     .pipe(z.number().int().min(min).max(max));
 
@@ -34,7 +35,7 @@ export function orderRoutes(kv: Deno.Kv, log: Log = redactedLog()) {
       page = await pages.list(c.get("wallet"), { type, status, limit, offset }, c.get("prefetched")?.[0]);
     } catch (err) {
       log("listing orders failed", err);
-      throw new ApiError(500, "Failed to retrieve orders");
+      throw apiError(API_ERRORS.ordersUnavailable);
     }
     return c.json({
       success: true,

@@ -14,13 +14,14 @@ import {
   simTransfer,
   TransferInput,
 } from "../chains/sim/commands.ts";
-import { badRequest, parseBody, validationError } from "./errors.ts";
+import { notSimulated } from "../messages.ts";
+import { apiError, badRequest, parseBody, validationError } from "./errors.ts";
 import type { ChainSymbol } from "../chains/catalog.ts";
 
 export function simRoutes(kv: Deno.Kv, transferAddress: string, simulated: readonly ChainSymbol[]): Hono {
   const app = new Hono();
   const onlySimulated = (chain: ChainSymbol) => {
-    if (!simulated.includes(chain)) throw badRequest(`${chain} is a live chain here; it has no simulator`);
+    if (!simulated.includes(chain)) throw apiError(notSimulated(chain));
   };
   const post = <S extends z.ZodType>(path: string, schema: S, run: (input: z.infer<S>) => Promise<unknown>) =>
     app.post(path, async (c: Context) => {

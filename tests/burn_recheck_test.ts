@@ -19,7 +19,6 @@ import {
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { stepOrder } from "../actors/order_actor.ts";
-import { ERROR_MESSAGES } from "../actors/transition.ts";
 import type { Chains } from "../chains/adapter.ts";
 import { EVM, type UAsset } from "../chains/catalog.ts";
 import { evmChainAdapters } from "../chains/evm/index.ts";
@@ -149,7 +148,7 @@ Deno.test("anvil: a burn re-executed by a reorg with another amount fails at con
       assert.equal(outcomes.filter((o) => o === "moved").length, 1, JSON.stringify(outcomes));
       const failed = await settle(first.id);
       assert.equal(failed.status, "failed");
-      assert.equal(failed.errorMessage, ERROR_MESSAGES.sourceChanged);
+      assert.equal(failed.errorMessage, "Source transfer changed by a chain reorganization");
       assert.equal(failed.errorMessage, "Source transfer changed by a chain reorganization");
       assert.ok(failed.type === "burn" && failed.details.sourceChange?.new);
       const change = failed.details.sourceChange;

@@ -131,19 +131,23 @@ Deno.test("transition: allowed moves", async (t) => {
     const next = moved(order("mint", "pending"), { type: "confirmationTimeout" });
     assert.equal(next.status, "failed");
     assert.equal(next.errorMessage, "Blockchain confirmation timeout");
+    assert.equal(next.errorKind, "confirmation_timeout");
   });
 
-  await t.step("processing -> failed on rejected, carrying the message given", () => {
+  await t.step("processing -> failed on rejected, with the message of the kind given", () => {
     for (
-      const [type, message] of [
-        ["mint", "Insufficient deposit amount"],
-        ["mint", "Wallet address inactive"],
-        ["burn", "Amount below minimum burn"],
+      const [type, kind, message] of [
+        ["mint", "insufficient_deposit", "Insufficient deposit amount"],
+        ["mint", "wallet_inactive", "Wallet address inactive"],
+        ["burn", "below_minimum_burn", "Amount below minimum burn"],
+        ["burn", "invalid_destination", "Invalid destination address"],
+        ["burn", "source_changed", "Source transfer changed by a chain reorganization"],
       ] as const
     ) {
-      const next = moved(order(type, "processing"), { type: "rejected", message });
+      const next = moved(order(type, "processing"), { type: "rejected", kind });
       assert.equal(next.status, "failed");
       assert.equal(next.errorMessage, message);
+      assert.equal(next.errorKind, kind);
       assert.equal(next.transactionHash, null);
     }
   });
@@ -180,19 +184,21 @@ Deno.test("transition: allowed moves", async (t) => {
     const earlier = intent("base", 1);
     const i = intent("base", 2);
     const o = withIntent(order("mint", "minting", { details: { failedIntents: [earlier] } }), i);
-    const next = moved(o, { type: "txFailed", message: "Minting contract error" });
+    const next = moved(o, { type: "txFailed", kind: "minting_error" });
     assert.equal(next.status, "failed");
     assert.equal(next.errorMessage, "Minting contract error");
+    assert.equal(next.errorKind, "minting_error");
     assert.equal(next.transactionHash, i.txHash);
     assert.equal("intent" in next.details, false);
     assert.deepEqual(next.details.failedIntents, [earlier, i]);
 
     const b = moved(withIntent(order("burn", "burning"), intent("xrp", 3)), {
       type: "txFailed",
-      message: "Transaction failed on destination chain",
+      kind: "payout_failed",
     });
     assert.equal(b.status, "failed");
     assert.equal(b.errorMessage, "Transaction failed on destination chain");
+    assert.equal(b.errorKind, "payout_failed");
     assert.deepEqual(b.details.failedIntents, [intent("xrp", 3)]);
   });
 
@@ -231,7 +237,7 @@ Deno.test("transition: allowed moves", async (t) => {
     assert.equal(moved(retried, { type: "cancel", reason: "x" }).status, "cancelled");
   });
 
-  await t.step("failed -> pending|processing on retry for retryable causes; counters and fields reset", () => {
+  await t.step("failed (stored before kinds: message only) -> pending|processing on retry for retryable causes", () => {
     const cases = [
       ["mint", "Blockchain confirmation timeout", "pending"],
       ["mint", "Wallet address inactive", "processing"],
@@ -256,6 +262,47 @@ Deno.test("transition: allowed moves", async (t) => {
   });
 });
 
+Deno.test("transition: an operator's retry follows the failure's kind, never its text", async (t) => {
+  const failedBy = (type: "mint" | "burn", event: OrderEvent) => {
+    const from = event.type === "confirmationTimeout"
+      ? order(type, "pending")
+      : event.type === "rejected"
+      ? order(type, "processing")
+      : withIntent(order(type, type === "mint" ? "minting" : "burning"), intent(type === "mint" ? "base" : "xrp"));
+    return moved(from, event);
+  };
+  const retryable = [
+    ["mint", { type: "confirmationTimeout" }, "pending"],
+    ["mint", { type: "rejected", kind: "wallet_inactive" }, "processing"],
+    ["mint", { type: "txFailed", kind: "minting_error" }, "processing"],
+    ["burn", { type: "txFailed", kind: "payout_failed" }, "processing"],
+  ] as const;
+  const final = [
+    ["mint", { type: "rejected", kind: "insufficient_deposit" }],
+    ["burn", { type: "rejected", kind: "below_minimum_burn" }],
+    ["burn", { type: "rejected", kind: "invalid_destination" }],
+    ["burn", { type: "rejected", kind: "source_changed" }],
+  ] as const;
+
+  await t.step("a retryable kind retries even when its stored text was reworded, and the retry clears the kind", () => {
+    for (const [type, event, back] of retryable) {
+      const failed = failedBy(type, event);
+      const reworded = { ...failed, errorMessage: `reworded: ${failed.errorMessage}` };
+      const next = moved(reworded, { type: "retry", confirmBy: T0 });
+      assert.equal(next.status, back, `${event.type} ${failed.errorKind}`);
+      assert.equal(next.errorMessage, null);
+      assert.equal(next.errorKind, null);
+    }
+  });
+
+  await t.step("a final kind is refused even when its text reads like a retryable one", () => {
+    for (const [type, event] of final) {
+      const failed = failedBy(type, event);
+      refused({ ...failed, errorMessage: "Minting contract error" }, { type: "retry", confirmBy: T0 });
+    }
+  });
+});
+
 Deno.test("transition: refused moves", async (t) => {
   await t.step("confirmed and confirmationTimeout only from pending", () => {
     for (const s of STATUSES_BUT("pending")) {
@@ -266,7 +313,7 @@ Deno.test("transition: refused moves", async (t) => {
 
   await t.step("rejected only from processing", () => {
     for (const s of STATUSES_BUT("processing")) {
-      refused(order("mint", s), { type: "rejected", message: "Insufficient deposit amount" });
+      refused(order("mint", s), { type: "rejected", kind: "insufficient_deposit" });
     }
   });
 
@@ -283,10 +330,10 @@ Deno.test("transition: refused moves", async (t) => {
   await t.step("txConfirmed and txFailed only from minting|burning with an intent", () => {
     for (const s of STATUSES_BUT("minting", "burning")) {
       refused(withIntent(order("mint", s), intent("base")), { type: "txConfirmed", txHash: intent("base").txHash });
-      refused(withIntent(order("mint", s), intent("base")), { type: "txFailed", message: "Minting contract error" });
+      refused(withIntent(order("mint", s), intent("base")), { type: "txFailed", kind: "minting_error" });
     }
     refused(order("mint", "minting", NO_INTENT), { type: "txConfirmed", txHash: intent("base").txHash });
-    refused(order("burn", "burning", NO_INTENT), { type: "txFailed", message: "x" });
+    refused(order("burn", "burning", NO_INTENT), { type: "txFailed", kind: "payout_failed" });
   });
 
   await t.step("txDead only from minting|burning with an intent", () => {
@@ -325,10 +372,10 @@ Deno.test("transition: refused moves", async (t) => {
     const events: OrderEvent[] = [
       { type: "confirmed" },
       { type: "confirmationTimeout" },
-      { type: "rejected", message: "x" },
+      { type: "rejected", kind: "insufficient_deposit" },
       { type: "intentRecorded", intent: i },
       { type: "txConfirmed", txHash: i.txHash },
-      { type: "txFailed", message: "x" },
+      { type: "txFailed", kind: "payout_failed" },
       { type: "txDead", proof: "x" },
       { type: "cancel", reason: "x" },
       { type: "retry", confirmBy: T0 },
@@ -357,15 +404,15 @@ Deno.test("transition: every result from every valid order, in every status, und
   const eventsFor = (o: Order): OrderEvent[] => [
     { type: "confirmed" },
     { type: "confirmationTimeout" },
-    { type: "rejected", message: "Insufficient deposit amount" },
+    { type: "rejected", kind: "insufficient_deposit" },
     ...(o.type === "burn"
-      ? [{ type: "rejected", message: "Source transfer changed by a chain reorganization", details: { sourceChange } }]
+      ? [{ type: "rejected", kind: "source_changed", details: { sourceChange } }]
       : []) satisfies OrderEvent[],
     o.type === "mint"
       ? { type: "intentRecorded", intent: intent("base", 6) }
       : { type: "intentRecorded", intent: intent("xrp", 6), extra: { nativeAmount: "50000000", remainderWei: "7" } },
     { type: "txConfirmed", txHash: intent(o.destinationChain === "base" ? "base" : "xrp", 7).txHash },
-    { type: "txFailed", message: "Minting contract error" },
+    { type: "txFailed", kind: "minting_error" },
     { type: "txDead", proof },
     { type: "cancel", reason: "operator" },
     { type: "retry", confirmBy: T0 },

@@ -42,7 +42,8 @@ const sourceOf = (o: Order) => o.details.source;
 Deno.test("reorg of 40 blocks changing doge deposits 35-40 deep: exactly the canonical deposits are recorded", async () => {
   const p = await handPipeline();
   try {
-    assert.ok(REORG_WINDOW_BLOCKS > NATIVE.doge.confirmations, "the window exceeds doge's 40 confirmations");
+    const doge = NATIVE.doge.finality;
+    assert.ok(doge.kind === "depth" && REORG_WINDOW_BLOCKS > doge.confirmations, "the window exceeds doge's depth");
     const ledger = p.sim.ledger("doge");
     const address = await depositAddress(p.kv, "doge");
     const min = NATIVE.doge.minimumDeposit;

@@ -1,0 +1,96 @@
+/**
+ * Every message a partner can see, defined once: the API's errors with their HTTP status (spec 5 and 7, and the
+ * README's "Decisions where the spec is silent"), the messages of validation issues, and the order `errorMessage`
+ * values (spec 2.4). Code refers to them by name; the texts are the contract, so tests assert them literally.
+ * Routes, actors, kv and cli depend on this module; it depends on nothing but a type of the catalog.
+ */
+import type { NativeChain } from "./chains/catalog.ts";
+
+/** An API error as the partner sees it: the status and the envelope's `message`. */
+export interface PartnerError {
+  readonly status: 400 | 401 | 403 | 404 | 500;
+  readonly message: string;
+}
+
+const error = <S extends PartnerError["status"]>(status: S, message: string) => ({ status, message }) as const;
+
+export const API_ERRORS = {
+  // Spec 5: obtaining and presenting tokens.
+  missingApiKey: error(401, "Missing or malformed X-API-Key"),
+  invalidApiKey: error(403, "Invalid API key"),
+  missingAuthorization: error(401, "Missing authorization header"),
+  invalidToken: error(401, "Invalid or expired token"),
+  tokenExpired: error(401, "Token expired"),
+  invalidSignature: error(403, "Invalid token signature"),
+  walletNotActive: error(403, "Wallet is not active"),
+  /** README: a wallet belongs to the partner whose key issued its first token. */
+  walletOfAnotherPartner: error(403, "Wallet belongs to another partner"),
+
+  // Spec 7: mint wallets.
+  mintWalletExists: error(400, "A wallet already exists for this chain and destination combination"),
+  unsupportedSourceChain: error(400, "Unsupported source chain"),
+  unsupportedDestinationChain: error(400, "Unsupported destination chain"),
+
+  // Spec 7: burn configurations (the address formats are INVALID_ADDRESS_FORMAT, one per chain).
+  burnWalletExists: error(400, "Wallet already exists for this chain"),
+  memoRequired: error(400, "Memo is required for XRP and TXRP chains"),
+  memoNotNumeric: error(400, "Memo must be numeric for XRP and TXRP chains"),
+  /** README: PUT /burn/wallets without a configuration. */
+  burnConfigNotFound: error(404, "Burn configuration not found for this chain"),
+
+  // Spec 7: request bodies and queries.
+  invalidRequestBody: error(400, "Invalid request body"),
+  validationError: error(400, "Validation error"),
+
+  // Spec 4.7 and 7: orders.
+  ordersUnavailable: error(500, "Failed to retrieve orders"),
+
+  // README: unknown routes and unexpected failures (details only in the server log).
+  notFound: error(404, "Not found"),
+  internal: error(500, "Internal server error"),
+} as const;
+
+/** Spec 7: an xrp memo (destination tag) above the chain's maximum, which the catalog's memo rule gives. */
+export const memoTooLarge = (max: bigint) => error(400, `Memo must not exceed maximum value (${max})`);
+
+/** Sim mode's /sim routes (developers): a chain that runs live has no simulator to drive. */
+export const notSimulated = (chain: string) => error(400, `${chain} is a live chain here; it has no simulator`);
+
+/** Spec 7 gives Solana's; README: one per chain in the same style. */
+export const INVALID_ADDRESS_FORMAT: Readonly<Record<NativeChain, string>> = {
+  sol: "Invalid Solana address format. Must be base58 encoded, 32-44 characters.",
+  xrp: "Invalid XRP address format. Must be a classic address starting with r, 25-34 characters.",
+  sui: "Invalid Sui address format. Must be 0x followed by 64 hexadecimal characters.",
+  doge: "Invalid Dogecoin address format. Must start with D, A or 9 and be 34 characters.",
+  zec: "Invalid Zcash address format. Must be a transparent address starting with t1, 35 characters.",
+};
+
+/** Messages of the issues in a `Validation error`'s `error.issues`. */
+export const ISSUE_MESSAGES = {
+  /** Spec 7: a missing required field. */
+  required: "Required",
+  evmAddress: "Must be a 20-byte hex EVM address (0x followed by 40 hex)",
+  /** README "Refused wallets". */
+  zeroAddress: "Must not be the zero address",
+  transferAddress: "Must not be the service's uAsset transfer address",
+  nonNegativeInteger: "Must be a non-negative integer",
+} as const;
+
+/**
+ * Why an order failed, as a stable kind, and the one `errorMessage` partners see for it (spec 2.4; the last one is
+ * ours: a burn's transfer re-executed with other facts after a reorg). Decisions (an operator's retry) use the kind,
+ * which is stored on the order; the text may be reworded without changing any decision.
+ */
+export const ORDER_ERRORS = {
+  insufficient_deposit: "Insufficient deposit amount",
+  wallet_inactive: "Wallet address inactive",
+  confirmation_timeout: "Blockchain confirmation timeout",
+  minting_error: "Minting contract error",
+  below_minimum_burn: "Amount below minimum burn",
+  invalid_destination: "Invalid destination address",
+  payout_failed: "Transaction failed on destination chain",
+  source_changed: "Source transfer changed by a chain reorganization",
+} as const;
+
+export type OrderErrorKind = keyof typeof ORDER_ERRORS;
+export const ORDER_ERROR_KINDS = Object.keys(ORDER_ERRORS) as [OrderErrorKind, ...OrderErrorKind[]];

@@ -12,6 +12,7 @@
  *   the contract first, and the contract refuses a second mint of the same deposit id. Back in processing, the order
  *   may also be cancelled by an operator.
  */
+import type { Consumed, DeathProof, Expiry } from "../chains/adapter.ts";
 import type { ChainSymbol } from "../chains/catalog.ts";
 import type { Order } from "../kv/orders.ts";
 
@@ -40,11 +41,19 @@ export interface Intent {
   txHash: string;
   raw: string;
   preparedAt: string;
+  /** Past this it can never be included: what proves it dead once the chain is past it. */
+  expiry?: Expiry;
+  /** The coins, nonce or sequence it uses up: released (coins) when it is proven dead. */
+  consumes?: Consumed;
 }
 
-/** A recorded transaction proven dead, kept on the order for ever: why a second one was signed. */
+/**
+ * A recorded transaction proven dead, kept on the order for ever: why a second one was signed. `proof` is the
+ * adapter's structured proof (plain JSON, chains/adapter.ts `DeathProof`), `detail` the same in words.
+ */
 export interface DeadIntent extends Intent {
-  proof: string;
+  proof: DeathProof;
+  detail: string;
   deadAt: string;
 }
 
@@ -55,7 +64,7 @@ export type OrderEvent =
   | { type: "intentRecorded"; intent: Intent; extra?: Record<string, unknown> }
   | { type: "txConfirmed"; txHash: string }
   | { type: "txFailed"; message: string }
-  | { type: "txDead"; proof: string }
+  | { type: "txDead"; proof: DeathProof; detail: string }
   | { type: "cancel"; reason: string }
   | { type: "retry"; confirmBy: string };
 
@@ -106,7 +115,7 @@ export function transition(order: Order, event: OrderEvent, now: Date): Transiti
     case "txDead": {
       const intent = intentOf(order);
       if ((order.status !== "minting" && order.status !== "burning") || !intent) return refuse();
-      const dead: DeadIntent = { ...intent, proof: event.proof, deadAt: at };
+      const dead: DeadIntent = { ...intent, proof: event.proof, detail: event.detail, deadAt: at };
       return to("processing", {}, {
         intent: undefined,
         deadIntents: [...((order.details.deadIntents as DeadIntent[] | undefined) ?? []), dead],

@@ -4,7 +4,10 @@
  */
 import assert from "node:assert/strict";
 import { type Intent, type OrderEvent, transition } from "../actors/transition.ts";
+import type { DeathProof } from "../chains/adapter.ts";
 import { newOrderId, type Order, ORDER_STATUSES, OrderSchema, type OrderStatus } from "../kv/orders.ts";
+
+const X_PROOF: DeathProof = { kind: "failed", blockNumber: 1, reason: "x" };
 
 const OWNER = "0x" + "ab".repeat(20);
 const T0 = "2030-01-01T00:00:00.000Z";
@@ -160,17 +163,27 @@ Deno.test("transition: allowed moves", async (t) => {
   });
 
   await t.step("minting|burning -> processing on txDead: intent moved to deadIntents with its proof", () => {
-    const proof = "base: nonce 7 of 0xabc is used at the safe block and none of our 1 version(s) has a receipt";
-    const earlier = { ...intent("base", 1), proof: "earlier", deadAt: T0 };
+    const proof: DeathProof = {
+      kind: "conflict",
+      consumed: { kind: "nonce", account: "0xabc", nonce: 7 },
+      spentBy: null,
+    };
+    const detail = "base: nonce 7 of 0xabc is used at the safe block and none of our 1 version(s) has a receipt";
+    const earlier = {
+      ...intent("base", 1),
+      proof: { kind: "expired", expiry: { kind: "height", value: 9 }, reached: 10 },
+      detail: "earlier",
+      deadAt: T0,
+    };
     const i = intent("base", 2);
     const o = withIntent(
       order("mint", "minting", { details: { ...order("mint", "minting").details, deadIntents: [earlier] } }),
       i,
     );
-    const next = moved(o, { type: "txDead", proof });
+    const next = moved(o, { type: "txDead", proof, detail });
     assert.equal(next.status, "processing");
     assert.equal("intent" in next.details, false, "the next step signs a new transaction");
-    assert.deepEqual(next.details.deadIntents, [earlier, { ...i, proof, deadAt: NOW.toISOString() }]);
+    assert.deepEqual(next.details.deadIntents, [earlier, { ...i, proof, detail, deadAt: NOW.toISOString() }]);
     assert.equal(next.transactionHash, null);
     assert.equal(next.errorMessage, null);
     assert.equal(next.details.depositId, o.details.depositId, "the deposit id (the contract's guard) is kept");
@@ -178,9 +191,9 @@ Deno.test("transition: allowed moves", async (t) => {
     assert.equal(moved(next, { type: "intentRecorded", intent: intent("base", 3) }).status, "minting");
     assert.equal(moved(next, { type: "cancel", reason: "operator" }).status, "cancelled");
 
-    const b = moved(withIntent(order("burn", "burning"), intent("xrp", 4)), { type: "txDead", proof });
+    const b = moved(withIntent(order("burn", "burning"), intent("xrp", 4)), { type: "txDead", proof, detail });
     assert.equal(b.status, "processing");
-    assert.deepEqual(b.details.deadIntents, [{ ...intent("xrp", 4), proof, deadAt: NOW.toISOString() }]);
+    assert.deepEqual(b.details.deadIntents, [{ ...intent("xrp", 4), proof, detail, deadAt: NOW.toISOString() }]);
   });
 
   await t.step("pending|processing -> cancelled while no intent is recorded", () => {
@@ -254,9 +267,9 @@ Deno.test("transition: refused moves", async (t) => {
 
   await t.step("txDead only from minting|burning with an intent", () => {
     for (const s of STATUSES_BUT("minting", "burning")) {
-      refused(withIntent(order("mint", s), intent("base")), { type: "txDead", proof: "x" });
+      refused(withIntent(order("mint", s), intent("base")), { type: "txDead", proof: X_PROOF, detail: "x" });
     }
-    refused(order("mint", "minting"), { type: "txDead", proof: "x" });
+    refused(order("mint", "minting"), { type: "txDead", proof: X_PROOF, detail: "x" });
   });
 
   await t.step("a minting order with a live intent cannot be cancelled, and the refusal says until when", () => {
@@ -292,7 +305,7 @@ Deno.test("transition: refused moves", async (t) => {
       { type: "intentRecorded", intent: i },
       { type: "txConfirmed", txHash: i.txHash },
       { type: "txFailed", message: "x" },
-      { type: "txDead", proof: "x" },
+      { type: "txDead", proof: X_PROOF, detail: "x" },
       { type: "cancel", reason: "x" },
       { type: "retry", confirmBy: T0 },
     ];

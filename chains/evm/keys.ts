@@ -2,12 +2,10 @@
  * The EVM adapters' KV keys, built in one place. Addresses and hashes are lower-cased so the same account or
  * transaction always lands on the same key whatever checksum casing a caller used.
  */
-import type { EvmChain, UAsset } from "../catalog.ts";
+import type { EvmChain } from "../catalog.ts";
 
-/** The next nonce of a minter account, consumed in the same atomic that records the transaction using it. */
-export function nonceKey(chain: EvmChain, address: string): Deno.KvKey {
-  return ["evm_nonce", chain, address.toLowerCase()];
-}
+// Reserved in the recording atomic, so built by kv/chain_state.ts; re-exported for the adapter's readers and tests.
+export { type MintNote, mintNoteKey, nonceKey } from "../../kv/chain_state.ts";
 
 /** A fee-bumped replacement of a recorded transaction: same nonce, so at most one of them is ever mined. */
 export interface Replacement {
@@ -31,14 +29,4 @@ export const MAX_TX_VERSIONS = 16;
 /** Set once the fee cap (or the version limit) stopped the replacements of `originalHash`: one alert, not one a tick. */
 export function feeCapReachedKey(chain: EvmChain, originalHash: string): Deno.KvKey {
   return ["evm_fee_cap_reached", chain, originalHash.toLowerCase()];
-}
-
-/** Which uAsset contract a deposit id is minted on, and the transaction recorded for it (replacements under it). */
-export interface MintNote {
-  asset: UAsset;
-  txHash: string;
-}
-
-export function mintNoteKey(chain: EvmChain, depositId: string): Deno.KvKey {
-  return ["evm_mint_note", chain, depositId.toLowerCase()];
 }

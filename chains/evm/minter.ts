@@ -1,7 +1,8 @@
 /**
  * Mints uAssets on one EVM chain with the minter key, following write-ahead (DESIGN.md invariant 2): `prepareMint`
- * signs without sending and hands the pipeline a `reserve` that consumes the nonce in the same atomic that records the
- * transaction, so of two concurrent preparations only the committed one ever exists for the chain. A transaction that
+ * signs without sending and hands the pipeline its reservations as data (the nonce, checked against the counter it
+ * read, and the mint note), which kv/chain_state.ts writes in the same atomic that records the transaction, so of two
+ * concurrent preparations only the committed one ever exists for the chain. A transaction that
  * stays pending is replaced at the same nonce when the network's fee estimate has risen above what it offers; each
  * replacement is recorded before it is sent, and the same nonce plus the contract's refusal of a reused deposit id
  * keep it to one mint. No version ever offers more than the chain's fee cap, and a transaction has at most
@@ -26,15 +27,8 @@ import { EVM, type EvmChain, type UAsset, UASSET_DECIMALS } from "../catalog.ts"
 import { raiseAlert } from "../../kv/alerts.ts";
 import { MINTED_EVENT, UASSET_ADAPTER_ABI } from "./abi.ts";
 import { describeRpcError, type EvmClient, isTransientRpcError, rpc } from "./client.ts";
-import {
-  feeCapReachedKey,
-  MAX_TX_VERSIONS,
-  type MintNote,
-  mintNoteKey,
-  nonceKey,
-  type Replacement,
-  replacementsKey,
-} from "./keys.ts";
+import { feeCapReachedKey, MAX_TX_VERSIONS, type Replacement, replacementsKey } from "./keys.ts";
+import { readMintNote, readNonceCounter } from "../../kv/chain_state.ts";
 
 export interface EvmMinterOptions {
   chain: EvmChain;
@@ -172,8 +166,7 @@ export function evmMinter(opts: EvmMinterOptions): EvmMinter {
       if (!isAddress(req.to, { strict: false })) throw new Error(`${chain}: bad mint recipient ${req.to}`);
       if (req.amountWei <= 0n) throw new Error(`${chain}: mint amount must be positive (${UASSET_DECIMALS} decimals)`);
       const args = [req.to as Address, req.amountWei, req.depositId as Hex] as const;
-      const key = nonceKey(chain, account.address);
-      const entry = await kv.get<bigint>(key);
+      const counter = await readNonceCounter(kv, chain, account.address);
       const [pending, gas, fees] = await Promise.all([
         call(
           "eth_getTransactionCount",
@@ -194,7 +187,7 @@ export function evmMinter(opts: EvmMinterOptions): EvmMinter {
       ]);
       // The KV counter is ahead of the node while our recorded transactions are unsent; the node is ahead only if
       // someone else used the key, and those nonces are gone either way.
-      const nonce = entry.value !== null && entry.value > BigInt(pending) ? entry.value : BigInt(pending);
+      const nonce = counter.next !== null && counter.next > BigInt(pending) ? counter.next : BigInt(pending);
       // Above the cap it is signed at the cap and waits for the network to come down (or an operator to raise it).
       const maxFeePerGas = min(fees.maxFeePerGas, cap);
       const { txHash, raw } = await sign({
@@ -214,15 +207,14 @@ export function evmMinter(opts: EvmMinterOptions): EvmMinter {
           `the network estimate ${fees.maxFeePerGas} wei/gas is above the cap ${cap}; signed at the cap`,
         );
       }
-      const note: MintNote = { asset: req.asset, txHash };
       return {
         txHash,
         raw,
-        reserve: (atomic) => {
-          atomic.check({ key, versionstamp: entry.versionstamp })
-            .set(key, nonce + 1n)
-            .set(mintNoteKey(chain, req.depositId), note);
-        },
+        consumes: { kind: "nonce", account: account.address, nonce: Number(nonce) },
+        reservations: [
+          { kind: "nonce", chain, account: account.address, nonce, expectVersion: counter.versionstamp },
+          { kind: "mintNote", chain, depositId: req.depositId, asset: req.asset, txHash },
+        ],
       };
     },
 
@@ -302,7 +294,7 @@ export function evmMinter(opts: EvmMinterOptions): EvmMinter {
 
     async mintedBy(depositId: string): Promise<string | null> {
       const id = depositId as Hex;
-      const note = (await kv.get<MintNote>(mintNoteKey(chain, depositId))).value;
+      const note = await readMintNote(kv, chain, depositId);
       const candidates = note ? [note.asset] : assets;
       const flags = await Promise.all(candidates.map((asset) =>
         call("minted", () =>

@@ -24,7 +24,7 @@ import {
   recoverTransactionAddress,
   type TransactionSerialized,
 } from "viem";
-import type { BlockRef, ChainReader, ObservedTransfer, ScannedBlock, TxStatus } from "../adapter.ts";
+import type { BlockRef, ChainReader, ObservedTransfer, OwnTx, ScannedBlock, TxStatus } from "../adapter.ts";
 import { TransientChainError } from "../adapter.ts";
 import { EVM, type EvmChain, type UAsset } from "../catalog.ts";
 import { TRANSFER_EVENT } from "./abi.ts";
@@ -307,6 +307,9 @@ export function evmReader(opts: EvmReaderOptions): ChainReader {
   return {
     chain,
 
+    // The tag is a flag: `included.final` is always set.
+    finality: { kind: "flag", flag: finalityTag },
+
     transfersOf: receiptTransfers,
 
     async tip(): Promise<BlockRef> {
@@ -335,7 +338,8 @@ export function evmReader(opts: EvmReaderOptions): ChainReader {
       throw failure!;
     },
 
-    async txStatus(txHash: string, raw?: string): Promise<TxStatus> {
+    async txStatus(txHash: string, ours?: OwnTx): Promise<TxStatus> {
+      const raw = ours?.raw;
       const replacements = opts.kv
         ? (await opts.kv.get<Replacement[]>(replacementsKey(chain, txHash))).value ?? []
         : [];
@@ -350,7 +354,12 @@ export function evmReader(opts: EvmReaderOptions): ChainReader {
       if (sender && usedAtFinality !== null && usedAtFinality > sender.nonce) {
         return {
           state: "dead",
-          proof: `${chain}: nonce ${sender.nonce} of ${sender.from} is used at the "${finalityTag}" block ` +
+          proof: {
+            kind: "conflict",
+            consumed: { kind: "nonce", account: sender.from, nonce: sender.nonce },
+            spentBy: null,
+          },
+          detail: `${chain}: nonce ${sender.nonce} of ${sender.from} is used at the "${finalityTag}" block ` +
             `(transaction count ${usedAtFinality} there) and none of our ${hashes.length} version(s) ` +
             `(${hashes.join(", ")}) has a receipt`,
         };

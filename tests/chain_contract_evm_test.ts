@@ -4,7 +4,16 @@
  * mints are our transactions, a reorg is an `evm_revert` to a snapshot followed by another history, and a mint dies
  * when its nonce is used by another transaction that reaches the `safe` block.
  */
-import { type Address, createWalletClient, type Hex, http, keccak256, parseTransaction, toHex, zeroAddress } from "viem";
+import {
+  type Address,
+  createWalletClient,
+  type Hex,
+  http,
+  keccak256,
+  parseTransaction,
+  toHex,
+  zeroAddress,
+} from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { EVM, type UAsset } from "../chains/catalog.ts";
 import { evmChainAdapters } from "../chains/evm/index.ts";

@@ -5,53 +5,22 @@
  * processing, signs a NEW payout, and that one lands: exactly one payout paid.
  */
 import assert from "node:assert/strict";
-import { stepOrder } from "../actors/order_actor.ts";
 import { type DeadIntent, intentOf } from "../actors/transition.ts";
-import { NATIVE, type NativeChain } from "../chains/catalog.ts";
 import { defaultSimOperatorAddress } from "../chains/sim/adapters.ts";
 import { HOT_WALLET_GENESIS, SIM_PAYOUT_EXPIRY } from "../chains/sim/ledger.ts";
-import { createBurnConfig } from "../kv/burn_configs.ts";
-import { ensureUserWallet } from "../kv/user_wallets.ts";
-import { payoutTxs, stored, toWei } from "./support/chain_facts.ts";
-import { handPipeline, SIM_TRANSFER_ADDRESS, watchToTip } from "./support/watch.ts";
+import { payoutTxs, stored } from "./support/chain_facts.ts";
+import { SIM_DESTINATION, simBurnOrders, stepNow } from "./support/burns.ts";
+import { handPipeline } from "./support/watch.ts";
 
-const DESTINATION: Record<Exclude<NativeChain, "doge">, string> = {
-  sol: "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM",
-  xrp: "rHb9CJAWyB4rj91VRWn96DkukG4bwdtyTh",
-  sui: "0x" + "ab".repeat(32),
-  zec: "t1XVXWCvpMgBvUaed4XDqWtgQgJSu1Ghz7F",
-};
 const OWNER = "0x" + "0e".repeat(20);
 
-for (const chain of Object.keys(DESTINATION) as (keyof typeof DESTINATION)[]) {
+for (const chain of ["sol", "xrp", "sui", "zec"] as const) {
   Deno.test(`sim ${chain}: a payout stalled past its expiry is proven dead and re-sent exactly once`, async () => {
     const p = await handPipeline();
     try {
       const native = p.sim.ledger(chain);
-      const base = p.sim.ledger("base");
-      // Steps are scheduled in the context's time: jump past every wait.
-      const step = async (id: string) => {
-        p.advance(3_600_000);
-        return await stepOrder(p.ctx, id);
-      };
-      await ensureUserWallet(p.kv, OWNER, "test-partner");
-      assert.ok((await createBurnConfig(p.kv, OWNER, chain, DESTINATION[chain], null)).ok);
-      const burn = NATIVE[chain].uAsset.minimumBurnAmount;
-      const payout = burn / 10n ** BigInt(18 - NATIVE[chain].token.decimals);
-      assert.equal(toWei(chain, payout), burn, "a whole number of native units: no remainder to account for");
-      await base.faucet({ address: OWNER, asset: NATIVE[chain].uAsset.symbol, amount: burn });
-      assert.ok(
-        (await base.submitErc20Transfer({
-          from: OWNER,
-          to: SIM_TRANSFER_ADDRESS,
-          asset: NATIVE[chain].uAsset.symbol,
-          amount: burn,
-        })).ok,
-      );
-      for (let i = 0; i < 3; i++) await base.sealBlock();
-      assert.equal(await watchToTip(p.ctx, "base"), 1);
-      const [entry] = await Array.fromAsync(p.kv.list<{ id: string }>({ prefix: ["order"] }));
-      const id = entry.value.id;
+      const step = (id: string) => stepNow(p, id);
+      const { ids: [id], payout } = await simBurnOrders(p, chain, OWNER);
 
       await native.setFaults({ stallPayouts: 1 });
       assert.equal(await step(id), "moved"); // confirmed
@@ -99,11 +68,11 @@ for (const chain of Object.keys(DESTINATION) as (keyof typeof DESTINATION)[]) {
         txs.map((t) => [t.hash, t.status]).sort(),
         [[first.txHash, "dropped"], [second.txHash, "included"]].sort(),
       );
-      assert.equal(await native.balance(DESTINATION[chain], "native"), payout);
+      assert.equal(await native.balance(SIM_DESTINATION[chain], "native"), payout);
       assert.equal(await native.balance(defaultSimOperatorAddress(chain), "native"), HOT_WALLET_GENESIS - payout);
       // A late rebroadcast of the dead payout is refused by the chain, and changes nothing.
       await assert.rejects(() => p.sim.payer(chain).broadcast({ txHash: first.txHash, raw: first.raw }), /expiry/);
-      assert.equal(await native.balance(DESTINATION[chain], "native"), payout);
+      assert.equal(await native.balance(SIM_DESTINATION[chain], "native"), payout);
     } finally {
       await p.close();
     }

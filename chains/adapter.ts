@@ -115,8 +115,10 @@ export type TxStatus =
     /** The hash that was mined when it differs from the one asked about (a fee-bumped replacement, same nonce). */
     txHash?: string;
     /**
-     * Whether the block is at or below the chain's finality tag (`safe`/`finalized`) and still canonical. Left
-     * undefined by chains that have no such tag (the simulated ledgers): there `confirmations` alone decide.
+     * Whether the chain marks it final and its block is still canonical: at or below the EVM finality tag
+     * (`safe`/`finalized`), Solana `finalized`, in an XRPL validated ledger, in a certified Sui checkpoint. Readers
+     * of `flag` finality set it on every answer; readers of `depth` finality (doge, zec, the simulated ledgers) leave
+     * it undefined, and `confirmations` alone decide.
      */
     final?: boolean;
   }

@@ -1,6 +1,6 @@
 /**
- * The only KV code chain adapters need (DESIGN.md "Where the chain code goes"): nonce counters, mint notes and coin
- * locks. Adapters never write KV to reserve: they return `Reservation`s as data, and `addReservations` turns them into
+ * The only KV code chain adapters need (DESIGN.md "Where the chain code goes"): nonce counters, mint notes, coin
+ * locks, and the versions of a recorded transaction (EVM fee-bumped replacements). Adapters never write KV to reserve: they return `Reservation`s as data, and `addReservations` turns them into
  * checks and writes of the atomic that records the transaction, so a transaction is recorded together with all it
  * reserves, or not at all. `addReleases` gives back what a transaction proven dead held, in the atomic that records
  * its death.
@@ -21,6 +21,57 @@ export interface MintNote {
 
 export function mintNoteKey(chain: EvmChain, depositId: string): Deno.KvKey {
   return ["evm_mint_note", chain, depositId.toLowerCase()];
+}
+
+/** A fee-bumped replacement of a recorded transaction: same nonce, so at most one of them is ever mined. */
+export interface Replacement {
+  txHash: string;
+  raw: string;
+  /** When it was signed (ms): the next bump waits a full threshold after it. */
+  at: number;
+}
+
+/** Replacements of `originalHash`, oldest first; written before each replacement is broadcast. */
+export function replacementsKey(chain: EvmChain, originalHash: string): Deno.KvKey {
+  return ["evm_replacements", chain, originalHash.toLowerCase()];
+}
+
+export async function readReplacements(
+  kv: Deno.Kv,
+  chain: EvmChain,
+  originalHash: string,
+): Promise<Deno.KvEntryMaybe<Replacement[]>> {
+  return await kv.get<Replacement[]>(replacementsKey(chain, originalHash));
+}
+
+/**
+ * Records the versions of `originalHash` (the list read as `entry`, plus a new one) before the new one is sent; false
+ * when another writer changed the list since it was read (nothing written).
+ */
+export async function recordReplacements(
+  kv: Deno.Kv,
+  entry: Deno.KvEntryMaybe<Replacement[]>,
+  chain: EvmChain,
+  originalHash: string,
+  replacements: Replacement[],
+): Promise<boolean> {
+  return (await kv.atomic().check(entry).set(replacementsKey(chain, originalHash), replacements).commit()).ok;
+}
+
+/** Set once the fee cap (or the version limit) stopped the replacements of `originalHash`: one alert, not one a tick. */
+export function feeCapReachedKey(chain: EvmChain, originalHash: string): Deno.KvKey {
+  return ["evm_fee_cap_reached", chain, originalHash.toLowerCase()];
+}
+
+/** Claims the fee-cap marker of `originalHash`: true the first time only. */
+export async function claimFeeCapReached(
+  kv: Deno.Kv,
+  chain: EvmChain,
+  originalHash: string,
+  at: number,
+): Promise<boolean> {
+  const key = feeCapReachedKey(chain, originalHash);
+  return (await kv.atomic().check({ key, versionstamp: null }).set(key, at).commit()).ok;
 }
 
 /** A coin (UTXO) locked to the recorded transaction that spends it; absent while the coin is free. */

@@ -27,8 +27,14 @@ import { EVM, type EvmChain, type UAsset, UASSET_DECIMALS } from "../catalog.ts"
 import { raiseAlert } from "../../kv/alerts.ts";
 import { MINTED_EVENT, UASSET_ADAPTER_ABI } from "./abi.ts";
 import { describeRpcError, type EvmClient, isTransientRpcError, rpc } from "./client.ts";
-import { feeCapReachedKey, MAX_TX_VERSIONS, type Replacement, replacementsKey } from "./keys.ts";
-import { readMintNote, readNonceCounter } from "../../kv/chain_state.ts";
+import { MAX_TX_VERSIONS } from "./keys.ts";
+import {
+  claimFeeCapReached,
+  readMintNote,
+  readNonceCounter,
+  readReplacements,
+  recordReplacements,
+} from "../../kv/chain_state.ts";
 
 export interface EvmMinterOptions {
   chain: EvmChain;
@@ -78,7 +84,7 @@ export function evmMinter(opts: EvmMinterOptions): EvmMinter {
   const assets = Object.keys(opts.uAssets) as UAsset[];
 
   async function versionsOf(tx: { txHash: string; raw: string }) {
-    const entry = await kv.get<Replacement[]>(replacementsKey(chain, tx.txHash));
+    const entry = await readReplacements(kv, chain, tx.txHash);
     const versions: Version[] = [{ txHash: tx.txHash, raw: tx.raw }, ...(entry.value ?? [])];
     return { entry, versions };
   }
@@ -137,9 +143,7 @@ export function evmMinter(opts: EvmMinterOptions): EvmMinter {
 
   /** Once per recorded transaction: the marker is claimed in KV, so a nudge every tick raises nothing more. */
   async function feeCapReached(originalHash: string, why: string): Promise<void> {
-    const key = feeCapReachedKey(chain, originalHash);
-    const claimed = await kv.atomic().check({ key, versionstamp: null }).set(key, now()).commit();
-    if (!claimed.ok) return;
+    if (!(await claimFeeCapReached(kv, chain, originalHash, now()))) return;
     await raiseAlert(kv, {
       kind: "fee_cap_reached",
       subject: originalHash,
@@ -267,11 +271,11 @@ export function evmMinter(opts: EvmMinterOptions): EvmMinter {
         maxPriorityFeePerGas: tip,
       });
       // Recorded before it is sent: txStatus and later broadcasts must know every version that could be mined.
-      const recorded = await kv.atomic()
-        .check(entry)
-        .set(replacementsKey(chain, tx.txHash), [...replacements, { ...replacement, at: now() }])
-        .commit();
-      if (!recorded.ok) return; // another nudge replaced it just now
+      const recorded = await recordReplacements(kv, entry, chain, tx.txHash, [
+        ...replacements,
+        { ...replacement, at: now() },
+      ]);
+      if (!recorded) return; // another nudge replaced it just now
       await send(replacement, [...versions, replacement]);
     },
 

@@ -29,7 +29,7 @@ import { TransientChainError } from "../adapter.ts";
 import { EVM, type EvmChain, type UAsset } from "../catalog.ts";
 import { TRANSFER_EVENT } from "./abi.ts";
 import { describeRpcError, type EvmClient, type EvmNodeClient, isTransientRpcError, rpc } from "./client.ts";
-import { type Replacement, replacementsKey } from "./keys.ts";
+import { readReplacements } from "../../kv/chain_state.ts";
 
 export interface EvmReaderOptions {
   chain: EvmChain;
@@ -340,9 +340,7 @@ export function evmReader(opts: EvmReaderOptions): ChainReader {
 
     async txStatus(txHash: string, ours?: OwnTx): Promise<TxStatus> {
       const raw = ours?.raw;
-      const replacements = opts.kv
-        ? (await opts.kv.get<Replacement[]>(replacementsKey(chain, txHash))).value ?? []
-        : [];
+      const replacements = opts.kv ? (await readReplacements(opts.kv, chain, txHash)).value ?? [] : [];
       const hashes = [txHash, ...replacements.map((r) => r.txHash)];
       // The account's count at finality is read BEFORE the receipts: a version mined in a final block is then
       // certain to show its receipt below, so "no receipt" together with this count proves the nonce went elsewhere.

@@ -203,6 +203,8 @@ function intentKey(tx: PreparedTx): Deno.KvKey {
 
 /** Records `tx` as the order actor does: the transaction and its reservations in one atomic. */
 async function record(h: ContractHarness, tx: PreparedTx): Promise<boolean> {
+  // Plain data, as the contract requires: a closure (or any other non-data) in it cannot be cloned.
+  assert.deepEqual(structuredClone(tx), tx, "a prepared transaction is plain data");
   const atomic = h.kv.atomic().check({ key: intentKey(tx), versionstamp: null }).set(intentKey(tx), tx.raw);
   return (await addReservations(atomic, tx).commit()).ok;
 }

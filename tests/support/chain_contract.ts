@@ -103,6 +103,7 @@ const CASES: Record<ContractCase, (h: ContractHarness) => Promise<void>> = {
     const sent = await h.transferToUs();
     await h.mine(1);
     const status = await untilIncluded(h, sent.txHash);
+    assert.ok(!isCounted(status, h.confirmations), "not final yet: what this case is about");
     const n = status.blockNumber;
     const before = await h.reader.blockHash(n);
     assert.equal(ours(await h.reader.scan(n, n), sent.txHash).length, 1);

@@ -10,10 +10,9 @@
  * refuses and changes nothing.
  */
 import type { Chains } from "../chains/adapter.ts";
-import { addReleases } from "../kv/chain_state.ts";
 import { addOrderUpdate, getOrder, type Order } from "../kv/orders.ts";
 import { addReschedule, dueAtKey } from "../kv/pipeline.ts";
-import { WAKE, type WakeMessage } from "./order_actor.ts";
+import { deadDecision, WAKE, type WakeMessage } from "./order_actor.ts";
 import { intentOf, isTerminal, type OrderEvent, transition } from "./transition.ts";
 
 export type OperatorResult = { ok: true; order: Order } | { ok: false; error: string };
@@ -68,7 +67,9 @@ export async function settleStuckOrder(
           `proven dead (${why}); nothing was changed`,
       };
     }
-    const events: OrderEvent[] = [{ type: "txDead", proof: status.proof, detail: status.detail }];
+    // The same decision as the order actor's: `txDead`, releasing what the transaction held.
+    const dead = deadDecision(intent, status.proof, status.detail);
+    const events: OrderEvent[] = [dead.event];
     if (action === "cancel") events.push({ type: "cancel", reason: "cancelled by operator" });
     let next = order;
     for (const event of events) {
@@ -76,8 +77,7 @@ export async function settleStuckOrder(
       if (!result.ok) return result;
       next = result.order;
     }
-    const released = (atomic: Deno.AtomicOperation) => addReleases(atomic, intent.chain, intent.consumes);
-    if (await commitOperatorUpdate(kv, entry, due, next, now, released)) return { ok: true, order: next };
+    if (await commitOperatorUpdate(kv, entry, due, next, now, dead.effects)) return { ok: true, order: next };
   }
   return { ok: false, error: `order ${orderId} kept changing; try again` };
 }

@@ -6,7 +6,13 @@
  * same bytes or reads their status. Two steps of the same order racing (a duplicate doorbell, two processes) cost a
  * wasted read at most: the loser's commit fails its check and nothing it prepared was ever sent.
  */
-import { isCounted, type MintRequest, type PreparedTx, TransientChainError } from "../chains/adapter.ts";
+import {
+  type DeathProof,
+  isCounted,
+  type MintRequest,
+  type PreparedTx,
+  TransientChainError,
+} from "../chains/adapter.ts";
 import { type ChainSymbol, isEvmChain, NATIVE, type NativeChain, nativeToWei, weiToNative } from "../chains/catalog.ts";
 import {
   addOrderUpdate,
@@ -20,6 +26,7 @@ import {
 } from "../kv/orders.ts";
 import { addReschedule, dueAtKey } from "../kv/pipeline.ts";
 import { raiseAlert } from "../kv/alerts.ts";
+import { addReleases, addReservations } from "../kv/chain_state.ts";
 import { getUserWallet } from "../kv/user_wallets.ts";
 import { destinationAddressError } from "../chains/addresses.ts";
 import type { PipelineContext } from "./context.ts";
@@ -35,7 +42,7 @@ export interface WakeMessage {
   orderId: string;
 }
 
-type Decision =
+export type Decision =
   | {
     kind: "event";
     event: OrderEvent;
@@ -95,7 +102,7 @@ export async function stepOrder(ctx: PipelineContext, orderId: string): Promise<
   const atomic = ctx.kv.atomic();
   addOrderUpdate(atomic, entry, next);
   addReschedule(atomic, orderId, due, nextAt);
-  decision.broadcast?.reserve?.(atomic);
+  if (decision.broadcast) addReservations(atomic, decision.broadcast);
   decision.effects?.(atomic);
   if (nextAt !== null) atomic.enqueue({ kind: WAKE, orderId } satisfies WakeMessage, { delay: nextAt - now.getTime() });
   if (!(await atomic.commit()).ok) return "conflict";
@@ -262,24 +269,21 @@ function recordIntent(
   extra?: { nativeAmount: string; remainderWei: string },
 ): Decision {
   const intent: Intent = { chain, txHash: prepared.txHash, raw: prepared.raw, preparedAt: ctx.now().toISOString() };
+  if (prepared.expiry) intent.expiry = prepared.expiry;
+  if (prepared.consumes) intent.consumes = prepared.consumes;
   return { kind: "event", event: { type: "intentRecorded", intent, extra }, broadcast: prepared, chain };
 }
 
 async function decideSent(ctx: PipelineContext, order: Order): Promise<Decision> {
   const intent = intentOf(order)!;
-  // The recorded bytes let the reader prove the transaction dead (its nonce used elsewhere at finality).
-  const status = await ctx.chains.reader(intent.chain).txStatus(intent.txHash, intent.raw || undefined);
+  // The recorded transaction (bytes, expiry, what it consumes) lets the reader prove it dead.
+  const ours = intent.raw ? { raw: intent.raw, expiry: intent.expiry, consumes: intent.consumes } : undefined;
+  const status = await ctx.chains.reader(intent.chain).txStatus(intent.txHash, ours);
   const blockMs = ctx.settings.blockMs(intent.chain);
   if (status.state === "dead") {
-    await raiseAlert(ctx.kv, {
-      kind: "nonce_used_elsewhere",
-      subject: intent.txHash,
-      chain: intent.chain,
-      message: `order ${order.id}: ${status.proof}; the order goes back to processing to sign a new transaction`,
-      now: ctx.now(),
-    });
-    ctx.log(`order ${order.id}: transaction ${intent.txHash} is dead: ${status.proof}`);
-    return { kind: "event", event: { type: "txDead", proof: status.proof } };
+    // Failed on chain, final: the same outcome as a final failed inclusion.
+    if (status.proof.kind === "failed") return await decideFailed(ctx, order, intent);
+    return await decideDead(ctx, order, intent, status.proof, status.detail);
   }
   if (status.state === "included" && status.success) {
     const required = ctx.settings.confirmations(intent.chain);
@@ -292,18 +296,7 @@ async function decideSent(ctx: PipelineContext, order: Order): Promise<Decision>
   if (status.state === "included") {
     // A revert is final only once its block is: a reorg could still re-mine the same bytes with another outcome.
     if (status.final === false) return { kind: "wait", ms: blockMs };
-    if (order.type === "mint" && isEvmChain(intent.chain)) {
-      // A reverted mint whose deposit id is minted anyway (an earlier transaction landed): that one is the mint.
-      const minter = ctx.chains.minter(intent.chain);
-      const minted = await minter.mintedBy(order.details.depositId);
-      if (minted !== null) return { kind: "event", event: { type: "txConfirmed", txHash: minted } };
-      // Reverted because the admin paused the token or its cap is reached: not the order's fault. It waits, with the
-      // reason on the order, until the admin lifts it; then the dead attempt fails as any other, and may be retried.
-      const refusal = await minter.adminRefusal?.(mintRequestOf(order));
-      if (refusal) throw new TransientChainError(`${refusal} (attempt ${intent.txHash} reverted)`);
-      return { kind: "event", event: { type: "txFailed", kind: "minting_error" } };
-    }
-    return { kind: "event", event: { type: "txFailed", kind: "payout_failed" } };
+    return await decideFailed(ctx, order, intent);
   }
   if (intent.raw === "") return { kind: "wait", ms: blockMs }; // an adopted on-chain mint: nothing of ours to send
   const sender = isEvmChain(intent.chain) ? ctx.chains.minter(intent.chain) : ctx.chains.payer(intent.chain);
@@ -316,6 +309,55 @@ async function decideSent(ctx: PipelineContext, order: Order): Promise<Decision>
     await sendPrepared(ctx, intent.chain, tx); // the very same transaction again
   }
   return { kind: "wait", ms: blockMs };
+}
+
+/** The recorded transaction failed on chain, finally: the order fails (an operator may retry it). */
+async function decideFailed(ctx: PipelineContext, order: Order, intent: Intent): Promise<Decision> {
+  if (order.type === "mint" && isEvmChain(intent.chain)) {
+    // A reverted mint whose deposit id is minted anyway (an earlier transaction landed): that one is the mint.
+    const minter = ctx.chains.minter(intent.chain);
+    const minted = await minter.mintedBy(order.details.depositId);
+    if (minted !== null) return { kind: "event", event: { type: "txConfirmed", txHash: minted } };
+    // Reverted because the admin paused the token or its cap is reached: not the order's fault. It waits, with the
+    // reason on the order, until the admin lifts it; then the dead attempt fails as any other, and may be retried.
+    const refusal = await minter.adminRefusal?.(mintRequestOf(order));
+    if (refusal) throw new TransientChainError(`${refusal} (attempt ${intent.txHash} reverted)`);
+    return { kind: "event", event: { type: "txFailed", kind: "minting_error" } };
+  }
+  return { kind: "event", event: { type: "txFailed", kind: "payout_failed" } };
+}
+
+/**
+ * The recorded transaction can never be mined: the order goes back to processing with the proof kept, and what the
+ * transaction held (its coins) is released in that same commit; the next step signs a new one. Someone else using
+ * our nonce is an operator's concern (a leaked or shared key); an expiry is the network's weather, only logged.
+ */
+export function deadDecision(intent: Intent, proof: DeathProof, detail: string): Decision & { kind: "event" } {
+  return {
+    kind: "event",
+    event: { type: "txDead", proof, detail },
+    effects: (atomic) => addReleases(atomic, intent.chain, intent.consumes),
+  };
+}
+
+async function decideDead(
+  ctx: PipelineContext,
+  order: Order,
+  intent: Intent,
+  proof: DeathProof,
+  detail: string,
+): Promise<Decision> {
+  if (proof.kind === "conflict" && proof.consumed.kind === "nonce") {
+    await raiseAlert(ctx.kv, {
+      kind: "nonce_used_elsewhere",
+      subject: intent.txHash,
+      chain: intent.chain,
+      message: `order ${order.id}: ${detail}; the order goes back to processing to sign a new transaction`,
+      now: ctx.now(),
+    });
+  }
+  ctx.log(`order ${order.id}: transaction ${intent.txHash} is dead (${proof.kind}): ${detail}`);
+  return deadDecision(intent, proof, detail);
 }
 
 /** Rechecked this rarely: a process's enabled chains are fixed, only a process started with the chain can move it. */

@@ -13,6 +13,7 @@
  *   the contract first, and the contract refuses a second mint of the same deposit id. Back in processing, the order
  *   may also be cancelled by an operator.
  */
+import type { DeathProof } from "../chains/adapter.ts";
 import {
   type DeadIntent,
   type DetailsPatch,
@@ -69,7 +70,7 @@ export type OrderEvent =
   | { type: "intentRecorded"; intent: Intent; extra?: { nativeAmount: string; remainderWei: string } }
   | { type: "txConfirmed"; txHash: string }
   | { type: "txFailed"; kind: OrderErrorKind }
-  | { type: "txDead"; proof: string }
+  | { type: "txDead"; proof: DeathProof; detail: string }
   | { type: "cancel"; reason: string }
   | { type: "retry"; confirmBy: string };
 
@@ -124,7 +125,7 @@ export function transition(order: Order, event: OrderEvent, now: Date): Transiti
     case "txDead": {
       const intent = intentOf(order);
       if ((order.status !== "minting" && order.status !== "burning") || !intent) return refuse();
-      const dead: DeadIntent = { ...intent, proof: event.proof, deadAt: at };
+      const dead: DeadIntent = { ...intent, proof: event.proof, detail: event.detail, deadAt: at };
       return to("processing", {}, {
         intent: undefined,
         deadIntents: [...(order.details.deadIntents ?? []), dead],

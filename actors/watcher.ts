@@ -11,7 +11,13 @@
  */
 import { sha256 } from "@noble/hashes/sha2.js";
 import { hex } from "@scure/base";
-import type { BlockRef, ObservedTransfer, ScannedBlock } from "../chains/adapter.ts";
+import {
+  type BlockRef,
+  type ChainReader,
+  type ObservedTransfer,
+  type ScannedBlock,
+  SKIPPED,
+} from "../chains/adapter.ts";
 import {
   type ChainSymbol,
   type EvmChain,
@@ -109,8 +115,9 @@ export async function watchOnce(ctx: PipelineContext, chain: ChainSymbol, owner:
   let last = cursor;
   const scanned: BlockRef[] = [];
   for (const block of blocks) {
-    // Adapters may skip blocks without relevant transfers (EVM log scans), but always return the last block of the
-    // range. Where blocks are adjacent they must link: otherwise the chain moved under us and the next tick sees it.
+    // Adapters may leave out blocks without relevant transfers (EVM log scans) and skipped slots have none, but the
+    // range's last block is returned when there is one. Where blocks are adjacent they must link: otherwise the chain
+    // moved under us and the next tick sees it.
     if (block.number === last.number + 1 && block.parentHash !== last.hash) break;
     recorded += await recordBlock(ctx, chain, block);
     last = { number: block.number, hash: block.hash };
@@ -134,13 +141,12 @@ async function resumeFrom(
   resume: Deno.KvEntry<WatchResume>,
 ): Promise<WatchResult> {
   const { fromBlock, by } = resume.value;
-  const hash = await ctx.chains.reader(chain).blockHash(fromBlock);
-  if (hash === null) {
+  const cursor = await blockAtOrBelow(ctx.chains.reader(chain), fromBlock);
+  if (cursor === null) {
     ctx.log(`watcher ${chain}: resume from block ${fromBlock} (by ${by}) waits: the node has no such block yet`);
     return { scannedTo: null, recorded: 0, halted: true };
   }
-  await dropDustAbove(ctx.kv, chain, fromBlock);
-  const cursor = { number: fromBlock, hash };
+  await dropDustAbove(ctx.kv, chain, cursor.number);
   const done = await ctx.kv.atomic().check(lease).check(resume)
     .set(cursorKey(chain), cursor)
     .set(recentBlocksKey(chain), [cursor])
@@ -148,13 +154,14 @@ async function resumeFrom(
     .commit();
   if (!done.ok) return { scannedTo: null, recorded: 0 };
   await clearAlert(ctx.kv, "deep_reorg", chain);
-  ctx.log(`watcher ${chain}: resumed by ${by} from block ${fromBlock}; rescanning from there`);
-  return { scannedTo: fromBlock, recorded: 0 };
+  ctx.log(`watcher ${chain}: resumed by ${by} from block ${cursor.number}; rescanning from there`);
+  return { scannedTo: cursor.number, recorded: 0 };
 }
 
 /**
  * The newest remembered block that is still canonical, asking the reader newest first; null when none is (a reorg
- * deeper than the window, which is not guessed at).
+ * deeper than the window, which is not guessed at). A remembered block whose slot the chain now skips answers
+ * `SKIPPED`, which matches no hash: the walk goes on below it.
  */
 async function commonAncestor(ctx: PipelineContext, chain: ChainSymbol, recent: RecentBlocks) {
   const reader = ctx.chains.reader(chain);
@@ -169,7 +176,20 @@ async function firstCursor(ctx: PipelineContext, chain: ChainSymbol): Promise<Cu
   const reader = ctx.chains.reader(chain);
   const start = ctx.settings.startBlock(chain);
   if (start === "tip") return await reader.tip();
-  return { number: start, hash: (await reader.blockHash(start)) ?? "" };
+  return (await blockAtOrBelow(reader, start)) ?? { number: start, hash: "" };
+}
+
+/**
+ * The block at `number`, or below it when the chain skipped that slot (a cursor is always a real block: a skipped
+ * slot has no hash to compare); null above the tip.
+ */
+async function blockAtOrBelow(reader: ChainReader, number: number): Promise<BlockRef | null> {
+  for (let n = number; n >= 0; n--) {
+    const hash = await reader.blockHash(n);
+    if (hash === null) return null;
+    if (hash !== SKIPPED) return { number: n, hash };
+  }
+  return null;
 }
 
 async function saveCursor(

@@ -27,6 +27,7 @@ import { deployUAssets, parseSupplyCaps } from "../chains/evm/deploy.ts";
 import { evmChainAdapters } from "../chains/evm/index.ts";
 import { MINTER_ROLE, UASSET_ABI } from "../contracts/uasset.ts";
 import { openKv } from "../kv/open.ts";
+import { addReservations } from "../kv/chain_state.ts";
 import { ANVIL_PRIVATE_KEYS, anvilRpc, startAnvil } from "../tests/support/anvil.ts";
 
 const num = (name: string, fallback: number) => {
@@ -100,7 +101,7 @@ try {
     for (;;) {
       tx = await mintAdapter.prepareMint(req);
       const atomic = kv.atomic().set(["bench_intent", req.depositId], { txHash: tx.txHash, raw: tx.raw });
-      tx.reserve?.(atomic);
+      addReservations(atomic, tx);
       if ((await atomic.commit()).ok) break;
       lost++; // another sender reserved this nonce first: nothing of ours was sent, sign again
     }

@@ -1,11 +1,18 @@
 /**
  * The one interface every chain adapter implements, simulated or live. Watchers read blocks through `ChainReader`;
  * actors move value through `ChainSender`. Outgoing transactions follow DESIGN.md invariant 2: `prepare` returns the
- * signed transaction (bytes and hash) without sending it, the caller commits it to KV, then `broadcast`s it; after a
- * crash the caller re-broadcasts the same bytes or asks for their status, never preparing a second one while the
- * first may still land.
+ * signed transaction (bytes and hash) without sending it, together with what it consumes, when it expires and what
+ * must be reserved for it, all as plain data; the caller commits it and its reservations to KV in one atomic
+ * (kv/chain_state.ts), then `broadcast`s it. After a crash the caller re-broadcasts the same bytes or asks for their
+ * status, never preparing a second one while the first may still land: only `txStatus` answering `dead`, with a
+ * proof, lets a new one be signed.
+ *
+ * Adapters never write KV to reserve anything: a nonce, a coin, a note is returned as a `Reservation` and written by
+ * kv/chain_state.ts in the recording atomic, so a failed commit leaves nothing reserved and nothing to undo.
+ *
+ * The contract suite every adapter must pass is tests/support/chain_contract.ts.
  */
-import type { ChainSymbol, UAsset } from "./catalog.ts";
+import type { ChainSymbol, EvmChain, NativeChain, UAsset } from "./catalog.ts";
 
 /** A transient failure (RPC down, timeout, rate limit): retry later, never a reason to fail an order. */
 export class TransientChainError extends Error {
@@ -40,6 +47,61 @@ export interface BlockRef {
   hash: string;
 }
 
+/**
+ * `blockHash` of a height the chain passed over without a block (a skipped Solana slot). Distinct from null, which
+ * means "above the tip": a skipped slot is neither a reorg nor the end of the chain, and a watcher scans past it.
+ */
+export const SKIPPED: unique symbol = Symbol.for("chain-adapter.skipped-block");
+export type Skipped = typeof SKIPPED;
+
+/**
+ * How a chain says a transaction is final, for operators and for the reader's `final` flag:
+ * - `depth`: N blocks on top (doge, zec; the catalog's confirmations). `included.final` is left undefined and
+ *   `confirmations` alone decide.
+ * - `flag`: the chain marks it: Solana `finalized`, XRPL `validated`, Sui checkpointed, an EVM `safe`/`finalized`
+ *   tag. The reader MUST set `included.final` (true or false) on every `included` answer; confirmations are counted
+ *   too, so a catalog count above 1 still applies on top of the flag.
+ */
+export type Finality = { kind: "depth" } | { kind: "flag"; flag: string };
+
+/** A UTXO: the output `index` of transaction `txHash`. */
+export interface Outpoint {
+  txHash: string;
+  index: number;
+}
+
+/**
+ * Until when a signed transaction may be included, in the chain's own unit. It may land in a block (ledger, epoch)
+ * at or below `value`, never above: Solana `lastValidBlockHeight` and Zcash `nExpiryHeight` are heights, XRPL
+ * `LastLedgerSequence` a ledger index, a Sui expiration an epoch.
+ */
+export interface Expiry {
+  kind: "height" | "ledger" | "epoch";
+  value: number;
+}
+
+/** What a transaction uses up on chain: another final transaction using the same thing proves it dead. */
+export type Consumed =
+  /** Coins spent (doge, zec). */
+  | { kind: "outpoints"; outpoints: Outpoint[] }
+  /** An account's nonce (EVM) or sequence (XRPL). */
+  | { kind: "nonce"; account: string; nonce: number };
+
+/**
+ * Why a recorded transaction can never be mined: the facts, as data (stored on the order in `deadIntents`, plain
+ * JSON), besides a sentence for people.
+ * - `expired`: the chain's final height, ledger or epoch (`reached`) is past the transaction's `expiry` and the chain
+ *   does not know the transaction.
+ * - `conflict`: what it `consumed` (an input, a nonce, a sequence) is used by another final transaction (`spentBy`
+ *   when the chain says which).
+ * - `failed`: it was included and failed, and that block is final (it consumed its fee and sequence, and the same
+ *   bytes cannot run again).
+ */
+export type DeathProof =
+  | { kind: "expired"; expiry: Expiry; reached: number }
+  | { kind: "conflict"; consumed: Consumed; spentBy: string | null }
+  | { kind: "failed"; blockNumber: number; reason: string };
+
 /** Where a transaction stands on the canonical chain now. */
 export type TxStatus =
   | { state: "unknown" } // not seen: never broadcast, dropped, or reorganised out and not (yet) re-included
@@ -53,16 +115,26 @@ export type TxStatus =
     /** The hash that was mined when it differs from the one asked about (a fee-bumped replacement, same nonce). */
     txHash?: string;
     /**
-     * Whether the block is at or below the chain's finality tag (`safe`/`finalized`) and still canonical. Left
-     * undefined by chains that have no such tag (the simulated ledgers): there `confirmations` alone decide.
+     * Whether the chain marks it final and its block is still canonical: at or below the EVM finality tag
+     * (`safe`/`finalized`), Solana `finalized`, in an XRPL validated ledger, in a certified Sui checkpoint. Readers
+     * of `flag` finality set it on every answer; readers of `depth` finality (doge, zec, the simulated ledgers) leave
+     * it undefined, and `confirmations` alone decide.
      */
     final?: boolean;
   }
   /**
-   * Proven never to be mined: e.g. on EVM its nonce is used at the finality tag and none of its versions has a
-   * receipt. `proof` states those facts in plain text; only then may a new transaction replace it.
+   * Proven never to be mined (see `DeathProof`): only then may a new transaction replace it. Readers answer it only
+   * when asked with the transaction's `OwnTx` (they need its bytes, expiry or inputs to prove anything), and only
+   * from final facts: a reorg can never bring a dead transaction back.
    */
-  | { state: "dead"; proof: string };
+  | { state: "dead"; proof: DeathProof; detail: string };
+
+/** One of our recorded transactions, as `txStatus` needs it to prove it dead. */
+export interface OwnTx {
+  raw: string;
+  expiry?: Expiry;
+  consumes?: Consumed;
+}
 
 /**
  * Whether an included transaction counts: deep enough, and final where the chain can say so. The one rule for
@@ -74,16 +146,23 @@ export function isCounted(status: TxStatus, required: number): boolean {
 
 export interface ChainReader {
   readonly chain: ChainSymbol;
+  /** How this chain decides finality; `flag` readers set `included.final` on every answer. */
+  readonly finality: Finality;
+  /** The newest block; never a skipped slot. */
   tip(): Promise<BlockRef>;
-  /** Hash of the canonical block at `number`, or null above the tip. */
-  blockHash(number: number): Promise<string | null>;
-  /** Canonical blocks `from..to` (inclusive) with the transfers a watcher may care about. */
+  /** Hash of the canonical block at `number`, `SKIPPED` if the chain has no block there, or null above the tip. */
+  blockHash(number: number): Promise<string | Skipped | null>;
+  /**
+   * Canonical blocks `from..to` (inclusive) with the transfers a watcher may care about. Skipped slots are absent;
+   * adapters may leave out blocks with nothing for us (EVM log scans) but return the range's last block when it has
+   * one.
+   */
   scan(from: number, to: number): Promise<ScannedBlock[]>;
   /**
-   * `raw` (the recorded signed bytes of one of ours) lets the reader prove the transaction dead; without it the
+   * `ours` (the recorded transaction: bytes, expiry, what it consumes) lets the reader prove it dead; without it the
    * answer is never `dead`.
    */
-  txStatus(txHash: string, raw?: string): Promise<TxStatus>;
+  txStatus(txHash: string, ours?: OwnTx): Promise<TxStatus>;
   /**
    * The transfers a scan shows for this transaction in the block it is in now, numbered as `scan` numbers them, or
    * null when it is in no canonical block. After a reorg the same transaction can be re-executed with other effects
@@ -92,15 +171,31 @@ export interface ChainReader {
   transfersOf(txHash: string): Promise<ObservedTransfer[] | null>;
 }
 
+/**
+ * What must be locked in KV for a signed transaction to be safe to send, written by kv/chain_state.ts in the SAME
+ * atomic that records it (checks and writes): if that commit fails, nothing was reserved and it is never sent.
+ * - `nonce`: the account's next-nonce counter moves from `nonce` to `nonce + 1`, checked against the counter's
+ *   versionstamp the adapter read (`expectVersion`, null when absent): of two preparations only one commits.
+ * - `mintNote`: where a deposit id's mint was recorded (which uAsset, which transaction), so `mintedBy` asks one
+ *   contract instead of five.
+ * - `coins`: each outpoint is locked to this transaction; the commit fails if any is already locked. Released in the
+ *   commit that records the transaction dead (its `consumes`).
+ */
+export type Reservation =
+  | { kind: "nonce"; chain: EvmChain; account: string; nonce: bigint; expectVersion: string | null }
+  | { kind: "mintNote"; chain: EvmChain; depositId: string; asset: UAsset; txHash: string }
+  | { kind: "coins"; chain: ChainSymbol; outpoints: Outpoint[] };
+
 export interface PreparedTx {
   txHash: string;
   /** What `broadcast` sends: signed bytes (hex/base64) or, in sim, the serialized transaction. */
   raw: string;
-  /**
-   * Reservations the signature relies on (an EVM nonce), added by the caller to the SAME atomic that records the
-   * transaction: if that commit fails, nothing was reserved and the transaction is never sent.
-   */
-  reserve?: (atomic: Deno.AtomicOperation) => void;
+  /** Past this the transaction can never be included (chains without expiry: absent). */
+  expiry?: Expiry;
+  /** What it uses up on chain: recorded with it, to prove it dead and to release coins. */
+  consumes?: Consumed;
+  /** Locked in the recording atomic; plain data, never closures (kv/chain_state.ts `addReservations`). */
+  reservations?: Reservation[];
 }
 
 export interface MintRequest {
@@ -117,6 +212,25 @@ export interface PayoutRequest {
   amount: bigint;
   /** Destination tag (xrp) or memo. */
   memo: string | null;
+  /**
+   * UTXO chains: the coins to spend, chosen by the caller from the treasury (unlocked, confirmed). The prepared
+   * payout `consumes` them and reserves them (`coins`). Account chains ignore it.
+   */
+  coins?: Outpoint[];
+}
+
+/**
+ * Moves a deposit address's balance to the hot wallet (account chains: sol, xrp, sui), keeping the address's own
+ * reserve where the chain needs one. Signed by the deposit key at `derivationIndex` through the adapter's signer,
+ * which never hands out the key. UTXO chains need no sweep (their coins are spent directly).
+ */
+export interface SweepRequest {
+  /** The deposit (mint order) whose funds move: one sweep per deposit, recorded under this id. */
+  sweepId: string;
+  from: string;
+  derivationIndex: number;
+  /** The whole balance less the address's reserve and the fee, as the adapter computes it, when absent. */
+  amount?: bigint;
 }
 
 export interface ChainSender {
@@ -144,13 +258,18 @@ export interface EvmMinter extends ChainSender {
 
 export interface NativePayer extends ChainSender {
   preparePayout(req: PayoutRequest): Promise<PreparedTx>;
+  /**
+   * Prepares a sweep of a deposit address into the hot wallet, recorded and broadcast like a payout (its expiry,
+   * consumes and reservations included). Optional until the native adapters implement it: the sim does not.
+   */
+  prepareSweep?(req: SweepRequest): Promise<PreparedTx>;
 }
 
 /** Everything the pipeline needs, per chain symbol. */
 export interface Chains {
   reader(chain: ChainSymbol): ChainReader;
-  minter(chain: import("./catalog.ts").EvmChain): EvmMinter;
-  payer(chain: import("./catalog.ts").NativeChain): NativePayer;
+  minter(chain: EvmChain): EvmMinter;
+  payer(chain: NativeChain): NativePayer;
 }
 
 /**
@@ -158,7 +277,7 @@ export interface Chains {
  * the pipeline holds what concerns that chain instead of retrying it, and nothing is ever simulated in its place.
  */
 export class ChainDisabledError extends Error {
-  constructor(readonly chain: import("./catalog.ts").ChainSymbol) {
+  constructor(readonly chain: ChainSymbol) {
     super(`chain ${chain} is disabled in this process`);
     this.name = "ChainDisabledError";
   }

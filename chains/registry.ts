@@ -55,7 +55,15 @@ export async function buildChains(
 
 function disabledReader(chain: ChainSymbol): ChainReader {
   const refuse = () => Promise.reject(new ChainDisabledError(chain));
-  return { chain, tip: refuse, blockHash: refuse, scan: refuse, txStatus: refuse, transfersOf: refuse };
+  return {
+    chain,
+    finality: { kind: "depth" },
+    tip: refuse,
+    blockHash: refuse,
+    scan: refuse,
+    txStatus: refuse,
+    transfersOf: refuse,
+  };
 }
 
 /** Serves as minter and payer: nothing is ever signed or sent for a disabled chain. */

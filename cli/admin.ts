@@ -9,11 +9,15 @@ import { openKv } from "../kv/open.ts";
 import { createApiKey, listApiKeys, PARTNER_ID_PATTERN, revokeApiKey } from "../kv/api_keys.ts";
 import { moveUserWallet, setUserWalletStatus } from "../kv/user_wallets.ts";
 import { appendAudit, listAudit, osUser } from "../kv/audit.ts";
-import { getOrder } from "../kv/orders.ts";
+import { getOrder, type Order } from "../kv/orders.ts";
 import { listDust, listHeld, type WatchResume, watchResumeKey } from "../kv/pipeline.ts";
 import { ALERT_KINDS, type AlertKind, clearAlert, listAlerts } from "../kv/alerts.ts";
-import { applyOperatorEvent } from "../actors/operator.ts";
-import { type Address, getAddress, type LocalAccount } from "viem";
+import { applyOperatorEvent, isStuckOnTransaction, settleStuckOrder } from "../actors/operator.ts";
+import type { DeadIntent } from "../actors/transition.ts";
+import type { Chains } from "../chains/adapter.ts";
+import { buildChains } from "../chains/registry.ts";
+import { chainPlan } from "../config/chain_mode.ts";
+import { type Address, getAddress, type LocalAccount, zeroAddress } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { EVM_CHAINS, isEvmChain, isNativeChain, NATIVE_CHAINS } from "../chains/catalog.ts";
 import { adminRoleProblem, deployUAssets, parseSupplyCaps, uAssetsEnvValue } from "../chains/evm/deploy.ts";
@@ -32,8 +36,8 @@ const USAGE = `usage: deno task admin <command>
   watch resume <chain> --from <block> [--by <operator>]
   orders held
   order show <id>
-  order cancel <id>
-  order retry <id>
+  order cancel <id>            (minting/burning: only once its transaction is proven dead)
+  order retry <id>             (minting/burning: proven dead, then a new transaction is signed)
   evm deploy --chain <base|arbitrum|katana|world|unichain> --supply-cap <N|uSOL=N,uXRP=N,...> [--rpc-url URL]
              admin: EVM_ADMIN_KEY_FILE (deploys) | --admin <address> with EVM_DEPLOYER_KEY_FILE | --admin-is-minter
   alerts
@@ -175,8 +179,15 @@ const commands: Record<string, Command> = {
     }
     out(JSON.stringify(entry.value, null, 2));
   },
-  "order cancel": async (kv, args, out) => {
+  "order cancel": async (kv, args, out, config) => {
     const id = single(args, "<id>");
+    const order = (await getOrder(kv, id)).value;
+    if (order && isStuckOnTransaction(order)) {
+      const res = await settleStuckOrder(kv, await statusChains(kv, config), id, "cancel");
+      if (!res.ok) throw new UsageError(res.error);
+      out(`order ${id}: its transaction is proven dead (${deadProofOf(res.order)}); the order is cancelled`);
+      return;
+    }
     const res = await applyOperatorEvent(kv, id, { type: "cancel", reason: "cancelled by operator" });
     if (!res.ok) throw new UsageError(res.error);
     out(`order ${id} is cancelled`);
@@ -187,6 +198,15 @@ const commands: Record<string, Command> = {
     if (entry.versionstamp === null) throw new UsageError(`no order ${id}`);
     if (entry.invalid) throw new UsageError(entry.invalid.message);
     const order = entry.value;
+    if (isStuckOnTransaction(order)) {
+      const res = await settleStuckOrder(kv, await statusChains(kv, config), id, "retry");
+      if (!res.ok) throw new UsageError(res.error);
+      out(
+        `order ${id}: its transaction is proven dead (${deadProofOf(res.order)}); the order is processing again ` +
+          "and the pipeline signs a new transaction",
+      );
+      return;
+    }
     // A retried timeout waits again for as long as its source chain allows (live chains have their own limits).
     const settings = settingsFromConfig(config, "");
     const confirmBy = new Date(Date.now() + settings.confirmationTimeoutMs(order.sourceChain)).toISOString();
@@ -304,6 +324,20 @@ async function deployRoles(
     "the contracts need an admin other than the minter key: set EVM_ADMIN_KEY_FILE (that key deploys and becomes " +
       "admin), or give --admin <address> with EVM_DEPLOYER_KEY_FILE, or --admin-is-minter on a throwaway dev chain",
   );
+}
+
+/**
+ * The chains as the server builds them from this configuration (sim ledgers share the KV file, live EVM chains are
+ * asked over their RPC URLs), for asking whether a recorded transaction is dead. Only `txStatus` is used: the transfer
+ * address, which only scans need and whose derivation needs the mnemonic, is left out.
+ */
+async function statusChains(kv: Deno.Kv, config: Config): Promise<Chains> {
+  return (await buildChains(kv, chainPlan(config.chainMode, config.evm), config.evm, zeroAddress)).chains;
+}
+
+function deadProofOf(order: Order): string {
+  const dead = order.details.deadIntents as DeadIntent[] | undefined;
+  return dead?.at(-1)?.detail ?? "see the order's deadIntents";
 }
 
 function single(args: string[], name: string): string {

@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { EVM_CHAINS, NATIVE, NATIVE_CHAINS, type NativeChain, nativeToWei } from "../chains/catalog.ts";
 import { ORDER_ERROR_KINDS } from "../messages.ts";
+import type { Consumed, DeathProof, Expiry } from "../chains/adapter.ts";
 
 export const ORDER_TYPES = ["mint", "burn"] as const;
 export const ORDER_STATUSES = [
@@ -41,6 +42,23 @@ export const SourceTransferSchema = z.strictObject({
 });
 export type SourceTransfer = z.infer<typeof SourceTransferSchema>;
 
+// The adapter contract's plain-data types (chains/adapter.ts), as stored on orders. The `satisfies` checks below keep
+// the two definitions from drifting apart.
+const ExpirySchema = z.strictObject({ kind: z.enum(["height", "ledger", "epoch"]), value: z.number().int().min(0) });
+const OutpointSchema = z.strictObject({ txHash: z.string().min(1), index: z.number().int().min(0) });
+const ConsumedSchema = z.discriminatedUnion("kind", [
+  z.strictObject({ kind: z.literal("outpoints"), outpoints: z.array(OutpointSchema).min(1) }),
+  z.strictObject({ kind: z.literal("nonce"), account: z.string().min(1), nonce: z.number().int().min(0) }),
+]);
+const DeathProofSchema = z.discriminatedUnion("kind", [
+  z.strictObject({ kind: z.literal("expired"), expiry: ExpirySchema, reached: z.number().int().min(0) }),
+  z.strictObject({ kind: z.literal("conflict"), consumed: ConsumedSchema, spentBy: z.string().nullable() }),
+  z.strictObject({ kind: z.literal("failed"), blockNumber: z.number().int().min(0), reason: z.string() }),
+]);
+const _expiry = null as unknown as z.infer<typeof ExpirySchema> satisfies Expiry;
+const _consumed = null as unknown as z.infer<typeof ConsumedSchema> satisfies Consumed;
+const _proof = null as unknown as z.infer<typeof DeathProofSchema> satisfies DeathProof;
+
 /** A signed outgoing transaction, committed before it is broadcast (DESIGN.md invariant 2). */
 export const IntentSchema = z.strictObject({
   chain: CHAIN,
@@ -48,15 +66,20 @@ export const IntentSchema = z.strictObject({
   /** The bytes `broadcast` sends; "" for a mint adopted from chain (the contract had minted the deposit already). */
   raw: z.string(),
   preparedAt: isoTime,
-  // Room for what chains/adapter.ts adds to prepared transactions (their expiry, the outpoints or sequence they
-  // consume); typed loosely until that contract lands.
-  expiry: z.unknown().optional(),
-  consumes: z.unknown().optional(),
+  /** Past this it can never be included (chains/adapter.ts `Expiry`). */
+  expiry: ExpirySchema.optional(),
+  /** The coins, nonce or sequence it uses up (chains/adapter.ts `Consumed`). */
+  consumes: ConsumedSchema.optional(),
 });
 export type Intent = z.infer<typeof IntentSchema>;
 
 /** A recorded transaction proven dead, kept on the order for ever: why a second one was signed. */
-export const DeadIntentSchema = IntentSchema.extend({ proof: z.string().min(1), deadAt: isoTime });
+export const DeadIntentSchema = IntentSchema.extend({
+  /** The adapter's proof as data (chains/adapter.ts `DeathProof`), and the same in words. */
+  proof: DeathProofSchema,
+  detail: z.string().min(1),
+  deadAt: isoTime,
+});
 export type DeadIntent = z.infer<typeof DeadIntentSchema>;
 
 /** What a reorg changed in a burn's source transfer (order_actor.ts sourceChange), recorded when the order fails. */

@@ -39,6 +39,7 @@ import { uAssetsEnvValue } from "../chains/evm/deploy.ts";
 import { loadEvmConfig } from "../config/evm.ts";
 import { UASSET_ABI, UASSET_BYTECODE } from "../contracts/uasset.ts";
 import { openKv } from "../kv/open.ts";
+import { addReservations } from "../kv/chain_state.ts";
 import { ANVIL_PRIVATE_KEYS, anvilRpc, closedPortUrl, startAnvil } from "./support/anvil.ts";
 
 const CHAIN = "base" as const;
@@ -87,7 +88,7 @@ Deno.test("EVM adapter on anvil (real node)", async (t) => {
     /** What the order actor does: record the intent with the reservation in one atomic, then send. */
     const commitIntent = async (tx: PreparedTx) => {
       const atomic = kv.atomic().set(["test_intent", tx.txHash], tx.raw);
-      tx.reserve?.(atomic);
+      addReservations(atomic, tx);
       return (await atomic.commit()).ok;
     };
 
@@ -608,7 +609,7 @@ Deno.test("EVM fee bumping on anvil follows the network estimate, under a cap an
         amountWei: 1n,
       });
       const atomic = kv.atomic();
-      tx.reserve!(atomic);
+      addReservations(atomic, tx);
       assert.ok((await atomic.commit()).ok);
       await minter.broadcast(tx);
       return tx;

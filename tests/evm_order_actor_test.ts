@@ -169,7 +169,7 @@ Deno.test("order actor on anvil: a mint whose nonce was used elsewhere is proven
     // Not yet at the finality tag: nothing is proven, the order waits (the broadcast fails as transient).
     await p.step(order.id);
     assert.equal((await stored(p.kv, order.id)).status, "minting");
-    assert.equal((await p.evm.reader.txStatus(first.txHash, first.raw)).state, "unknown");
+    assert.equal((await p.evm.reader.txStatus(first.txHash, { raw: first.raw })).state, "unknown");
     assert.equal(await getAlert(p.kv, "nonce_used_elsewhere", first.txHash), null);
 
     // Past the finality tag: the attempt is dead, the order goes back to processing with the proof kept.
@@ -182,8 +182,13 @@ Deno.test("order actor on anvil: a mint whose nonce was used elsewhere is proven
     assert.equal(dead.length, 1);
     assert.equal(dead[0].txHash, first.txHash);
     assert.equal(dead[0].raw, first.raw);
-    assert.match(dead[0].proof, new RegExp(`nonce ${nonce} of ${minter.address}`, "i"));
-    assert.match(dead[0].proof, /"safe"/);
+    assert.deepEqual(dead[0].proof, {
+      kind: "conflict",
+      consumed: { kind: "nonce", account: minter.address, nonce },
+      spentBy: null,
+    });
+    assert.match(dead[0].detail, new RegExp(`nonce ${nonce} of ${minter.address}`, "i"));
+    assert.match(dead[0].detail, /"safe"/);
     const alert = await getAlert(p.kv, "nonce_used_elsewhere", first.txHash);
     assert.ok(alert, "an operator is told");
     assert.equal(alert.chain, CHAIN);
@@ -202,7 +207,7 @@ Deno.test("order actor on anvil: a mint whose nonce was used elsewhere is proven
 
     // Enough confirmations but not yet at the finality tag: the mint's own receipt does not count yet.
     await p.mine(CONFIRMATIONS);
-    const early = await p.evm.reader.txStatus(second.txHash, second.raw);
+    const early = await p.evm.reader.txStatus(second.txHash, { raw: second.raw });
     assert.ok(early.state === "included" && early.confirmations > CONFIRMATIONS && early.final === false);
     await p.step(order.id);
     assert.equal((await stored(p.kv, order.id)).status, "minting");

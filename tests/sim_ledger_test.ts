@@ -335,6 +335,7 @@ Deno.test("sim ledger: fault injection", async (t) => {
         revertNextMint: 0,
         failNextPayout: 0,
         stalledUntil: 0,
+        stallPayouts: 0,
       });
     });
   });

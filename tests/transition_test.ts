@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { type Intent, type OrderEvent, transition } from "../actors/transition.ts";
+import type { DeathProof } from "../chains/adapter.ts";
 import {
   type DetailsPatch,
   newOrderId,
@@ -14,6 +15,8 @@ import {
   type OrderStatus,
 } from "../kv/orders.ts";
 import { inStatus } from "./support/orders.ts";
+
+const X_PROOF: DeathProof = { kind: "failed", blockNumber: 1, reason: "x" };
 
 const OWNER = "0x" + "ab".repeat(20);
 const T0 = "2030-01-01T00:00:00.000Z";
@@ -203,17 +206,27 @@ Deno.test("transition: allowed moves", async (t) => {
   });
 
   await t.step("minting|burning -> processing on txDead: intent moved to deadIntents with its proof", () => {
-    const proof = "base: nonce 7 of 0xabc is used at the safe block and none of our 1 version(s) has a receipt";
-    const earlier = { ...intent("base", 1), proof: "earlier", deadAt: T0 };
+    const proof: DeathProof = {
+      kind: "conflict",
+      consumed: { kind: "nonce", account: "0xabc", nonce: 7 },
+      spentBy: null,
+    };
+    const detail = "base: nonce 7 of 0xabc is used at the safe block and none of our 1 version(s) has a receipt";
+    const earlier = {
+      ...intent("base", 1),
+      proof: { kind: "expired", expiry: { kind: "height", value: 9 }, reached: 10 } satisfies DeathProof,
+      detail: "earlier",
+      deadAt: T0,
+    };
     const i = intent("base", 2);
     const o = withIntent(
       order("mint", "minting", { details: { ...order("mint", "minting").details, deadIntents: [earlier] } }),
       i,
     );
-    const next = moved(o, { type: "txDead", proof });
+    const next = moved(o, { type: "txDead", proof, detail });
     assert.equal(next.status, "processing");
     assert.equal("intent" in next.details, false, "the next step signs a new transaction");
-    assert.deepEqual(next.details.deadIntents, [earlier, { ...i, proof, deadAt: NOW.toISOString() }]);
+    assert.deepEqual(next.details.deadIntents, [earlier, { ...i, proof, detail, deadAt: NOW.toISOString() }]);
     assert.equal(next.transactionHash, null);
     assert.equal(next.errorMessage, null);
     assert.equal(next.details.depositId, o.details.depositId, "the deposit id (the contract's guard) is kept");
@@ -221,9 +234,9 @@ Deno.test("transition: allowed moves", async (t) => {
     assert.equal(moved(next, { type: "intentRecorded", intent: intent("base", 3) }).status, "minting");
     assert.equal(moved(next, { type: "cancel", reason: "operator" }).status, "cancelled");
 
-    const b = moved(withIntent(order("burn", "burning"), intent("xrp", 4)), { type: "txDead", proof });
+    const b = moved(withIntent(order("burn", "burning"), intent("xrp", 4)), { type: "txDead", proof, detail });
     assert.equal(b.status, "processing");
-    assert.deepEqual(b.details.deadIntents, [{ ...intent("xrp", 4), proof, deadAt: NOW.toISOString() }]);
+    assert.deepEqual(b.details.deadIntents, [{ ...intent("xrp", 4), proof, detail, deadAt: NOW.toISOString() }]);
   });
 
   await t.step("pending|processing -> cancelled while no intent is recorded", () => {
@@ -338,9 +351,9 @@ Deno.test("transition: refused moves", async (t) => {
 
   await t.step("txDead only from minting|burning with an intent", () => {
     for (const s of STATUSES_BUT("minting", "burning")) {
-      refused(withIntent(order("mint", s), intent("base")), { type: "txDead", proof: "x" });
+      refused(withIntent(order("mint", s), intent("base")), { type: "txDead", proof: X_PROOF, detail: "x" });
     }
-    refused(order("mint", "minting", NO_INTENT), { type: "txDead", proof: "x" });
+    refused(order("mint", "minting", NO_INTENT), { type: "txDead", proof: X_PROOF, detail: "x" });
   });
 
   await t.step("a minting order with a live intent cannot be cancelled, and the refusal says until when", () => {
@@ -376,7 +389,7 @@ Deno.test("transition: refused moves", async (t) => {
       { type: "intentRecorded", intent: i },
       { type: "txConfirmed", txHash: i.txHash },
       { type: "txFailed", kind: "payout_failed" },
-      { type: "txDead", proof: "x" },
+      { type: "txDead", proof: X_PROOF, detail: "x" },
       { type: "cancel", reason: "x" },
       { type: "retry", confirmBy: T0 },
     ];
@@ -387,8 +400,13 @@ Deno.test("transition: refused moves", async (t) => {
 });
 
 Deno.test("transition: every result from every valid order, in every status, under every event passes the schema", () => {
-  const proof = "nonce used at the safe block";
-  const dead = { ...intent("base", 5), proof, deadAt: T0 };
+  const proof: DeathProof = {
+    kind: "conflict",
+    consumed: { kind: "nonce", account: "0x" + "11".repeat(20), nonce: 5 },
+    spentBy: null,
+  };
+  const detail = "nonce used at the safe block";
+  const dead = { ...intent("base", 5), proof, detail, deadAt: T0 };
   /** What orders accumulate on the way: earlier attempts, retries, error bookkeeping, a held reason, a reorg. */
   const histories: Patch[] = [
     {},
@@ -413,7 +431,7 @@ Deno.test("transition: every result from every valid order, in every status, und
       : { type: "intentRecorded", intent: intent("xrp", 6), extra: { nativeAmount: "50000000", remainderWei: "7" } },
     { type: "txConfirmed", txHash: intent(o.destinationChain === "base" ? "base" : "xrp", 7).txHash },
     { type: "txFailed", kind: "minting_error" },
-    { type: "txDead", proof },
+    { type: "txDead", proof, detail },
     { type: "cancel", reason: "operator" },
     { type: "retry", confirmBy: T0 },
   ];

@@ -1,44 +1,19 @@
 /**
- * The EVM adapters' KV keys, built in one place. Addresses and hashes are lower-cased so the same account or
- * transaction always lands on the same key whatever checksum casing a caller used.
+ * The EVM adapters' KV records. Their keys and reads/writes live in kv/chain_state.ts (the only KV code chains need);
+ * re-exported here for the adapter's modules and tests. Addresses and hashes are lower-cased there, so the same
+ * account or transaction always lands on the same key whatever checksum casing a caller used.
  */
-import type { EvmChain, UAsset } from "../catalog.ts";
-
-/** The next nonce of a minter account, consumed in the same atomic that records the transaction using it. */
-export function nonceKey(chain: EvmChain, address: string): Deno.KvKey {
-  return ["evm_nonce", chain, address.toLowerCase()];
-}
-
-/** A fee-bumped replacement of a recorded transaction: same nonce, so at most one of them is ever mined. */
-export interface Replacement {
-  txHash: string;
-  raw: string;
-  /** When it was signed (ms): the next bump waits a full threshold after it. */
-  at: number;
-}
-
-/** Replacements of `originalHash`, oldest first; written before each replacement is broadcast. */
-export function replacementsKey(chain: EvmChain, originalHash: string): Deno.KvKey {
-  return ["evm_replacements", chain, originalHash.toLowerCase()];
-}
+export {
+  feeCapReachedKey,
+  type MintNote,
+  mintNoteKey,
+  nonceKey,
+  type Replacement,
+  replacementsKey,
+} from "../../kv/chain_state.ts";
 
 /**
  * Most versions (the original and its replacements) one recorded transaction may have. Keeps the list, stored in one
  * KV value, far below the 64 KiB value limit (a mint's version is under 1 KiB), and every status read bounded.
  */
 export const MAX_TX_VERSIONS = 16;
-
-/** Set once the fee cap (or the version limit) stopped the replacements of `originalHash`: one alert, not one a tick. */
-export function feeCapReachedKey(chain: EvmChain, originalHash: string): Deno.KvKey {
-  return ["evm_fee_cap_reached", chain, originalHash.toLowerCase()];
-}
-
-/** Which uAsset contract a deposit id is minted on, and the transaction recorded for it (replacements under it). */
-export interface MintNote {
-  asset: UAsset;
-  txHash: string;
-}
-
-export function mintNoteKey(chain: EvmChain, depositId: string): Deno.KvKey {
-  return ["evm_mint_note", chain, depositId.toLowerCase()];
-}

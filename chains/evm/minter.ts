@@ -1,7 +1,8 @@
 /**
  * Mints uAssets on one EVM chain with the minter key, following write-ahead (DESIGN.md invariant 2): `prepareMint`
- * signs without sending and hands the pipeline a `reserve` that consumes the nonce in the same atomic that records the
- * transaction, so of two concurrent preparations only the committed one ever exists for the chain. A transaction that
+ * signs without sending and hands the pipeline its reservations as data (the nonce, checked against the counter it
+ * read, and the mint note), which kv/chain_state.ts writes in the same atomic that records the transaction, so of two
+ * concurrent preparations only the committed one ever exists for the chain. A transaction that
  * stays pending is replaced at the same nonce when the network's fee estimate has risen above what it offers; each
  * replacement is recorded before it is sent, and the same nonce plus the contract's refusal of a reused deposit id
  * keep it to one mint. No version ever offers more than the chain's fee cap, and a transaction has at most
@@ -26,15 +27,14 @@ import { EVM, type EvmChain, type UAsset, UASSET_DECIMALS } from "../catalog.ts"
 import { raiseAlert } from "../../kv/alerts.ts";
 import { MINTED_EVENT, UASSET_ADAPTER_ABI } from "./abi.ts";
 import { describeRpcError, type EvmClient, isTransientRpcError, rpc } from "./client.ts";
+import { MAX_TX_VERSIONS } from "./keys.ts";
 import {
-  feeCapReachedKey,
-  MAX_TX_VERSIONS,
-  type MintNote,
-  mintNoteKey,
-  nonceKey,
-  type Replacement,
-  replacementsKey,
-} from "./keys.ts";
+  claimFeeCapReached,
+  readMintNote,
+  readNonceCounter,
+  readReplacements,
+  recordReplacements,
+} from "../../kv/chain_state.ts";
 
 export interface EvmMinterOptions {
   chain: EvmChain;
@@ -84,7 +84,7 @@ export function evmMinter(opts: EvmMinterOptions): EvmMinter {
   const assets = Object.keys(opts.uAssets) as UAsset[];
 
   async function versionsOf(tx: { txHash: string; raw: string }) {
-    const entry = await kv.get<Replacement[]>(replacementsKey(chain, tx.txHash));
+    const entry = await readReplacements(kv, chain, tx.txHash);
     const versions: Version[] = [{ txHash: tx.txHash, raw: tx.raw }, ...(entry.value ?? [])];
     return { entry, versions };
   }
@@ -143,9 +143,7 @@ export function evmMinter(opts: EvmMinterOptions): EvmMinter {
 
   /** Once per recorded transaction: the marker is claimed in KV, so a nudge every tick raises nothing more. */
   async function feeCapReached(originalHash: string, why: string): Promise<void> {
-    const key = feeCapReachedKey(chain, originalHash);
-    const claimed = await kv.atomic().check({ key, versionstamp: null }).set(key, now()).commit();
-    if (!claimed.ok) return;
+    if (!(await claimFeeCapReached(kv, chain, originalHash, now()))) return;
     await raiseAlert(kv, {
       kind: "fee_cap_reached",
       subject: originalHash,
@@ -172,8 +170,7 @@ export function evmMinter(opts: EvmMinterOptions): EvmMinter {
       if (!isAddress(req.to, { strict: false })) throw new Error(`${chain}: bad mint recipient ${req.to}`);
       if (req.amountWei <= 0n) throw new Error(`${chain}: mint amount must be positive (${UASSET_DECIMALS} decimals)`);
       const args = [req.to as Address, req.amountWei, req.depositId as Hex] as const;
-      const key = nonceKey(chain, account.address);
-      const entry = await kv.get<bigint>(key);
+      const counter = await readNonceCounter(kv, chain, account.address);
       const [pending, gas, fees] = await Promise.all([
         call(
           "eth_getTransactionCount",
@@ -194,7 +191,7 @@ export function evmMinter(opts: EvmMinterOptions): EvmMinter {
       ]);
       // The KV counter is ahead of the node while our recorded transactions are unsent; the node is ahead only if
       // someone else used the key, and those nonces are gone either way.
-      const nonce = entry.value !== null && entry.value > BigInt(pending) ? entry.value : BigInt(pending);
+      const nonce = counter.next !== null && counter.next > BigInt(pending) ? counter.next : BigInt(pending);
       // Above the cap it is signed at the cap and waits for the network to come down (or an operator to raise it).
       const maxFeePerGas = min(fees.maxFeePerGas, cap);
       const { txHash, raw } = await sign({
@@ -214,15 +211,14 @@ export function evmMinter(opts: EvmMinterOptions): EvmMinter {
           `the network estimate ${fees.maxFeePerGas} wei/gas is above the cap ${cap}; signed at the cap`,
         );
       }
-      const note: MintNote = { asset: req.asset, txHash };
       return {
         txHash,
         raw,
-        reserve: (atomic) => {
-          atomic.check({ key, versionstamp: entry.versionstamp })
-            .set(key, nonce + 1n)
-            .set(mintNoteKey(chain, req.depositId), note);
-        },
+        consumes: { kind: "nonce", account: account.address, nonce: Number(nonce) },
+        reservations: [
+          { kind: "nonce", chain, account: account.address, nonce, expectVersion: counter.versionstamp },
+          { kind: "mintNote", chain, depositId: req.depositId, asset: req.asset, txHash },
+        ],
       };
     },
 
@@ -275,11 +271,11 @@ export function evmMinter(opts: EvmMinterOptions): EvmMinter {
         maxPriorityFeePerGas: tip,
       });
       // Recorded before it is sent: txStatus and later broadcasts must know every version that could be mined.
-      const recorded = await kv.atomic()
-        .check(entry)
-        .set(replacementsKey(chain, tx.txHash), [...replacements, { ...replacement, at: now() }])
-        .commit();
-      if (!recorded.ok) return; // another nudge replaced it just now
+      const recorded = await recordReplacements(kv, entry, chain, tx.txHash, [
+        ...replacements,
+        { ...replacement, at: now() },
+      ]);
+      if (!recorded) return; // another nudge replaced it just now
       await send(replacement, [...versions, replacement]);
     },
 
@@ -302,7 +298,7 @@ export function evmMinter(opts: EvmMinterOptions): EvmMinter {
 
     async mintedBy(depositId: string): Promise<string | null> {
       const id = depositId as Hex;
-      const note = (await kv.get<MintNote>(mintNoteKey(chain, depositId))).value;
+      const note = await readMintNote(kv, chain, depositId);
       const candidates = note ? [note.asset] : assets;
       const flags = await Promise.all(candidates.map((asset) =>
         call("minted", () =>

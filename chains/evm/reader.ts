@@ -24,12 +24,12 @@ import {
   recoverTransactionAddress,
   type TransactionSerialized,
 } from "viem";
-import type { BlockRef, ChainReader, ObservedTransfer, ScannedBlock, TxStatus } from "../adapter.ts";
+import type { BlockRef, ChainReader, ObservedTransfer, OwnTx, ScannedBlock, TxStatus } from "../adapter.ts";
 import { TransientChainError } from "../adapter.ts";
 import { EVM, type EvmChain, type UAsset } from "../catalog.ts";
 import { TRANSFER_EVENT } from "./abi.ts";
 import { describeRpcError, type EvmClient, type EvmNodeClient, isTransientRpcError, rpc } from "./client.ts";
-import { type Replacement, replacementsKey } from "./keys.ts";
+import { readReplacements } from "../../kv/chain_state.ts";
 
 export interface EvmReaderOptions {
   chain: EvmChain;
@@ -307,6 +307,9 @@ export function evmReader(opts: EvmReaderOptions): ChainReader {
   return {
     chain,
 
+    // The tag is a flag: `included.final` is always set.
+    finality: { kind: "flag", flag: finalityTag },
+
     transfersOf: receiptTransfers,
 
     async tip(): Promise<BlockRef> {
@@ -335,10 +338,9 @@ export function evmReader(opts: EvmReaderOptions): ChainReader {
       throw failure!;
     },
 
-    async txStatus(txHash: string, raw?: string): Promise<TxStatus> {
-      const replacements = opts.kv
-        ? (await opts.kv.get<Replacement[]>(replacementsKey(chain, txHash))).value ?? []
-        : [];
+    async txStatus(txHash: string, ours?: OwnTx): Promise<TxStatus> {
+      const raw = ours?.raw;
+      const replacements = opts.kv ? (await readReplacements(opts.kv, chain, txHash)).value ?? [] : [];
       const hashes = [txHash, ...replacements.map((r) => r.txHash)];
       // The account's count at finality is read BEFORE the receipts: a version mined in a final block is then
       // certain to show its receipt below, so "no receipt" together with this count proves the nonce went elsewhere.
@@ -350,7 +352,12 @@ export function evmReader(opts: EvmReaderOptions): ChainReader {
       if (sender && usedAtFinality !== null && usedAtFinality > sender.nonce) {
         return {
           state: "dead",
-          proof: `${chain}: nonce ${sender.nonce} of ${sender.from} is used at the "${finalityTag}" block ` +
+          proof: {
+            kind: "conflict",
+            consumed: { kind: "nonce", account: sender.from, nonce: sender.nonce },
+            spentBy: null,
+          },
+          detail: `${chain}: nonce ${sender.nonce} of ${sender.from} is used at the "${finalityTag}" block ` +
             `(transaction count ${usedAtFinality} there) and none of our ${hashes.length} version(s) ` +
             `(${hashes.join(", ")}) has a receipt`,
         };

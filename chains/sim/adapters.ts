@@ -3,6 +3,11 @@
  * chain's `rpcErrorRate` and may throw `TransientChainError` without reaching the ledger, which is how the pipeline's
  * retries get exercised. Prepared transactions carry a random nonce, so preparing the same request twice gives two
  * different transactions: exactly the hazard write-ahead recording (DESIGN.md invariant 2) exists for.
+ *
+ * Payouts on sol, xrp, sui and zec carry the expiry their live chain would set (ledger.ts `SIM_PAYOUT_EXPIRY`), and
+ * the reader proves an expired one dead. Coins a payout request names are consumed and reserved as a UTXO chain's
+ * would be (the sim has no UTXO set yet: they are locked in KV, not checked against a ledger). Sweeps are not
+ * simulated. Finality is depth for every sim chain: `included.final` is left unset.
  */
 import {
   type ChainReader,
@@ -14,7 +19,7 @@ import {
   TransientChainError,
 } from "../adapter.ts";
 import { type ChainSymbol, type EvmChain, isEvmChain, isNativeChain, type NativeChain } from "../catalog.ts";
-import { encodeSimTx, parseSimTx, SimLedger, simNonce, type SimTx, simTxHash } from "./ledger.ts";
+import { encodeSimTx, parseSimTx, SimLedger, simNonce, simPayoutExpiry, type SimTx, simTxHash } from "./ledger.ts";
 
 export interface SimChainsOptions {
   /** Drives injected RPC errors, nonces and block salts; inject for reproducible tests. */
@@ -81,10 +86,11 @@ export function simChains(kv: Deno.Kv, opts: SimChainsOptions = {}): SimChains {
       const l = ledger(chain);
       return {
         chain,
+        finality: { kind: "depth" },
         tip: () => rpc(l, "tip", () => l.head()),
         blockHash: (n) => rpc(l, "blockHash", () => l.blockHash(n)),
         scan: (from, to) => rpc(l, "scan", () => l.blocks(from, to)),
-        txStatus: (hash) => rpc(l, "txStatus", () => l.txStatus(hash)),
+        txStatus: (hash, ours) => rpc(l, "txStatus", () => l.txStatus(hash, ours)),
         transfersOf: (hash) => rpc(l, "transfersOf", () => l.txTransfers(hash)),
       };
     },
@@ -114,8 +120,9 @@ export function simChains(kv: Deno.Kv, opts: SimChainsOptions = {}): SimChains {
       return {
         ...sender(l),
         preparePayout: (req) =>
-          rpc(l, "preparePayout", () =>
-            prepare(chain, {
+          rpc(l, "preparePayout", async () => {
+            const expiry = simPayoutExpiry(chain, (await l.head()).number);
+            const tx = prepare(chain, {
               kind: "payout",
               from: operatorAddress(chain),
               to: req.to,
@@ -123,7 +130,15 @@ export function simChains(kv: Deno.Kv, opts: SimChainsOptions = {}): SimChains {
               memo: req.memo,
               orderId: req.orderId,
               nonce: simNonce(random),
-            })),
+              expiry: expiry ?? null,
+            });
+            if (expiry) tx.expiry = expiry;
+            if (req.coins && req.coins.length > 0) {
+              tx.consumes = { kind: "outpoints", outpoints: req.coins };
+              tx.reservations = [{ kind: "coins", chain, outpoints: req.coins }];
+            }
+            return tx;
+          }),
       };
     },
   };

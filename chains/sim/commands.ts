@@ -30,6 +30,8 @@ export const FaultsInput = z.object({
   rpcErrorRate: z.number().min(0).max(1).optional(),
   revertNextMint: z.number().int().min(0).max(1000).optional(),
   failNextPayout: z.number().int().min(0).max(1000).optional(),
+  /** The next payouts stay out of every block until their expiry drops them. */
+  stallPayouts: z.number().int().min(0).max(1000).optional(),
   reorgDepth: z.number().int().min(1).max(100).optional(),
   stallMs: z.number().int().min(0).max(86_400_000).optional(),
 });
@@ -85,6 +87,7 @@ export async function simFaults(kv: Deno.Kv, input: z.infer<typeof FaultsInput>,
   if (input.rpcErrorRate !== undefined) change.rpcErrorRate = input.rpcErrorRate;
   if (input.revertNextMint !== undefined) change.revertNextMint = input.revertNextMint;
   if (input.failNextPayout !== undefined) change.failNextPayout = input.failNextPayout;
+  if (input.stallPayouts !== undefined) change.stallPayouts = input.stallPayouts;
   if (input.stallMs !== undefined) change.stalledUntil = input.stallMs === 0 ? 0 : nowMs + input.stallMs;
   if (Object.keys(change).length > 0) await ledger.setFaults(change);
   if (input.reorgDepth !== undefined) await ledger.reorg(input.reorgDepth);

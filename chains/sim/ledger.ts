@@ -2,15 +2,28 @@
  * The simulated ledger of one chain, kept in the service's own Deno KV under `["sim", chain, ...]` (DESIGN.md "Sim
  * mode"). It behaves like a chain where it matters to custody code: transactions take effect when submitted, sit
  * pending until a block seals them, gain confirmations with every block, can fail, can be reorganised out, and the
- * simulated uAsset contract refuses a deposit id it has minted. Every state change is one `kv.atomic()` checked by
+ * simulated uAsset contract refuses a deposit id it has minted. A payout may carry an expiry (a height, a ledger
+ * index, or an epoch of SIM_EPOCH_BLOCKS blocks, as sol, xrp, zec and sui payouts do): it is never included above it,
+ * a pending one is dropped (its effects undone) by the first block past it, and the reader then proves it dead.
+ * Solana's sim can skip slots: a height with no block. Every state change is one `kv.atomic()` checked by
  * versionstamp and retried on conflict, so concurrent requests, the block producer and other processes sharing the
  * KV file never lose or double an effect.
  */
 import { z } from "zod";
 import { sha256 } from "@noble/hashes/sha2.js";
 import { base58, hex } from "@scure/base";
-import { type ChainSymbol, isEvmChain, NATIVE, NATIVE_CHAINS, type UAsset } from "../catalog.ts";
-import type { BlockRef, ObservedTransfer, ScannedBlock, TxStatus } from "../adapter.ts";
+import { type ChainSymbol, isEvmChain, NATIVE, NATIVE_CHAINS, type NativeChain, type UAsset } from "../catalog.ts";
+import {
+  type BlockRef,
+  type Expiry,
+  type ObservedTransfer,
+  type OwnTx,
+  type ScannedBlock,
+  SKIPPED,
+  type Skipped,
+  TransientChainError,
+  type TxStatus,
+} from "../adapter.ts";
 
 /** The `from` of minted and faucet uAssets, as in an ERC-20 `Transfer` log of a mint. */
 export const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000";
@@ -34,6 +47,46 @@ const evmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "not an EVM address")
 const depositId = z.string().regex(/^(0x)?[0-9a-fA-F]{64}$/, "deposit id must be 32 bytes of hex")
   .transform((d) => d.toLowerCase());
 const nonce = z.string().min(1).max(128);
+const expiry = z.object({ kind: z.enum(["height", "ledger", "epoch"]), value: z.number().int().min(0) }).strict();
+
+/** Blocks per epoch of the simulated Sui: what a Sui payout's epoch expiration counts in. */
+export const SIM_EPOCH_BLOCKS = 20;
+
+/**
+ * How long a sim payout stays includable, per chain, as its live chain sets it: Solana's blockhash lives about 150
+ * blocks, an XRPL payout sets LastLedgerSequence about 20 ledgers ahead, a Zcash transaction an expiry height 40
+ * blocks ahead, and Sui an expiration at the next epoch. Dogecoin transactions never expire (dead only by a
+ * conflicting spend).
+ */
+export const SIM_PAYOUT_EXPIRY: Readonly<Record<NativeChain, { kind: Expiry["kind"]; window: number } | null>> = {
+  sol: { kind: "height", window: 150 },
+  xrp: { kind: "ledger", window: 20 },
+  sui: { kind: "epoch", window: 1 },
+  zec: { kind: "height", window: 40 },
+  doge: null,
+};
+
+/** The expiry a payout prepared with the chain at `head` carries. */
+export function simPayoutExpiry(chain: NativeChain, head: number): Expiry | undefined {
+  const rule = SIM_PAYOUT_EXPIRY[chain];
+  if (!rule) return undefined;
+  const now = rule.kind === "epoch" ? epochOf(head) : head;
+  return { kind: rule.kind, value: now + rule.window };
+}
+
+function epochOf(height: number): number {
+  return Math.floor(height / SIM_EPOCH_BLOCKS);
+}
+
+/** Where the chain at `height` stands in the expiry's own unit (an epoch for Sui). */
+function reachedIn(e: Expiry, height: number): number {
+  return e.kind === "epoch" ? epochOf(height) : height;
+}
+
+/** Whether a block at `height` is past the expiry: the transaction can never be in it or any later one. */
+function isPast(e: Expiry, height: number): boolean {
+  return reachedIn(e, height) > e.value;
+}
 
 const NativeTxSchema = z.discriminatedUnion("kind", [
   /** A deposit from an outside sender, who has unlimited funds and is never debited. */
@@ -47,6 +100,7 @@ const NativeTxSchema = z.discriminatedUnion("kind", [
     memo: z.string().nullable(),
     orderId: z.string().min(1),
     nonce,
+    expiry: expiry.nullable().optional(),
   }),
 ]);
 const EvmTxSchema = z.discriminatedUnion("kind", [
@@ -75,6 +129,7 @@ export function encodeSimTx(tx: SimTx): string {
         memo: tx.memo,
         orderId: tx.orderId,
         nonce: tx.nonce,
+        expiry: tx.expiry ?? null,
       });
     case "mint":
       return JSON.stringify({
@@ -168,6 +223,8 @@ interface BlockRecord {
   parentHash: string;
   txHashes: string[];
   transfers: ObservedTransfer[];
+  /** A skipped slot (sol): no block at this height; `hash` is the last real block's, the parent of the next one. */
+  skipped?: boolean;
 }
 
 interface TxRecord {
@@ -181,6 +238,8 @@ interface TxRecord {
   status: "pending" | "included" | "dropped";
   submittedAt: number;
   blockNumber: number | null;
+  /** Held out of every block by the `stallPayouts` fault: it stays pending until its expiry drops it. */
+  stalled?: boolean;
 }
 
 export interface SimFaults {
@@ -192,6 +251,11 @@ export interface SimFaults {
   failNextPayout: number;
   /** Epoch ms before which `sealBlock` produces nothing. */
   stalledUntil: number;
+  /**
+   * How many of the next submitted payouts no block includes: they stay pending until their expiry passes, then are
+   * dropped (a payout stuck behind a congested network). A payout without expiry would stay pending for ever.
+   */
+  stallPayouts: number;
 }
 
 export const NO_FAULTS: Readonly<SimFaults> = {
@@ -199,6 +263,7 @@ export const NO_FAULTS: Readonly<SimFaults> = {
   revertNextMint: 0,
   failNextPayout: 0,
   stalledUntil: 0,
+  stallPayouts: 0,
 };
 
 const FaultsPatchSchema = z.object({
@@ -206,6 +271,7 @@ const FaultsPatchSchema = z.object({
   revertNextMint: z.number().int().min(0),
   failNextPayout: z.number().int().min(0),
   stalledUntil: z.number().finite().min(0),
+  stallPayouts: z.number().int().min(0),
 }).partial().strict();
 
 export type AssetId = "native" | UAsset;
@@ -317,12 +383,14 @@ export class SimLedger {
     return this.headOf(await this.kv.get<HeadRecord>(headKey(this.chain)));
   }
 
-  /** Hash of the canonical block at `number`, or null above the tip. */
-  async blockHash(number: number): Promise<string | null> {
+  /** Hash of the canonical block at `number`, `SKIPPED` for a skipped slot, or null above the tip. */
+  async blockHash(number: number): Promise<string | Skipped | null> {
     if (!Number.isSafeInteger(number) || number < 0) return null;
     if (number === 0) return genesisHash(this.chain);
     // Blocks are never deleted and a reorg keeps the tip's height, so a stored block is always canonical.
-    return (await this.kv.get<BlockRecord>(blockKey(this.chain, number))).value?.hash ?? null;
+    const block = (await this.kv.get<BlockRecord>(blockKey(this.chain, number))).value;
+    if (block?.skipped) return SKIPPED;
+    return block?.hash ?? null;
   }
 
   /**
@@ -349,19 +417,37 @@ export class SimLedger {
     const entries = await getManyBatched<BlockRecord>(this.kv, numbers.map((k) => blockKey(this.chain, k)));
     for (const e of entries) {
       if (!e.value) throw new Error(`sim ${this.chain}: block ${String(e.key[3])} missing below the tip`);
+      if (e.value.skipped) continue;
       const { number, hash, parentHash, transfers } = e.value;
       out.push({ number, hash, parentHash, transfers });
     }
     return out;
   }
 
-  async txStatus(txHash: string): Promise<TxStatus> {
+  /**
+   * With `ours` (a recorded transaction of ours), a transaction the chain does not know is proven dead once the tip
+   * is past the expiry its raw carries: no block above its expiry may include it and `submit` refuses it.
+   */
+  async txStatus(txHash: string, ours?: OwnTx): Promise<TxStatus> {
     const [txEntry, headEntry] = await this.kv.getMany<[TxRecord, HeadRecord]>([
       txKey(this.chain, txHash),
       headKey(this.chain),
     ]);
     const t = txEntry.value;
-    if (!t || t.status === "dropped") return { state: "unknown" };
+    if (!t || t.status === "dropped") {
+      const e = ours ? expiryOf(this.chain, ours.raw) : null;
+      const tip = this.headOf(headEntry).number;
+      if (e && isPast(e, tip)) {
+        const reached = reachedIn(e, tip);
+        return {
+          state: "dead",
+          proof: { kind: "expired", expiry: e, reached },
+          detail: `sim ${this.chain}: ${txHash} expires at ${e.kind} ${e.value}, the chain is at ${e.kind} ` +
+            `${reached}, and no block has it`,
+        };
+      }
+      return { state: "unknown" };
+    }
     if (t.status === "pending") return { state: "pending" };
     const blockNumber = t.blockNumber!;
     const confirmations = this.headOf(headEntry).number - blockNumber + 1;
@@ -437,7 +523,9 @@ export class SimLedger {
     this.requireEvm("submitErc20Transfer");
     const raw = encodeSimTx({ kind: "erc20", ...args, nonce: simNonce(this.random) });
     const res = await this.submit(raw, parseSimTx(this.chain, raw));
-    return "refused" in res ? { ok: false, reason: res.refused } : { ok: true, ...res };
+    if (!("refused" in res)) return { ok: true, ...res };
+    if (res.refused !== "insufficient_balance") throw new Error(`sim ${this.chain}: transfer refused: ${res.refused}`);
+    return { ok: false, reason: res.refused };
   }
 
   /**
@@ -446,6 +534,10 @@ export class SimLedger {
    */
   async submitRaw(raw: string): Promise<Submitted> {
     const res = await this.submit(raw, parseSimTx(this.chain, raw));
+    if ("refused" in res && res.refused === "expired") {
+      // As a node refuses an expired blockhash or ledger sequence: nothing to do but wait for its proof of death.
+      throw new TransientChainError(`sim ${this.chain}: transaction refused: past its expiry`);
+    }
     if ("refused" in res) throw new Error(`sim ${this.chain}: transaction refused: ${res.refused}`);
     return res;
   }
@@ -462,7 +554,10 @@ export class SimLedger {
    * the transaction record (idempotency), the head (so `blockNumber` is the next block), the balances it changes, the
    * minted record and the fault counters it consumes.
    */
-  private async submit(raw: string, tx: SimTx): Promise<Submitted | { refused: "insufficient_balance" }> {
+  private async submit(
+    raw: string,
+    tx: SimTx,
+  ): Promise<Submitted | { refused: "insufficient_balance" | "expired" }> {
     const c = this.chain;
     const hash = simTxHash(c, raw);
     for (let attempt = 0;; attempt++) {
@@ -472,17 +567,26 @@ export class SimLedger {
       if (existing && existing.status !== "dropped") {
         return { txHash: hash, blockNumber: existing.blockNumber ?? head.number + 1 };
       }
+      const e = tx.kind === "payout" ? tx.expiry ?? null : null;
+      if (e && isPast(e, head.number + 1)) return { refused: "expired" };
       const op = this.kv.atomic().check(txEntry).check(headEntry);
       let failure: string | null = null;
+      let stalled = false;
 
       if (tx.kind === "mint" || tx.kind === "payout") {
         const entry = await this.kv.get<SimFaults>(faultsKey(c));
         const faults = { ...NO_FAULTS, ...entry.value };
         const counter = tx.kind === "mint" ? "revertNextMint" : "failNextPayout";
+        const next = { ...faults };
         if (faults[counter] > 0) {
-          op.check(entry).set(faultsKey(c), { ...faults, [counter]: faults[counter] - 1 });
+          next[counter] = faults[counter] - 1;
           failure = tx.kind === "mint" ? "execution reverted" : "transaction failed";
         }
+        if (tx.kind === "payout" && faults.stallPayouts > 0) {
+          next.stallPayouts = faults.stallPayouts - 1;
+          stalled = true;
+        }
+        if (next[counter] !== faults[counter] || stalled) op.check(entry).set(faultsKey(c), next);
       }
       if (failure === null && tx.kind === "mint") {
         const minted = await this.kv.get<string>(mintedKey(c, tx.depositId));
@@ -523,6 +627,7 @@ export class SimLedger {
         submittedAt,
         blockNumber: null,
       };
+      if (stalled) record.stalled = true;
       op.set(txKey(c, hash), record).set(pendingKey(c, submittedAt, hash), record);
       if (await commit(op)) return { txHash: hash, blockNumber: head.number + 1 };
       await backoff(attempt);
@@ -537,17 +642,26 @@ export class SimLedger {
    * sealers (or a sealer and a reorg) never both extend it, and a transaction submitted meanwhile stays pending for
    * the next block.
    */
-  async sealBlock(): Promise<BlockRef> {
+  async sealBlock(opts: { skipSlots?: number } = {}): Promise<BlockRef> {
     const c = this.chain;
+    const skip = opts.skipSlots ?? 0;
+    if (skip !== 0 && (c !== "sol" || !Number.isSafeInteger(skip) || skip < 0 || skip > MAX_TXS_PER_BLOCK)) {
+      throw new RangeError(`sim ${c}: only Solana skips slots, 0 to ${MAX_TXS_PER_BLOCK} at a time`);
+    }
     for (let attempt = 0;; attempt++) {
       const [headEntry, faultsEntry] = await this.kv.getMany<[HeadRecord, SimFaults]>([headKey(c), faultsKey(c)]);
       const head = this.headOf(headEntry);
       if (this.now() < (faultsEntry.value?.stalledUntil ?? 0)) return head;
+      const number = head.number + skip + 1;
+      // Stalled payouts wait in the pending set without taking a block's room; expired ones leave it.
       const pending: TxRecord[] = [];
-      for await (const e of this.kv.list<TxRecord>({ prefix: pendingPrefix(c) }, { limit: MAX_TXS_PER_BLOCK })) {
-        pending.push(e.value);
+      const expired: TxRecord[] = [];
+      for await (const e of this.kv.list<TxRecord>({ prefix: pendingPrefix(c) }, { limit: MAX_TXS_PER_BLOCK * 2 })) {
+        const t = e.value;
+        const x = t.tx.kind === "payout" ? t.tx.expiry ?? null : null;
+        if (x && isPast(x, number)) expired.push(t);
+        else if (!t.stalled && pending.length < MAX_TXS_PER_BLOCK) pending.push(t);
       }
-      const number = head.number + 1;
       const txHashes = pending.map((t) => t.hash);
       const hash = this.newBlockHash(number, head.hash, txHashes);
       const block: BlockRecord = {
@@ -562,10 +676,40 @@ export class SimLedger {
         op.delete(pendingKey(c, t.submittedAt, t.hash));
         op.set(txKey(c, t.hash), { ...t, status: "included", blockNumber: number } satisfies TxRecord);
       }
+      if (expired.length > 0) {
+        await this.addReverts(op, expired);
+        for (const t of expired) {
+          op.delete(pendingKey(c, t.submittedAt, t.hash));
+          op.set(txKey(c, t.hash), { ...t, status: "dropped", blockNumber: null } satisfies TxRecord);
+        }
+      }
+      for (let n = head.number + 1; n < number; n++) {
+        const marker: BlockRecord = { number: n, hash: head.hash, parentHash: head.hash, txHashes: [], transfers: [] };
+        op.set(blockKey(c, n), { ...marker, skipped: true });
+      }
       op.set(blockKey(c, number), block).set(headKey(c), { number, hash } satisfies HeadRecord);
       if (await commit(op)) return { number, hash };
       await backoff(attempt);
     }
+  }
+
+  /**
+   * Undoes the effects of transactions leaving the chain (reorganised out, or expired while pending): balance checks
+   * and writes, and the minted records of their mints. Returns how many balances it touches.
+   */
+  private async addReverts(op: Deno.AtomicOperation, txs: TxRecord[]): Promise<number> {
+    const c = this.chain;
+    const succeeded = txs.filter((t) => t.success);
+    const reverts = mergeDeltas(succeeded.flatMap((t) => deltasOf(t.tx)).map((x) => ({ ...x, amount: -x.amount })))
+      .filter((x) => x.amount !== 0n);
+    if (1 + reverts.length > MAX_CHECKS) {
+      throw new Error(`sim ${c}: undoing ${txs.length} transactions touches too many balances for one commit`);
+    }
+    const keys = reverts.map((x) => balanceKey(c, x.address, x.asset));
+    const balances = await getManyBatched<bigint>(this.kv, keys);
+    reverts.forEach((x, i) => op.check(balances[i]).set(keys[i], (balances[i].value ?? 0n) + x.amount));
+    for (const t of succeeded) if (t.tx.kind === "mint") op.delete(mintedKey(c, t.tx.depositId));
+    return reverts.length;
   }
 
   /**
@@ -604,26 +748,21 @@ export class SimLedger {
 
       // The included transaction records are written only by sealing and reorgs, which both check the head, and so
       // is a successful mint's record: reading them needs no check. Balances change with every submission.
-      const succeeded = txs.filter((t) => t.success);
-      const reverts = mergeDeltas(succeeded.flatMap((t) => deltasOf(t.tx)).map((x) => ({ ...x, amount: -x.amount })))
-        .filter((x) => x.amount !== 0n);
-      const mutations = d + 1 + txs.length + reverts.length + succeeded.length;
-      if (1 + reverts.length > MAX_CHECKS || mutations > MAX_MUTATIONS) {
+      const op = this.kv.atomic().check(headEntry);
+      const reverted = await this.addReverts(op, txs);
+      const mutations = d + 1 + txs.length + reverted + txs.filter((t) => t.success).length;
+      if (mutations > MAX_MUTATIONS) {
         throw new Error(`sim ${c}: a reorg of depth ${d} touches too much state for one commit; use a smaller depth`);
       }
-      const keys = reverts.map((x) => balanceKey(c, x.address, x.asset));
-      const balances = await getManyBatched<bigint>(this.kv, keys);
-
-      const op = this.kv.atomic().check(headEntry);
-      reverts.forEach((x, i) => op.check(balances[i]).set(keys[i], (balances[i].value ?? 0n) + x.amount));
-      for (const t of txs) {
-        op.set(txKey(c, t.hash), { ...t, status: "dropped", blockNumber: null } satisfies TxRecord);
-        if (t.success && t.tx.kind === "mint") op.delete(mintedKey(c, t.tx.depositId));
-      }
+      for (const t of txs) op.set(txKey(c, t.hash), { ...t, status: "dropped", blockNumber: null } satisfies TxRecord);
       const pending: TxRecord[] = [];
       if (perBlock > 0) {
         const limit = Math.min(perBlock * d, Math.floor((MAX_MUTATIONS - mutations) / 2));
-        for await (const e of this.kv.list<TxRecord>({ prefix: pendingPrefix(c) }, { limit })) pending.push(e.value);
+        // Stalled payouts and payouts expiring below the tip stay out of the competing branch too.
+        for await (const e of this.kv.list<TxRecord>({ prefix: pendingPrefix(c) }, { limit })) {
+          const x = e.value.tx.kind === "payout" ? e.value.tx.expiry ?? null : null;
+          if (!e.value.stalled && !(x && isPast(x, head.number))) pending.push(e.value);
+        }
       }
       let parent = parentHash;
       for (const [i, n] of heights.entries()) {
@@ -674,6 +813,16 @@ export class SimLedger {
 
   private requireNative(what: string): void {
     if (isEvmChain(this.chain)) throw new Error(`sim ${this.chain}: ${what} needs a native chain`);
+  }
+}
+
+/** The expiry a raw payout of `chain` carries, or null (no expiry, not a payout, not ours to parse). */
+function expiryOf(chain: ChainSymbol, raw: string): Expiry | null {
+  try {
+    const tx = parseSimTx(chain, raw);
+    return tx.kind === "payout" ? tx.expiry ?? null : null;
+  } catch {
+    return null;
   }
 }
 

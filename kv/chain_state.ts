@@ -1,0 +1,148 @@
+/**
+ * The only KV code chain adapters need (DESIGN.md "Where the chain code goes"): nonce counters, mint notes, coin
+ * locks, and the versions of a recorded transaction (EVM fee-bumped replacements). Adapters never write KV to reserve: they return `Reservation`s as data, and `addReservations` turns them into
+ * checks and writes of the atomic that records the transaction, so a transaction is recorded together with all it
+ * reserves, or not at all. `addReleases` gives back what a transaction proven dead held, in the atomic that records
+ * its death.
+ */
+import type { ChainSymbol, EvmChain, UAsset } from "../chains/catalog.ts";
+import type { Consumed, Outpoint, PreparedTx, Reservation } from "../chains/adapter.ts";
+
+/** The next nonce of a minter account, consumed in the same atomic that records the transaction using it. */
+export function nonceKey(chain: EvmChain, address: string): Deno.KvKey {
+  return ["evm_nonce", chain, address.toLowerCase()];
+}
+
+/** Which uAsset contract a deposit id is minted on, and the transaction recorded for it (replacements under it). */
+export interface MintNote {
+  asset: UAsset;
+  txHash: string;
+}
+
+export function mintNoteKey(chain: EvmChain, depositId: string): Deno.KvKey {
+  return ["evm_mint_note", chain, depositId.toLowerCase()];
+}
+
+/** A fee-bumped replacement of a recorded transaction: same nonce, so at most one of them is ever mined. */
+export interface Replacement {
+  txHash: string;
+  raw: string;
+  /** When it was signed (ms): the next bump waits a full threshold after it. */
+  at: number;
+}
+
+/** Replacements of `originalHash`, oldest first; written before each replacement is broadcast. */
+export function replacementsKey(chain: EvmChain, originalHash: string): Deno.KvKey {
+  return ["evm_replacements", chain, originalHash.toLowerCase()];
+}
+
+export async function readReplacements(
+  kv: Deno.Kv,
+  chain: EvmChain,
+  originalHash: string,
+): Promise<Deno.KvEntryMaybe<Replacement[]>> {
+  return await kv.get<Replacement[]>(replacementsKey(chain, originalHash));
+}
+
+/**
+ * Records the versions of `originalHash` (the list read as `entry`, plus a new one) before the new one is sent; false
+ * when another writer changed the list since it was read (nothing written).
+ */
+export async function recordReplacements(
+  kv: Deno.Kv,
+  entry: Deno.KvEntryMaybe<Replacement[]>,
+  chain: EvmChain,
+  originalHash: string,
+  replacements: Replacement[],
+): Promise<boolean> {
+  return (await kv.atomic().check(entry).set(replacementsKey(chain, originalHash), replacements).commit()).ok;
+}
+
+/** Set once the fee cap (or the version limit) stopped the replacements of `originalHash`: one alert, not one a tick. */
+export function feeCapReachedKey(chain: EvmChain, originalHash: string): Deno.KvKey {
+  return ["evm_fee_cap_reached", chain, originalHash.toLowerCase()];
+}
+
+/** Claims the fee-cap marker of `originalHash`: true the first time only. */
+export async function claimFeeCapReached(
+  kv: Deno.Kv,
+  chain: EvmChain,
+  originalHash: string,
+  at: number,
+): Promise<boolean> {
+  const key = feeCapReachedKey(chain, originalHash);
+  return (await kv.atomic().check({ key, versionstamp: null }).set(key, at).commit()).ok;
+}
+
+/** A coin (UTXO) locked to the recorded transaction that spends it; absent while the coin is free. */
+export function coinLockKey(chain: ChainSymbol, outpoint: Outpoint): Deno.KvKey {
+  return ["chain_coin_lock", chain, outpoint.txHash, outpoint.index];
+}
+
+export interface CoinLock {
+  txHash: string;
+}
+
+/** An account's nonce counter as stored, with the versionstamp a `nonce` reservation must check. */
+export interface NonceCounter {
+  next: bigint | null;
+  versionstamp: string | null;
+}
+
+export async function readNonceCounter(kv: Deno.Kv, chain: EvmChain, account: string): Promise<NonceCounter> {
+  const entry = await kv.get<bigint>(nonceKey(chain, account));
+  return { next: entry.value, versionstamp: entry.versionstamp };
+}
+
+export async function readMintNote(kv: Deno.Kv, chain: EvmChain, depositId: string): Promise<MintNote | null> {
+  return (await kv.get<MintNote>(mintNoteKey(chain, depositId))).value;
+}
+
+/** Who holds each coin now (null: free). */
+export async function coinLocks(kv: Deno.Kv, chain: ChainSymbol, outpoints: Outpoint[]): Promise<(string | null)[]> {
+  const out: (string | null)[] = [];
+  for (let i = 0; i < outpoints.length; i += 10) {
+    const entries = await kv.getMany<CoinLock[]>(outpoints.slice(i, i + 10).map((o) => coinLockKey(chain, o)));
+    out.push(...entries.map((e) => e.value?.txHash ?? null));
+  }
+  return out;
+}
+
+/** Adds `tx`'s reservations to the atomic that records it: the commit fails if any of them is taken. */
+export function addReservations(atomic: Deno.AtomicOperation, tx: PreparedTx): Deno.AtomicOperation {
+  for (const r of tx.reservations ?? []) addReservation(atomic, r, tx.txHash);
+  return atomic;
+}
+
+function addReservation(atomic: Deno.AtomicOperation, r: Reservation, txHash: string): void {
+  switch (r.kind) {
+    case "nonce": {
+      const key = nonceKey(r.chain, r.account);
+      atomic.check({ key, versionstamp: r.expectVersion }).set(key, r.nonce + 1n);
+      return;
+    }
+    case "mintNote":
+      atomic.set(mintNoteKey(r.chain, r.depositId), { asset: r.asset, txHash: r.txHash } satisfies MintNote);
+      return;
+    case "coins":
+      for (const o of r.outpoints) {
+        const key = coinLockKey(r.chain, o);
+        atomic.check({ key, versionstamp: null }).set(key, { txHash } satisfies CoinLock);
+      }
+      return;
+  }
+}
+
+/**
+ * Gives back what a transaction proven dead consumed, in the atomic that records its death (checked against the
+ * order's version, so it runs once): its coins are free again. A nonce is never given back: the transaction that
+ * proved it dead used it.
+ */
+export function addReleases(
+  atomic: Deno.AtomicOperation,
+  chain: ChainSymbol,
+  consumes: Consumed | undefined,
+): Deno.AtomicOperation {
+  if (consumes?.kind === "outpoints") { for (const o of consumes.outpoints) atomic.delete(coinLockKey(chain, o)); }
+  return atomic;
+}

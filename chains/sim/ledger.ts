@@ -53,18 +53,17 @@ const expiry = z.object({ kind: z.enum(["height", "ledger", "epoch"]), value: z.
 export const SIM_EPOCH_BLOCKS = 20;
 
 /**
- * How long a sim payout stays includable, per chain, as its live chain sets it: Solana's blockhash lives about 150
- * blocks, an XRPL payout sets LastLedgerSequence about 20 ledgers ahead, a Zcash transaction an expiry height 40
- * blocks ahead, and Sui an expiration at the next epoch. Dogecoin transactions never expire (dead only by a
- * conflicting spend).
+ * How long a sim payout stays includable, per chain: the catalog's expiry rule (chains/catalog.ts), the one its live
+ * chain follows (a Solana blockhash lives about 150 blocks, an XRPL payout sets LastLedgerSequence about 20 ledgers
+ * ahead, a Zcash transaction an expiry height 40 blocks ahead, Sui an expiration at the next epoch). Dogecoin
+ * transactions never expire: they are dead only by a conflicting spend.
  */
-export const SIM_PAYOUT_EXPIRY: Readonly<Record<NativeChain, { kind: Expiry["kind"]; window: number } | null>> = {
-  sol: { kind: "height", window: 150 },
-  xrp: { kind: "ledger", window: 20 },
-  sui: { kind: "epoch", window: 1 },
-  zec: { kind: "height", window: 40 },
-  doge: null,
-};
+export const SIM_PAYOUT_EXPIRY: Readonly<Record<NativeChain, { kind: Expiry["kind"]; window: number } | null>> = Object
+  .fromEntries(NATIVE_CHAINS.map((c) => {
+    const rule = NATIVE[c].expiry;
+    if (rule.kind === "none") return [c, null];
+    return [c, { kind: rule.unit === "block" ? "height" : rule.unit, window: rule.window }];
+  })) as Record<NativeChain, { kind: Expiry["kind"]; window: number } | null>;
 
 /** The expiry a payout prepared with the chain at `head` carries. */
 export function simPayoutExpiry(chain: NativeChain, head: number): Expiry | undefined {

@@ -119,6 +119,8 @@ Deno.test("signer: JSON, inspection and property enumeration show no key materia
     for (const secret of secrets) assert.ok(!text.includes(secret), `leaked in ${text.slice(0, 60)}`);
     assert.ok(!/[0-9a-f]{64}/i.test(text), `no 32-byte hex in ${text.slice(0, 60)}`);
   }
+  // No own property at all: nothing a spread, Object.assign or a logger walking properties could copy out.
+  assert.deepEqual(Reflect.ownKeys(signer), []);
   assert.equal(JSON.stringify(signer), '"[Signer]"');
   assert.equal(Deno.inspect(signer), "Signer {}");
 });

@@ -23,7 +23,9 @@ import { keccak_256 } from "@noble/hashes/sha3.js";
 import type { NativeChain } from "./catalog.ts";
 import { ADDRESS_VERSION, bitcoinBase58check, xrpBase58check } from "./addresses.ts";
 
-export const DEFAULT_EVM_PATH = "m/44'/60'/0'/0/0";
+/** The EVM account `index` is m/44'/60'/0'/0/index (chains/signer.ts); index 0 is the shared transfer address. */
+export const EVM_PARENT_PATH = "m/44'/60'/0'/0";
+export const DEFAULT_EVM_PATH = `${EVM_PARENT_PATH}/0`;
 
 /** Largest deposit index: indexes are used as (hardened) BIP32 child numbers, which have 31 bits. */
 export const MAX_DEPOSIT_INDEX = 0x7fffffff;
@@ -40,9 +42,6 @@ export const PARENT_PATHS = {
 } as const satisfies Record<NativeChain, string>;
 
 export type SecpChain = "xrp" | "doge" | "zec";
-
-/** The EVM account `index` is m/44'/60'/0'/0/index; index 0 is `DEFAULT_EVM_PATH`. */
-export const EVM_PARENT_PATH = "m/44'/60'/0'/0";
 
 // ---------------------------------------------------------------- SLIP-0010 ed25519
 

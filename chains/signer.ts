@@ -7,8 +7,7 @@
  * property enumeration); a child key is derived per call and zeroed after signing. No method returns a private key,
  * and no error message carries one.
  */
-import type { HDKey } from "@scure/bip32";
-import { HDKey as HD } from "@scure/bip32";
+import { HDKey } from "@scure/bip32";
 import { ed25519 } from "@noble/curves/ed25519.js";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { type EvmChain, isEvmChain, type NativeChain } from "./catalog.ts";
@@ -49,7 +48,7 @@ export class Signer {
   readonly #edParents: Readonly<Record<EdSignerChain, Ed25519Node>>;
 
   private constructor(seed: Uint8Array) {
-    const master = HD.fromMasterSeed(seed);
+    const master = HDKey.fromMasterSeed(seed);
     this.#secpParents = {
       xrp: master.derive(PARENT_PATHS.xrp),
       doge: master.derive(PARENT_PATHS.doge),

@@ -11,6 +11,11 @@ export type NativeChain = typeof NATIVE_CHAINS[number];
 export type EvmChain = typeof EVM_CHAINS[number];
 export type ChainSymbol = NativeChain | EvmChain;
 
+/** Native chains whose coins are unspent outputs (kv/treasury.ts keeps one record per coin); the others, balances. */
+export const UTXO_CHAINS = ["doge", "zec"] as const satisfies readonly NativeChain[];
+export type UtxoChain = typeof UTXO_CHAINS[number];
+export type AccountChain = Exclude<NativeChain, UtxoChain>;
+
 export type NativeToken = "SOL" | "XRP" | "SUI" | "DOGE" | "ZEC";
 export type UAsset = `u${NativeToken}`;
 
@@ -321,6 +326,14 @@ export function memoProblem(chain: NativeChain, memo: string | undefined): MemoP
 
 export function isNativeChain(value: unknown): value is NativeChain {
   return typeof value === "string" && (NATIVE_CHAINS as readonly string[]).includes(value);
+}
+
+export function isUtxoChain(value: unknown): value is UtxoChain {
+  return (UTXO_CHAINS as readonly unknown[]).includes(value);
+}
+
+export function isAccountChain(value: unknown): value is AccountChain {
+  return isNativeChain(value) && !isUtxoChain(value);
 }
 
 export function isEvmChain(value: unknown): value is EvmChain {

@@ -23,7 +23,9 @@ import { keccak_256 } from "@noble/hashes/sha3.js";
 import type { NativeChain } from "./catalog.ts";
 import { ADDRESS_VERSION, bitcoinBase58check, xrpBase58check } from "./addresses.ts";
 
-export const DEFAULT_EVM_PATH = "m/44'/60'/0'/0/0";
+/** The EVM account `index` is m/44'/60'/0'/0/index (chains/signer.ts); index 0 is the shared transfer address. */
+export const EVM_PARENT_PATH = "m/44'/60'/0'/0";
+export const DEFAULT_EVM_PATH = `${EVM_PARENT_PATH}/0`;
 
 /** Largest deposit index: indexes are used as (hardened) BIP32 child numbers, which have 31 bits. */
 export const MAX_DEPOSIT_INDEX = 0x7fffffff;
@@ -31,7 +33,7 @@ export const MAX_DEPOSIT_INDEX = 0x7fffffff;
 const HARDENED = 0x80000000;
 
 /** The per-chain parent node every deposit address is one (sol: two) child derivations below. */
-const PARENT_PATHS = {
+export const PARENT_PATHS = {
   sol: "m/44'/501'",
   sui: "m/44'/784'/0'/0'",
   xrp: "m/44'/144'/0'/0",
@@ -39,11 +41,12 @@ const PARENT_PATHS = {
   zec: "m/44'/133'/0'/0",
 } as const satisfies Record<NativeChain, string>;
 
-type SecpChain = "xrp" | "doge" | "zec";
+export type SecpChain = "xrp" | "doge" | "zec";
 
 // ---------------------------------------------------------------- SLIP-0010 ed25519
 
-interface Ed25519Node {
+/** Private key material: only chains/signer.ts holds one outside this module, in a #private field. */
+export interface Ed25519Node {
   key: Uint8Array;
   chainCode: Uint8Array;
 }
@@ -56,7 +59,7 @@ function ed25519Master(seed: Uint8Array): Ed25519Node {
 }
 
 /** SLIP-0010 ed25519 child: hardened only (`index` is the unhardened number). */
-function ed25519Child(parent: Ed25519Node, index: number): Ed25519Node {
+export function ed25519Child(parent: Ed25519Node, index: number): Ed25519Node {
   const data = new Uint8Array(37);
   data.set(parent.key, 1); // data[0] = 0x00
   new DataView(data.buffer).setUint32(33, (index | HARDENED) >>> 0, false);
@@ -78,7 +81,7 @@ function parseHardenedPath(path: string): number[] {
   });
 }
 
-function ed25519Derive(seed: Uint8Array, path: string): Ed25519Node {
+export function ed25519Derive(seed: Uint8Array, path: string): Ed25519Node {
   let node = ed25519Master(seed);
   for (const index of parseHardenedPath(path)) {
     const child = ed25519Child(node, index);
@@ -154,7 +157,23 @@ function toHex(bytes: Uint8Array): string {
 
 // ---------------------------------------------------------------- Deriver
 
-function assertIndex(index: number): void {
+/**
+ * The BIP39 seed of the operator mnemonic; the caller zeroes it after use. Throws Error("Invalid master mnemonic")
+ * for a wrong word or checksum; the mnemonic is never echoed.
+ */
+export function seedFromMnemonic(mnemonic: string): Uint8Array {
+  let normalized: string;
+  try {
+    // A mnemonic from an env var or file may carry stray whitespace; BIP39 words are single-space separated.
+    normalized = mnemonic.normalize("NFKD").trim().split(/\s+/).join(" ");
+    if (!validateMnemonic(normalized, wordlist)) throw new Error();
+  } catch {
+    throw new Error("Invalid master mnemonic");
+  }
+  return mnemonicToSeedSync(normalized);
+}
+
+export function assertIndex(index: number): void {
   if (!Number.isSafeInteger(index) || index < 0 || index > MAX_DEPOSIT_INDEX) {
     throw new RangeError(`Deposit index must be an integer from 0 to ${MAX_DEPOSIT_INDEX}`);
   }
@@ -184,15 +203,7 @@ export class Deriver {
 
   /** Throws Error("Invalid master mnemonic") for a wrong word or checksum; the mnemonic is never echoed. */
   static fromMnemonic(mnemonic: string): Deriver {
-    let normalized: string;
-    try {
-      // A mnemonic from an env var or file may carry stray whitespace; BIP39 words are single-space separated.
-      normalized = mnemonic.normalize("NFKD").trim().split(/\s+/).join(" ");
-      if (!validateMnemonic(normalized, wordlist)) throw new Error();
-    } catch {
-      throw new Error("Invalid master mnemonic");
-    }
-    const seed = mnemonicToSeedSync(normalized);
+    const seed = seedFromMnemonic(mnemonic);
     try {
       return new Deriver(seed);
     } finally {

@@ -1,0 +1,437 @@
+/**
+ * The treasury: the native coins we hold, and the write-ahead record of sweeping a deposit address into the hot
+ * wallet. Primitives for the native adapters; the order pipeline, the sim ledger and the watcher do not use them yet.
+ *
+ * - UTXO chains (doge, zec): one record per unspent output we own, added once it is confirmed, removed by the atomic
+ *   that records a final spend of it (which leaves a spent marker, so a rescan cannot add it back). A coin is locked
+ *   to a transaction by the `coins` reservation of kv/chain_state.ts (`coinLockKey`), never here: a coin is spendable
+ *   when it is recorded, unspent, unlocked and not coinbase.
+ * - Account chains (sol, xrp, sui): one balance record per address we own (deposit addresses and the hot wallet), as
+ *   the adapter last read it, with the reserve the address must keep. An address is locked while a sweep of it is
+ *   open (`accountLockKey`), created in the atomic that records the sweep: one open sweep per address.
+ *
+ * Amounts are bigint in code and decimal strings in KV (a record stays plain JSON, readable by the admin tools).
+ */
+import type { Consumed, DeathProof, Expiry, Outpoint, PreparedTx } from "../chains/adapter.ts";
+import { type AccountChain, isAccountChain, isUtxoChain, type UtxoChain } from "../chains/catalog.ts";
+import { MAX_DEPOSIT_INDEX } from "../chains/derivation.ts";
+import { addReleases, addReservations, coinLockKey, coinLocks } from "./chain_state.ts";
+
+// ---------------------------------------------------------------- keys
+
+export function coinKey(chain: UtxoChain, outpoint: Outpoint): Deno.KvKey {
+  return ["treasury_coin", chain, outpoint.txHash, outpoint.index];
+}
+
+/** Left by `addSpent` for ever: the outpoint was spent by `spentBy` and is never added again. */
+export function spentCoinKey(chain: UtxoChain, outpoint: Outpoint): Deno.KvKey {
+  return ["treasury_coin_spent", chain, outpoint.txHash, outpoint.index];
+}
+
+export function balanceKey(chain: AccountChain, address: string): Deno.KvKey {
+  return ["treasury_balance", chain, address];
+}
+
+export function sweepKey(chain: AccountChain, sweepId: string): Deno.KvKey {
+  return ["treasury_sweep", chain, sweepId];
+}
+
+/** Set while a sweep of `address` is open (prepared, not yet completed or proven dead): the address's balance. */
+export function accountLockKey(chain: AccountChain, address: string): Deno.KvKey {
+  return ["treasury_account_lock", chain, address];
+}
+
+// ---------------------------------------------------------------- records
+
+/** A confirmed unspent output we own. */
+export interface Coin {
+  chain: UtxoChain;
+  outpoint: Outpoint;
+  /** Our address it pays, and the derivation index of its key (chains/signer.ts signs the spend with it). */
+  address: string;
+  derivationIndex: number;
+  amount: bigint;
+  /** The block it was confirmed in. */
+  height: number;
+  /** A coinbase output; never selected (we do not mine, so one is an anomaly to look at, not money to spend). */
+  coinbase: boolean;
+}
+
+interface StoredCoin extends Omit<Coin, "amount"> {
+  amount: string;
+}
+
+export interface SpentMarker {
+  spentBy: string;
+}
+
+/** The balance of one address we own on an account chain, as last read from the chain. */
+export interface AccountBalance {
+  chain: AccountChain;
+  address: string;
+  derivationIndex: number;
+  balance: bigint;
+  /** What the address must keep (catalog `reserve`, or the node's current value): never spent or swept. */
+  reserve: bigint;
+}
+
+interface StoredBalance extends Omit<AccountBalance, "balance" | "reserve"> {
+  balance: string;
+  reserve: string;
+}
+
+export interface Totals {
+  /** Everything recorded (UTXO: unspent coins; accounts: balances). */
+  confirmed: bigint;
+  /** Held by a recorded transaction: coins locked to one, addresses with an open sweep. */
+  locked: bigint;
+  /** What a new transaction may use: unlocked, not coinbase; for accounts, above each address's reserve. */
+  spendable: bigint;
+}
+
+export type SweepStatus = "prepared" | "completed" | "dead";
+
+/**
+ * The write-ahead record of moving a deposit address's balance to the hot wallet, like an order's intent: recorded
+ * (with the address locked and the transaction's reservations) before the transaction is broadcast, then completed
+ * when it is final, or proven dead, which releases the address for a new sweep.
+ */
+export interface Sweep {
+  sweepId: string;
+  chain: AccountChain;
+  from: { address: string; derivationIndex: number };
+  to: string;
+  /** Decimal strings: what moves, and what the address keeps (its reserve). */
+  amount: string;
+  leave: string;
+  txHash: string;
+  raw: string;
+  preparedAt: string;
+  expiry?: Expiry;
+  consumes?: Consumed;
+  status: SweepStatus;
+  completedAt?: string;
+  blockNumber?: number;
+  proof?: DeathProof;
+  detail?: string;
+  deadAt?: string;
+}
+
+/** What `accountLockKey` holds. */
+export interface AccountLock {
+  sweepId: string;
+  txHash: string;
+}
+
+// ---------------------------------------------------------------- validation
+
+function assertDerivationIndex(index: number): void {
+  if (!Number.isSafeInteger(index) || index < 0 || index > MAX_DEPOSIT_INDEX) {
+    throw new RangeError(`derivation index must be an integer from 0 to ${MAX_DEPOSIT_INDEX}, got ${index}`);
+  }
+}
+
+function assertOutpoint(o: Outpoint): void {
+  if (typeof o?.txHash !== "string" || o.txHash === "" || !Number.isSafeInteger(o.index) || o.index < 0) {
+    throw new RangeError(`invalid outpoint ${JSON.stringify(o)}`);
+  }
+}
+
+function assertCoin(c: Coin): void {
+  if (!isUtxoChain(c.chain)) throw new RangeError(`${String(c.chain)} is not a UTXO chain`);
+  assertOutpoint(c.outpoint);
+  if (typeof c.address !== "string" || c.address === "") throw new RangeError("coin address is required");
+  assertDerivationIndex(c.derivationIndex);
+  if (typeof c.amount !== "bigint" || c.amount <= 0n) throw new RangeError(`coin amount must be positive`);
+  if (!Number.isSafeInteger(c.height) || c.height < 0) throw new RangeError(`invalid coin height ${c.height}`);
+  if (typeof c.coinbase !== "boolean") throw new RangeError("coin coinbase flag is required");
+}
+
+const toStoredCoin = (c: Coin): StoredCoin => ({
+  chain: c.chain,
+  outpoint: { txHash: c.outpoint.txHash, index: c.outpoint.index },
+  address: c.address,
+  derivationIndex: c.derivationIndex,
+  amount: c.amount.toString(),
+  height: c.height,
+  coinbase: c.coinbase,
+});
+
+const fromStoredCoin = (s: StoredCoin): Coin => ({ ...s, amount: BigInt(s.amount) });
+
+// ---------------------------------------------------------------- UTXO coins
+
+/**
+ * Records confirmed coins we own, idempotent by outpoint: a coin already recorded with the same facts, or already
+ * spent, is left alone. Returns how many were new. Throws, recording nothing of that coin, for an invalid coin or one
+ * recorded with other facts (another amount, address or key: something is wrong and must be looked at).
+ */
+export async function addCoins(kv: Deno.Kv, coins: readonly Coin[]): Promise<number> {
+  for (const c of coins) assertCoin(c);
+  let added = 0;
+  for (const c of coins) {
+    const key = coinKey(c.chain, c.outpoint);
+    const spent = spentCoinKey(c.chain, c.outpoint);
+    const stored = toStoredCoin(c);
+    const res = await kv.atomic().check({ key, versionstamp: null }, { key: spent, versionstamp: null }).set(
+      key,
+      stored,
+    ).commit();
+    if (res.ok) {
+      added++;
+      continue;
+    }
+    const existing = (await kv.get<StoredCoin>(key)).value;
+    if (existing !== null && JSON.stringify(existing) !== JSON.stringify(stored)) {
+      throw new Error(
+        `coin ${c.chain} ${c.outpoint.txHash}:${c.outpoint.index} is recorded with other facts; not changed`,
+      );
+    }
+  }
+  return added;
+}
+
+export async function readCoin(kv: Deno.Kv, chain: UtxoChain, outpoint: Outpoint): Promise<Coin | null> {
+  const v = (await kv.get<StoredCoin>(coinKey(chain, outpoint))).value;
+  return v === null ? null : fromStoredCoin(v);
+}
+
+/** Who spent `outpoint`, if a final spend of it was recorded. */
+export async function spentBy(kv: Deno.Kv, chain: UtxoChain, outpoint: Outpoint): Promise<string | null> {
+  return (await kv.get<SpentMarker>(spentCoinKey(chain, outpoint))).value?.spentBy ?? null;
+}
+
+/** Every unspent coin recorded on `chain`, each with who holds it (the locking transaction, or null when free). */
+async function coinsWithLocks(kv: Deno.Kv, chain: UtxoChain): Promise<{ coin: Coin; lockedBy: string | null }[]> {
+  const coins: Coin[] = [];
+  for await (const e of kv.list<StoredCoin>({ prefix: ["treasury_coin", chain] })) coins.push(fromStoredCoin(e.value));
+  const locks = await coinLocks(kv, chain, coins.map((c) => c.outpoint));
+  return coins.map((coin, i) => ({ coin, lockedBy: locks[i] }));
+}
+
+/** Coins a new transaction may spend: confirmed, unspent, not locked by a recorded transaction, not coinbase. */
+export async function spendableCoins(kv: Deno.Kv, chain: UtxoChain): Promise<Coin[]> {
+  return (await coinsWithLocks(kv, chain)).filter((c) => c.lockedBy === null && !c.coin.coinbase).map((c) => c.coin);
+}
+
+export async function coinTotals(kv: Deno.Kv, chain: UtxoChain): Promise<Totals> {
+  const totals: Totals = { confirmed: 0n, locked: 0n, spendable: 0n };
+  for (const { coin, lockedBy } of await coinsWithLocks(kv, chain)) {
+    totals.confirmed += coin.amount;
+    if (lockedBy !== null) totals.locked += coin.amount;
+    else if (!coin.coinbase) totals.spendable += coin.amount;
+  }
+  return totals;
+}
+
+/**
+ * Adds to the atomic that records `spentBy` final: its coins leave the treasury (record and lock deleted) and a
+ * spent marker stays, so a rescan that sees the coin again does not add it back. Idempotent.
+ */
+export function addSpent(
+  atomic: Deno.AtomicOperation,
+  chain: UtxoChain,
+  outpoints: readonly Outpoint[],
+  spentBy: string,
+): Deno.AtomicOperation {
+  for (const o of outpoints) {
+    assertOutpoint(o);
+    atomic.delete(coinKey(chain, o)).delete(coinLockKey(chain, o)).set(spentCoinKey(chain, o), { spentBy });
+  }
+  return atomic;
+}
+
+// ---------------------------------------------------------------- account balances
+
+/** Records the balance the adapter read for an address we own (replacing the previous reading). */
+export async function setAccountBalance(kv: Deno.Kv, b: AccountBalance): Promise<void> {
+  if (!isAccountChain(b.chain)) throw new RangeError(`${String(b.chain)} is not an account chain`);
+  if (typeof b.address !== "string" || b.address === "") throw new RangeError("address is required");
+  assertDerivationIndex(b.derivationIndex);
+  if (typeof b.balance !== "bigint" || b.balance < 0n) throw new RangeError("balance must not be negative");
+  if (typeof b.reserve !== "bigint" || b.reserve < 0n) throw new RangeError("reserve must not be negative");
+  await kv.set(
+    balanceKey(b.chain, b.address),
+    {
+      chain: b.chain,
+      address: b.address,
+      derivationIndex: b.derivationIndex,
+      balance: b.balance.toString(),
+      reserve: b.reserve.toString(),
+    } satisfies StoredBalance,
+  );
+}
+
+const fromStoredBalance = (s: StoredBalance): AccountBalance => ({
+  ...s,
+  balance: BigInt(s.balance),
+  reserve: BigInt(s.reserve),
+});
+
+export async function readAccountBalance(
+  kv: Deno.Kv,
+  chain: AccountChain,
+  address: string,
+): Promise<AccountBalance | null> {
+  const v = (await kv.get<StoredBalance>(balanceKey(chain, address))).value;
+  return v === null ? null : fromStoredBalance(v);
+}
+
+export async function accountTotals(kv: Deno.Kv, chain: AccountChain): Promise<Totals> {
+  const totals: Totals = { confirmed: 0n, locked: 0n, spendable: 0n };
+  const locked = new Set<string>();
+  for await (const e of kv.list({ prefix: ["treasury_account_lock", chain] })) locked.add(String(e.key[2]));
+  for await (const e of kv.list<StoredBalance>({ prefix: ["treasury_balance", chain] })) {
+    const b = fromStoredBalance(e.value);
+    totals.confirmed += b.balance;
+    if (locked.has(b.address)) totals.locked += b.balance;
+    else if (b.balance > b.reserve) totals.spendable += b.balance - b.reserve;
+  }
+  return totals;
+}
+
+// ---------------------------------------------------------------- sweeps
+
+export interface SweepInput {
+  sweepId: string;
+  chain: AccountChain;
+  from: { address: string; derivationIndex: number };
+  to: string;
+  amount: bigint;
+  leave: bigint;
+  /** The signed sweep (adapter `prepareSweep`): recorded with its reservations before it is broadcast. */
+  tx: PreparedTx;
+  at: Date;
+}
+
+export type RecordSweepResult =
+  | { ok: true; sweep: Sweep }
+  /** `address_busy`: another sweep of the address is open (`openSweepId`); `exists`: this sweep id is recorded. */
+  | { ok: false; reason: "address_busy"; openSweepId: string }
+  | { ok: false; reason: "exists"; sweep: Sweep }
+  /** A reservation of the transaction (a coin, a nonce) is taken: nothing was recorded. */
+  | { ok: false; reason: "reservation_taken" };
+
+/**
+ * Records a prepared sweep, locking the address and the transaction's reservations in the same atomic: either all
+ * of it is written, or nothing (and the sweep must not be broadcast). Throws RangeError for bad input.
+ */
+export async function recordSweep(kv: Deno.Kv, input: SweepInput): Promise<RecordSweepResult> {
+  const { chain, from, tx } = input;
+  if (!isAccountChain(chain)) {
+    throw new RangeError(`${String(chain)} is not an account chain (UTXO chains need no sweep)`);
+  }
+  if (typeof input.sweepId !== "string" || input.sweepId === "") throw new RangeError("sweepId is required");
+  if (typeof from?.address !== "string" || from.address === "") throw new RangeError("from.address is required");
+  assertDerivationIndex(from.derivationIndex);
+  if (typeof input.to !== "string" || input.to === "") throw new RangeError("to is required");
+  if (input.to === from.address) throw new RangeError("a sweep must move funds to another address");
+  if (typeof input.amount !== "bigint" || input.amount <= 0n) throw new RangeError("sweep amount must be positive");
+  if (typeof input.leave !== "bigint" || input.leave < 0n) throw new RangeError("sweep leave must not be negative");
+  if (!tx?.txHash || typeof tx.raw !== "string") throw new RangeError("the signed sweep transaction is required");
+
+  const sweep: Sweep = {
+    sweepId: input.sweepId,
+    chain,
+    from: { address: from.address, derivationIndex: from.derivationIndex },
+    to: input.to,
+    amount: input.amount.toString(),
+    leave: input.leave.toString(),
+    txHash: tx.txHash,
+    raw: tx.raw,
+    preparedAt: input.at.toISOString(),
+    ...(tx.expiry ? { expiry: tx.expiry } : {}),
+    ...(tx.consumes ? { consumes: tx.consumes } : {}),
+    status: "prepared",
+  };
+  const key = sweepKey(chain, sweep.sweepId);
+  const lock = accountLockKey(chain, from.address);
+  const atomic = kv.atomic()
+    .check({ key, versionstamp: null }, { key: lock, versionstamp: null })
+    .set(key, sweep)
+    .set(lock, { sweepId: sweep.sweepId, txHash: tx.txHash } satisfies AccountLock);
+  if ((await addReservations(atomic, tx).commit()).ok) return { ok: true, sweep };
+
+  const [existing, holder] = await kv.getMany<[Sweep, AccountLock]>([key, lock]);
+  if (existing.value !== null) return { ok: false, reason: "exists", sweep: existing.value };
+  if (holder.value !== null) return { ok: false, reason: "address_busy", openSweepId: holder.value.sweepId };
+  return { ok: false, reason: "reservation_taken" };
+}
+
+export async function readSweep(kv: Deno.Kv, chain: AccountChain, sweepId: string): Promise<Sweep | null> {
+  return (await kv.get<Sweep>(sweepKey(chain, sweepId))).value;
+}
+
+/** The open sweep of `address`, if any. */
+export async function openSweep(kv: Deno.Kv, chain: AccountChain, address: string): Promise<Sweep | null> {
+  const lock = (await kv.get<AccountLock>(accountLockKey(chain, address))).value;
+  return lock === null ? null : await readSweep(kv, chain, lock.sweepId);
+}
+
+export type SettleSweepResult =
+  | { ok: true; sweep: Sweep }
+  | { ok: false; reason: "not_found" }
+  /** It was already settled the other way (completed, or proven dead): nothing changed. */
+  | { ok: false; reason: "settled"; sweep: Sweep };
+
+/** The sweep's transaction is final on chain: the sweep is done and the address free for the next one. */
+export async function completeSweep(
+  kv: Deno.Kv,
+  chain: AccountChain,
+  sweepId: string,
+  final: { blockNumber: number; at: Date },
+): Promise<SettleSweepResult> {
+  return await settleSweep(kv, chain, sweepId, "completed", (s) => ({
+    ...s,
+    status: "completed",
+    blockNumber: final.blockNumber,
+    completedAt: final.at.toISOString(),
+  }));
+}
+
+/**
+ * The sweep's transaction is proven never to land (the adapter's `txStatus` answered `dead`): the record keeps the
+ * proof, and the address and what the transaction reserved are released in the same atomic, so a new sweep may be
+ * signed.
+ */
+export async function sweepDead(
+  kv: Deno.Kv,
+  chain: AccountChain,
+  sweepId: string,
+  dead: { proof: DeathProof; detail: string; at: Date },
+): Promise<SettleSweepResult> {
+  return await settleSweep(
+    kv,
+    chain,
+    sweepId,
+    "dead",
+    (s) => ({ ...s, status: "dead", proof: dead.proof, detail: dead.detail, deadAt: dead.at.toISOString() }),
+    (atomic, s) => addReleases(atomic, chain, s.consumes),
+  );
+}
+
+const MAX_SETTLE_ATTEMPTS = 10;
+
+/** Moves a prepared sweep to `to` (idempotent when it is there already), releasing its address lock. */
+async function settleSweep(
+  kv: Deno.Kv,
+  chain: AccountChain,
+  sweepId: string,
+  to: Exclude<SweepStatus, "prepared">,
+  settled: (s: Sweep) => Sweep,
+  effects?: (atomic: Deno.AtomicOperation, s: Sweep) => void,
+): Promise<SettleSweepResult> {
+  const key = sweepKey(chain, sweepId);
+  for (let attempt = 1;; attempt++) {
+    const entry = await kv.get<Sweep>(key);
+    if (entry.value === null) return { ok: false, reason: "not_found" };
+    const sweep = entry.value;
+    if (sweep.status === to) return { ok: true, sweep };
+    if (sweep.status !== "prepared") return { ok: false, reason: "settled", sweep };
+    const next = settled(sweep);
+    const atomic = kv.atomic().check(entry).set(key, next).delete(accountLockKey(chain, sweep.from.address));
+    effects?.(atomic, sweep);
+    if ((await atomic.commit()).ok) return { ok: true, sweep: next };
+    if (attempt >= MAX_SETTLE_ATTEMPTS) throw new Error(`sweep ${chain} ${sweepId}: too many concurrent changes`);
+  }
+}

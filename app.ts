@@ -52,7 +52,7 @@ export async function buildServices(config: Config, secrets?: Secrets): Promise<
   let setup;
   try {
     setup = config.pipeline === "on"
-      ? await buildChains(kv, plan, config.evm, transferAddress)
+      ? await buildChains(kv, plan, config.evm, transferAddress, { hotWalletGenesis: config.simHotWalletGenesis })
       : { chains: null, simulated: plan.simulated };
   } catch (err) {
     // Refused at start (a wrong chain id, no RPC, an unreadable key): leave no KV handle open.

@@ -31,6 +31,7 @@ import { getUserWallet } from "../kv/user_wallets.ts";
 import { destinationAddressError } from "../chains/addresses.ts";
 import type { PipelineContext } from "./context.ts";
 import { addTransferRecord, burnRecordOf } from "./watcher.ts";
+import { addSweepDueOf } from "./sweeper.ts";
 import type { OrderErrorKind } from "../messages.ts";
 import { type Intent, intentOf, isTerminal, type OrderEvent, transition } from "./transition.ts";
 
@@ -53,7 +54,8 @@ export type Decision =
     broadcast?: PreparedTx;
     chain?: Intent["chain"];
   }
-  | { kind: "wait"; ms: number };
+  /** `heldReason`: why the order waits for something outside it (stored on the order, cleared when it moves). */
+  | { kind: "wait"; ms: number; heldReason?: string };
 
 export type StepOutcome = "moved" | "waiting" | "done" | "conflict" | "missing";
 
@@ -84,7 +86,13 @@ export async function stepOrder(ctx: PipelineContext, orderId: string): Promise<
     return await waitWithBackoff(ctx, entry, due, err);
   }
   if (decision.kind === "wait") {
-    const ok = await commitWait(ctx, entry, due, decision.ms, withoutErrorStreak(entry.value));
+    const waiting = withoutErrorStreak(entry.value);
+    const reason = decision.heldReason;
+    const held = reason && waiting.details.heldReason !== reason
+      ? withDetails(waiting, { heldReason: reason })
+      : waiting;
+    if (held !== waiting) ctx.log(`order ${orderId}: held, ${reason}`);
+    const ok = await commitWait(ctx, entry, due, decision.ms, held);
     return ok ? "waiting" : "conflict";
   }
   const now = ctx.now();
@@ -104,6 +112,7 @@ export async function stepOrder(ctx: PipelineContext, orderId: string): Promise<
   addReschedule(atomic, orderId, due, nextAt);
   if (decision.broadcast) addReservations(atomic, decision.broadcast);
   decision.effects?.(atomic);
+  if (next.status === "completed" && order.status !== "completed") addSweepDueOf(atomic, next);
   if (nextAt !== null) atomic.enqueue({ kind: WAKE, orderId } satisfies WakeMessage, { delay: nextAt - now.getTime() });
   if (!(await atomic.commit()).ok) return "conflict";
   if (decision.broadcast) {
@@ -250,12 +259,13 @@ async function decideBurn(ctx: PipelineContext, order: BurnOrder): Promise<Decis
   }
   if (!(await walletActive(ctx, order.owner))) return rejected("wallet_inactive");
   const { native: nativeAmount, remainderWei } = weiToNative(native, amount);
-  const prepared = await ctx.chains.payer(native).preparePayout({
-    orderId: order.id,
-    to: order.destinationWallet,
-    amount: nativeAmount,
-    memo: order.details.memo,
-  });
+  const payer = ctx.chains.payer(native);
+  const request = { orderId: order.id, to: order.destinationWallet, amount: nativeAmount, memo: order.details.memo };
+  const check = await payer.checkPayout?.(request) ?? { ok: true };
+  if (!check.ok && check.reason === "destination_below_reserve") return rejected("invalid_destination");
+  // Never a failure: sweeps of deposits fund the hot wallet, and the payout goes out once they have.
+  if (!check.ok) return { kind: "wait", ms: ctx.settings.blockMs(native), heldReason: check.detail };
+  const prepared = await payer.preparePayout(request);
   return recordIntent(ctx, native, prepared, {
     nativeAmount: nativeAmount.toString(),
     remainderWei: remainderWei.toString(),

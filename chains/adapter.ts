@@ -169,6 +169,11 @@ export interface ChainReader {
    * (other logs on EVM): a burn is re-checked with this before value moves.
    */
   transfersOf(txHash: string): Promise<ObservedTransfer[] | null>;
+  /**
+   * Account chains (sol, xrp, sui): the native balance `address` holds at the tip, in smallest units (0 for an
+   * account that does not exist). What the sweeper reads before sweeping a deposit address.
+   */
+  balance?(address: string): Promise<bigint>;
 }
 
 /**
@@ -256,11 +261,27 @@ export interface EvmMinter extends ChainSender {
   adminRefusal?(req: MintRequest): Promise<string | null>;
 }
 
+/**
+ * Whether a payout can be signed now, asked before preparing it:
+ * - `unfunded`: the hot wallet cannot pay it yet (its balance less its reserve and the fee): the order waits, with
+ *   `detail` as its held reason, until sweeps fund the hot wallet.
+ * - `destination_below_reserve`: the destination account does not exist and the amount is below what creating it
+ *   needs (xrp base reserve, sol rent-exempt minimum): the chain would refuse it, the order fails.
+ */
+export type PayoutCheck =
+  | { ok: true }
+  | { ok: false; reason: "unfunded" | "destination_below_reserve"; detail: string };
+
 export interface NativePayer extends ChainSender {
+  /** Account chains: the hot wallet payouts are sent from and sweeps move deposits to. */
+  readonly hotWallet?: string;
   preparePayout(req: PayoutRequest): Promise<PreparedTx>;
+  /** Account chains: asked before `preparePayout` (see `PayoutCheck`). Absent: every payout is taken as payable. */
+  checkPayout?(req: PayoutRequest): Promise<PayoutCheck>;
   /**
    * Prepares a sweep of a deposit address into the hot wallet, recorded and broadcast like a payout (its expiry,
-   * consumes and reservations included). Optional until the native adapters implement it: the sim does not.
+   * consumes and reservations included). Optional until the live native adapters implement it; the sim does
+   * (account chains).
    */
   prepareSweep?(req: SweepRequest): Promise<PreparedTx>;
 }

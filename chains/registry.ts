@@ -22,8 +22,9 @@ export async function buildChains(
   plan: ChainPlan,
   evm: EvmConfig,
   transferAddress: string,
+  simOpts: { hotWalletGenesis?: bigint } = {},
 ): Promise<ChainSetup> {
-  const sim = simChains(kv);
+  const sim = simChains(kv, { hotWalletGenesis: simOpts.hotWalletGenesis });
   const simulated = new Set(plan.simulated);
   const adapters = new Map<EvmChain, EvmChainAdapters>();
   if (plan.live.length > 0) {

@@ -332,7 +332,9 @@ async function deployRoles(
  * address, which only scans need and whose derivation needs the mnemonic, is left out.
  */
 async function statusChains(kv: Deno.Kv, config: Config): Promise<Chains> {
-  return (await buildChains(kv, chainPlan(config.chainMode, config.evm), config.evm, zeroAddress)).chains;
+  const plan = chainPlan(config.chainMode, config.evm);
+  return (await buildChains(kv, plan, config.evm, zeroAddress, { hotWalletGenesis: config.simHotWalletGenesis }))
+    .chains;
 }
 
 function deadProofOf(order: Order): string {

@@ -32,6 +32,12 @@ export interface Config {
   simBlockMs: number;
   /** Sim mode: how long a deposit may wait for its confirmations. */
   simConfirmationTimeoutMs: number;
+  /**
+   * Sim mode: what each account chain's hot wallet is credited at its first payout, in native smallest units. Unset:
+   * the ledger's large default, so faucet-funded burns are always paid; 0: a finite hot wallet that only sweeps of
+   * deposits fund.
+   */
+  simHotWalletGenesis: bigint | undefined;
   /** How often the due-order sweep runs (the queue wakes actors sooner when it is available). */
   sweepMs: number;
   /** Live EVM chains (`<CHAIN>_RPC_URLS`, `<CHAIN>_UASSETS`, `EVM_MINTER_KEY_FILE`, ...). */
@@ -55,6 +61,8 @@ const EnvSchema = z.object({
   FAULT_CRASH_POINT: z.enum(FAULT_POINTS).optional(),
   SIM_BLOCK_MS: z.string().regex(/^\d{1,7}$/, "SIM_BLOCK_MS must be a whole number of ms").optional(),
   SIM_CONFIRMATION_TIMEOUT_MS: z.string().regex(/^\d{1,9}$/, "must be a whole number of ms").optional(),
+  SIM_HOT_WALLET_GENESIS: z.string().regex(/^(0|[1-9]\d{0,35})$/, "must be a whole number of native smallest units")
+    .optional(),
   SWEEP_MS: z.string().regex(/^\d{1,7}$/, "SWEEP_MS must be a whole number of ms").optional(),
 });
 
@@ -91,6 +99,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     pipeline: e.PIPELINE ?? "on",
     simBlockMs: Math.max(10, Number(e.SIM_BLOCK_MS ?? 1000)),
     simConfirmationTimeoutMs: Number(e.SIM_CONFIRMATION_TIMEOUT_MS ?? 120_000),
+    simHotWalletGenesis: e.SIM_HOT_WALLET_GENESIS === undefined ? undefined : BigInt(e.SIM_HOT_WALLET_GENESIS),
     sweepMs: Math.max(10, Number(e.SWEEP_MS ?? 1000)),
     evm: loadEvmConfig(env),
     faultCrashPoint: e.FAULT_CRASH_POINT,

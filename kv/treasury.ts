@@ -435,3 +435,46 @@ async function settleSweep(
     if (attempt >= MAX_SETTLE_ATTEMPTS) throw new Error(`sweep ${chain} ${sweepId}: too many concurrent changes`);
   }
 }
+
+// ---------------------------------------------------------------- sweeps due
+
+/**
+ * Written by the commit that completes a mint from an account chain: the deposit it minted is to be swept into the
+ * hot wallet. Keyed by the mint order (whose id names the sweep), it holds the deposit's transfer, from which the
+ * sweeper reads the deposit address. Cleared once a sweep of the address is final or nothing is left to sweep.
+ */
+export function sweepDueKey(chain: AccountChain, orderId: string): Deno.KvKey {
+  return ["treasury_sweep_due", chain, orderId];
+}
+
+export interface SweepDue {
+  orderId: string;
+  /** The minted deposit: where its funds arrived. */
+  source: { txHash: string; index: number };
+  /** Sweeps of this deposit proven dead so far; the next one is recorded under `sweepIdOf(due)`. */
+  deadSweeps: number;
+}
+
+/** The id the next sweep of a due deposit is recorded under: one per attempt, the first one the order id. */
+export function sweepIdOf(due: SweepDue): string {
+  return due.deadSweeps === 0 ? due.orderId : `${due.orderId}#${due.deadSweeps}`;
+}
+
+export function addSweepDue(
+  atomic: Deno.AtomicOperation,
+  chain: AccountChain,
+  orderId: string,
+  source: SweepDue["source"],
+): Deno.AtomicOperation {
+  return atomic.set(sweepDueKey(chain, orderId), { orderId, source, deadSweeps: 0 } satisfies SweepDue);
+}
+
+export async function listSweepsDue(
+  kv: Deno.Kv,
+  chain: AccountChain,
+  limit: number,
+): Promise<Deno.KvEntry<SweepDue>[]> {
+  const out: Deno.KvEntry<SweepDue>[] = [];
+  for await (const e of kv.list<SweepDue>({ prefix: ["treasury_sweep_due", chain] }, { limit })) out.push(e);
+  return out;
+}

@@ -6,8 +6,11 @@
  *
  * Payouts on sol, xrp, sui and zec carry the expiry their live chain would set (ledger.ts `SIM_PAYOUT_EXPIRY`), and
  * the reader proves an expired one dead. Coins a payout request names are consumed and reserved as a UTXO chain's
- * would be (the sim has no UTXO set yet: they are locked in KV, not checked against a ledger). Sweeps are not
- * simulated. Finality is depth for every sim chain: `included.final` is left unset.
+ * would be (the sim has no UTXO set yet: they are locked in KV, not checked against a ledger). On the account chains
+ * (sol, xrp, sui) the hot wallet is finite when the process sets a small genesis: a payout it cannot fund is refused
+ * (`checkPayout` says so first), sweeps of deposit addresses fund it, and a payout too small to create its
+ * destination account (the catalog's reserve) fails. The sim charges no fee. Finality is depth for every sim chain:
+ * `included.final` is left unset.
  */
 import {
   type ChainReader,
@@ -15,10 +18,20 @@ import {
   type ChainSender,
   type EvmMinter,
   type NativePayer,
+  type PayoutCheck,
+  type PayoutRequest,
   type PreparedTx,
   TransientChainError,
 } from "../adapter.ts";
-import { type ChainSymbol, type EvmChain, isEvmChain, isNativeChain, type NativeChain } from "../catalog.ts";
+import {
+  type ChainSymbol,
+  type EvmChain,
+  isAccountChain,
+  isEvmChain,
+  isNativeChain,
+  NATIVE,
+  type NativeChain,
+} from "../catalog.ts";
 import { encodeSimTx, parseSimTx, SimLedger, simNonce, simPayoutExpiry, type SimTx, simTxHash } from "./ledger.ts";
 
 export interface SimChainsOptions {
@@ -28,6 +41,8 @@ export interface SimChainsOptions {
   operatorAddress?: (chain: NativeChain) => string;
   /** The clock of stalls (`stalledUntil`) and of the pending set's order. */
   now?: () => number;
+  /** What a hot wallet is credited at its first payout (ledger.ts `HOT_WALLET_GENESIS` when unset; 0: finite). */
+  hotWalletGenesis?: bigint;
 }
 
 /** `Chains` plus direct access to each ledger, for the block producer, the sim routes and tests. */
@@ -46,7 +61,12 @@ export function simChains(kv: Deno.Kv, opts: SimChainsOptions = {}): SimChains {
   const ledgers = new Map<ChainSymbol, SimLedger>();
   const ledger = (chain: ChainSymbol): SimLedger => {
     let l = ledgers.get(chain);
-    if (!l) ledgers.set(chain, l = new SimLedger(kv, chain, { random, now: opts.now }));
+    if (!l) {
+      ledgers.set(
+        chain,
+        l = new SimLedger(kv, chain, { random, now: opts.now, hotWalletGenesis: opts.hotWalletGenesis }),
+      );
+    }
     return l;
   };
 
@@ -64,6 +84,23 @@ export function simChains(kv: Deno.Kv, opts: SimChainsOptions = {}): SimChains {
     const raw = encodeSimTx(tx);
     parseSimTx(chain, raw);
     return { txHash: simTxHash(chain, raw), raw };
+  }
+
+  /** The hot wallet's funds less its reserve cover the amount; a new destination gets at least the reserve. */
+  async function checkPayout(l: SimLedger, chain: NativeChain, req: PayoutRequest): Promise<PayoutCheck> {
+    const reserve = NATIVE[chain].reserve;
+    if (req.amount < reserve && (await l.balance(req.to, "native")) === 0n) {
+      return {
+        ok: false,
+        reason: "destination_below_reserve",
+        detail: `${req.to} does not exist on ${chain} and ${req.amount} is below the ${reserve} reserve`,
+      };
+    }
+    const payable = await l.payable(operatorAddress(chain));
+    if (payable < req.amount) {
+      return { ok: false, reason: "unfunded", detail: `hot wallet cannot fund this payout yet (${chain})` };
+    }
+    return { ok: true };
   }
 
   function sender(l: SimLedger): ChainSender {
@@ -92,6 +129,9 @@ export function simChains(kv: Deno.Kv, opts: SimChainsOptions = {}): SimChains {
         scan: (from, to) => rpc(l, "scan", () => l.blocks(from, to)),
         txStatus: (hash, ours) => rpc(l, "txStatus", () => l.txStatus(hash, ours)),
         transfersOf: (hash) => rpc(l, "transfersOf", () => l.txTransfers(hash)),
+        ...(isNativeChain(chain) && isAccountChain(chain)
+          ? { balance: (address: string) => rpc(l, "balance", () => l.balance(address, "native")) }
+          : {}),
       };
     },
 
@@ -139,6 +179,30 @@ export function simChains(kv: Deno.Kv, opts: SimChainsOptions = {}): SimChains {
             }
             return tx;
           }),
+        ...(isAccountChain(chain)
+          ? {
+            hotWallet: operatorAddress(chain),
+            checkPayout: (req: PayoutRequest) => rpc(l, "checkPayout", () => checkPayout(l, chain, req)),
+            prepareSweep: (req) =>
+              rpc(l, "prepareSweep", async () => {
+                const reserve = NATIVE[chain].reserve;
+                const amount = req.amount ?? (await l.balance(req.from, "native")) - reserve;
+                if (amount <= 0n) throw new RangeError(`sim ${chain}: nothing above the reserve to sweep`);
+                const expiry = simPayoutExpiry(chain, (await l.head()).number);
+                const tx = prepare(chain, {
+                  kind: "sweep",
+                  from: req.from,
+                  to: operatorAddress(chain),
+                  amount,
+                  sweepId: req.sweepId,
+                  nonce: simNonce(random),
+                  expiry: expiry ?? null,
+                });
+                if (expiry) tx.expiry = expiry;
+                return tx;
+              }),
+          }
+          : {}),
       };
     },
   };

@@ -27,7 +27,11 @@ import {
 
 /** The `from` of minted and faucet uAssets, as in an ERC-20 `Transfer` log of a mint. */
 export const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000";
-/** What an operator hot wallet holds before its first payout, so payouts never run dry in sim. */
+/**
+ * What an operator hot wallet is credited at its first payout unless the process sets another genesis
+ * (`SIM_HOT_WALLET_GENESIS`): large, so `deno task dev` and the tests whose burns the faucet funds pay every burn. With
+ * a small genesis (0) the hot wallet is finite and only sweeps of deposits fund it, as on a live chain.
+ */
 export const HOT_WALLET_GENESIS = 10n ** 30n;
 /**
  * Most transactions one block takes (the rest wait for the next, like a full block). It bounds the sealing commit
@@ -82,6 +86,20 @@ function reachedIn(e: Expiry, height: number): number {
   return e.kind === "epoch" ? epochOf(height) : height;
 }
 
+/** The expiry a transaction carries: payouts and sweeps, our outgoing native transactions, may have one. */
+function expiryOfTx(tx: SimTx): Expiry | null {
+  return tx.kind === "payout" || tx.kind === "sweep" ? tx.expiry ?? null : null;
+}
+
+/**
+ * What an account must keep on a native account chain (catalog `reserve`): a payout or a sweep never takes it. (A
+ * payout too small to create its destination is refused before signing, by the payer's `checkPayout`; the ledger
+ * itself does not fail one.)
+ */
+function reserveOf(chain: ChainSymbol): bigint {
+  return isEvmChain(chain) ? 0n : NATIVE[chain as NativeChain].reserve;
+}
+
 /** Whether a block at `height` is past the expiry: the transaction can never be in it or any later one. */
 function isPast(e: Expiry, height: number): boolean {
   return reachedIn(e, height) > e.value;
@@ -98,6 +116,16 @@ const NativeTxSchema = z.discriminatedUnion("kind", [
     amount,
     memo: z.string().nullable(),
     orderId: z.string().min(1),
+    nonce,
+    expiry: expiry.nullable().optional(),
+  }),
+  /** A deposit address's balance moved to the hot wallet (its reserve stays); the sim checks no signature. */
+  z.object({
+    kind: z.literal("sweep"),
+    from: address,
+    to: address,
+    amount,
+    sweepId: z.string().min(1),
     nonce,
     expiry: expiry.nullable().optional(),
   }),
@@ -127,6 +155,16 @@ export function encodeSimTx(tx: SimTx): string {
         amount: a,
         memo: tx.memo,
         orderId: tx.orderId,
+        nonce: tx.nonce,
+        expiry: tx.expiry ?? null,
+      });
+    case "sweep":
+      return JSON.stringify({
+        kind: tx.kind,
+        from: tx.from,
+        to: tx.to,
+        amount: a,
+        sweepId: tx.sweepId,
         nonce: tx.nonce,
         expiry: tx.expiry ?? null,
       });
@@ -319,6 +357,7 @@ function deltasOf(tx: SimTx): Delta[] {
       raw.push({ address: tx.to, asset: "native", amount: tx.amount });
       break;
     case "payout":
+    case "sweep":
       raw.push({ address: tx.from, asset: "native", amount: -tx.amount });
       raw.push({ address: tx.to, asset: "native", amount: tx.amount });
       break;
@@ -352,6 +391,7 @@ function transfersOf(t: TxRecord): ObservedTransfer[] {
   switch (tx.kind) {
     case "transfer":
     case "payout":
+    case "sweep":
       return [{ ...base, from: tx.from, asset: "native" }];
     case "mint":
     case "faucet":
@@ -368,12 +408,19 @@ export class SimLedger {
   readonly chain: ChainSymbol;
   private readonly random: () => number;
   private readonly now: () => number;
+  private readonly hotWalletGenesis: bigint;
 
-  constructor(kv: Deno.Kv, chain: ChainSymbol, opts: { random?: () => number; now?: () => number } = {}) {
+  constructor(
+    kv: Deno.Kv,
+    chain: ChainSymbol,
+    opts: { random?: () => number; now?: () => number; hotWalletGenesis?: bigint } = {},
+  ) {
     this.kv = kv;
     this.chain = chain;
     this.random = opts.random ?? Math.random;
     this.now = opts.now ?? Date.now;
+    this.hotWalletGenesis = opts.hotWalletGenesis ?? HOT_WALLET_GENESIS;
+    if (this.hotWalletGenesis < 0n) throw new RangeError("the hot wallet genesis must not be negative");
   }
 
   // ---- reads ----
@@ -465,6 +512,21 @@ export class SimLedger {
     return (await this.kv.get<bigint>(balanceKey(this.chain, this.normalizeAddress(address), asset))).value ?? 0n;
   }
 
+  /**
+   * What a payout from the hot wallet `address` may take now: its balance (with its genesis, when its first payout is
+   * still to come) less the chain's reserve. The sim charges no fee.
+   */
+  async payable(address: string): Promise<bigint> {
+    this.requireNative("payable");
+    const [bal, funded] = await this.kv.getMany<[bigint, boolean]>([
+      balanceKey(this.chain, address, "native"),
+      hotWalletKey(this.chain, address),
+    ]);
+    const total = (bal.value ?? 0n) + (funded.value === null ? this.hotWalletGenesis : 0n);
+    const free = total - reserveOf(this.chain);
+    return free > 0n ? free : 0n;
+  }
+
   /** The transaction that minted `depositId` on the canonical chain (pending included), or null. */
   async mintedBy(depositIdHex: string): Promise<string | null> {
     return (await this.kv.get<string>(mintedKey(this.chain, depositIdHex.toLowerCase()))).value;
@@ -537,6 +599,10 @@ export class SimLedger {
       // As a node refuses an expired blockhash or ledger sequence: nothing to do but wait for its proof of death.
       throw new TransientChainError(`sim ${this.chain}: transaction refused: past its expiry`);
     }
+    if ("refused" in res && res.refused === "insufficient_balance" && !isEvmChain(this.chain)) {
+      // A payout or sweep the account cannot fund now: refused, nothing changed; funds may arrive, or it expires.
+      throw new TransientChainError(`sim ${this.chain}: transaction refused: insufficient funds`);
+    }
     if ("refused" in res) throw new Error(`sim ${this.chain}: transaction refused: ${res.refused}`);
     return res;
   }
@@ -557,6 +623,7 @@ export class SimLedger {
     raw: string,
     tx: SimTx,
   ): Promise<Submitted | { refused: "insufficient_balance" | "expired" }> {
+    const reserve = reserveOf(this.chain);
     const c = this.chain;
     const hash = simTxHash(c, raw);
     for (let attempt = 0;; attempt++) {
@@ -566,7 +633,7 @@ export class SimLedger {
       if (existing && existing.status !== "dropped") {
         return { txHash: hash, blockNumber: existing.blockNumber ?? head.number + 1 };
       }
-      const e = tx.kind === "payout" ? tx.expiry ?? null : null;
+      const e = expiryOfTx(tx);
       if (e && isPast(e, head.number + 1)) return { refused: "expired" };
       const op = this.kv.atomic().check(txEntry).check(headEntry);
       let failure: string | null = null;
@@ -600,14 +667,15 @@ export class SimLedger {
         const entries = await this.kv.getMany<unknown[]>(hotWallet ? [...keys, hotWallet] : keys);
         const funded = hotWallet ? entries.pop()! : null;
         const balances = entries.map((e) => (e.value as bigint | null) ?? 0n);
-        const source = tx.kind === "erc20" || tx.kind === "payout" ? tx.from : null;
+        const source = tx.kind === "erc20" || tx.kind === "payout" || tx.kind === "sweep" ? tx.from : null;
         const debit = source === null ? -1 : deltas.findIndex((d) => d.address === source);
         // A hot wallet is funded with its genesis allocation in the commit of its first payout.
         const genesis = funded !== null && funded.value === null;
-        if (debit >= 0 && genesis) balances[debit] += HOT_WALLET_GENESIS;
-        if (debit >= 0 && balances[debit] < tx.amount) {
-          if (tx.kind === "erc20") return { refused: "insufficient_balance" };
-          failure = "insufficient funds";
+        if (debit >= 0 && genesis) balances[debit] += this.hotWalletGenesis;
+        // A payout or a sweep never overdraws nor takes the account's reserve: the node refuses it, nothing changes.
+        const keep = tx.kind === "payout" || tx.kind === "sweep" ? reserve : 0n;
+        if (debit >= 0 && balances[debit] - keep < tx.amount) {
+          return { refused: "insufficient_balance" };
         } else {
           deltas.forEach((d, i) => op.check(entries[i]).set(keys[i], balances[i] + d.amount));
           if (funded) op.check(funded);
@@ -657,7 +725,7 @@ export class SimLedger {
       const expired: TxRecord[] = [];
       for await (const e of this.kv.list<TxRecord>({ prefix: pendingPrefix(c) }, { limit: MAX_TXS_PER_BLOCK * 2 })) {
         const t = e.value;
-        const x = t.tx.kind === "payout" ? t.tx.expiry ?? null : null;
+        const x = expiryOfTx(t.tx);
         if (x && isPast(x, number)) expired.push(t);
         else if (!t.stalled && pending.length < MAX_TXS_PER_BLOCK) pending.push(t);
       }
@@ -759,7 +827,7 @@ export class SimLedger {
         const limit = Math.min(perBlock * d, Math.floor((MAX_MUTATIONS - mutations) / 2));
         // Stalled payouts and payouts expiring below the tip stay out of the competing branch too.
         for await (const e of this.kv.list<TxRecord>({ prefix: pendingPrefix(c) }, { limit })) {
-          const x = e.value.tx.kind === "payout" ? e.value.tx.expiry ?? null : null;
+          const x = expiryOfTx(e.value.tx);
           if (!e.value.stalled && !(x && isPast(x, head.number))) pending.push(e.value);
         }
       }
@@ -815,11 +883,10 @@ export class SimLedger {
   }
 }
 
-/** The expiry a raw payout of `chain` carries, or null (no expiry, not a payout, not ours to parse). */
+/** The expiry a raw payout or sweep of `chain` carries, or null (no expiry, not a payout, not ours to parse). */
 function expiryOf(chain: ChainSymbol, raw: string): Expiry | null {
   try {
-    const tx = parseSimTx(chain, raw);
-    return tx.kind === "payout" ? tx.expiry ?? null : null;
+    return expiryOfTx(parseSimTx(chain, raw));
   } catch {
     return null;
   }

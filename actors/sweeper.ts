@@ -1,0 +1,162 @@
+/**
+ * The sweeper: moves minted deposits on the account chains (sol, xrp, sui) from their deposit addresses into the hot
+ * wallet, which is what funds payouts. Like an order's intent, each sweep is recorded before it is broadcast
+ * (kv/treasury.ts `recordSweep`, which locks the address: one open sweep per address), re-sent as the same bytes
+ * while the chain does not know it, completed once final, and replaced by a new one only when proven dead.
+ *
+ * The commit that completes a mint writes a "sweep due" mark (`addSweepDueOf`); `sweepOnce`, one tick per chain under
+ * a KV lease, works through the marks. A mark is cleared when a sweep of its deposit is final or when the address
+ * holds nothing above its reserve (another deposit's sweep took it along).
+ */
+import { isCounted, TransientChainError } from "../chains/adapter.ts";
+import { type AccountChain, isAccountChain, NATIVE } from "../chains/catalog.ts";
+import { findDepositAddress } from "../kv/mint_wallets.ts";
+import type { Order } from "../kv/orders.ts";
+import { acquireLease } from "../kv/pipeline.ts";
+import {
+  addSweepDue,
+  completeSweep,
+  listSweepsDue,
+  openSweep,
+  readSweep,
+  recordSweep,
+  type Sweep,
+  sweepDead,
+  type SweepDue,
+  sweepIdOf,
+} from "../kv/treasury.ts";
+import type { PipelineContext } from "./context.ts";
+
+/** Marks looked at per tick and chain; the rest wait for the next tick. */
+export const SWEEPS_PER_TICK = 50;
+
+/** Adds to the commit completing `order` the mark that its deposit is to be swept, for a mint from an account chain. */
+export function addSweepDueOf(atomic: Deno.AtomicOperation, order: Order): void {
+  if (order.type !== "mint" || !isAccountChain(order.sourceChain)) return;
+  const { txHash, index } = order.details.source;
+  addSweepDue(atomic, order.sourceChain, order.id, { txHash, index });
+}
+
+export type SweepStep =
+  | "recorded" // a new sweep recorded and broadcast
+  | "resent" // an open sweep the chain did not know, sent again (the same bytes)
+  | "waiting" // an open sweep pending or not yet final, or a deposit that cannot be looked at now
+  | "completed" // a sweep found final; its mark cleared
+  | "dead" // a sweep proven dead; the next tick records a new one
+  | "cleared"; // nothing above the reserve left to sweep; the mark cleared
+
+/**
+ * One sweeper tick on `chain`, under the lease `sweeper:<chain>` (one process sweeps a chain at a time). Returns what
+ * happened to each mark looked at, or null when another process holds the lease or the chain's payer cannot sweep.
+ */
+export async function sweepOnce(
+  ctx: PipelineContext,
+  chain: AccountChain,
+  owner: string,
+  leaseMs: number,
+): Promise<SweepStep[] | null> {
+  const payer = ctx.chains.payer(chain);
+  if (!payer.prepareSweep || !payer.hotWallet) return null;
+  if (!(await acquireLease(ctx.kv, `sweeper:${chain}`, owner, leaseMs, ctx.now().getTime()))) return null;
+  const steps: SweepStep[] = [];
+  for (const entry of await listSweepsDue(ctx.kv, chain, SWEEPS_PER_TICK)) {
+    try {
+      steps.push(await sweepDeposit(ctx, chain, entry));
+    } catch (err) {
+      if (!(err instanceof TransientChainError)) {
+        ctx.log(`sweep ${chain} ${entry.value.orderId}: failed; will retry`, err);
+      }
+      steps.push("waiting");
+    }
+  }
+  return steps;
+}
+
+async function sweepDeposit(
+  ctx: PipelineContext,
+  chain: AccountChain,
+  due: Deno.KvEntry<SweepDue>,
+): Promise<SweepStep> {
+  const reader = ctx.chains.reader(chain);
+  const { source } = due.value;
+  const deposit = (await reader.transfersOf(source.txHash))?.find((t) => t.index === source.index);
+  if (!deposit) {
+    ctx.log(`sweep ${chain} ${due.value.orderId}: minted deposit ${source.txHash}:${source.index} not on chain now`);
+    return "waiting";
+  }
+  const address = deposit.to;
+  const open = await openSweep(ctx.kv, chain, address);
+  if (open) return await driveSweep(ctx, chain, open, due);
+
+  const sweepId = sweepIdOf(due.value);
+  const last = await readSweep(ctx.kv, chain, sweepId);
+  if (last?.status === "completed") return await clearMark(ctx, due, "completed");
+  if (last?.status === "dead") return await nextAttempt(ctx, due);
+
+  const reserve = NATIVE[chain].reserve;
+  const balance = await reader.balance!(address);
+  // The sim charges no fee; a live adapter's prepareSweep takes its fee out of the amount it is asked to move.
+  const amount = balance - reserve;
+  if (amount <= 0n) return await clearMark(ctx, due, "cleared");
+  const owner = await findDepositAddress(ctx.kv, chain, address);
+  if (!owner) throw new Error(`${address} is not one of our deposit addresses on ${chain}`);
+  const payer = ctx.chains.payer(chain);
+  const from = { address, derivationIndex: owner.derivationIndex };
+  const tx = await payer.prepareSweep!({ sweepId, from: address, derivationIndex: owner.derivationIndex, amount });
+  const recorded = await recordSweep(ctx.kv, {
+    sweepId,
+    chain,
+    from,
+    to: payer.hotWallet!,
+    amount,
+    leave: reserve,
+    tx,
+    at: ctx.now(),
+  });
+  if (!recorded.ok) return "waiting"; // another process recorded one first: it is driven from its record
+  ctx.faultPoint?.("sweep-after-record");
+  await payer.broadcast(tx);
+  return "recorded";
+}
+
+/** An open sweep: completed once final, proven dead, or sent again (the same bytes) while the chain does not know it. */
+async function driveSweep(
+  ctx: PipelineContext,
+  chain: AccountChain,
+  sweep: Sweep,
+  due: Deno.KvEntry<SweepDue>,
+): Promise<SweepStep> {
+  const ours = { raw: sweep.raw, expiry: sweep.expiry, consumes: sweep.consumes };
+  const status = await ctx.chains.reader(chain).txStatus(sweep.txHash, ours);
+  if (status.state === "dead") {
+    await sweepDead(ctx.kv, chain, sweep.sweepId, { proof: status.proof, detail: status.detail, at: ctx.now() });
+    ctx.log(`sweep ${chain} ${sweep.sweepId}: dead, ${status.detail}`);
+    return "dead";
+  }
+  if (status.state === "included" && isCounted(status, ctx.settings.confirmations(chain))) {
+    if (status.success) {
+      await completeSweep(ctx.kv, chain, sweep.sweepId, { blockNumber: status.blockNumber, at: ctx.now() });
+      return sweep.sweepId === sweepIdOf(due.value) ? await clearMark(ctx, due, "completed") : "completed";
+    }
+    const proof = { kind: "failed" as const, blockNumber: status.blockNumber, reason: status.reason ?? "failed" };
+    await sweepDead(ctx.kv, chain, sweep.sweepId, { proof, detail: `failed on chain: ${proof.reason}`, at: ctx.now() });
+    return "dead";
+  }
+  if (status.state === "unknown") {
+    await ctx.chains.payer(chain).broadcast({ txHash: sweep.txHash, raw: sweep.raw });
+    return "resent";
+  }
+  return "waiting";
+}
+
+async function clearMark(ctx: PipelineContext, due: Deno.KvEntry<SweepDue>, step: SweepStep): Promise<SweepStep> {
+  await ctx.kv.atomic().check(due).delete(due.key).commit();
+  return step;
+}
+
+/** The deposit's last sweep is dead: the next one gets a new id (checked, so two ticks never both move it on). */
+async function nextAttempt(ctx: PipelineContext, due: Deno.KvEntry<SweepDue>): Promise<SweepStep> {
+  const next: SweepDue = { ...due.value, deadSweeps: due.value.deadSweeps + 1 };
+  await ctx.kv.atomic().check(due).set(due.key, next).commit();
+  return "dead";
+}

@@ -32,6 +32,17 @@ Deno.test("configuration defaults and overrides", async (t) => {
     });
     assert.throws(() => loadConfig({ BURN_TRANSFER_ADDRESS: "0x12" }), /BURN_TRANSFER_ADDRESS/);
   });
+  await t.step(
+    "SIM_HOT_WALLET_GENESIS: unset keeps the ledger's default; a whole number of units; else refused",
+    () => {
+      assert.equal(loadConfig({}).simHotWalletGenesis, undefined);
+      assert.equal(loadConfig({ SIM_HOT_WALLET_GENESIS: "0" }).simHotWalletGenesis, 0n);
+      assert.equal(loadConfig({ SIM_HOT_WALLET_GENESIS: "25000000" }).simHotWalletGenesis, 25_000_000n);
+      for (const bad of ["-1", "1.5", "01", "1e6", "lots"]) {
+        assert.throws(() => loadConfig({ SIM_HOT_WALLET_GENESIS: bad }), /SIM_HOT_WALLET_GENESIS/, bad);
+      }
+    },
+  );
 });
 
 Deno.test("secrets", async (t) => {

@@ -29,11 +29,13 @@ export async function handPipeline(opts: {
   chains?: (kv: Deno.Kv, sim: SimChains) => Chains | Promise<Chains>;
   transferAddress?: string;
   live?: Parameters<typeof pipelineSettings>[0]["live"];
+  /** The sim hot wallets' genesis (chains/sim/adapters.ts `hotWalletGenesis`); 0n: finite, funded by sweeps only. */
+  hotWalletGenesis?: bigint;
 } = {}): Promise<HandPipeline> {
   const dir = await Deno.makeTempDir({ prefix: "hand-pipeline-" });
   const kvPath = `${dir}/kv.sqlite3`;
   const kv = await openKv(kvPath);
-  const sim = simChains(kv, { random: seededRandom(11) });
+  const sim = simChains(kv, { random: seededRandom(11), hotWalletGenesis: opts.hotWalletGenesis });
   let offset = 0;
   const logs: string[] = [];
   const ctx: PipelineContext = {

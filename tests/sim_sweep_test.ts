@@ -1,0 +1,139 @@
+/**
+ * A finite hot wallet on sim xrp (genesis 0; sim ledgers, real KV file, watcher, order steps and sweeper ticks driven
+ * by hand): a burn waits, with its reason on the order, while the hot wallet is empty; a minted deposit is swept into
+ * the hot wallet, less the address's 1 XRP reserve, exactly once although the sweeper crashes between recording the
+ * sweep and sending it; then the waiting burn is paid exactly once, and the balances add up.
+ */
+import assert from "node:assert/strict";
+import { sweepOnce, type SweepStep } from "../actors/sweeper.ts";
+import { TransientChainError } from "../chains/adapter.ts";
+import { NATIVE } from "../chains/catalog.ts";
+import { SIM_DEPOSIT_SENDER } from "../chains/sim/commands.ts";
+import { defaultSimOperatorAddress } from "../chains/sim/adapters.ts";
+import { createMintWallet } from "../kv/mint_wallets.ts";
+import { readSweep } from "../kv/treasury.ts";
+import { ensureUserWallet } from "../kv/user_wallets.ts";
+import { ledgerTxs, payoutTxs, stored } from "./support/chain_facts.ts";
+import { allOrders, SIM_DESTINATION, simBurnOrders, stepNow } from "./support/burns.ts";
+import { countKeys, handPipeline, watchToTip } from "./support/watch.ts";
+
+const OWNER = "0x" + "5e".repeat(20);
+const XRP = 1_000_000n;
+const HOT = defaultSimOperatorAddress("xrp");
+
+Deno.test("sim xrp, finite hot wallet: a burn waits for funds; a deposit is swept once (crash after record) and pays it", async () => {
+  const p = await handPipeline({ hotWalletGenesis: 0n });
+  try {
+    const xrp = p.sim.ledger("xrp");
+    const base = p.sim.ledger("base");
+    const sweep = () => sweepOnce(p.ctx, "xrp", "test-sweeper", 60_000);
+
+    // A burn of 25 XRP: confirmed, then held, never failed, while the hot wallet holds nothing.
+    const { ids: [burnId], payout } = await simBurnOrders(p, "xrp", OWNER);
+    assert.equal(payout, 25n * XRP);
+    assert.equal(await stepNow(p, burnId), "moved");
+    assert.equal(await stepNow(p, burnId), "waiting");
+    const held = await stored(p.kv, burnId);
+    assert.equal(held.status, "processing");
+    assert.match(held.details.heldReason ?? "", /hot wallet cannot fund this payout yet/);
+    assert.deepEqual(await payoutTxs(p.kv, "xrp", burnId), [], "nothing signed");
+
+    // A deposit of 30 XRP is minted; the commit completing the mint marks it due for a sweep.
+    await ensureUserWallet(p.kv, OWNER, "test-partner");
+    const wallet = await createMintWallet(p.kv, OWNER, "xrp", "base", (c, i) => `${c}-deposit-${i}`);
+    assert.ok(wallet.ok);
+    const deposit = wallet.wallet.address;
+    const deposited = 30n * XRP;
+    await xrp.submitNativeTransfer({ from: SIM_DEPOSIT_SENDER.xrp, to: deposit, amount: deposited });
+    for (let i = 0; i < 3; i++) await xrp.sealBlock();
+    assert.equal(await watchToTip(p.ctx, "xrp"), 1);
+    const mint = (await allOrders(p.kv)).find((o) => o.type === "mint")!;
+    for (let i = 0; i < 20 && (await stored(p.kv, mint.id)).status !== "completed"; i++) {
+      await stepNow(p, mint.id);
+      await xrp.sealBlock();
+      await base.sealBlock();
+    }
+    assert.equal((await stored(p.kv, mint.id)).status, "completed");
+    assert.equal(await countKeys(p.kv, ["treasury_sweep_due", "xrp"]), 1);
+
+    // The sweeper records the sweep and dies before sending it.
+    p.ctx.faultPoint = (point) => {
+      if (point === "sweep-after-record") throw new Error("crash after recording the sweep");
+    };
+    assert.deepEqual(await sweep(), ["waiting"]);
+    p.ctx.faultPoint = undefined;
+    const recorded = (await readSweep(p.kv, "xrp", mint.id))!;
+    assert.equal(recorded.status, "prepared");
+    assert.equal(recorded.amount, (deposited - NATIVE.xrp.reserve).toString());
+    assert.equal(recorded.leave, NATIVE.xrp.reserve.toString());
+    assert.equal(recorded.to, HOT);
+    assert.equal((await xrp.txStatus(recorded.txHash)).state, "unknown", "recorded, never sent");
+    assert.equal(await xrp.balance(deposit, "native"), deposited);
+
+    // The next tick sends the same bytes; once included and confirmed, the sweep completes and the mark is cleared.
+    assert.deepEqual(await sweep(), ["resent"]);
+    const steps: SweepStep[][] = [];
+    for (let i = 0; i < 10 && (await countKeys(p.kv, ["treasury_sweep_due", "xrp"])) > 0; i++) {
+      await xrp.sealBlock();
+      steps.push((await sweep())!);
+    }
+    assert.deepEqual(steps.at(-1), ["completed"]);
+    assert.equal((await readSweep(p.kv, "xrp", mint.id))!.status, "completed");
+    assert.deepEqual(await sweep(), [], "nothing due any more");
+    const sweeps = (await ledgerTxs(p.kv, "xrp")).filter((t) => t.tx.kind === "sweep");
+    assert.deepEqual(sweeps.map((t) => [t.hash, t.status]), [[recorded.txHash, "included"]], "exactly one sweep");
+    assert.equal(await xrp.balance(deposit, "native"), NATIVE.xrp.reserve, "the deposit address keeps its reserve");
+    assert.equal(await xrp.balance(HOT, "native"), deposited - NATIVE.xrp.reserve);
+
+    // The waiting burn goes out now, exactly once.
+    for (let i = 0; i < 10 && (await stored(p.kv, burnId)).status !== "completed"; i++) {
+      await stepNow(p, burnId);
+      await xrp.sealBlock();
+    }
+    const paid = await stored(p.kv, burnId);
+    assert.equal(paid.status, "completed", JSON.stringify(paid.details));
+    assert.equal(paid.details.heldReason, undefined, "the held reason goes when the order moves");
+    assert.equal((await payoutTxs(p.kv, "xrp", burnId)).length, 1);
+    assert.equal(await xrp.balance(SIM_DESTINATION.xrp, "native"), payout);
+    assert.equal(await xrp.balance(HOT, "native"), deposited - NATIVE.xrp.reserve - payout, "the sim charges no fee");
+  } finally {
+    await p.close();
+  }
+});
+
+Deno.test("sim xrp payer: a payout below the reserve to an address that does not exist is refused before signing", async () => {
+  const p = await handPipeline();
+  try {
+    const payer = p.sim.payer("xrp");
+    const small = { orderId: "o", to: SIM_DESTINATION.xrp, amount: NATIVE.xrp.reserve - 1n, memo: null };
+    const check = await payer.checkPayout!(small);
+    assert.equal(check.ok, false);
+    assert.ok(!check.ok && check.reason === "destination_below_reserve", JSON.stringify(check));
+    assert.deepEqual(await payer.checkPayout!({ ...small, amount: NATIVE.xrp.reserve }), { ok: true });
+    // Once the account exists, any amount may be paid to it.
+    await p.sim.ledger("xrp").submitNativeTransfer({ from: SIM_DEPOSIT_SENDER.xrp, to: small.to, amount: 1n });
+    assert.deepEqual(await payer.checkPayout!(small), { ok: true });
+  } finally {
+    await p.close();
+  }
+});
+
+Deno.test("sim xrp ledger, genesis 0: a payout the hot wallet cannot fund above its reserve is refused, nothing changed", async () => {
+  const p = await handPipeline({ hotWalletGenesis: 0n });
+  try {
+    const xrp = p.sim.ledger("xrp");
+    const payer = p.sim.payer("xrp");
+    await xrp.submitNativeTransfer({ from: SIM_DEPOSIT_SENDER.xrp, to: HOT, amount: 5n * XRP });
+    const request = { orderId: "o", to: SIM_DESTINATION.xrp, amount: 4n * XRP + 1n, memo: null };
+    assert.ok(!(await payer.checkPayout!(request)).ok, "the reserve of 1 XRP is not payable");
+    const tx = await payer.preparePayout(request);
+    await assert.rejects(() => payer.broadcast(tx), TransientChainError);
+    assert.equal((await xrp.txStatus(tx.txHash)).state, "unknown");
+    assert.equal(await xrp.balance(HOT, "native"), 5n * XRP);
+    const exact = await payer.preparePayout({ ...request, amount: 4n * XRP });
+    await payer.broadcast(exact);
+    assert.equal(await xrp.balance(HOT, "native"), XRP, "the reserve stays");
+  } finally {
+    await p.close();
+  }
+});

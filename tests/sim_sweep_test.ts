@@ -101,6 +101,50 @@ Deno.test("sim xrp, finite hot wallet: a burn waits for funds; a deposit is swep
   }
 });
 
+Deno.test("sim sol: two minted deposits to one address, one open sweep at a time: one sweep takes both", async () => {
+  const p = await handPipeline({ hotWalletGenesis: 0n });
+  try {
+    const sol = p.sim.ledger("sol");
+    const base = p.sim.ledger("base");
+    await ensureUserWallet(p.kv, OWNER, "test-partner");
+    const wallet = await createMintWallet(p.kv, OWNER, "sol", "base", (c, i) => `${c}-deposit-${i}`);
+    assert.ok(wallet.ok);
+    const deposit = wallet.wallet.address;
+    const each = 2_000_000_000n; // 2 SOL
+    for (let i = 0; i < 2; i++) {
+      await sol.submitNativeTransfer({ from: SIM_DEPOSIT_SENDER.sol, to: deposit, amount: each });
+    }
+    for (let i = 0; i < 3; i++) await sol.sealBlock();
+    assert.equal(await watchToTip(p.ctx, "sol"), 2);
+    const mints = (await allOrders(p.kv)).filter((o) => o.type === "mint");
+    for (
+      let i = 0;
+      i < 20 && (await Promise.all(mints.map((m) => stored(p.kv, m.id)))).some((m) => m.status !== "completed");
+      i++
+    ) {
+      for (const m of mints) await stepNow(p, m.id);
+      await sol.sealBlock();
+      await base.sealBlock();
+    }
+    assert.equal(await countKeys(p.kv, ["treasury_sweep_due", "sol"]), 2);
+    const sweep = () => sweepOnce(p.ctx, "sol", "test-sweeper", 60_000);
+
+    // The first mark records a sweep of everything above the reserve; the second finds the address busy.
+    assert.deepEqual(await sweep(), ["recorded", "waiting"]);
+    for (let i = 0; i < 10 && (await countKeys(p.kv, ["treasury_sweep_due", "sol"])) > 0; i++) {
+      await sol.sealBlock();
+      await sweep();
+    }
+    assert.equal(await countKeys(p.kv, ["treasury_sweep_due", "sol"]), 0, "both marks cleared");
+    const sweeps = (await ledgerTxs(p.kv, "sol")).filter((t) => t.tx.kind === "sweep");
+    assert.equal(sweeps.length, 1, "one sweep for the address");
+    assert.equal(await sol.balance(deposit, "native"), NATIVE.sol.reserve);
+    assert.equal(await sol.balance(defaultSimOperatorAddress("sol"), "native"), 2n * each - NATIVE.sol.reserve);
+  } finally {
+    await p.close();
+  }
+});
+
 Deno.test("sim xrp payer: a payout below the reserve to an address that does not exist is refused before signing", async () => {
   const p = await handPipeline();
   try {

@@ -131,7 +131,7 @@ async function driveSweep(
   if (status.state === "dead") {
     await sweepDead(ctx.kv, chain, sweep.sweepId, { proof: status.proof, detail: status.detail, at: ctx.now() });
     ctx.log(`sweep ${chain} ${sweep.sweepId}: dead, ${status.detail}`);
-    return "dead";
+    return sweep.sweepId === sweepIdOf(due.value) ? await nextAttempt(ctx, due) : "dead";
   }
   if (status.state === "included" && isCounted(status, ctx.settings.confirmations(chain))) {
     if (status.success) {
@@ -140,7 +140,7 @@ async function driveSweep(
     }
     const proof = { kind: "failed" as const, blockNumber: status.blockNumber, reason: status.reason ?? "failed" };
     await sweepDead(ctx.kv, chain, sweep.sweepId, { proof, detail: `failed on chain: ${proof.reason}`, at: ctx.now() });
-    return "dead";
+    return sweep.sweepId === sweepIdOf(due.value) ? await nextAttempt(ctx, due) : "dead";
   }
   if (status.state === "unknown") {
     await ctx.chains.payer(chain).broadcast({ txHash: sweep.txHash, raw: sweep.raw });
@@ -154,7 +154,10 @@ async function clearMark(ctx: PipelineContext, due: Deno.KvEntry<SweepDue>, step
   return step;
 }
 
-/** The deposit's last sweep is dead: the next one gets a new id (checked, so two ticks never both move it on). */
+/**
+ * The deposit's last sweep is dead: the next tick signs a new one under a new id (checked, so two ticks never both
+ * move it on). Also reached after a crash between recording the sweep dead and moving the mark on.
+ */
 async function nextAttempt(ctx: PipelineContext, due: Deno.KvEntry<SweepDue>): Promise<SweepStep> {
   const next: SweepDue = { ...due.value, deadSweeps: due.value.deadSweeps + 1 };
   await ctx.kv.atomic().check(due).set(due.key, next).commit();

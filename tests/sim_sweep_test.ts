@@ -9,6 +9,7 @@ import { sweepOnce, type SweepStep } from "../actors/sweeper.ts";
 import { TransientChainError } from "../chains/adapter.ts";
 import { NATIVE } from "../chains/catalog.ts";
 import { SIM_DEPOSIT_SENDER } from "../chains/sim/commands.ts";
+import { SIM_EPOCH_BLOCKS } from "../chains/sim/ledger.ts";
 import { defaultSimOperatorAddress } from "../chains/sim/adapters.ts";
 import { createMintWallet } from "../kv/mint_wallets.ts";
 import { readSweep } from "../kv/treasury.ts";
@@ -140,6 +141,52 @@ Deno.test("sim sol: two minted deposits to one address, one open sweep at a time
     assert.equal(sweeps.length, 1, "one sweep for the address");
     assert.equal(await sol.balance(deposit, "native"), NATIVE.sol.reserve);
     assert.equal(await sol.balance(defaultSimOperatorAddress("sol"), "native"), 2n * each - NATIVE.sol.reserve);
+  } finally {
+    await p.close();
+  }
+});
+
+Deno.test("sim sui: a sweep recorded and never sent is proven dead by its expiry, and a new one is signed", async () => {
+  const p = await handPipeline({ hotWalletGenesis: 0n });
+  try {
+    const sui = p.sim.ledger("sui");
+    const base = p.sim.ledger("base");
+    await ensureUserWallet(p.kv, OWNER, "test-partner");
+    const wallet = await createMintWallet(p.kv, OWNER, "sui", "base", (c, i) => `${c}-deposit-${i}`);
+    assert.ok(wallet.ok);
+    const deposit = wallet.wallet.address;
+    const amount = 3_000_000_000n;
+    await sui.submitNativeTransfer({ from: SIM_DEPOSIT_SENDER.sui, to: deposit, amount });
+    for (let i = 0; i < 3; i++) await sui.sealBlock();
+    assert.equal(await watchToTip(p.ctx, "sui"), 1);
+    const mint = (await allOrders(p.kv)).find((o) => o.type === "mint")!;
+    for (let i = 0; i < 20 && (await stored(p.kv, mint.id)).status !== "completed"; i++) {
+      await stepNow(p, mint.id);
+      await sui.sealBlock();
+      await base.sealBlock();
+    }
+    const sweep = () => sweepOnce(p.ctx, "sui", "test-sweeper", 60_000);
+    p.ctx.faultPoint = (point) => {
+      if (point === "sweep-after-record") throw new Error("crash after recording the sweep");
+    };
+    assert.deepEqual(await sweep(), ["waiting"]);
+    p.ctx.faultPoint = undefined;
+    const first = (await readSweep(p.kv, "sui", mint.id))!;
+    assert.ok(first.expiry, "a sweep carries the chain's expiry");
+    // No tick runs until the chain is past the sweep's expiry: the chain refuses the recorded bytes, and proves them dead.
+    while ((await sui.head()).number < (first.expiry.value + 2) * SIM_EPOCH_BLOCKS) await sui.sealBlock();
+    assert.deepEqual(await sweep(), ["dead"]);
+    assert.equal((await readSweep(p.kv, "sui", mint.id))!.status, "dead");
+    assert.deepEqual(await sweep(), ["recorded"]);
+    const second = (await readSweep(p.kv, "sui", `${mint.id}#1`))!;
+    assert.notEqual(second.txHash, first.txHash);
+    for (let i = 0; i < 10 && (await countKeys(p.kv, ["treasury_sweep_due", "sui"])) > 0; i++) {
+      await sui.sealBlock();
+      await sweep();
+    }
+    assert.equal((await readSweep(p.kv, "sui", `${mint.id}#1`))!.status, "completed");
+    assert.equal(await sui.balance(defaultSimOperatorAddress("sui"), "native"), amount, "sui keeps no reserve");
+    assert.equal(await sui.balance(deposit, "native"), 0n);
   } finally {
     await p.close();
   }

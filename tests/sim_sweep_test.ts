@@ -17,6 +17,8 @@ import { ensureUserWallet } from "../kv/user_wallets.ts";
 import { ledgerTxs, payoutTxs, stored } from "./support/chain_facts.ts";
 import { allOrders, SIM_DESTINATION, simBurnOrders, stepNow } from "./support/burns.ts";
 import { countKeys, handPipeline, watchToTip } from "./support/watch.ts";
+import { balance, FAST_PIPELINE, outside, sim, terminal, waitForOrders } from "./support/pipeline.ts";
+import { call, randomWallet, startTestServer, tokenFor } from "./support/server.ts";
 
 const OWNER = "0x" + "5e".repeat(20);
 const XRP = 1_000_000n;
@@ -226,5 +228,43 @@ Deno.test("sim xrp ledger, genesis 0: a payout the hot wallet cannot fund above 
     assert.equal(await xrp.balance(HOT, "native"), XRP, "the reserve stays");
   } finally {
     await p.close();
+  }
+});
+
+Deno.test("server with SIM_HOT_WALLET_GENESIS=0 (real HTTP, sim xrp): a burn is held until the runtime's sweeper funds it from a deposit", async () => {
+  const server = await startTestServer({ ...FAST_PIPELINE, SIM_HOT_WALLET_GENESIS: "0" });
+  try {
+    const wallet = randomWallet();
+    const token = await tokenFor(server, wallet);
+    const destination = outside.depositAddress("xrp", 7);
+    const config = await call(server, "POST", "/burn/wallets", {
+      token,
+      body: { destinationChain: "xrp", destinationAddress: destination, memo: "7" },
+    });
+    assert.equal(config.status, 201);
+    const burned = NATIVE.xrp.uAsset.minimumBurnAmount; // 25 XRP
+    await sim(server, "faucet", { chain: "base", address: wallet, token: "uXRP", amount: burned.toString() });
+    await sim(server, "transfers", { chain: "base", from: wallet, token: "uXRP", amount: burned.toString() });
+    const [burn] = await waitForOrders(server, token, (o) => o.length === 1 && o[0].status === "processing");
+    const kv = server.services.kv;
+    const deadline = Date.now() + 15_000;
+    while ((await stored(kv, burn.id)).details.heldReason === undefined && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.match((await stored(kv, burn.id)).details.heldReason ?? "", /hot wallet cannot fund this payout yet/);
+
+    const created = await call(server, "POST", "/mint/wallets", {
+      token,
+      body: { chain: "xrp", destinationChain: "base" },
+    });
+    const deposit = created.body.data.address;
+    await sim(server, "deposits", { chain: "xrp", address: deposit, amount: (30n * XRP).toString() });
+    const orders = await waitForOrders(server, token, (o) => o.length === 2 && o.every(terminal));
+    assert.deepEqual(orders.map((o) => o.status), ["completed", "completed"], JSON.stringify(orders));
+    assert.equal(await balance(server, "xrp", destination), 25n * XRP);
+    assert.equal(await balance(server, "xrp", deposit), NATIVE.xrp.reserve, "swept down to its reserve");
+    assert.equal(await balance(server, "xrp", HOT), 30n * XRP - NATIVE.xrp.reserve - 25n * XRP);
+  } finally {
+    await server.close();
   }
 });

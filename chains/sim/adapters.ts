@@ -8,8 +8,8 @@
  * the reader proves an expired one dead. Coins a payout request names are consumed and reserved as a UTXO chain's
  * would be (the sim has no UTXO set yet: they are locked in KV, not checked against a ledger). On the account chains
  * (sol, xrp, sui) the hot wallet is finite when the process sets a small genesis: a payout it cannot fund is refused
- * (`checkPayout` says so first), sweeps of deposit addresses fund it, and a payout too small to create its
- * destination account (the catalog's reserve) fails. The sim charges no fee. Finality is depth for every sim chain:
+ * (`checkPayout` says so first), sweeps of deposit addresses fund it (`prepareSweep`, its balance less the catalog's
+ * reserve), and `checkPayout` refuses a payout too small to create its destination account. The sim charges no fee. Finality is depth for every sim chain:
  * `included.final` is left unset.
  */
 import {

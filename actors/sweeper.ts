@@ -47,7 +47,8 @@ export type SweepStep =
 
 /**
  * One sweeper tick on `chain`, under the lease `sweeper:<chain>` (one process sweeps a chain at a time). Returns what
- * happened to each mark looked at, or null when another process holds the lease or the chain's payer cannot sweep.
+ * happened to each mark looked at, or null when another process holds the lease or the chain's adapter cannot sweep
+ * (no `prepareSweep`, `hotWallet` or reader `balance`: the marks wait for one that can).
  */
 export async function sweepOnce(
   ctx: PipelineContext,
@@ -56,7 +57,7 @@ export async function sweepOnce(
   leaseMs: number,
 ): Promise<SweepStep[] | null> {
   const payer = ctx.chains.payer(chain);
-  if (!payer.prepareSweep || !payer.hotWallet) return null;
+  if (!payer.prepareSweep || !payer.hotWallet || !ctx.chains.reader(chain).balance) return null;
   if (!(await acquireLease(ctx.kv, `sweeper:${chain}`, owner, leaseMs, ctx.now().getTime()))) return null;
   const steps: SweepStep[] = [];
   for (const entry of await listSweepsDue(ctx.kv, chain, SWEEPS_PER_TICK)) {

@@ -5,9 +5,10 @@
  * different transactions: exactly the hazard write-ahead recording (DESIGN.md invariant 2) exists for.
  *
  * Payouts on sol, xrp, sui and zec carry the expiry their live chain would set (ledger.ts `SIM_PAYOUT_EXPIRY`), and
- * the reader proves an expired one dead. Coins a payout request names are consumed and reserved as a UTXO chain's
- * would be (the sim has no UTXO set yet: they are locked in KV, not checked against a ledger). Sweeps are not
- * simulated. Finality is depth for every sim chain: `included.final` is left unset.
+ * the reader proves an expired one dead. On doge and zec a payout request naming coins is a UTXO-mode payout
+ * (chains/sim/utxo.ts): it spends those outputs, pays the destination and returns change to the operator address,
+ * and the ledger refuses it if an input is missing or spent or the fee too low; the coins are consumed and reserved.
+ * A payout without coins keeps debiting the hot wallet's account-style balance. Sweeps are not simulated. Finality is depth for every sim chain: `included.final` is left unset.
  */
 import {
   type ChainReader,
@@ -15,10 +16,21 @@ import {
   type ChainSender,
   type EvmMinter,
   type NativePayer,
+  type Outpoint,
   type PreparedTx,
   TransientChainError,
 } from "../adapter.ts";
-import { type ChainSymbol, type EvmChain, isEvmChain, isNativeChain, type NativeChain } from "../catalog.ts";
+import {
+  type ChainSymbol,
+  type EvmChain,
+  isEvmChain,
+  isNativeChain,
+  isUtxoChain,
+  type NativeChain,
+  type UtxoChain,
+} from "../catalog.ts";
+import { payoutChange } from "../shared/utxo_fee.ts";
+import { CHANGE_INDEX } from "./utxo.ts";
 import { encodeSimTx, parseSimTx, SimLedger, simNonce, simPayoutExpiry, type SimTx, simTxHash } from "./ledger.ts";
 
 export interface SimChainsOptions {
@@ -28,6 +40,24 @@ export interface SimChainsOptions {
   operatorAddress?: (chain: NativeChain) => string;
   /** The clock of stalls (`stalledUntil`) and of the pending set's order. */
   now?: () => number;
+}
+
+/**
+ * The inputs and change of a UTXO-mode payout of `amount` spending `coins` (read from the ledger, as a live adapter
+ * reads them from its node or the treasury), change to `changeAddress` by the fee rule coin selection used.
+ */
+async function utxoSpend(l: SimLedger, chain: UtxoChain, coins: Outpoint[], amount: bigint, changeAddress: string) {
+  const inputs = [];
+  for (const o of coins) {
+    const out = await l.unspentOutput(o);
+    if (!out) throw new Error(`sim ${chain}: coin ${o.txHash}:${o.index} is not an unspent output`);
+    inputs.push({ txHash: o.txHash, index: o.index, ...out });
+  }
+  const total = inputs.reduce((sum, i) => sum + i.amount, 0n);
+  const outputs = payoutChange(chain, inputs.length, total, amount);
+  if (!outputs) throw new Error(`sim ${chain}: coins worth ${total} cannot pay ${amount} and the fee`);
+  const change = outputs.change === null ? null : { address: changeAddress, amount: outputs.change };
+  return { inputs, change };
 }
 
 /** `Chains` plus direct access to each ledger, for the block producer, the sim routes and tests. */
@@ -122,21 +152,27 @@ export function simChains(kv: Deno.Kv, opts: SimChainsOptions = {}): SimChains {
         preparePayout: (req) =>
           rpc(l, "preparePayout", async () => {
             const expiry = simPayoutExpiry(chain, (await l.head()).number);
+            const from = operatorAddress(chain);
+            const utxo = isUtxoChain(chain) && req.coins && req.coins.length > 0
+              ? await utxoSpend(l, chain, req.coins, req.amount, from)
+              : null;
             const tx = prepare(chain, {
               kind: "payout",
-              from: operatorAddress(chain),
+              from,
               to: req.to,
               amount: req.amount,
               memo: req.memo,
               orderId: req.orderId,
               nonce: simNonce(random),
               expiry: expiry ?? null,
+              ...(utxo ? { inputs: utxo.inputs, change: utxo.change } : {}),
             });
             if (expiry) tx.expiry = expiry;
             if (req.coins && req.coins.length > 0) {
               tx.consumes = { kind: "outpoints", outpoints: req.coins };
               tx.reservations = [{ kind: "coins", chain, outpoints: req.coins }];
             }
+            if (utxo?.change) tx.change = { index: CHANGE_INDEX, ...utxo.change };
             return tx;
           }),
       };

@@ -5,9 +5,11 @@
  *   an output 34, the envelope 10. Rounded up to whole bytes, never under one kB's share of a real transaction.
  * - zec: ZIP-317's conventional fee, 5,000 zats per logical action, at least two; a transparent transaction has
  *   max(inputs, outputs) logical actions.
- * Change smaller than the chain's dust limit (the catalog's `dustDeposit`) is not created.
+ * Change below the chain's output dust limit is not created: doge 0.01 DOGE (Dogecoin Core's soft dust limit), zec
+ * 5,000 zats (ZIP-317: an output worth less than the fee of spending it). These are output rules, far below the
+ * catalog's `dustDeposit` (a deposit too small to get an order), which would refuse the smallest burns' payouts.
  */
-import { NATIVE, type UtxoChain } from "../catalog.ts";
+import type { UtxoChain } from "../catalog.ts";
 import type { FeeFunction } from "./coin_select.ts";
 
 const DOGE_SATS_PER_BYTE = 1_000n; // 0.01 DOGE (1,000,000 sats) per 1,000 bytes
@@ -27,9 +29,11 @@ export function utxoFee(chain: UtxoChain): FeeFunction {
   }
 }
 
-/** Change below this goes to the fee instead of creating an output. */
+const OUTPUT_DUST: Readonly<Record<UtxoChain, bigint>> = { doge: 1_000_000n, zec: 5_000n };
+
+/** No output (a payout's or its change) below this: change that small goes to the fee instead. */
 export function changeDustLimit(chain: UtxoChain): bigint {
-  return NATIVE[chain].dustDeposit;
+  return OUTPUT_DUST[chain];
 }
 
 /**

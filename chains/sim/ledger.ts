@@ -513,18 +513,20 @@ export class SimLedger {
     if (tx.kind !== "payout" || !tx.inputs || isEvmChain(c)) return null;
     const tip = (await this.head()).number;
     const outpoints = tx.inputs.map((i) => ({ txHash: i.txHash, index: i.index }));
-    for (const o of outpoints) {
-      const spender = (await this.kv.get<string>(spentKey(c, o))).value;
+    const spenders = (await getManyBatched<string>(this.kv, outpoints.map((o) => spentKey(c, o)))).map((e) => e.value);
+    for (const spender of spenders) {
       if (spender === null || spender === txHash) continue;
       const other = (await this.kv.get<TxRecord>(txKey(c, spender))).value;
       if (other?.status !== "included" || tip - other.blockNumber! + 1 < NATIVE[c as NativeChain].simConfirmations) {
         continue;
       }
+      // The proof names the inputs this spender took: those are gone for good; the others may be spent again.
+      const taken = outpoints.filter((_, i) => spenders[i] === spender);
       return {
         state: "dead",
-        proof: { kind: "conflict", consumed: { kind: "outpoints", outpoints }, spentBy: spender },
-        detail: `sim ${c}: input ${o.txHash}:${o.index} of ${txHash} is spent by ${spender}, buried at block ` +
-          `${other.blockNumber}`,
+        proof: { kind: "conflict", consumed: { kind: "outpoints", outpoints: taken }, spentBy: spender },
+        detail: `sim ${c}: ${taken.map((o) => `${o.txHash}:${o.index}`).join(", ")} of ${txHash} spent by ` +
+          `${spender}, buried at block ${other.blockNumber}`,
       };
     }
     return null;
@@ -596,12 +598,13 @@ export class SimLedger {
 
   /**
    * UTXO mode: the operator's genesis coin, an output paying `address` in the genesis block (no scan shows it),
-   * credited to its balance. Idempotent: the same (address, amount) is one output, whoever asks first.
+   * credited to its balance. Idempotent: the same (address, amount, n) is one output, whoever asks first.
    */
-  async ensureGenesisOutput(address: string, amount: bigint): Promise<Outpoint> {
+  async ensureGenesisOutput(address: string, amount: bigint, n = 0): Promise<Outpoint> {
     this.requireNative("ensureGenesisOutput");
     if (amount <= 0n) throw new RangeError(`sim ${this.chain}: a genesis output must be positive`);
-    const tx: SimTx = { kind: "transfer", from: "sim-genesis", to: address, amount, memo: null, nonce: "genesis" };
+    const nonce = `genesis-${n}`;
+    const tx: SimTx = { kind: "transfer", from: "sim-genesis", to: address, amount, memo: null, nonce };
     const raw = encodeSimTx(tx);
     const hash = simTxHash(this.chain, raw);
     for (let attempt = 0;; attempt++) {

@@ -352,7 +352,12 @@ async function decideFailed(ctx: PipelineContext, order: Order, intent: Intent):
     if (refusal) throw new TransientChainError(`${refusal} (attempt ${intent.txHash} reverted)`);
     return { kind: "event", event: { type: "txFailed", kind: "minting_error" } };
   }
-  return { kind: "event", event: { type: "txFailed", kind: "payout_failed" } };
+  // A failed transaction spent no coins (UTXO chains never include one; the sim's failure fault can): free them.
+  return {
+    kind: "event",
+    event: { type: "txFailed", kind: "payout_failed" },
+    effects: (atomic) => addReleases(atomic, intent.chain, intent.consumes),
+  };
 }
 
 /**

@@ -50,7 +50,9 @@ async function utxoSpend(l: SimLedger, chain: UtxoChain, coins: Outpoint[], amou
   const inputs = [];
   for (const o of coins) {
     const out = await l.unspentOutput(o);
-    if (!out) throw new Error(`sim ${chain}: coin ${o.txHash}:${o.index} is not an unspent output`);
+    // The treasury's view lags the chain by a commit (a coin listed just before the commit that spent it): a
+    // later step selects again. A coin that stays wrong raises the persistent-errors alert.
+    if (!out) throw new TransientChainError(`sim ${chain}: coin ${o.txHash}:${o.index} is not an unspent output`);
     inputs.push({ txHash: o.txHash, index: o.index, ...out });
   }
   const total = inputs.reduce((sum, i) => sum + i.amount, 0n);

@@ -104,6 +104,8 @@ function isPast(e: Expiry, height: number): boolean {
 const NativeTxSchema = z.discriminatedUnion("kind", [
   /** A deposit from an outside sender, who has unlimited funds and is never debited. */
   z.object({ kind: z.literal("transfer"), from: address, to: address, amount, memo: z.string().nullable(), nonce }),
+  /** UTXO mode: an output the operator holds from the genesis block (`ensureGenesisOutput`); never submitted. */
+  z.object({ kind: z.literal("genesis"), to: address, amount, nonce }),
   /** The operator's hot wallet paying a burn out. */
   z.object({
     kind: z.literal("payout"),
@@ -139,6 +141,8 @@ export function encodeSimTx(tx: SimTx): string {
   switch (tx.kind) {
     case "transfer":
       return JSON.stringify({ kind: tx.kind, from: tx.from, to: tx.to, amount: a, memo: tx.memo, nonce: tx.nonce });
+    case "genesis":
+      return JSON.stringify({ kind: tx.kind, to: tx.to, amount: a, nonce: tx.nonce });
     case "payout":
       return JSON.stringify({
         kind: tx.kind,
@@ -353,6 +357,7 @@ function deltasOf(tx: SimTx): Delta[] {
   const raw: Delta[] = [];
   switch (tx.kind) {
     case "transfer":
+    case "genesis":
       raw.push({ address: tx.to, asset: "native", amount: tx.amount });
       break;
     case "payout":
@@ -401,6 +406,8 @@ function transfersOf(t: TxRecord): ObservedTransfer[] {
       return [{ ...base, from: ZERO_ADDRESS, asset: tx.asset }];
     case "erc20":
       return [{ ...base, from: tx.from, asset: tx.asset }];
+    case "genesis":
+      return []; // in no block: nothing to scan
   }
 }
 
@@ -604,7 +611,7 @@ export class SimLedger {
     this.requireNative("ensureGenesisOutput");
     if (amount <= 0n) throw new RangeError(`sim ${this.chain}: a genesis output must be positive`);
     const nonce = `genesis-${n}`;
-    const tx: SimTx = { kind: "transfer", from: "sim-genesis", to: address, amount, memo: null, nonce };
+    const tx: SimTx = { kind: "genesis", to: address, amount, nonce };
     const raw = encodeSimTx(tx);
     const hash = simTxHash(this.chain, raw);
     for (let attempt = 0;; attempt++) {

@@ -1,6 +1,6 @@
 /**
  * The sim's UTXO mode for doge and zec (ledger.ts keeps the records): which outputs a transaction creates, and the
- * rules a spend must pass. A native transfer creates output 0 to its recipient; a payout with inputs creates output 0
+ * rules a spend must pass. A native transfer (or a genesis output) creates output 0 to its recipient; a payout with inputs creates output 0
  * to its destination and output 1 (its change) to the operator; the fee is what the inputs hold beyond the outputs
  * and must meet the chain's fee rule (chains/shared/utxo_fee.ts), as a node's relay policy would demand.
  */
@@ -19,7 +19,9 @@ export interface SimOutput {
 
 /** Output `index` of a transaction, or null when it has none there. */
 export function outputOf(tx: SimTx, index: number): SimOutput | null {
-  if (tx.kind === "transfer") return index === 0 ? { address: tx.to, amount: tx.amount } : null;
+  if (tx.kind === "transfer" || tx.kind === "genesis") {
+    return index === 0 ? { address: tx.to, amount: tx.amount } : null;
+  }
   if (tx.kind !== "payout") return null;
   if (index === 0) return { address: tx.to, amount: tx.amount };
   if (index === CHANGE_INDEX && tx.change) return { address: tx.change.address, amount: tx.change.amount };

@@ -26,15 +26,15 @@ const DOGE = 100_000_000n;
 const BURN_WEI = 30n * 10n ** 18n; // 30 uDOGE
 const HOT = defaultSimOperatorAddress("doge");
 
-/** A 100 DOGE deposit to the owner's doge deposit address, scanned and its mint order confirmed; its outpoint. */
-async function deposit(p: HandPipeline, n: number): Promise<Outpoint> {
+/** A deposit (default 100 DOGE) to the owner's doge deposit address, scanned, its mint order confirmed; its outpoint. */
+async function deposit(p: HandPipeline, n: number, amount = 100n * DOGE): Promise<Outpoint & { orderId: string }> {
   const chain = "doge";
   await ensureUserWallet(p.kv, OWNER, "test-partner");
   const created = await createMintWallet(p.kv, OWNER, chain, "base", (_c, i) => `sim-doge-deposit-${i}`);
   const address = created.ok ? created.wallet.address : "sim-doge-deposit-0";
   const before = new Set((await allOrders(p.kv)).map((o) => o.id));
   const l = p.sim.ledger(chain);
-  const { txHash } = await l.submitNativeTransfer({ from: `outsider-${n}`, to: address, amount: 100n * DOGE });
+  const { txHash } = await l.submitNativeTransfer({ from: `outsider-${n}`, to: address, amount });
   for (let i = 0; i < NATIVE.doge.simConfirmations; i++) await l.sealBlock();
   assert.equal(await watchToTip(p.ctx, chain), 1);
   const [mint] = (await allOrders(p.kv)).filter((o) => !before.has(o.id));
@@ -43,9 +43,9 @@ async function deposit(p: HandPipeline, n: number): Promise<Outpoint> {
   assert.equal(await stepNow(p, mint.id), "moved");
   assert.equal((await stored(p.kv, mint.id)).status, "processing");
   const recorded = await readCoin(p.kv, chain, coin);
-  assert.equal(recorded?.amount, 100n * DOGE, "the deposit output is a treasury coin");
+  assert.equal(recorded?.amount, amount, "the deposit output is a treasury coin");
   assert.equal(recorded?.address, address);
-  return coin;
+  return { ...coin, orderId: mint.id };
 }
 
 /** A burn of 30 uDOGE, confirmed, then waiting: nothing in the treasury pays it. */
@@ -89,7 +89,7 @@ Deno.test("doge treasury: a waiting burn is paid from a deposit's coin, change b
   const p = await handPipeline({ utxoGenesis: 0n });
   try {
     const id = await waitingBurn(p);
-    const coin = await deposit(p, 1);
+    const { orderId: _, ...coin } = await deposit(p, 1);
     const intent = await recordThenCrash(p, id);
     assert.deepEqual(intent.consumes, { kind: "outpoints", outpoints: [coin] });
     assert.deepEqual(await coinLocks(p.kv, "doge", [coin]), [intent.txHash], "locked in the recording atomic");
@@ -126,7 +126,7 @@ Deno.test("doge treasury: a conflicting spend of the payout's input proves it de
   const p = await handPipeline({ utxoGenesis: 0n });
   try {
     const id = await waitingBurn(p);
-    const first = await deposit(p, 1);
+    const { orderId: _first, ...first } = await deposit(p, 1);
     const intent = await recordThenCrash(p, id);
     const l = p.sim.ledger("doge");
     // Someone with our key spends the coin first; our recorded payout can never be mined once that is buried.
@@ -151,7 +151,7 @@ Deno.test("doge treasury: a conflicting spend of the payout's input proves it de
     // Nothing left to pay with: it waits; a second deposit funds the new payout.
     assert.equal(await stepNow(p, id), "waiting");
     assert.equal((await stored(p.kv, id)).details.heldReason, TREASURY_CANNOT_FUND);
-    const second = await deposit(p, 2);
+    const { orderId: _second, ...second } = await deposit(p, 2);
     assert.equal(await stepNow(p, id), "moved");
     const next = intentOf(await stored(p.kv, id))!;
     assert.notEqual(next.txHash, intent.txHash);
@@ -163,6 +163,31 @@ Deno.test("doge treasury: a conflicting spend of the payout's input proves it de
     // The dead payout's bytes are refused by the chain for good.
     await assert.rejects(() => p.sim.payer("doge").broadcast({ txHash: intent.txHash, raw: intent.raw }), /spent/);
     assert.equal(await l.balance(SIM_DESTINATION.doge, "native"), 30n * DOGE);
+  } finally {
+    await p.close();
+  }
+});
+
+Deno.test("doge treasury: a below-minimum deposit fails its order but its coin is ours; dust makes no coin", async () => {
+  const p = await handPipeline({ utxoGenesis: 0n });
+  try {
+    const small = NATIVE.doge.minimumDeposit / 2n;
+    assert.ok(small >= NATIVE.doge.dustDeposit);
+    const { orderId, ...coin } = await deposit(p, 1, small);
+    assert.equal(await stepNow(p, orderId), "moved");
+    assert.equal((await stored(p.kv, orderId)).status, "failed");
+    assert.deepEqual((await spendableCoins(p.kv, "doge")).map((c) => [c.outpoint, c.amount]), [[coin, small]]);
+
+    // Dust: no order, so no coin; the output stays at our deposit address, on the ledger.
+    const l = p.sim.ledger("doge");
+    const before = (await allOrders(p.kv)).length;
+    const dust = NATIVE.doge.dustDeposit / 2n;
+    await l.submitNativeTransfer({ from: "outsider-dust", to: "sim-doge-deposit-0", amount: dust });
+    for (let i = 0; i < NATIVE.doge.simConfirmations; i++) await l.sealBlock();
+    await watchToTip(p.ctx, "doge");
+    assert.equal((await allOrders(p.kv)).length, before);
+    assert.equal((await spendableCoins(p.kv, "doge")).length, 1);
+    assert.equal(await l.balance("sim-doge-deposit-0", "native"), small + dust);
   } finally {
     await p.close();
   }

@@ -18,7 +18,9 @@ import { simRoutes } from "./routes/sim.ts";
 import type { PipelineContext } from "./actors/context.ts";
 import { settingsFromConfig } from "./config/pipeline.ts";
 import { buildChains, type ChainSetup } from "./chains/registry.ts";
-import type { ChainSymbol } from "./chains/catalog.ts";
+import { type ChainSymbol, isUtxoChain } from "./chains/catalog.ts";
+import { defaultSimOperatorAddress } from "./chains/sim/adapters.ts";
+import { seedSimUtxoGenesis } from "./actors/treasury_steps.ts";
 import { type ChainPlan, chainPlan, DEVNET_CHAIN_ID, proveDevnetNodes } from "./config/chain_mode.ts";
 import { PipelineRuntime } from "./actors/runtime.ts";
 import { SimLedger } from "./chains/sim/ledger.ts";
@@ -54,6 +56,7 @@ export async function buildServices(config: Config, secrets?: Secrets): Promise<
     setup = config.pipeline === "on"
       ? await buildChains(kv, plan, config.evm, transferAddress, { hotWalletGenesis: config.simHotWalletGenesis })
       : { chains: null, simulated: plan.simulated };
+    if (config.pipeline === "on") await seedSimTreasuries(kv, plan.simulated, config.simUtxoGenesis);
   } catch (err) {
     // Refused at start (a wrong chain id, no RPC, an unreadable key): leave no KV handle open.
     kv.close();
@@ -74,6 +77,13 @@ export async function buildServices(config: Config, secrets?: Secrets): Promise<
     chainPlan: plan,
     simulatedChains: setup.simulated,
   };
+}
+
+/** The simulated UTXO chains' genesis coins, paid to the sim payer's operator address and in the treasury. */
+async function seedSimTreasuries(kv: Deno.Kv, simulated: ChainSymbol[], total: bigint): Promise<void> {
+  for (const chain of simulated.filter(isUtxoChain)) {
+    await seedSimUtxoGenesis(new SimLedger(kv, chain), defaultSimOperatorAddress(chain), total);
+  }
 }
 
 function announcePlan(plan: ChainPlan) {

@@ -13,7 +13,15 @@ import {
   type PreparedTx,
   TransientChainError,
 } from "../chains/adapter.ts";
-import { type ChainSymbol, isEvmChain, NATIVE, type NativeChain, nativeToWei, weiToNative } from "../chains/catalog.ts";
+import {
+  type ChainSymbol,
+  isEvmChain,
+  isUtxoChain,
+  NATIVE,
+  type NativeChain,
+  nativeToWei,
+  weiToNative,
+} from "../chains/catalog.ts";
 import {
   addOrderUpdate,
   type BurnOrder,
@@ -33,6 +41,13 @@ import type { PipelineContext } from "./context.ts";
 import { addTransferRecord, burnRecordOf } from "./watcher.ts";
 import { addSweepDueOf } from "./sweeper.ts";
 import type { OrderErrorKind } from "../messages.ts";
+import {
+  conflictSpentEffect,
+  depositCoinEffect,
+  fundPayout,
+  payoutFinalEffect,
+  TREASURY_CANNOT_FUND,
+} from "./treasury_steps.ts";
 import { type Intent, intentOf, isTerminal, type OrderEvent, transition } from "./transition.ts";
 
 export type { SourceTransfer };
@@ -157,7 +172,9 @@ async function decidePending(ctx: PipelineContext, order: Order): Promise<Decisi
       const changed = await sourceChange(ctx, order, source, status.blockNumber);
       if (changed) return changed;
     }
-    return { kind: "event", event: { type: "confirmed" } };
+    // A UTXO deposit's output enters the treasury in the commit that confirms it.
+    const coin = order.type === "mint" ? await depositCoinEffect(ctx, order, status.blockNumber) : null;
+    return { kind: "event", event: { type: "confirmed" }, ...(coin ? { effects: coin } : {}) };
   }
   if (ctx.now().getTime() >= Date.parse(order.details.confirmBy)) {
     return { kind: "event", event: { type: "confirmationTimeout" } };
@@ -260,7 +277,15 @@ async function decideBurn(ctx: PipelineContext, order: BurnOrder): Promise<Decis
   if (!(await walletActive(ctx, order.owner))) return rejected("wallet_inactive");
   const { native: nativeAmount, remainderWei } = weiToNative(native, amount);
   const payer = ctx.chains.payer(native);
-  const request = { orderId: order.id, to: order.destinationWallet, amount: nativeAmount, memo: order.details.memo };
+  const coins = isUtxoChain(native) ? await fundPayout(ctx, native, nativeAmount) : undefined;
+  if (coins === null) return { kind: "wait", ms: ctx.settings.blockMs(native), heldReason: TREASURY_CANNOT_FUND };
+  const request = {
+    orderId: order.id,
+    to: order.destinationWallet,
+    amount: nativeAmount,
+    memo: order.details.memo,
+    ...(coins ? { coins } : {}),
+  };
   const check = await payer.checkPayout?.(request) ?? { ok: true };
   if (!check.ok && check.reason === "destination_below_reserve") return rejected("invalid_destination");
   // Never a failure: sweeps of deposits fund the hot wallet, and the payout goes out once they have.
@@ -281,6 +306,7 @@ function recordIntent(
   const intent: Intent = { chain, txHash: prepared.txHash, raw: prepared.raw, preparedAt: ctx.now().toISOString() };
   if (prepared.expiry) intent.expiry = prepared.expiry;
   if (prepared.consumes) intent.consumes = prepared.consumes;
+  if (prepared.change) intent.change = { ...prepared.change, amount: prepared.change.amount.toString() };
   return { kind: "event", event: { type: "intentRecorded", intent, extra }, broadcast: prepared, chain };
 }
 
@@ -299,7 +325,10 @@ async function decideSent(ctx: PipelineContext, order: Order): Promise<Decision>
     const required = ctx.settings.confirmations(intent.chain);
     if (isCounted(status, required)) {
       // A fee-bumped replacement (same nonce) may be the one that was mined: record the hash that is on chain.
-      return { kind: "event", event: { type: "txConfirmed", txHash: status.txHash ?? intent.txHash } };
+      const txHash = status.txHash ?? intent.txHash;
+      // A final UTXO payout spends its coins and returns its change to the treasury in the completing commit.
+      const coins = payoutFinalEffect(intent, txHash, status.blockNumber);
+      return { kind: "event", event: { type: "txConfirmed", txHash }, ...(coins ? { effects: coins } : {}) };
     }
     return { kind: "wait", ms: Math.max(1, required - status.confirmations) * blockMs };
   }
@@ -334,19 +363,28 @@ async function decideFailed(ctx: PipelineContext, order: Order, intent: Intent):
     if (refusal) throw new TransientChainError(`${refusal} (attempt ${intent.txHash} reverted)`);
     return { kind: "event", event: { type: "txFailed", kind: "minting_error" } };
   }
-  return { kind: "event", event: { type: "txFailed", kind: "payout_failed" } };
+  // A failed transaction spent no coins (UTXO chains never include one; the sim's failure fault can): free them.
+  return {
+    kind: "event",
+    event: { type: "txFailed", kind: "payout_failed" },
+    effects: (atomic) => addReleases(atomic, intent.chain, intent.consumes),
+  };
 }
 
 /**
  * The recorded transaction can never be mined: the order goes back to processing with the proof kept, and what the
- * transaction held (its coins) is released in that same commit; the next step signs a new one. Someone else using
+ * transaction held (its coins) is released in that same commit, and coins another final transaction spent leave the
+ * treasury; the next step signs a new one. Someone else using
  * our nonce is an operator's concern (a leaked or shared key); an expiry is the network's weather, only logged.
  */
 export function deadDecision(intent: Intent, proof: DeathProof, detail: string): Decision & { kind: "event" } {
   return {
     kind: "event",
     event: { type: "txDead", proof, detail },
-    effects: (atomic) => addReleases(atomic, intent.chain, intent.consumes),
+    effects: (atomic) => {
+      addReleases(atomic, intent.chain, intent.consumes);
+      conflictSpentEffect(intent, proof)?.(atomic);
+    },
   };
 }
 

@@ -201,6 +201,18 @@ export interface PreparedTx {
   consumes?: Consumed;
   /** Locked in the recording atomic; plain data, never closures (kv/chain_state.ts `addReservations`). */
   reservations?: Reservation[];
+  /**
+   * UTXO chains: the output paying our change address, which becomes a treasury coin when the transaction is final.
+   * Absent when the payout has no change.
+   */
+  change?: ChangeOutput;
+}
+
+/** Output `index` of a prepared transaction, paying `amount` back to our `address`. */
+export interface ChangeOutput {
+  index: number;
+  address: string;
+  amount: bigint;
 }
 
 export interface MintRequest {

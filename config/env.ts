@@ -38,6 +38,11 @@ export interface Config {
    * deposits fund.
    */
   simHotWalletGenesis: bigint | undefined;
+   * Sim mode: native smallest units the operator's change address holds at genesis on each simulated UTXO chain
+   * (doge, zec), in the treasury from the start, so burns of faucet uAssets can be paid; 0: the treasury holds only
+   * what deposits bring.
+   */
+  simUtxoGenesis: bigint;
   /** How often the due-order sweep runs (the queue wakes actors sooner when it is available). */
   sweepMs: number;
   /** Live EVM chains (`<CHAIN>_RPC_URLS`, `<CHAIN>_UASSETS`, `EVM_MINTER_KEY_FILE`, ...). */
@@ -45,6 +50,9 @@ export interface Config {
   /** Crash tests only: the process SIGKILLs itself the first time an order step reaches this point. */
   faultCrashPoint: FaultPoint | undefined;
 }
+
+/** 100,000,000 DOGE or ZEC (8 decimals): more than any sim run pays out. */
+export const SIM_UTXO_GENESIS_DEFAULT = 10n ** 16n;
 
 const EnvSchema = z.object({
   PORT: z.string().regex(/^\d{1,5}$/, "PORT must be a port number").optional(),
@@ -63,6 +71,7 @@ const EnvSchema = z.object({
   SIM_CONFIRMATION_TIMEOUT_MS: z.string().regex(/^\d{1,9}$/, "must be a whole number of ms").optional(),
   SIM_HOT_WALLET_GENESIS: z.string().regex(/^(0|[1-9]\d{0,35})$/, "must be a whole number of native smallest units")
     .optional(),
+  SIM_UTXO_GENESIS: z.string().regex(/^(0|[1-9][0-9]{0,29})$/, "SIM_UTXO_GENESIS must be a whole number").optional(),
   SWEEP_MS: z.string().regex(/^\d{1,7}$/, "SWEEP_MS must be a whole number of ms").optional(),
 });
 
@@ -100,6 +109,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     simBlockMs: Math.max(10, Number(e.SIM_BLOCK_MS ?? 1000)),
     simConfirmationTimeoutMs: Number(e.SIM_CONFIRMATION_TIMEOUT_MS ?? 120_000),
     simHotWalletGenesis: e.SIM_HOT_WALLET_GENESIS === undefined ? undefined : BigInt(e.SIM_HOT_WALLET_GENESIS),
+    simUtxoGenesis: e.SIM_UTXO_GENESIS === undefined ? SIM_UTXO_GENESIS_DEFAULT : BigInt(e.SIM_UTXO_GENESIS),
     sweepMs: Math.max(10, Number(e.SWEEP_MS ?? 1000)),
     evm: loadEvmConfig(env),
     faultCrashPoint: e.FAULT_CRASH_POINT,

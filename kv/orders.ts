@@ -70,6 +70,9 @@ export const IntentSchema = z.strictObject({
   expiry: ExpirySchema.optional(),
   /** The coins, nonce or sequence it uses up (chains/adapter.ts `Consumed`). */
   consumes: ConsumedSchema.optional(),
+  /** UTXO chains: its change output back to us (chains/adapter.ts `ChangeOutput`), a treasury coin once final. */
+  change: z.strictObject({ index: z.int().nonnegative(), address: z.string().min(1), amount: decimal("amount") })
+    .optional(),
 });
 export type Intent = z.infer<typeof IntentSchema>;
 

@@ -1,6 +1,7 @@
 /**
  * The treasury: the native coins we hold, and the write-ahead record of sweeping a deposit address into the hot
- * wallet. Primitives for the native adapters; the order pipeline, the sim ledger and the watcher do not use them yet.
+ * wallet. The order pipeline adds and spends UTXO coins (actors/treasury_steps.ts); sweeps and account balances are
+ * primitives for the native adapters, not wired yet.
  *
  * - UTXO chains (doge, zec): one record per unspent output we own, added once it is confirmed, removed by the atomic
  *   that records a final spend of it (which leaves a spent marker, so a rescan cannot add it back). A coin is locked
@@ -189,6 +190,16 @@ export async function addCoins(kv: Deno.Kv, coins: readonly Coin[]): Promise<num
     }
   }
   return added;
+}
+
+/**
+ * Adds a confirmed coin to `atomic`, the commit of the step that confirms it (an order's deposit, a payout's change).
+ * That commit is checked against the order's version and runs once, so the coin is new: no check on it, which would
+ * only turn an impossible case into an order stuck in commit conflicts.
+ */
+export function addCoinRecord(atomic: Deno.AtomicOperation, coin: Coin): Deno.AtomicOperation {
+  assertCoin(coin);
+  return atomic.set(coinKey(coin.chain, coin.outpoint), toStoredCoin(coin));
 }
 
 export async function readCoin(kv: Deno.Kv, chain: UtxoChain, outpoint: Outpoint): Promise<Coin | null> {

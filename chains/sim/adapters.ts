@@ -5,12 +5,14 @@
  * different transactions: exactly the hazard write-ahead recording (DESIGN.md invariant 2) exists for.
  *
  * Payouts on sol, xrp, sui and zec carry the expiry their live chain would set (ledger.ts `SIM_PAYOUT_EXPIRY`), and
- * the reader proves an expired one dead. Coins a payout request names are consumed and reserved as a UTXO chain's
- * would be (the sim has no UTXO set yet: they are locked in KV, not checked against a ledger). On the account chains
- * (sol, xrp, sui) the hot wallet is finite when the process sets a small genesis: a payout it cannot fund is refused
- * (`checkPayout` says so first), sweeps of deposit addresses fund it (`prepareSweep`, its balance less the catalog's
- * reserve), and `checkPayout` refuses a payout too small to create its destination account. The sim charges no fee. Finality is depth for every sim chain:
- * `included.final` is left unset.
+ * the reader proves an expired one dead. On doge and zec a payout request naming coins is a UTXO-mode payout
+ * (chains/sim/utxo.ts): it spends those outputs, pays the destination and returns change to the operator address,
+ * and the ledger refuses it if an input is missing or spent or the fee too low; the coins are consumed and reserved.
+ * A payout without coins keeps debiting the hot wallet's account-style balance. On the account chains (sol, xrp, sui)
+ * the hot wallet is finite when the process sets a small genesis: a payout it cannot fund is refused (`checkPayout`
+ * says so first), sweeps of deposit addresses fund it (`prepareSweep`, its balance less the catalog's reserve), and
+ * `checkPayout` refuses a payout too small to create its destination account. The sim charges no fee on account
+ * chains. Finality is depth for every sim chain: `included.final` is left unset.
  */
 import {
   type ChainReader,
@@ -18,6 +20,7 @@ import {
   type ChainSender,
   type EvmMinter,
   type NativePayer,
+  type Outpoint,
   type PayoutCheck,
   type PayoutRequest,
   type PreparedTx,
@@ -29,9 +32,13 @@ import {
   isAccountChain,
   isEvmChain,
   isNativeChain,
+  isUtxoChain,
   NATIVE,
   type NativeChain,
+  type UtxoChain,
 } from "../catalog.ts";
+import { payoutChange } from "../shared/utxo_fee.ts";
+import { CHANGE_INDEX } from "./utxo.ts";
 import { encodeSimTx, parseSimTx, SimLedger, simNonce, simPayoutExpiry, type SimTx, simTxHash } from "./ledger.ts";
 
 export interface SimChainsOptions {
@@ -43,6 +50,26 @@ export interface SimChainsOptions {
   now?: () => number;
   /** What a hot wallet is credited at its first payout (ledger.ts `HOT_WALLET_GENESIS` when unset; 0: finite). */
   hotWalletGenesis?: bigint;
+}
+
+/**
+ * The inputs and change of a UTXO-mode payout of `amount` spending `coins` (read from the ledger, as a live adapter
+ * reads them from its node or the treasury), change to `changeAddress` by the fee rule coin selection used.
+ */
+async function utxoSpend(l: SimLedger, chain: UtxoChain, coins: Outpoint[], amount: bigint, changeAddress: string) {
+  const inputs = [];
+  for (const o of coins) {
+    const out = await l.unspentOutput(o);
+    // The treasury's view lags the chain by a commit (a coin listed just before the commit that spent it): a
+    // later step selects again. A coin that stays wrong raises the persistent-errors alert.
+    if (!out) throw new TransientChainError(`sim ${chain}: coin ${o.txHash}:${o.index} is not an unspent output`);
+    inputs.push({ txHash: o.txHash, index: o.index, ...out });
+  }
+  const total = inputs.reduce((sum, i) => sum + i.amount, 0n);
+  const outputs = payoutChange(chain, inputs.length, total, amount);
+  if (!outputs) throw new Error(`sim ${chain}: coins worth ${total} cannot pay ${amount} and the fee`);
+  const change = outputs.change === null ? null : { address: changeAddress, amount: outputs.change };
+  return { inputs, change };
 }
 
 /** `Chains` plus direct access to each ledger, for the block producer, the sim routes and tests. */
@@ -162,21 +189,27 @@ export function simChains(kv: Deno.Kv, opts: SimChainsOptions = {}): SimChains {
         preparePayout: (req) =>
           rpc(l, "preparePayout", async () => {
             const expiry = simPayoutExpiry(chain, (await l.head()).number);
+            const from = operatorAddress(chain);
+            const utxo = isUtxoChain(chain) && req.coins && req.coins.length > 0
+              ? await utxoSpend(l, chain, req.coins, req.amount, from)
+              : null;
             const tx = prepare(chain, {
               kind: "payout",
-              from: operatorAddress(chain),
+              from,
               to: req.to,
               amount: req.amount,
               memo: req.memo,
               orderId: req.orderId,
               nonce: simNonce(random),
               expiry: expiry ?? null,
+              ...(utxo ? { inputs: utxo.inputs, change: utxo.change } : {}),
             });
             if (expiry) tx.expiry = expiry;
             if (req.coins && req.coins.length > 0) {
               tx.consumes = { kind: "outpoints", outpoints: req.coins };
               tx.reservations = [{ kind: "coins", chain, outpoints: req.coins }];
             }
+            if (utxo?.change) tx.change = { index: CHANGE_INDEX, ...utxo.change };
             return tx;
           }),
         ...(isAccountChain(chain)

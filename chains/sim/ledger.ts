@@ -12,11 +12,22 @@
 import { z } from "zod";
 import { sha256 } from "@noble/hashes/sha2.js";
 import { base58, hex } from "@scure/base";
-import { type ChainSymbol, isEvmChain, NATIVE, NATIVE_CHAINS, type NativeChain, type UAsset } from "../catalog.ts";
+import {
+  type ChainSymbol,
+  isEvmChain,
+  isUtxoChain,
+  NATIVE,
+  NATIVE_CHAINS,
+  type NativeChain,
+  type UAsset,
+} from "../catalog.ts";
+import { utxoFee } from "../shared/utxo_fee.ts";
+import { outputOf, type SimOutput, type SpendRefusal, spendRefusal } from "./utxo.ts";
 import {
   type BlockRef,
   type Expiry,
   type ObservedTransfer,
+  type Outpoint,
   type OwnTx,
   type ScannedBlock,
   SKIPPED,
@@ -52,6 +63,9 @@ const depositId = z.string().regex(/^(0x)?[0-9a-fA-F]{64}$/, "deposit id must be
   .transform((d) => d.toLowerCase());
 const nonce = z.string().min(1).max(128);
 const expiry = z.object({ kind: z.enum(["height", "ledger", "epoch"]), value: z.number().int().min(0) }).strict();
+/** A UTXO-mode input: the outpoint, with the address and amount of the output it spends (what a signer needs). */
+const input = z.object({ txHash: z.string().min(1), index: z.number().int().min(0), address, amount }).strict();
+const change = z.object({ address, amount }).strict();
 
 /** Blocks per epoch of the simulated Sui: what a Sui payout's epoch expiration counts in. */
 export const SIM_EPOCH_BLOCKS = 20;
@@ -108,6 +122,8 @@ function isPast(e: Expiry, height: number): boolean {
 const NativeTxSchema = z.discriminatedUnion("kind", [
   /** A deposit from an outside sender, who has unlimited funds and is never debited. */
   z.object({ kind: z.literal("transfer"), from: address, to: address, amount, memo: z.string().nullable(), nonce }),
+  /** UTXO mode: an output the operator holds from the genesis block (`ensureGenesisOutput`); never submitted. */
+  z.object({ kind: z.literal("genesis"), to: address, amount, nonce }),
   /** The operator's hot wallet paying a burn out. */
   z.object({
     kind: z.literal("payout"),
@@ -118,6 +134,12 @@ const NativeTxSchema = z.discriminatedUnion("kind", [
     orderId: z.string().min(1),
     nonce,
     expiry: expiry.nullable().optional(),
+    /**
+     * UTXO mode (doge, zec): the outputs it spends, and the change (output 1) back to the operator. The fee is what
+     * the inputs hold beyond the outputs. Without inputs a payout debits the hot wallet's account-style balance.
+     */
+    inputs: z.array(input).min(1).optional(),
+    change: change.nullable().optional(),
   }),
   /** A deposit address's balance moved to the hot wallet (its reserve stays); the sim checks no signature. */
   z.object({
@@ -147,6 +169,8 @@ export function encodeSimTx(tx: SimTx): string {
   switch (tx.kind) {
     case "transfer":
       return JSON.stringify({ kind: tx.kind, from: tx.from, to: tx.to, amount: a, memo: tx.memo, nonce: tx.nonce });
+    case "genesis":
+      return JSON.stringify({ kind: tx.kind, to: tx.to, amount: a, nonce: tx.nonce });
     case "payout":
       return JSON.stringify({
         kind: tx.kind,
@@ -157,6 +181,18 @@ export function encodeSimTx(tx: SimTx): string {
         orderId: tx.orderId,
         nonce: tx.nonce,
         expiry: tx.expiry ?? null,
+        // Only in UTXO mode, so an account-style payout keeps its raw form (and hash).
+        ...(tx.inputs
+          ? {
+            inputs: tx.inputs.map((i) => ({
+              txHash: i.txHash,
+              index: i.index,
+              address: i.address,
+              amount: i.amount.toString(),
+            })),
+            change: tx.change ? { address: tx.change.address, amount: tx.change.amount.toString() } : null,
+          }
+          : {}),
       });
     case "sweep":
       return JSON.stringify({
@@ -313,6 +349,9 @@ const FaultsPatchSchema = z.object({
 
 export type AssetId = "native" | UAsset;
 
+/** UTXO mode: an input that is not an output of a live transaction, or one a live transaction already spends. */
+export type InputRefusal = "missing_input" | "spent_input";
+
 export interface Submitted {
   txHash: string;
   /** The block the transaction is in, or the next block when it is pending (a full block may push it later). */
@@ -340,6 +379,8 @@ const mintedKey = (c: ChainSymbol, id: string): Deno.KvKey => ["sim", c, "minted
 /** Marks an address funded with HOT_WALLET_GENESIS at its first payout. */
 const hotWalletKey = (c: ChainSymbol, addr: string): Deno.KvKey => ["sim", c, "hot_wallet", addr];
 const faultsKey = (c: ChainSymbol): Deno.KvKey => ["sim", c, "faults"];
+/** UTXO mode: which transaction spent an output. One pointing at a dropped transaction is free again. */
+const spentKey = (c: ChainSymbol, o: Outpoint): Deno.KvKey => ["sim", c, "spent", o.txHash, o.index];
 
 // ---- effects ----
 
@@ -354,11 +395,18 @@ function deltasOf(tx: SimTx): Delta[] {
   const raw: Delta[] = [];
   switch (tx.kind) {
     case "transfer":
+    case "genesis":
       raw.push({ address: tx.to, asset: "native", amount: tx.amount });
       break;
     case "payout":
     case "sweep":
-      raw.push({ address: tx.from, asset: "native", amount: -tx.amount });
+      if (tx.kind === "payout" && tx.inputs) {
+        // UTXO mode: the spent outputs leave their addresses; the fee leaves the ledger.
+        for (const i of tx.inputs) raw.push({ address: i.address, asset: "native", amount: -i.amount });
+        if (tx.change) raw.push({ address: tx.change.address, asset: "native", amount: tx.change.amount });
+      } else {
+        raw.push({ address: tx.from, asset: "native", amount: -tx.amount });
+      }
       raw.push({ address: tx.to, asset: "native", amount: tx.amount });
       break;
     case "mint":
@@ -398,6 +446,8 @@ function transfersOf(t: TxRecord): ObservedTransfer[] {
       return [{ ...base, from: ZERO_ADDRESS, asset: tx.asset }];
     case "erc20":
       return [{ ...base, from: tx.from, asset: tx.asset }];
+    case "genesis":
+      return []; // in no block: nothing to scan
   }
 }
 
@@ -492,7 +542,7 @@ export class SimLedger {
             `${reached}, and no block has it`,
         };
       }
-      return { state: "unknown" };
+      return (ours && await this.conflictOf(txHash, ours.raw)) ?? { state: "unknown" };
     }
     if (t.status === "pending") return { state: "pending" };
     const blockNumber = t.blockNumber!;
@@ -500,6 +550,56 @@ export class SimLedger {
     return t.success
       ? { state: "included", blockNumber, confirmations, success: true }
       : { state: "included", blockNumber, confirmations, success: false, reason: t.reason ?? "failed" };
+  }
+
+  /**
+   * UTXO mode: our unknown transaction is dead when another transaction spending one of its inputs is included at
+   * the chain's required depth (the sim's confirmations): no block can ever include both. Null otherwise.
+   */
+  private async conflictOf(txHash: string, raw: string): Promise<TxStatus | null> {
+    const c = this.chain;
+    let tx: SimTx;
+    try {
+      tx = parseSimTx(c, raw);
+    } catch {
+      return null;
+    }
+    if (tx.kind !== "payout" || !tx.inputs || isEvmChain(c)) return null;
+    const tip = (await this.head()).number;
+    const outpoints = tx.inputs.map((i) => ({ txHash: i.txHash, index: i.index }));
+    const spenders = (await getManyBatched<string>(this.kv, outpoints.map((o) => spentKey(c, o)))).map((e) => e.value);
+    for (const spender of spenders) {
+      if (spender === null || spender === txHash) continue;
+      const other = (await this.kv.get<TxRecord>(txKey(c, spender))).value;
+      if (other?.status !== "included" || tip - other.blockNumber! + 1 < NATIVE[c as NativeChain].simConfirmations) {
+        continue;
+      }
+      // The proof names the inputs this spender took: those are gone for good; the others may be spent again.
+      const taken = outpoints.filter((_, i) => spenders[i] === spender);
+      return {
+        state: "dead",
+        proof: { kind: "conflict", consumed: { kind: "outpoints", outpoints: taken }, spentBy: spender },
+        detail: `sim ${c}: ${taken.map((o) => `${o.txHash}:${o.index}`).join(", ")} of ${txHash} spent by ` +
+          `${spender}, buried at block ${other.blockNumber}`,
+      };
+    }
+    return null;
+  }
+
+  /** UTXO mode: output `o` while its transaction is live and nothing live spends it, else null. */
+  async unspentOutput(o: Outpoint): Promise<SimOutput | null> {
+    const [creator, marker] = await this.kv.getMany<[TxRecord, string]>([
+      txKey(this.chain, o.txHash),
+      spentKey(this.chain, o),
+    ]);
+    const t = creator.value;
+    const out = t && t.status !== "dropped" && t.success ? outputOf(t.tx, o.index) : null;
+    if (!out) return null;
+    if (marker.value !== null) {
+      const spender = (await this.kv.get<TxRecord>(txKey(this.chain, marker.value))).value;
+      if (spender && spender.status !== "dropped") return null;
+    }
+    return out;
   }
 
   /** The transfers a scan shows for an included transaction, or null when it is pending, dropped or unknown. */
@@ -565,6 +665,66 @@ export class SimLedger {
     });
   }
 
+  /**
+   * UTXO mode: the operator's genesis coin, an output paying `address` in the genesis block (no scan shows it),
+   * credited to its balance. Idempotent: the same (address, amount, n) is one output, whoever asks first.
+   */
+  async ensureGenesisOutput(address: string, amount: bigint, n = 0): Promise<Outpoint> {
+    this.requireNative("ensureGenesisOutput");
+    if (amount <= 0n) throw new RangeError(`sim ${this.chain}: a genesis output must be positive`);
+    const nonce = `genesis-${n}`;
+    const tx: SimTx = { kind: "genesis", to: address, amount, nonce };
+    const raw = encodeSimTx(tx);
+    const hash = simTxHash(this.chain, raw);
+    for (let attempt = 0;; attempt++) {
+      const key = balanceKey(this.chain, address, "native");
+      const [txEntry, bal] = await this.kv.getMany<[TxRecord, bigint]>([txKey(this.chain, hash), key]);
+      if (txEntry.value) return { txHash: hash, index: 0 };
+      const record: TxRecord = {
+        hash,
+        raw,
+        tx,
+        success: true,
+        reason: null,
+        status: "included",
+        submittedAt: 0,
+        blockNumber: 0,
+      };
+      const op = this.kv.atomic().check(txEntry, bal).set(txKey(this.chain, hash), record)
+        .set(key, (bal.value ?? 0n) + amount);
+      if (await commit(op)) return { txHash: hash, index: 0 };
+      await backoff(attempt);
+    }
+  }
+
+  /**
+   * UTXO mode, for tests: someone holding our key spends `outpoints` (all but the fee to `to`), e.g. a second signer
+   * racing our payout. Refused like any spend of a missing or spent output.
+   */
+  async submitConflictingSpend(outpoints: Outpoint[], to: string): Promise<Submitted> {
+    this.requireNative("submitConflictingSpend");
+    const inputs = [];
+    for (const o of outpoints) {
+      const out = await this.unspentOutput(o);
+      if (!out) throw new Error(`sim ${this.chain}: ${o.txHash}:${o.index} is not an unspent output`);
+      inputs.push({ txHash: o.txHash, index: o.index, ...out });
+    }
+    const total = inputs.reduce((sum, i) => sum + i.amount, 0n);
+    const fee = isUtxoChain(this.chain) ? utxoFee(this.chain)(inputs.length, 1) : 0n;
+    return await this.submitOwn({
+      kind: "payout",
+      from: inputs[0].address,
+      to,
+      amount: total - fee,
+      memo: null,
+      orderId: "conflicting-spend",
+      nonce: simNonce(this.random),
+      expiry: null,
+      inputs,
+      change: null,
+    });
+  }
+
   /** Credits `asset` to `address` on an EVM chain, seen by scans as a Transfer from the zero address. */
   async faucet(args: { address: string; asset: UAsset; amount: bigint }): Promise<Submitted> {
     this.requireEvm("faucet");
@@ -603,6 +763,10 @@ export class SimLedger {
       // A payout or sweep the account cannot fund now: refused, nothing changed; funds may arrive, or it expires.
       throw new TransientChainError(`sim ${this.chain}: transaction refused: insufficient funds`);
     }
+    if ("refused" in res && res.refused === "spent_input") {
+      // As a node refuses a double spend: it is dead once the other spend is buried, which the reader proves.
+      throw new TransientChainError(`sim ${this.chain}: transaction refused: an input is already spent`);
+    }
     if ("refused" in res) throw new Error(`sim ${this.chain}: transaction refused: ${res.refused}`);
     return res;
   }
@@ -622,7 +786,7 @@ export class SimLedger {
   private async submit(
     raw: string,
     tx: SimTx,
-  ): Promise<Submitted | { refused: "insufficient_balance" | "expired" }> {
+  ): Promise<Submitted | { refused: "insufficient_balance" | "expired" | SpendRefusal | InputRefusal }> {
     const reserve = reserveOf(this.chain);
     const c = this.chain;
     const hash = simTxHash(c, raw);
@@ -660,14 +824,20 @@ export class SimLedger {
         if (minted.value !== null) failure = "deposit already minted";
         else op.set(mintedKey(c, tx.depositId), hash);
       }
+      const utxo = tx.kind === "payout" && tx.inputs !== undefined;
+      if (failure === null && tx.kind === "payout" && utxo) {
+        const refusal = spendRefusal(c, tx) ?? await this.addSpends(op, hash, tx.inputs!);
+        if (refusal) return { refused: refusal };
+      }
       if (failure === null) {
         const deltas = deltasOf(tx);
         const keys = deltas.map((d) => balanceKey(c, d.address, d.asset));
-        const hotWallet = tx.kind === "payout" ? hotWalletKey(c, tx.from) : null;
+        // A UTXO-mode payout is funded by its inputs, checked above, not by the hot wallet's balance.
+        const hotWallet = tx.kind === "payout" && !utxo ? hotWalletKey(c, tx.from) : null;
         const entries = await this.kv.getMany<unknown[]>(hotWallet ? [...keys, hotWallet] : keys);
         const funded = hotWallet ? entries.pop()! : null;
         const balances = entries.map((e) => (e.value as bigint | null) ?? 0n);
-        const source = tx.kind === "erc20" || tx.kind === "payout" || tx.kind === "sweep" ? tx.from : null;
+        const source = tx.kind === "erc20" || (tx.kind === "payout" && !utxo) || tx.kind === "sweep" ? tx.from : null;
         const debit = source === null ? -1 : deltas.findIndex((d) => d.address === source);
         // A hot wallet is funded with its genesis allocation in the commit of its first payout.
         const genesis = funded !== null && funded.value === null;
@@ -699,6 +869,34 @@ export class SimLedger {
       if (await commit(op)) return { txHash: hash, blockNumber: head.number + 1 };
       await backoff(attempt);
     }
+  }
+
+  /**
+   * UTXO mode: adds to `op` the spend of each input by `hash`, checked: the output exists (its transaction is not
+   * dropped, succeeded, and pays that address that amount) and no live transaction spent it. Returns why not, or null.
+   */
+  private async addSpends(
+    op: Deno.AtomicOperation,
+    hash: string,
+    inputs: { txHash: string; index: number; address: string; amount: bigint }[],
+  ): Promise<InputRefusal | null> {
+    const c = this.chain;
+    const markers = await getManyBatched<string>(this.kv, inputs.map((i) => spentKey(c, i)));
+    const creators = await getManyBatched<TxRecord>(this.kv, inputs.map((i) => txKey(c, i.txHash)));
+    for (const [n, i] of inputs.entries()) {
+      const creator = creators[n].value;
+      const out = creator && creator.status !== "dropped" && creator.success ? outputOf(creator.tx, i.index) : null;
+      if (!out || out.address !== i.address || out.amount !== i.amount) return "missing_input";
+      op.check(creators[n]);
+      const spender = markers[n].value;
+      if (spender !== null && spender !== hash) {
+        const other = await this.kv.get<TxRecord>(txKey(c, spender));
+        if (other.value && other.value.status !== "dropped") return "spent_input";
+        op.check(other);
+      }
+      op.check(markers[n]).set(spentKey(c, i), hash);
+    }
+    return null;
   }
 
   // ---- blocks ----

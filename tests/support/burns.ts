@@ -18,17 +18,22 @@ export const SIM_DESTINATION: Record<NativeChain, string> = {
 };
 
 /**
- * `count` burn orders of the minimum burn from `owner` to `chain`, detected by the watcher (pending); returns their
- * ids and the native amount each pays (a whole number of native units: no remainder).
+ * `count` burn orders of `burn` wei (default: the minimum burn) from `owner` to `chain`, detected by the watcher
+ * (pending); returns their ids and the native amount each pays (a whole number of native units: no remainder).
  */
-export async function simBurnOrders(p: HandPipeline, chain: NativeChain, owner: string, count = 1) {
+export async function simBurnOrders(
+  p: HandPipeline,
+  chain: NativeChain,
+  owner: string,
+  count = 1,
+  burn = NATIVE[chain].uAsset.minimumBurnAmount,
+) {
   await ensureUserWallet(p.kv, owner, "test-partner");
   if (!(await getBurnConfig(p.kv, owner, chain))) {
     assert.ok((await createBurnConfig(p.kv, owner, chain, SIM_DESTINATION[chain], null)).ok);
   }
   const base = p.sim.ledger("base");
   const asset = NATIVE[chain].uAsset.symbol;
-  const burn = NATIVE[chain].uAsset.minimumBurnAmount;
   const payout = burn / 10n ** BigInt(18 - NATIVE[chain].token.decimals);
   assert.equal(toWei(chain, payout), burn);
   await base.faucet({ address: owner, asset, amount: burn * BigInt(count) });

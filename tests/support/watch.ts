@@ -6,7 +6,10 @@ import { type PipelineContext, pipelineSettings } from "../../actors/context.ts"
 import { watchOnce } from "../../actors/watcher.ts";
 import type { Chains } from "../../chains/adapter.ts";
 import type { ChainSymbol } from "../../chains/catalog.ts";
-import { type SimChains, simChains } from "../../chains/sim/adapters.ts";
+import { defaultSimOperatorAddress, type SimChains, simChains } from "../../chains/sim/adapters.ts";
+import { UTXO_CHAINS } from "../../chains/catalog.ts";
+import { SIM_UTXO_GENESIS_DEFAULT } from "../../config/env.ts";
+import { seedSimUtxoGenesis } from "../../actors/treasury_steps.ts";
 import { openKv } from "../../kv/open.ts";
 import { seededRandom } from "./chaos.ts";
 
@@ -31,11 +34,20 @@ export async function handPipeline(opts: {
   live?: Parameters<typeof pipelineSettings>[0]["live"];
   /** The sim hot wallets' genesis (chains/sim/adapters.ts `hotWalletGenesis`); 0n: finite, funded by sweeps only. */
   hotWalletGenesis?: bigint;
+  /** The sim doge/zec treasuries' genesis (config/env.ts SIM_UTXO_GENESIS); 0n: only deposits fund payouts. */
+  utxoGenesis?: bigint;
 } = {}): Promise<HandPipeline> {
   const dir = await Deno.makeTempDir({ prefix: "hand-pipeline-" });
   const kvPath = `${dir}/kv.sqlite3`;
   const kv = await openKv(kvPath);
   const sim = simChains(kv, { random: seededRandom(11), hotWalletGenesis: opts.hotWalletGenesis });
+  for (const chain of UTXO_CHAINS) {
+    await seedSimUtxoGenesis(
+      sim.ledger(chain),
+      defaultSimOperatorAddress(chain),
+      opts.utxoGenesis ?? SIM_UTXO_GENESIS_DEFAULT,
+    );
+  }
   let offset = 0;
   const logs: string[] = [];
   const ctx: PipelineContext = {

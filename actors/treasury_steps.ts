@@ -1,0 +1,133 @@
+/**
+ * The treasury's part in an order's steps on the UTXO chains (doge, zec), each a set of writes for the commit that
+ * moves the order (or a refusal to move it), never a commit of its own:
+ * - a mint order's deposit output becomes a coin in the commit that confirms the deposit (pending -> processing),
+ *   whatever its amount: a below-minimum deposit fails its order but its coin is ours and spendable. Dust gets no
+ *   order and so no coin: it stays an output at our deposit address (the ledger still shows it), for a future
+ *   consolidation to pick up;
+ * - a burn's payout is funded by coin selection (largest-first, chains/shared/coin_select.ts) under the chain's fee
+ *   rule; the adapter returns the coins as a `coins` reservation, locked in the atomic that records the payout; a
+ *   payout the treasury cannot fund waits with `TREASURY_CANNOT_FUND` on the order, and goes out when coins arrive;
+ * - the payout counted final spends its coins and adds its change as a coin, in the commit that completes the order;
+ *   a payout proven dead releases its coins (order_actor.ts `deadDecision`).
+ */
+import { type DeathProof, type ObservedTransfer, type Outpoint, TransientChainError } from "../chains/adapter.ts";
+import { isUtxoChain, type NativeChain, type UtxoChain } from "../chains/catalog.ts";
+import { selectCoins } from "../chains/shared/coin_select.ts";
+import { changeDustLimit, utxoFee } from "../chains/shared/utxo_fee.ts";
+import type { SimLedger } from "../chains/sim/ledger.ts";
+import { findDepositAddress } from "../kv/mint_wallets.ts";
+import type { MintOrder } from "../kv/orders.ts";
+import { addCoinRecord, addCoins, addSpent, spendableCoins } from "../kv/treasury.ts";
+import type { PipelineContext } from "./context.ts";
+import type { Intent } from "./transition.ts";
+
+/** Why a burn waits (on the order's `details.heldReason`) while no set of free coins pays it and its fee. */
+export const TREASURY_CANNOT_FUND = "treasury cannot fund this payout yet";
+
+/** The derivation index of the operator's change address (the sim hot wallet; a live adapter's own change key). */
+export const CHANGE_DERIVATION_INDEX = 0;
+
+type Effect = (atomic: Deno.AtomicOperation) => void;
+
+/**
+ * The write that adds a confirmed mint deposit's output (in block `height`) to the treasury, or null on other chains.
+ * Throws when the output is no longer where the reader says it was, or no longer ours: the step is retried.
+ */
+export async function depositCoinEffect(
+  ctx: PipelineContext,
+  order: MintOrder,
+  height: number,
+): Promise<Effect | null> {
+  const chain = order.sourceChain;
+  if (!isUtxoChain(chain)) return null;
+  const { txHash, index } = order.details.source;
+  const transfers = await ctx.chains.reader(chain).transfersOf(txHash);
+  // Not in a canonical block any more since txStatus answered: the next look decides.
+  if (transfers === null) throw new TransientChainError(`${chain}: ${txHash} left the chain mid-check`);
+  const out = transfers.find((t: ObservedTransfer) => t.index === index && t.asset === "native");
+  if (!out) throw new Error(`${chain}: deposit output ${txHash}:${index} of order ${order.id} is not on chain`);
+  const owner = await findDepositAddress(ctx.kv, chain, out.to);
+  if (!owner) throw new Error(`${chain}: deposit output ${txHash}:${index} does not pay one of our addresses`);
+  const coin = {
+    chain,
+    outpoint: { txHash, index },
+    address: out.to,
+    derivationIndex: owner.derivationIndex,
+    amount: out.amount,
+    height,
+    coinbase: false,
+  };
+  return (atomic) => addCoinRecord(atomic, coin);
+}
+
+/** The coins that pay `amount` on a UTXO chain, or null when the treasury cannot fund it now. */
+export async function fundPayout(ctx: PipelineContext, chain: UtxoChain, amount: bigint): Promise<Outpoint[] | null> {
+  const selection = selectCoins(await spendableCoins(ctx.kv, chain), amount, utxoFee(chain), changeDustLimit(chain));
+  return selection.ok ? selection.inputs.map((c) => c.outpoint) : null;
+}
+
+/**
+ * The writes for a UTXO payout counted final as `txHash` in block `height`: its inputs leave the treasury (spent
+ * markers stay) and its change is a new coin. Null for other chains and for intents that spent no recorded coins.
+ */
+export function payoutFinalEffect(intent: Intent, txHash: string, height: number): Effect | null {
+  const chain = intent.chain;
+  if (!isUtxoChain(chain) || intent.consumes?.kind !== "outpoints") return null;
+  const outpoints = intent.consumes.outpoints;
+  const change = intent.change;
+  return (atomic) => {
+    addSpent(atomic, chain, outpoints, txHash);
+    if (!change) return;
+    addCoinRecord(atomic, {
+      chain,
+      outpoint: { txHash, index: change.index },
+      address: change.address,
+      derivationIndex: CHANGE_DERIVATION_INDEX,
+      amount: BigInt(change.amount),
+      height,
+      coinbase: false,
+    });
+  };
+}
+
+/**
+ * The writes for a UTXO payout proven dead by a conflict: the coins the other final transaction spent are gone from
+ * the treasury (spent by it), so they are never selected again; the rest are only released (by `deadDecision`).
+ */
+export function conflictSpentEffect(intent: Intent, proof: DeathProof): Effect | null {
+  const chain = intent.chain;
+  if (!isUtxoChain(chain) || proof.kind !== "conflict" || proof.consumed.kind !== "outpoints") return null;
+  const outpoints = proof.consumed.outpoints;
+  const spentBy = proof.spentBy ?? "unknown conflicting transaction";
+  return (atomic) => addSpent(atomic, chain, outpoints, spentBy);
+}
+
+/** How the sim's genesis funds the treasury of a UTXO chain: this many coins, so concurrent payouts need not queue. */
+export const SIM_GENESIS_COINS = 8;
+
+/**
+ * Sim only: gives the operator's change address `total` native units as SIM_GENESIS_COINS genesis outputs and adds
+ * them to the treasury, so burns made with faucet uAssets (no deposit behind them) can be paid. Idempotent: every
+ * process sharing the KV may call it at start with the same amount.
+ */
+export async function seedSimUtxoGenesis(ledger: SimLedger, address: string, total: bigint): Promise<void> {
+  const chain = ledger.chain as NativeChain;
+  if (!isUtxoChain(chain) || total <= 0n) return;
+  const each = total / BigInt(SIM_GENESIS_COINS);
+  if (each <= 0n) throw new RangeError(`sim ${chain}: genesis ${total} is too small to split`);
+  const coins = [];
+  for (let i = 0; i < SIM_GENESIS_COINS; i++) {
+    const outpoint = await ledger.ensureGenesisOutput(address, each, i);
+    coins.push({
+      chain,
+      outpoint,
+      address,
+      derivationIndex: CHANGE_DERIVATION_INDEX,
+      amount: each,
+      height: 0,
+      coinbase: false,
+    });
+  }
+  await addCoins(ledger.kv, coins);
+}

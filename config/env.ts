@@ -38,6 +38,7 @@ export interface Config {
    * deposits fund.
    */
   simHotWalletGenesis: bigint | undefined;
+  /**
    * Sim mode: native smallest units the operator's change address holds at genesis on each simulated UTXO chain
    * (doge, zec), in the treasury from the start, so burns of faucet uAssets can be paid; 0: the treasury holds only
    * what deposits bring.

@@ -1,8 +1,7 @@
 /**
  * The treasury: the native coins we hold, and the write-ahead record of sweeping a deposit address into the hot
- * wallet. The order pipeline adds and spends UTXO coins (actors/treasury_steps.ts); sweeps and account balances are
- * primitives for the native adapters: UTXO coins feed doge/zec payouts (actors/treasury_steps.ts), sweep records the
- * sweeper of the account chains (actors/sweeper.ts); the account balance records are not used yet.
+ * wallet. The order pipeline adds and spends UTXO coins (actors/treasury_steps.ts) and the sweeper of the account
+ * chains records its sweeps here (actors/sweeper.ts); the per-address account balance records are not used yet.
  *
  * - UTXO chains (doge, zec): one record per unspent output we own, added once it is confirmed, removed by the atomic
  *   that records a final spend of it (which leaves a spent marker, so a rescan cannot add it back). A coin is locked

@@ -3,6 +3,7 @@
  * field named; a stored order that fails the schema is never stepped on a guess (real KV file, sim chains, the order
  * actor driven by hand); and orders as the watcher and the actors write them today pass it at every step.
  */
+import { withKv as withTempKv } from "./support/kv.ts";
 import assert from "node:assert/strict";
 import { applyOperatorEvent } from "../actors/operator.ts";
 import { INVALID_RECORD_RECHECK_MS, stepOrder } from "../actors/order_actor.ts";
@@ -34,16 +35,7 @@ function copy(o: Order) {
   return JSON.parse(JSON.stringify(o));
 }
 
-async function withKv(fn: (kv: Deno.Kv) => Promise<void>) {
-  const dir = await Deno.makeTempDir({ prefix: "order_schema_" });
-  const kv = await Deno.openKv(`${dir}/kv.sqlite3`);
-  try {
-    await fn(kv);
-  } finally {
-    kv.close();
-    await Deno.remove(dir, { recursive: true });
-  }
-}
+const withKv = (fn: (kv: Deno.Kv) => Promise<void>) => withTempKv("order_schema_", fn);
 
 Deno.test("details that are missing, malformed or wrong for the step are refused on write, naming the field", async () => {
   // sol -> base mints and base -> sol burns (i = 0): amounts in lamports and in 18-decimal wei.

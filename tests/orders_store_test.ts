@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { withKv as withTempKv } from "./support/kv.ts";
 import { EVM_CHAINS, NATIVE, NATIVE_CHAINS } from "../chains/catalog.ts";
 import {
   addOrderCreate,
@@ -23,16 +24,7 @@ const OWNER_A = "0x" + "ab".repeat(20);
 const OWNER_B = "0x" + "cd".repeat(20);
 const STRANGER = "0x" + "ef".repeat(20);
 
-async function withKv(fn: (kv: Deno.Kv) => Promise<void>) {
-  const dir = await Deno.makeTempDir({ prefix: "orders_store_" });
-  const kv = await Deno.openKv(`${dir}/kv.sqlite3`);
-  try {
-    await fn(kv);
-  } finally {
-    kv.close();
-    await Deno.remove(dir, { recursive: true });
-  }
-}
+const withKv = (fn: (kv: Deno.Kv) => Promise<void>) => withTempKv("orders_store_", fn);
 
 let serial = 0;
 /** A valid order; the partner wallet is written in upper case to prove `owner` is its lowercase form. */

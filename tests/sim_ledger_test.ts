@@ -1,4 +1,5 @@
 /** The embedded simulated ledgers (chains/sim): blocks, confirmations, balances, faults, reorgs and concurrency. */
+import { withKv as withTempKv } from "./support/kv.ts";
 import assert from "node:assert/strict";
 import { base58 } from "@scure/base";
 import { type ChainReader, TransientChainError } from "../chains/adapter.ts";
@@ -7,17 +8,7 @@ import { simChains } from "../chains/sim/adapters.ts";
 import { HOT_WALLET_GENESIS, MAX_TXS_PER_BLOCK, SimLedger, ZERO_ADDRESS } from "../chains/sim/ledger.ts";
 import { seededRandom } from "./support/chaos.ts";
 
-async function withKv(fn: (kv: Deno.Kv, path: string) => Promise<void>) {
-  const dir = await Deno.makeTempDir({ prefix: "sim_ledger_" });
-  const path = `${dir}/kv.sqlite3`;
-  const kv = await Deno.openKv(path);
-  try {
-    await fn(kv, path);
-  } finally {
-    kv.close();
-    await Deno.remove(dir, { recursive: true });
-  }
-}
+const withKv = (fn: (kv: Deno.Kv, path: string) => Promise<void>) => withTempKv("sim_ledger_", fn);
 
 const evm = (byte: string) => "0x" + byte.repeat(20);
 const ALICE = evm("a1");

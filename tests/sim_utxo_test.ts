@@ -1,4 +1,5 @@
 /** The sim ledger's UTXO mode for doge and zec (chains/sim/utxo.ts): outputs, spends, fees, conflicts, sums. */
+import { withKv as withTempKv } from "./support/kv.ts";
 import assert from "node:assert/strict";
 import { TransientChainError } from "../chains/adapter.ts";
 import { NATIVE, type UtxoChain } from "../chains/catalog.ts";
@@ -8,16 +9,7 @@ import { encodeSimTx, simNonce } from "../chains/sim/ledger.ts";
 import { utxoFee } from "../chains/shared/utxo_fee.ts";
 import { seededRandom } from "./support/chaos.ts";
 
-async function withKv(fn: (kv: Deno.Kv) => Promise<void>) {
-  const dir = await Deno.makeTempDir({ prefix: "sim_utxo_" });
-  const kv = await Deno.openKv(`${dir}/kv.sqlite3`);
-  try {
-    await fn(kv);
-  } finally {
-    kv.close();
-    await Deno.remove(dir, { recursive: true });
-  }
-}
+const withKv = (fn: (kv: Deno.Kv) => Promise<void>) => withTempKv("sim_utxo_", fn);
 
 const HOT = (c: UtxoChain) => `hot-${c}`;
 const COIN = 100_000_000n;

@@ -4,10 +4,10 @@
  * account totals; a sweep is recorded with its address lock and reservations in one atomic, one open sweep per
  * address, and a sweep proven dead releases what it held.
  */
+import { withKv as withTempKv } from "./support/kv.ts";
 import assert from "node:assert/strict";
 import type { DeathProof, PreparedTx } from "../chains/adapter.ts";
 import { addReleases, addReservations, coinLockKey } from "../kv/chain_state.ts";
-import { openKv } from "../kv/open.ts";
 import {
   accountLockKey,
   accountTotals,
@@ -27,16 +27,7 @@ import {
   type SweepInput,
 } from "../kv/treasury.ts";
 
-async function withKv(run: (kv: Deno.Kv, path: string) => Promise<void>): Promise<void> {
-  const dir = await Deno.makeTempDir({ prefix: "treasury-" });
-  const kv = await openKv(`${dir}/kv.sqlite3`);
-  try {
-    await run(kv, `${dir}/kv.sqlite3`);
-  } finally {
-    kv.close();
-    await Deno.remove(dir, { recursive: true });
-  }
-}
+const withKv = (fn: (kv: Deno.Kv, path: string) => Promise<void>) => withTempKv("treasury-", fn);
 
 const coin = (i: number, amount: bigint, extra: Partial<Coin> = {}): Coin => ({
   chain: "doge",

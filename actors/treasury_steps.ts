@@ -11,14 +11,14 @@
  * - the payout counted final spends its coins and adds its change as a coin, in the commit that completes the order;
  *   a payout proven dead releases its coins (order_actor.ts `deadDecision`).
  */
-import { type DeathProof, type ObservedTransfer, type Outpoint, TransientChainError } from "../chains/adapter.ts";
+import { type DeathProof, type ObservedTransfer, type PayoutCoin, TransientChainError } from "../chains/adapter.ts";
 import { isUtxoChain, type NativeChain, type UtxoChain } from "../chains/catalog.ts";
 import { selectCoins } from "../chains/shared/coin_select.ts";
 import { changeDustLimit, utxoFee } from "../chains/shared/utxo_fee.ts";
 import type { SimLedger } from "../chains/sim/ledger.ts";
 import { findDepositAddress } from "../kv/mint_wallets.ts";
 import type { MintOrder } from "../kv/orders.ts";
-import { addCoinRecord, addCoins, addSpent, spendableCoins } from "../kv/treasury.ts";
+import { addCoinRecord, addCoins, addSpent, type Coin, spendableCoins } from "../kv/treasury.ts";
 import type { PipelineContext } from "./context.ts";
 import type { Intent } from "./transition.ts";
 
@@ -62,9 +62,18 @@ export async function depositCoinEffect(
 }
 
 /** The coins that pay `amount` on a UTXO chain, or null when the treasury cannot fund it now. */
-export async function fundPayout(ctx: PipelineContext, chain: UtxoChain, amount: bigint): Promise<Outpoint[] | null> {
+export async function fundPayout(
+  ctx: PipelineContext,
+  chain: UtxoChain,
+  amount: bigint,
+): Promise<PayoutCoin[] | null> {
   const selection = selectCoins(await spendableCoins(ctx.kv, chain), amount, utxoFee(chain), changeDustLimit(chain));
-  return selection.ok ? selection.inputs.map((c) => c.outpoint) : null;
+  return selection.ok ? selection.inputs.map(payoutCoinOf) : null;
+}
+
+/** A treasury coin as a payer needs it to sign its spend. */
+export function payoutCoinOf(c: Coin): PayoutCoin {
+  return { ...c.outpoint, amount: c.amount, address: c.address, derivationIndex: c.derivationIndex, height: c.height };
 }
 
 /**

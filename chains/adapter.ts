@@ -231,9 +231,26 @@ export interface PayoutRequest {
   memo: string | null;
   /**
    * UTXO chains: the coins to spend, chosen by the caller from the treasury (unlocked, confirmed). The prepared
-   * payout `consumes` them and reserves them (`coins`). Account chains ignore it.
+   * payout `consumes` their outpoints and reserves them (`coins`). Account chains ignore it.
    */
-  coins?: Outpoint[];
+  coins?: PayoutCoin[];
+}
+
+/**
+ * A treasury coin handed to a UTXO payer: the outpoint, what it holds, and whose key signs its spend (the deposit
+ * key at `derivationIndex`, or the payer's own change key when `address` is its change address). `height` is the
+ * block it was confirmed in: a conflicting spend of it can only be at or above it.
+ */
+export interface PayoutCoin extends Outpoint {
+  amount: bigint;
+  address: string;
+  derivationIndex: number;
+  height: number;
+}
+
+/** The outpoints of `coins`, without the rest (what a transaction `consumes` and reserves). */
+export function outpointsOf(coins: readonly Outpoint[]): Outpoint[] {
+  return coins.map(({ txHash, index }) => ({ txHash, index }));
 }
 
 /**

@@ -43,6 +43,18 @@ export const PARENT_PATHS = {
 
 export type SecpChain = "xrp" | "doge" | "zec";
 
+/**
+ * The UTXO chains' change keys: BIP44's internal chain (`.../1/i`) beside the deposit addresses' external chain
+ * (`.../0/i`), so change never lands on a partner's deposit address. Index 0 is the one change address per chain.
+ */
+export const CHANGE_PARENT_PATHS = {
+  doge: "m/44'/3'/0'/1",
+  zec: "m/44'/133'/0'/1",
+} as const;
+
+/** Which BIP44 chain a UTXO key is on: the deposit addresses (external) or our change (internal). */
+export type KeyBranch = "deposit" | "change";
+
 // ---------------------------------------------------------------- SLIP-0010 ed25519
 
 /** Private key material: only chains/signer.ts holds one outside this module, in a #private field. */

@@ -13,11 +13,13 @@ import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { type EvmChain, isEvmChain, type NativeChain } from "./catalog.ts";
 import {
   assertIndex,
+  CHANGE_PARENT_PATHS,
   ed25519Child,
   ed25519Derive,
   type Ed25519Node,
   EVM_PARENT_PATH,
   evmAddressFromPublicKey,
+  type KeyBranch,
   PARENT_PATHS,
   publicKeyToAddress,
   type SecpChain,
@@ -46,6 +48,7 @@ const SECP_DER_CHAINS: readonly SecpChain[] = ["xrp", "doge", "zec"];
 export class Signer {
   readonly #secpParents: Readonly<Record<SecpChain | "evm", HDKey>>;
   readonly #edParents: Readonly<Record<EdSignerChain, Ed25519Node>>;
+  readonly #changeParents: Readonly<Record<keyof typeof CHANGE_PARENT_PATHS, HDKey>>;
 
   private constructor(seed: Uint8Array) {
     const master = HDKey.fromMasterSeed(seed);
@@ -54,6 +57,10 @@ export class Signer {
       doge: master.derive(PARENT_PATHS.doge),
       zec: master.derive(PARENT_PATHS.zec),
       evm: master.derive(EVM_PARENT_PATH),
+    };
+    this.#changeParents = {
+      doge: master.derive(CHANGE_PARENT_PATHS.doge),
+      zec: master.derive(CHANGE_PARENT_PATHS.zec),
     };
     master.wipePrivateData();
     this.#edParents = { sol: ed25519Derive(seed, PARENT_PATHS.sol), sui: ed25519Derive(seed, PARENT_PATHS.sui) };
@@ -73,11 +80,16 @@ export class Signer {
    * Signs a 32-byte `digest` the chain defines (doge/zec: the sighash; xrp: SHA-512Half of the signing prefix and
    * the transaction; EVM: keccak256 of the unsigned transaction). It is signed as is, never hashed again.
    */
-  signDigest(chain: SecpSignerChain, index: number, digest: Uint8Array): SecpSignature {
+  signDigest(
+    chain: SecpSignerChain,
+    index: number,
+    digest: Uint8Array,
+    branch: KeyBranch = "deposit",
+  ): SecpSignature {
     if (!(digest instanceof Uint8Array) || digest.length !== 32) {
       throw new Error(`signDigest needs a 32-byte digest, got ${digest?.length ?? typeof digest} bytes`);
     }
-    const node = this.#secpChild(chain, index);
+    const node = this.#secpChild(chain, index, branch);
     try {
       const secret = node.privateKey!;
       if (isEvmChain(chain)) {
@@ -105,8 +117,11 @@ export class Signer {
     }
   }
 
-  /** The public key at `index`: 32 bytes (ed25519) or 33 bytes compressed (secp256k1). */
-  publicKey(chain: SignerChain, index: number): Uint8Array {
+  /**
+   * The public key at `index`: 32 bytes (ed25519) or 33 bytes compressed (secp256k1). `branch` "change" is the UTXO
+   * chains' internal chain (chains/derivation.ts `CHANGE_PARENT_PATHS`).
+   */
+  publicKey(chain: SignerChain, index: number, branch: KeyBranch = "deposit"): Uint8Array {
     if (chain === "sol" || chain === "sui") {
       const node = this.#edChild(chain, index);
       try {
@@ -115,7 +130,7 @@ export class Signer {
         node.key.fill(0);
       }
     }
-    const node = this.#secpChild(chain, index);
+    const node = this.#secpChild(chain, index, branch);
     try {
       return node.publicKey!;
     } finally {
@@ -129,8 +144,12 @@ export class Signer {
     return isEvmChain(chain) ? evmAddressFromPublicKey(publicKey) : publicKeyToAddress(chain as NativeChain, publicKey);
   }
 
-  #secpChild(chain: SecpSignerChain, index: number): HDKey {
+  #secpChild(chain: SecpSignerChain, index: number, branch: KeyBranch = "deposit"): HDKey {
     assertIndex(index);
+    if (branch === "change") {
+      if (chain !== "doge" && chain !== "zec") throw new Error(`No change keys on chain ${String(chain)}`);
+      return this.#changeParents[chain].deriveChild(index);
+    }
     if (isEvmChain(chain)) return this.#secpParents.evm.deriveChild(index);
     if (!SECP_DER_CHAINS.includes(chain)) throw new Error(`No secp256k1 key for chain ${String(chain)}`);
     return this.#secpParents[chain].deriveChild(index);

@@ -23,6 +23,7 @@ for (const chain of ["doge", "zec"] as const) {
       const deposit = await l.submitNativeTransfer({ from: "outsider", to: "deposit-1", amount: 100n * COIN });
       await l.sealBlock();
       const coin = { txHash: deposit.txHash, index: 0 };
+      const spend = { ...coin, amount: 100n * COIN, address: "deposit-1", derivationIndex: 1, height: 1 };
       assert.deepEqual(await l.unspentOutput(coin), { address: "deposit-1", amount: 100n * COIN });
 
       const tx = await payer.preparePayout({
@@ -30,7 +31,7 @@ for (const chain of ["doge", "zec"] as const) {
         to: "dest",
         amount: 30n * COIN,
         memo: null,
-        coins: [coin],
+        coins: [spend],
       });
       const fee = utxoFee(chain)(1, 2);
       assert.deepEqual(tx.change, { index: CHANGE_INDEX, address: HOT(chain), amount: 70n * COIN - fee });
@@ -50,7 +51,7 @@ for (const chain of ["doge", "zec"] as const) {
         to: "dest",
         amount: 30n * COIN,
         memo: null,
-        coins: [coin],
+        coins: [spend],
       })
         .catch((e) => e);
       assert.ok(again instanceof Error, "an adapter cannot even build a spend of a spent output");
@@ -102,7 +103,7 @@ Deno.test("sim doge UTXO mode: a conflicting spend buried at depth proves our un
       to: "dest",
       amount: 30n * COIN,
       memo: null,
-      coins: [genesis],
+      coins: [{ ...genesis, amount: 1000n * COIN, address: HOT("doge"), derivationIndex: 0, height: 0 }],
     });
     const ours = { raw: tx.raw, consumes: tx.consumes };
     const reader = sim.reader("doge");

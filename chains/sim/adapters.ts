@@ -21,6 +21,7 @@ import {
   type EvmMinter,
   type NativePayer,
   type Outpoint,
+  outpointsOf,
   type PayoutCheck,
   type PayoutRequest,
   type PreparedTx,
@@ -206,8 +207,9 @@ export function simChains(kv: Deno.Kv, opts: SimChainsOptions = {}): SimChains {
             });
             if (expiry) tx.expiry = expiry;
             if (req.coins && req.coins.length > 0) {
-              tx.consumes = { kind: "outpoints", outpoints: req.coins };
-              tx.reservations = [{ kind: "coins", chain, outpoints: req.coins }];
+              const outpoints = outpointsOf(req.coins);
+              tx.consumes = { kind: "outpoints", outpoints };
+              tx.reservations = [{ kind: "coins", chain, outpoints }];
             }
             if (utxo?.change) tx.change = { index: CHANGE_INDEX, ...utxo.change };
             return tx;

@@ -17,7 +17,8 @@ import {
   type DeathProof,
   isCounted,
   type ObservedTransfer,
-  type Outpoint,
+  outpointsOf,
+  type PayoutCoin,
   type OwnTx,
   type PreparedTx,
   SKIPPED,
@@ -46,7 +47,12 @@ export interface ContractHarness {
   /** Confirmations a transaction needs here (with the reader's `final` flag where it has one). */
   confirmations: number;
   /** One of our outgoing transactions (a payout or a mint), distinct per `label`, signed, not sent. */
-  prepare(label: string, opts?: { coins?: Outpoint[] }): Promise<PreparedTx>;
+  prepare(label: string, opts?: { coins?: PayoutCoin[] }): Promise<PreparedTx>;
+  /**
+   * UTXO chains: coins we control, confirmed and unspent, for the coin cases to spend (the payer must be able to sign
+   * them). Absent: made-up coins, for adapters that never look them up (the sim's account chains, EVM).
+   */
+  coins?(): Promise<PayoutCoin[]>;
   /** Hashes of our transactions for `label` that are in a canonical block now. */
   landed(label: string): Promise<string[]>;
   /** A transfer to us (a deposit to one of our addresses, or a uAsset transfer to the transfer address), sent. */
@@ -153,13 +159,23 @@ const CASES: Record<ContractCase, (h: ContractHarness) => Promise<void>> = {
   },
 
   async "reservation released when its transaction is proven dead"(h) {
-    const coins: Outpoint[] = [0, 1].map((index) => ({ txHash: `contract-coin-${h.name}`, index }));
-    const first = await h.prepare("contract-coins-1", { coins });
+    const spend: PayoutCoin[] = await h.coins?.() ??
+      [0, 1].map((index) => ({
+        txHash: `contract-coin-${h.name}`,
+        index,
+        amount: 10_000_000_000n,
+        address: "contract-coin-owner",
+        derivationIndex: 0,
+        height: 0,
+      }));
+    assert.equal(spend.length, 2, "the coin cases spend two coins");
+    const coins = outpointsOf(spend);
+    const first = await h.prepare("contract-coins-1", { coins: spend });
     assert.deepEqual(first.consumes, { kind: "outpoints", outpoints: coins });
     assert.ok(await record(h, first));
     assert.deepEqual(await coinLocks(h.kv, h.chain, coins), [first.txHash, first.txHash]);
     // The same coins cannot be spent twice: the second recording commits nothing.
-    const rival = await h.prepare("contract-coins-2", { coins });
+    const rival = await h.prepare("contract-coins-2", { coins: spend });
     assert.equal(await record(h, rival), false);
     assert.equal((await h.kv.get(intentKey(rival))).versionstamp, null, "nothing of the rival is recorded");
     assert.deepEqual(await coinLocks(h.kv, h.chain, coins), [first.txHash, first.txHash]);
@@ -176,7 +192,7 @@ const CASES: Record<ContractCase, (h: ContractHarness) => Promise<void>> = {
     deadDecision(intent, dead.proof, dead.detail).effects!(atomic);
     assert.ok((await atomic.commit()).ok);
     assert.deepEqual(await coinLocks(h.kv, h.chain, coins), [null, null]);
-    const next = await h.prepare("contract-coins-3", { coins });
+    const next = await h.prepare("contract-coins-3", { coins: spend });
     assert.ok(await record(h, next), "the released coins can be spent by a new transaction");
     assert.deepEqual(await coinLocks(h.kv, h.chain, coins), [next.txHash, next.txHash]);
   },

@@ -33,6 +33,11 @@ export interface ObservedTransfer {
   amount: bigint;
   /** "native" for the chain's coin, else the uAsset symbol. */
   asset: "native" | UAsset;
+  /**
+   * UTXO chains: an output of a coinbase transaction. Never credited (it needs maturity, and a Zcash coinbase can
+   * only be spent to shielded outputs): the watcher records it as held for an operator.
+   */
+  coinbase?: true;
 }
 
 export interface ScannedBlock {
@@ -82,8 +87,11 @@ export interface Expiry {
 
 /** What a transaction uses up on chain: another final transaction using the same thing proves it dead. */
 export type Consumed =
-  /** Coins spent (doge, zec). */
-  | { kind: "outpoints"; outpoints: Outpoint[] }
+  /**
+   * Coins spent (doge, zec). `since`: the lowest block any of them was confirmed in, so a conflicting spend is
+   * looked for from there up, never through the whole chain.
+   */
+  | { kind: "outpoints"; outpoints: Outpoint[]; since?: number }
   /** An account's nonce (EVM) or sequence (XRPL). */
   | { kind: "nonce"; account: string; nonce: number };
 
@@ -304,6 +312,11 @@ export type PayoutCheck =
 export interface NativePayer extends ChainSender {
   /** Account chains: the hot wallet payouts are sent from and sweeps move deposits to. */
   readonly hotWallet?: string;
+  /**
+   * UTXO chains: our change address (chains/derivation.ts `CHANGE_PARENT_PATHS`, index 0), where payouts send their
+   * change and consolidations merge coins. The payer signs coins at this address with its change key.
+   */
+  readonly changeAddress?: string;
   preparePayout(req: PayoutRequest): Promise<PreparedTx>;
   /** Account chains: asked before `preparePayout` (see `PayoutCheck`). Absent: every payout is taken as payable. */
   checkPayout?(req: PayoutRequest): Promise<PayoutCheck>;

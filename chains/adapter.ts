@@ -178,6 +178,12 @@ export interface ChainReader {
    */
   transfersOf(txHash: string): Promise<ObservedTransfer[] | null>;
   /**
+   * UTXO chains, whose scan leaves `from` empty (a transaction has inputs, not a sender): the address the
+   * transaction's first input spent, or null when it cannot be told (a coinbase, a non-standard script). The watcher
+   * asks only for transfers that pay us, so its cost grows with our deposits, never with a block's size.
+   */
+  senderOf?(txHash: string): Promise<string | null>;
+  /**
    * Account chains (sol, xrp, sui): the native balance `address` holds at the tip, in smallest units (0 for an
    * account that does not exist). What the sweeper reads before sweeping a deposit address.
    */

@@ -18,7 +18,7 @@ import {
   type ZecV5Tx,
 } from "../chains/utxo/zec_zip244.ts";
 import { ZEC_BRANCH_IDS } from "../chains/utxo/zec_tx.ts";
-import { VECTORS_ABSENT, type VectorRow, zcashVectors } from "./support/zcash_vectors.ts";
+import { type VectorRow, VECTORS_ABSENT, zcashVectors } from "./support/zcash_vectors.ts";
 
 const vectors = zcashVectors("zip_0244.json");
 if (!vectors) console.warn(VECTORS_ABSENT);
@@ -114,7 +114,8 @@ function libraryTx(v: ZecV5Tx, branchId: number): utxolib.bitgo.ZcashTransaction
 }
 
 Deno.test({
-  name: "ZIP-244 vectors: the library's txid equals ours for the transparent part under every known branch id (NU5-NU6.3)",
+  name:
+    "ZIP-244 vectors: the library's txid equals ours for the transparent part under every known branch id (NU5-NU6.3)",
   ignore: !vectors,
   fn() {
     for (const v of withTransparentInput) {

@@ -1,0 +1,215 @@
+/**
+ * The UtxoNode of Zcash, over Zebra's JSON-RPC (zcashd is retired; Zebra has no wallet and no `gettxout`).
+ *
+ * Fields relied on, and where Zebra documents them (ZcashFoundation/zebra, zebra-rpc/src/methods.rs and
+ * zebra-rpc/src/methods/types/transaction.rs `TransactionObject`; response shapes pinned by the snapshot tests in
+ * zebra-rpc/src/methods/tests/snapshots/):
+ * - `getblockchaininfo` (get_blockchain_info@mainnet_10.snap): `chain` ("main", "test", "regtest"), `blocks` (tip
+ *   height), `bestblockhash`, `consensus.nextblock` (the next block's consensus branch id, 8 hex digits, no 0x).
+ * - `getblockhash(height)`: the hash; a height above the tip is an error (-8, or -32602 "Provided index is greater
+ *   than the current tip" in older releases): null here.
+ * - `getblock(height as a string, 2)` (get_block_verbose_height_verbosity_2@mainnet_10.snap): `hash`, `height`,
+ *   `previousblockhash` (absent for genesis), `tx[]` as TransactionObjects: `txid`, `vin[]` (`coinbase` for the
+ *   coinbase input, else `txid` + `vout`), `vout[]` with `n`, `valueZat` (integer zatoshis) and `scriptPubKey.hex`.
+ *   The float `value` is never read; addresses come from the script bytes (network.ts `scriptAddress`), never from
+ *   the node's `addresses`.
+ * - `getrawtransaction(txid, 1)` (get_raw_transaction_verbosity_1@mainnet_10.snap, getrawtransaction_unknown_txid):
+ *   `height` and `confirmations` present only when the transaction is in a best-chain block (absent in the mempool),
+ *   `blockhash` in recent releases (else looked up by height), `vin`/`vout` as above; unknown: code -5 "Transaction
+ *   not found in mempool or best chain".
+ * - `sendrawtransaction(hex)`: the txid. Zebra's error codes for "already known" changed between releases, so any
+ *   rejection is followed by a lookup: bytes the node already has (mempool or best chain) are success.
+ */
+import type { Outpoint } from "../adapter.ts";
+import type { UtxoBlockView, UtxoNode, UtxoTxPlace, UtxoTxView } from "./node.ts";
+import { scriptAddress, type UtxoNetwork } from "./network.ts";
+import { RpcError, type UtxoRpc } from "./rpc.ts";
+import { fromHex, isCoinbase, parseZecV5, toHex, zecTxid } from "./zec_zip244.ts";
+
+const NULL_HASH = "0".repeat(64);
+const HASH = /^[0-9a-f]{64}$/;
+
+interface ZebraVin {
+  coinbase?: string;
+  txid?: string;
+  vout?: number;
+}
+
+interface ZebraVout {
+  n: number;
+  valueZat: unknown;
+  scriptPubKey: { hex: string };
+}
+
+interface ZebraTx {
+  txid?: string;
+  hex?: string;
+  height?: number;
+  confirmations?: number;
+  blockhash?: string;
+  vin?: ZebraVin[];
+  vout?: ZebraVout[];
+}
+
+interface ZebraBlock {
+  hash: string;
+  height: number;
+  previousblockhash?: string;
+  tx: ZebraTx[];
+}
+
+interface ZebraChainInfo {
+  chain: string;
+  blocks: number;
+  bestblockhash: string;
+  consensus?: { chaintip?: string; nextblock?: string };
+}
+
+/** A zatoshi amount as Zebra's `valueZat`: a non-negative safe integer, nothing else (never the float `value`). */
+export function zatoshis(value: unknown, where: string): bigint {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
+    throw new Error(`zec: Zebra's valueZat ${JSON.stringify(value)} at ${where} is not a whole number of zatoshis`);
+  }
+  return BigInt(value);
+}
+
+function txView(network: UtxoNetwork, tx: ZebraTx, txid: string): UtxoTxView {
+  if (!tx.vin || !tx.vout) {
+    // Releases without vin/vout in the verbose object: decode the bytes (v5 only; older formats predate NU5).
+    if (!tx.hex) throw new Error(`zec: Zebra gave neither vin/vout nor hex for ${txid}`);
+    return decodedView(network, tx.hex);
+  }
+  const coinbase = tx.vin.length > 0 && tx.vin[0].coinbase !== undefined;
+  const inputs: Outpoint[] = coinbase ? [] : tx.vin.map((vin, i) => {
+    if (typeof vin.txid !== "string" || !HASH.test(vin.txid) || !Number.isSafeInteger(vin.vout)) {
+      throw new Error(`zec: Zebra's input ${i} of ${txid} has no outpoint`);
+    }
+    return { txHash: vin.txid, index: vin.vout! };
+  });
+  const outputs = tx.vout.map((out) => ({
+    index: out.n,
+    address: scriptAddress(network, fromHex(out.scriptPubKey.hex)),
+    amount: zatoshis(out.valueZat, `${txid}:${out.n}`),
+  }));
+  return { txid, coinbase, inputs, outputs };
+}
+
+function decodedView(network: UtxoNetwork, hex: string): UtxoTxView {
+  const tx = parseZecV5(fromHex(hex));
+  const coinbase = isCoinbase(tx);
+  return {
+    txid: zecTxid(tx),
+    coinbase,
+    inputs: coinbase ? [] : tx.inputs.map((i) => ({ txHash: toHex(i.prevHash.slice().reverse()), index: i.prevIndex })),
+    outputs: tx.outputs.map((o, index) => ({ index, address: scriptAddress(network, o.script), amount: o.value })),
+  };
+}
+
+export function zebraNode(rpc: UtxoRpc, network: UtxoNetwork): UtxoNode {
+  if (network.chain !== "zec") throw new Error(`zebraNode serves zec, not ${network.chain}`);
+  let chainChecked = false;
+
+  async function info(): Promise<ZebraChainInfo> {
+    const i = await rpc.call<ZebraChainInfo>("getblockchaininfo");
+    if (!chainChecked) {
+      if (!network.nodeChainNames.includes(i.chain)) {
+        throw new Error(
+          `zec: the Zebra node is on chain "${i.chain}", but this service is configured for ${network.name} ` +
+            `(expects ${network.nodeChainNames.join(" or ")}): check ZEC_RPC_URLS and CHAIN_MODE`,
+        );
+      }
+      chainChecked = true;
+    }
+    return i;
+  }
+
+  async function blockHash(height: number): Promise<string | null> {
+    try {
+      return await rpc.call<string>("getblockhash", [height]);
+    } catch (e) {
+      if (e instanceof RpcError && (e.code === -8 || e.code === -32602)) return null;
+      throw e;
+    }
+  }
+
+  function blockView(b: ZebraBlock): UtxoBlockView {
+    return {
+      number: b.height,
+      hash: b.hash,
+      parentHash: b.previousblockhash ?? NULL_HASH,
+      txs: b.tx.map((tx) => {
+        if (typeof tx.txid !== "string") {
+          throw new Error(`zec: Zebra's block ${b.height} lists a transaction without txid`);
+        }
+        return txView(network, tx, tx.txid);
+      }),
+    };
+  }
+
+  async function findTx(txid: string): Promise<UtxoTxPlace> {
+    let tx: ZebraTx;
+    try {
+      tx = await rpc.call<ZebraTx>("getrawtransaction", [txid, 1]);
+    } catch (e) {
+      if (e instanceof RpcError && e.code === -5) return { where: "nowhere" };
+      throw e;
+    }
+    const view = txView(network, tx, txid);
+    if (typeof tx.height !== "number") return { where: "mempool", tx: view };
+    const hash = tx.blockhash ?? await blockHash(tx.height);
+    // The block was reorganised away between the two calls: the next look will say where it is now.
+    if (hash === null) return { where: "mempool", tx: view };
+    return { where: "block", height: tx.height, blockHash: hash, confirmations: tx.confirmations ?? 1, tx: view };
+  }
+
+  return {
+    network,
+    async tip() {
+      const i = await info();
+      return { number: i.blocks, hash: i.bestblockhash };
+    },
+    blockHash,
+    async blocks(from, to) {
+      if (to < from) return [];
+      const tip = (await info()).blocks;
+      const last = Math.min(to, tip);
+      if (last < from) return [];
+      const heights = Array.from({ length: last - from + 1 }, (_, k) => from + k);
+      // Zebra's getblock takes the height as a string ("hash_or_height").
+      const replies = await rpc.batch<ZebraBlock>(heights.map((h) => ({ method: "getblock", params: [String(h), 2] })));
+      const out: UtxoBlockView[] = [];
+      for (const r of replies) {
+        if (r instanceof RpcError) {
+          if (r.code === -8) break; // the tip moved back (reorg) between the two calls: stop at what exists
+          throw r;
+        }
+        out.push(blockView(r));
+      }
+      return out;
+    },
+    findTx,
+    async send(rawHex) {
+      try {
+        await rpc.call<string>("sendrawtransaction", [rawHex]);
+      } catch (e) {
+        if (!(e instanceof RpcError)) throw e;
+        let txid: string;
+        try {
+          txid = zecTxid(parseZecV5(fromHex(rawHex)));
+        } catch {
+          throw e;
+        }
+        const place = await findTx(txid);
+        if (place.where === "nowhere") throw e;
+        // Already in the mempool or the best chain: the same bytes, sent before.
+      }
+    },
+    async nextBranchId() {
+      const next = (await info()).consensus?.nextblock;
+      if (typeof next !== "string" || !/^[0-9a-fA-F]{8}$/.test(next)) {
+        throw new Error(`zec: Zebra's getblockchaininfo has no consensus.nextblock branch id (got ${next})`);
+      }
+      return parseInt(next, 16);
+    },
+  };
+}

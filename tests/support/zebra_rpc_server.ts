@@ -1,0 +1,525 @@
+/**
+ * A Zebra-shaped RPC server: a local Deno.serve JSON-RPC endpoint answering the methods chains/utxo/zebra.ts uses in
+ * the shapes Zebra documents (zebra-rpc `TransactionObject`, the snapshot tests in
+ * zebra-rpc/src/methods/tests/snapshots/), over an in-memory transparent-only chain. No Zebra runs on this machine
+ * kind (DESIGN.md): this is what the zec tests talk to, and they say so in their names.
+ *
+ * - JSON-RPC 1.0 over HTTP with basic auth (401 without the right credentials), single and batch requests.
+ * - `getblockchaininfo`, `getblockhash`, `getblock(hash|height string, 0|1|2)`, `getrawtransaction(txid, 0|1)`,
+ *   `sendrawtransaction`, `getrawmempool`, `getbestblockhash`, `getblockcount`, and `generate(n)` as Zebra's regtest
+ *   has it (a test hook; also `mine()` on the object).
+ * - `sendrawtransaction` checks what Zebra's mempool would: the bytes parse as v5 with @bitgo/utxo-lib (and our
+ *   ZIP-225 parser), the branch id is the next block's, the expiry height has not passed, every input exists and is
+ *   unspent (not in the chain, not by another mempool transaction), every P2PKH signature verifies over the ZIP-244
+ *   digest, and the fee is at least ZIP-317's conventional fee; else a Zebra-like error.
+ * - A mempool transaction that can no longer be mined (its `nExpiryHeight` is below the next block's height) is
+ *   dropped when the tip moves, as Zebra does; invalid ones (inputs spent by a reorg) are dropped when mining.
+ * - Test hooks: `deposit(address, amount)` (a transparent output to any address, from a made-up funding input, into
+ *   the mempool), `mine(n)`, `reorg(depth, {drop})`, `setNextBranchId`, `dropFromMempool`.
+ */
+import * as utxolib from "@bitgo/utxo-lib";
+import { secp256k1 } from "@noble/curves/secp256k1.js";
+import { sha256 } from "@noble/hashes/sha2.js";
+import { hash160, outputScript, scriptAddress, type UtxoNetwork } from "../../chains/utxo/network.ts";
+import { zip317ConventionalFee } from "../../chains/utxo/zec_tx.ts";
+import {
+  fromHex,
+  isCoinbase,
+  parseZecV5,
+  toHex,
+  transparentSighash,
+  V5_VERSION_GROUP_ID,
+  zecTxid,
+  type ZecV5Tx,
+} from "../../chains/utxo/zec_zip244.ts";
+
+const NU6_3 = 0x37a5165b;
+const COINBASE_REWARD = 312_500_000n; // 3.125 ZEC
+const GENESIS_PARENT = "0".repeat(64);
+
+interface ChainTx {
+  txid: string;
+  raw: Uint8Array;
+  tx: ZecV5Tx;
+}
+
+interface Block {
+  hash: string;
+  height: number;
+  parent: string;
+  time: number;
+  txs: ChainTx[];
+}
+
+interface Coin {
+  value: bigint;
+  script: Uint8Array;
+}
+
+class RpcFailure extends Error {
+  constructor(readonly code: number, message: string) {
+    super(message);
+  }
+}
+
+const outpointKey = (txid: string, index: number) => `${txid}:${index}`;
+const displayHash = (internal: Uint8Array) => toHex(internal.slice().reverse());
+
+function u32le(n: number): number[] {
+  return [n & 0xff, (n >>> 8) & 0xff, (n >>> 16) & 0xff, (n >>> 24) & 0xff];
+}
+
+function compactSize(n: number): number[] {
+  if (n < 0xfd) return [n];
+  return [0xfd, n & 0xff, n >> 8];
+}
+
+function i64le(v: bigint): number[] {
+  const b = new Uint8Array(8);
+  new DataView(b.buffer).setBigInt64(0, v, true);
+  return [...b];
+}
+
+/** Serialises a transparent-only v5 transaction (the server's own coinbases and deposits). */
+function serializeV5(
+  branchId: number,
+  expiryHeight: number,
+  inputs: { prevHash: Uint8Array; prevIndex: number; scriptSig: Uint8Array }[],
+  outputs: { value: bigint; script: Uint8Array }[],
+): Uint8Array {
+  const bytes: number[] = [
+    ...u32le((5 | 0x80000000) >>> 0),
+    ...u32le(V5_VERSION_GROUP_ID),
+    ...u32le(branchId),
+    ...u32le(0),
+    ...u32le(expiryHeight),
+    ...compactSize(inputs.length),
+  ];
+  for (const i of inputs) {
+    bytes.push(...i.prevHash, ...u32le(i.prevIndex), ...compactSize(i.scriptSig.length), ...i.scriptSig);
+    bytes.push(...u32le(0xffffffff));
+  }
+  bytes.push(...compactSize(outputs.length));
+  for (const o of outputs) bytes.push(...i64le(o.value), ...compactSize(o.script.length), ...o.script);
+  bytes.push(0, 0, 0); // no Sapling spends, no Sapling outputs, no Orchard actions
+  return Uint8Array.from(bytes);
+}
+
+function chainTx(raw: Uint8Array): ChainTx {
+  const tx = parseZecV5(raw);
+  return { txid: zecTxid(tx), raw, tx };
+}
+
+export interface ZebraServerOptions {
+  network: UtxoNetwork;
+  /** The consensus branch id of the next block (`getblockchaininfo.consensus.nextblock`); NU6.3 by default. */
+  branchId?: number;
+  /** Basic-auth credentials the server requires. */
+  user?: string;
+  password?: string;
+  /** Blocks mined at start (genesis included); 1 by default. */
+  initialBlocks?: number;
+}
+
+export class ZebraShapedServer {
+  readonly network: UtxoNetwork;
+  branchId: number;
+  readonly blocks: Block[] = [];
+  /** In arrival order. */
+  readonly mempool = new Map<string, ChainTx>();
+  /** Every RPC method called, in order (tests assert on batching and on what was never asked). */
+  readonly calls: string[] = [];
+  #server: Deno.HttpServer<Deno.NetAddr> | null = null;
+  #auth: string;
+  #nonce = 0;
+  /** Deposits' txids: their made-up funding inputs are not checked. */
+  #deposits = new Set<string>();
+  #minerScript: Uint8Array;
+  url = "";
+
+  constructor(opts: ZebraServerOptions) {
+    this.network = opts.network;
+    this.branchId = opts.branchId ?? NU6_3;
+    this.#auth = "Basic " + btoa(`${opts.user ?? "zebra"}:${opts.password ?? "zebra-secret"}`);
+    // A miner we hold no key for: coinbase outputs are never ours.
+    this.#minerScript = Uint8Array.of(
+      0x76,
+      0xa9,
+      0x14,
+      ...hash160(Uint8Array.of(2, ...new Uint8Array(32).fill(9))),
+      0x88,
+      0xac,
+    );
+    for (let i = 0; i < (opts.initialBlocks ?? 1); i++) this.#mineOne();
+  }
+
+  static start(opts: ZebraServerOptions): ZebraShapedServer {
+    const s = new ZebraShapedServer(opts);
+    const user = opts.user ?? "zebra";
+    const password = opts.password ?? "zebra-secret";
+    s.#server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => s.#handle(req));
+    s.url = `http://${user}:${password}@127.0.0.1:${s.#server.addr.port}/`;
+    return s;
+  }
+
+  async close(): Promise<void> {
+    await this.#server?.shutdown();
+  }
+
+  get tipHeight(): number {
+    return this.blocks.length - 1;
+  }
+
+  get tipHash(): string {
+    return this.blocks[this.blocks.length - 1].hash;
+  }
+
+  // --- test hooks ----------------------------------------------------------------------------------------------
+
+  /** A transparent output of `amount` zats to `address`, in the mempool (mine to confirm). Returns its outpoint. */
+  deposit(address: string, amount: bigint): { txid: string; index: number } {
+    const funding = sha256(new TextEncoder().encode(`deposit ${++this.#nonce}`));
+    const raw = serializeV5(this.branchId, 0, [{ prevHash: funding, prevIndex: 0, scriptSig: Uint8Array.of(0x51) }], [
+      { value: amount, script: outputScript(this.network, address) },
+    ]);
+    const t = chainTx(raw);
+    this.#deposits.add(t.txid);
+    this.mempool.set(t.txid, t);
+    return { txid: t.txid, index: 0 };
+  }
+
+  /**
+   * Mines `n` blocks: each takes every mempool transaction still valid at its height, except those in `skip` (a
+   * miner that leaves them out: they stay in the mempool until mined or expired). Returns their hashes.
+   */
+  mine(n = 1, opts: { skip?: string[] } = {}): string[] {
+    const hashes: string[] = [];
+    for (let i = 0; i < n; i++) hashes.push(this.#mineOne(new Set(opts.skip)).hash);
+    return hashes;
+  }
+
+  /**
+   * Removes the top `depth` blocks (a reorg's first half; `mine` builds the new branch). Their non-coinbase
+   * transactions go back to the mempool, except those in `drop`, which vanish (as if the new branch's miner never
+   * saw them).
+   */
+  reorg(depth: number, opts: { drop?: string[] } = {}): void {
+    if (depth < 1 || depth >= this.blocks.length) throw new Error(`cannot reorg ${depth} blocks`);
+    const removed = this.blocks.splice(this.blocks.length - depth, depth);
+    const back = removed.flatMap((b) => b.txs.filter((t) => !isCoinbase(t.tx)));
+    const rest = [...this.mempool.values()];
+    this.mempool.clear();
+    for (const t of [...back, ...rest]) if (!opts.drop?.includes(t.txid)) this.mempool.set(t.txid, t);
+  }
+
+  dropFromMempool(txid: string): void {
+    this.mempool.delete(txid);
+  }
+
+  setNextBranchId(branchId: number): void {
+    this.branchId = branchId;
+  }
+
+  /** The best chain's unspent outputs (mempool ignored). */
+  utxos(): Map<string, Coin> {
+    const set = new Map<string, Coin>();
+    for (const b of this.blocks) {
+      for (const t of b.txs) {
+        if (!isCoinbase(t.tx)) {
+          for (const i of t.tx.inputs) set.delete(outpointKey(displayHash(i.prevHash), i.prevIndex));
+        }
+        t.tx.outputs.forEach((o, n) => set.set(outpointKey(t.txid, n), { value: o.value, script: o.script }));
+      }
+    }
+    return set;
+  }
+
+  /** Where the best chain has `txid`: its block, or null. */
+  blockOf(txid: string): Block | null {
+    return this.blocks.find((b) => b.txs.some((t) => t.txid === txid)) ?? null;
+  }
+
+  // --- chain ---------------------------------------------------------------------------------------------------
+
+  #mineOne(skip = new Set<string>()): Block {
+    const height = this.blocks.length;
+    const parent = height === 0 ? GENESIS_PARENT : this.tipHash;
+    // BIP34-style height push, and a nonce so that a re-mined height gets another coinbase txid.
+    const coinbaseRaw = serializeV5(this.branchId, 0, [{
+      prevHash: new Uint8Array(32),
+      prevIndex: 0xffffffff,
+      scriptSig: Uint8Array.of(4, ...u32le(height), 4, ...u32le(++this.#nonce)),
+    }], [{ value: COINBASE_REWARD, script: this.#minerScript }]);
+    const txs: ChainTx[] = [chainTx(coinbaseRaw)];
+    const spent = new Set<string>();
+    const utxos = this.utxos();
+    for (const t of this.mempool.values()) {
+      if (skip.has(t.txid)) {
+        // Left out of this block; Zebra drops it from the mempool once it cannot be mined any more.
+        if (t.tx.expiryHeight !== 0 && t.tx.expiryHeight <= height) this.mempool.delete(t.txid);
+        continue;
+      }
+      const expired = t.tx.expiryHeight !== 0 && t.tx.expiryHeight < height;
+      const keys = t.tx.inputs.map((i) => outpointKey(displayHash(i.prevHash), i.prevIndex));
+      // Inputs spent elsewhere (after a reorg) make it invalid: dropped, like an expired one.
+      const valid = this.#deposits.has(t.txid) || keys.every((k) => utxos.has(k) && !spent.has(k));
+      if (!expired && valid) {
+        txs.push(t);
+        keys.forEach((k) => spent.add(k));
+      }
+      this.mempool.delete(t.txid);
+    }
+    const hash = toHex(sha256(sha256(new TextEncoder().encode(`${parent}/${height}/${++this.#nonce}`))));
+    const block: Block = { hash, height, parent, time: 1_700_000_000 + height * 75, txs };
+    this.blocks.push(block);
+    return block;
+  }
+
+  // --- RPC -----------------------------------------------------------------------------------------------------
+
+  async #handle(req: Request): Promise<Response> {
+    if (req.headers.get("authorization") !== this.#auth) return new Response(null, { status: 401 });
+    let body: unknown;
+    try {
+      body = await req.json();
+    } catch {
+      return Response.json({ result: null, error: { code: -32700, message: "Parse error" }, id: null });
+    }
+    if (Array.isArray(body)) return Response.json(body.map((call) => this.#answer(call)));
+    return Response.json(this.#answer(body));
+  }
+
+  #answer(call: unknown): unknown {
+    const { method, params = [], id = null } = (call ?? {}) as { method?: string; params?: unknown[]; id?: unknown };
+    this.calls.push(String(method));
+    try {
+      return { result: this.#dispatch(String(method), params), error: null, id };
+    } catch (e) {
+      if (e instanceof RpcFailure) return { result: null, error: { code: e.code, message: e.message }, id };
+      return { result: null, error: { code: -1, message: e instanceof Error ? e.message : String(e) }, id };
+    }
+  }
+
+  #dispatch(method: string, params: unknown[]): unknown {
+    switch (method) {
+      case "getblockchaininfo": {
+        const hex = this.branchId.toString(16).padStart(8, "0");
+        return {
+          chain: this.network.name === "mainnet" ? "main" : "regtest",
+          blocks: this.tipHeight,
+          headers: this.tipHeight,
+          bestblockhash: this.tipHash,
+          upgrades: {},
+          consensus: { chaintip: hex, nextblock: hex },
+        };
+      }
+      case "getblockcount":
+        return this.tipHeight;
+      case "getbestblockhash":
+        return this.tipHash;
+      case "getblockhash": {
+        const h = params[0];
+        if (typeof h !== "number" || !Number.isInteger(h)) throw new RpcFailure(-32602, "invalid height");
+        const block = this.blocks[h < 0 ? this.blocks.length + h : h];
+        if (!block) throw new RpcFailure(-8, "Block height out of range");
+        return block.hash;
+      }
+      case "getblock":
+        return this.#getBlock(params);
+      case "getrawtransaction":
+        return this.#getRawTransaction(params);
+      case "getrawmempool":
+        return [...this.mempool.keys()];
+      case "sendrawtransaction":
+        return this.#send(params);
+      case "generate": {
+        const n = params[0];
+        if (typeof n !== "number" || !Number.isInteger(n) || n < 1) throw new RpcFailure(-32602, "invalid count");
+        return this.mine(n);
+      }
+      case "gettxout":
+        // Zebra has no gettxout: this server says so the way Zebra does.
+        throw new RpcFailure(-32601, "Method not found");
+      default:
+        throw new RpcFailure(-32601, "Method not found");
+    }
+  }
+
+  #getBlock(params: unknown[]): unknown {
+    const [hashOrHeight, verbosity = 1] = params;
+    if (typeof hashOrHeight !== "string") throw new RpcFailure(-32602, "invalid type: expected a string");
+    const block = /^\d+$/.test(hashOrHeight)
+      ? this.blocks[Number(hashOrHeight)]
+      : this.blocks.find((b) => b.hash === hashOrHeight);
+    if (!block) throw new RpcFailure(-8, "block height not in best chain");
+    const base = {
+      hash: block.hash,
+      confirmations: this.tipHeight - block.height + 1,
+      height: block.height,
+      version: 4,
+      time: block.time,
+      ...(block.height > 0 ? { previousblockhash: block.parent } : {}),
+      ...(this.blocks[block.height + 1] ? { nextblockhash: this.blocks[block.height + 1].hash } : {}),
+    };
+    if (verbosity === 1) return { ...base, tx: block.txs.map((t) => t.txid) };
+    if (verbosity === 2) return { ...base, tx: block.txs.map((t) => this.#txObject(t, block)) };
+    throw new RpcFailure(-32602, "this Zebra-shaped server answers getblock with verbosity 1 or 2");
+  }
+
+  /** Zebra's TransactionObject (zebra-rpc/src/methods/types/transaction.rs). */
+  #txObject(t: ChainTx, block: Block | null): Record<string, unknown> {
+    const vin = t.tx.inputs.map((i) =>
+      isCoinbase(t.tx) ? { coinbase: toHex(i.scriptSig), sequence: i.sequence } : {
+        txid: displayHash(i.prevHash),
+        vout: i.prevIndex,
+        scriptSig: { asm: "", hex: toHex(i.scriptSig) },
+        sequence: i.sequence,
+      }
+    );
+    const vout = t.tx.outputs.map((o, n) => {
+      const address = scriptAddress(this.network, o.script);
+      return {
+        // Zebra's `value` is a float of ZEC: present, as Zebra has it, and never to be read.
+        value: Number(o.value) / 1e8,
+        valueZat: Number(o.value),
+        n,
+        scriptPubKey: {
+          asm: "",
+          hex: toHex(o.script),
+          reqSigs: address ? 1 : 0,
+          type: "",
+          addresses: address ? [address] : [],
+        },
+      };
+    });
+    return {
+      in_active_chain: block !== null,
+      hex: toHex(t.raw),
+      ...(block ? { height: block.height, confirmations: this.tipHeight - block.height + 1 } : {}),
+      vin,
+      vout,
+      vShieldedSpend: [],
+      vShieldedOutput: [],
+      valueBalance: 0.0,
+      valueBalanceZat: 0,
+      size: t.raw.length,
+      txid: t.txid,
+      overwintered: true,
+      version: 5,
+      versiongroupid: V5_VERSION_GROUP_ID.toString(16),
+      locktime: t.tx.lockTime,
+      expiryheight: t.tx.expiryHeight,
+      ...(block ? { blockhash: block.hash, blocktime: block.time } : {}),
+    };
+  }
+
+  #getRawTransaction(params: unknown[]): unknown {
+    const [txid, verbosity = 0] = params;
+    if (typeof txid !== "string" || !/^[0-9a-f]{64}$/.test(txid)) throw new RpcFailure(-5, "invalid TXID");
+    const block = this.blockOf(txid);
+    const t = block ? block.txs.find((x) => x.txid === txid)! : this.mempool.get(txid);
+    if (!t) throw new RpcFailure(-5, "No such mempool or main chain transaction");
+    if (verbosity === 0) return toHex(t.raw);
+    return this.#txObject(t, block);
+  }
+
+  #send(params: unknown[]): string {
+    const hex = params[0];
+    if (typeof hex !== "string") throw new RpcFailure(-22, "TX decode failed");
+    let raw: Uint8Array;
+    let tx: ZecV5Tx;
+    try {
+      raw = fromHex(hex);
+      // Zebra's own deserialiser is the reference; here the library and our ZIP-225 parser must both accept it.
+      const lib = utxolib.bitgo.ZcashTransaction.fromBuffer<bigint>(
+        Buffer.from(raw),
+        false,
+        "bigint",
+        this.network.name === "mainnet" ? utxolib.networks.zcash : utxolib.networks.zcashTest,
+      );
+      if (lib.version !== 5) throw new Error(`version ${lib.version}`);
+      tx = parseZecV5(raw);
+    } catch (e) {
+      throw new RpcFailure(-22, `TX decode failed: ${e instanceof Error ? e.message : e}`);
+    }
+    const txid = zecTxid(tx);
+    if (this.mempool.has(txid)) throw new RpcFailure(-27, "transaction is already in the mempool");
+    if (this.blockOf(txid)) throw new RpcFailure(-27, "transaction is already in the best chain");
+    if (tx.consensusBranchId !== this.branchId) {
+      throw new RpcFailure(
+        -26,
+        `transaction uses an incorrect consensus branch id: ${tx.consensusBranchId.toString(16)}, expected ` +
+          this.branchId.toString(16),
+      );
+    }
+    const nextHeight = this.tipHeight + 1;
+    if (tx.expiryHeight !== 0 && tx.expiryHeight < nextHeight) {
+      throw new RpcFailure(
+        -26,
+        `transaction must not be mined at a block Height(${nextHeight}), which is greater than its expiry ` +
+          `Height(${tx.expiryHeight})`,
+      );
+    }
+    if (tx.inputs.length === 0 || isCoinbase(tx)) throw new RpcFailure(-26, "transaction has no transparent inputs");
+    const utxos = this.utxos();
+    const spentInMempool = new Set(
+      [...this.mempool.values()].flatMap((t) =>
+        t.tx.inputs.map((i) => outpointKey(displayHash(i.prevHash), i.prevIndex))
+      ),
+    );
+    const spent = tx.inputs.map((i, n) => {
+      const key = outpointKey(displayHash(i.prevHash), i.prevIndex);
+      if (spentInMempool.has(key)) {
+        throw new RpcFailure(-26, `input ${n} (${key}) is already spent by a mempool transaction (duplicate spend)`);
+      }
+      const coin = utxos.get(key);
+      if (!coin) throw new RpcFailure(-25, `input ${n} (${key}) is missing or spent in the best chain`);
+      return coin;
+    });
+    tx.inputs.forEach((input, n) => this.#verifyP2pkh(tx, n, input.scriptSig, spent));
+    const inTotal = spent.reduce((a, c) => a + c.value, 0n);
+    const outTotal = tx.outputs.reduce((a, o) => a + o.value, 0n);
+    if (outTotal > inTotal) throw new RpcFailure(-26, "transparent outputs are more than the inputs");
+    const conventional = zip317ConventionalFee(tx);
+    if (inTotal - outTotal < conventional) {
+      throw new RpcFailure(
+        -26,
+        `transaction has unpaid actions: fee ${
+          inTotal - outTotal
+        } zats is below ZIP-317's conventional ${conventional}`,
+      );
+    }
+    this.mempool.set(txid, { txid, raw, tx });
+    return txid;
+  }
+
+  #verifyP2pkh(tx: ZecV5Tx, n: number, scriptSig: Uint8Array, spent: Coin[]): void {
+    const fail = (why: string) => {
+      throw new RpcFailure(-26, `input ${n}: script verification failed: ${why}`);
+    };
+    const script = spent[n].script;
+    const isP2pkh = script.length === 25 && script[0] === 0x76 && script[1] === 0xa9 && script[23] === 0x88 &&
+      script[24] === 0xac;
+    if (!isP2pkh) fail("this server spends P2PKH outputs only");
+    const sigLen = scriptSig[0];
+    if (sigLen === undefined || sigLen < 9 || sigLen > 73) fail("no signature push");
+    const sig = scriptSig.subarray(1, 1 + sigLen);
+    const pubLen = scriptSig[1 + sigLen];
+    const pub = scriptSig.subarray(2 + sigLen);
+    if (pubLen !== 33 || pub.length !== 33) fail("no compressed public key push");
+    if (toHex(hash160(pub)) !== toHex(script.subarray(3, 23))) fail("public key does not match the output's hash");
+    let digest: Uint8Array;
+    try {
+      digest = transparentSighash(tx, n, spent, sig[sig.length - 1]);
+    } catch (e) {
+      return fail(e instanceof Error ? e.message : String(e));
+    }
+    let ok = false;
+    try {
+      ok = secp256k1.verify(sig.subarray(0, -1), digest, pub, { prehash: false, format: "der", lowS: true });
+    } catch {
+      ok = false;
+    }
+    if (!ok) fail("signature does not verify");
+  }
+}

@@ -47,7 +47,18 @@ export interface Litecoind {
   mine(n: number): Promise<string[]>;
   /** Pays `sats` from the node's wallet to `address`; returns the txid. */
   send(address: string, sats: bigint): Promise<string>;
+  /**
+   * Spends one whole confirmed wallet coin to `address` (less a 0.001 fee), one output and no change: a transaction
+   * whose only transfer is to `address`. Returns the txid and the amount paid.
+   */
+  sendWhole(address: string): Promise<{ txHash: string; amount: bigint }>;
   stop(): Promise<void>;
+}
+
+/** A decimal amount as the node prints it (exact text or a whole number) in sats. */
+export function satsOf(amount: string | number): bigint {
+  const [whole, frac = ""] = String(amount).split(".");
+  return BigInt(whole) * 100_000_000n + BigInt(frac.padEnd(8, "0"));
 }
 
 /** Sats as the node's decimal amount text (8 decimals): never a float. */
@@ -133,6 +144,18 @@ export async function startLitecoind(opts: { fund?: boolean } = {}): Promise<Lit
       minerAddress,
       mine: (n) => rpc.call<string[]>("generatetoaddress", [n, minerAddress]),
       send: (address, sats) => rpc.call<string>("sendtoaddress", [address, coinsText(sats)]),
+      async sendWhole(address) {
+        const coins = await rpc.call<{ txid: string; vout: number; amount: string | number }[]>("listunspent", [1]);
+        const coin = coins.find((c) => satsOf(c.amount) > 1_000_000n);
+        if (!coin) throw new Error("litecoind: no confirmed wallet coin to spend; mine more blocks");
+        const amount = satsOf(coin.amount) - 100_000n;
+        const raw = await rpc.call<string>("createrawtransaction", [
+          [{ txid: coin.txid, vout: coin.vout }],
+          [{ [address]: coinsText(amount) }],
+        ]);
+        const signed = await rpc.call<{ hex: string }>("signrawtransactionwithwallet", [raw]);
+        return { txHash: await rpc.call<string>("sendrawtransaction", [signed.hex]), amount };
+      },
       stop,
     };
     if (opts.fund !== false) await node.mine(101);

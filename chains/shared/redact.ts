@@ -6,9 +6,12 @@
 
 /** Replaces every URL in `text` by its origin (scheme, host, port): no path, query, fragment or credentials. */
 export function redactUrls(text: string): string {
-  return text.replace(/(https?|wss?):\/\/[^\s/?#)"'`<>]+[^\s)"'`<>]*/g, (url) => {
+  return text.replace(/(https?|wss?):\/\/[^\s/?#)"'`<>]+[^\s)"'`<>]*/g, (match) => {
+    // Punctuation right after a URL ("http://host:8332: refused", "see http://host.") is the sentence's, not the
+    // URL's: without this the whole URL became "<url>" and an operator could not tell which node failed.
+    const url = match.replace(/[:.,;]+$/, "");
     try {
-      return new URL(url).origin;
+      return new URL(url).origin + match.slice(url.length);
     } catch {
       return "<url>";
     }

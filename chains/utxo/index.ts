@@ -3,7 +3,7 @@
  * family (bitcoin_core.ts for Dogecoin Core, zebra.ts for Zebra), the shared reader (reader.ts) and payer (payer.ts),
  * and the signer that signs by derivation index and never hands out a key.
  *
- * STUB: the signature is fixed (chains/registry.ts calls it); the body is being written.
+ * zec is wired by chains/utxo/zebra.ts (`zebraNode`) and zec_tx.ts (`signZecTx`), written separately.
  */
 import type { ChainReader, NativePayer } from "../adapter.ts";
 import type { UtxoChain } from "../catalog.ts";
@@ -11,6 +11,10 @@ import type { FeeFunction } from "../shared/coin_select.ts";
 import type { Signer } from "../signer.ts";
 import type { UtxoNetwork } from "./network.ts";
 import type { UtxoRpc } from "./rpc.ts";
+import { bitcoinCoreNode } from "./bitcoin_core.ts";
+import { signDogeTx } from "./doge_tx.ts";
+import { utxoPayer } from "./payer.ts";
+import { utxoReader } from "./reader.ts";
 
 export interface UtxoSettings {
   /** Confirmations a transaction needs to count (the catalog's, or `<CHAIN>_CONFIRMATIONS`). */
@@ -34,6 +38,18 @@ export interface UtxoAdapters {
   payer: NativePayer;
 }
 
-export function utxoAdapters(_opts: UtxoAdapterOptions): UtxoAdapters {
-  throw new Error("UTXO adapters are not built yet");
+export function utxoAdapters(opts: UtxoAdapterOptions): UtxoAdapters {
+  const { chain, network, rpc, signer, settings } = opts;
+  if (network.chain !== chain) throw new Error(`${chain}: given the ${network.chain} ${network.name} network`);
+  switch (chain) {
+    case "doge": {
+      const node = bitcoinCoreNode(rpc, network);
+      return {
+        reader: utxoReader(node, { chain, confirmations: settings.confirmations }),
+        payer: utxoPayer({ chain, network, node, signer, settings, signTx: signDogeTx }),
+      };
+    }
+    case "zec":
+      throw new Error("zec adapters are wired by chains/utxo/zebra.ts and zec_tx.ts");
+  }
 }

@@ -1,0 +1,127 @@
+/**
+ * The shared UTXO `NativePayer` (doge, zec): builds a payout from the coins the caller chose (kv/treasury.ts and
+ * coin selection, with the same fee rule), signs it through the chain's `UtxoTxSigner`, and returns it as data to be
+ * recorded before it is sent (chains/adapter.ts). It never writes KV and never re-signs: `nudge` re-sends the very
+ * bytes that were recorded.
+ *
+ * Outputs: the destination first (index 0), our change second (index 1) when the change is not dust
+ * (chains/shared/utxo_fee.ts `payoutChange`). Keys: a coin at our change address is signed with the change key
+ * (branch "change", index 0); any other coin with the deposit key at its `derivationIndex`, after checking that key's
+ * address is the coin's address: a coin we cannot prove ours is never signed for.
+ */
+import { type NativePayer, outpointsOf, type PayoutCoin, type PayoutRequest, type PreparedTx } from "../adapter.ts";
+import type { UtxoChain } from "../catalog.ts";
+import { payoutChange } from "../shared/utxo_fee.ts";
+import type { Signer } from "../signer.ts";
+import type { UtxoSettings } from "./index.ts";
+import { decodeAddress, p2pkhAddress, type UtxoNetwork } from "./network.ts";
+import type { UtxoNode } from "./node.ts";
+import { RpcError } from "./rpc.ts";
+import type { InputKey, UtxoTxOutput, UtxoTxPlan, UtxoTxSigner } from "./tx.ts";
+
+/** The change key's index on the change branch: one change address per chain. */
+const CHANGE_INDEX = 0;
+/** Where the change output sits in every payout. */
+const CHANGE_OUTPUT = 1;
+
+export interface UtxoPayerOptions {
+  chain: UtxoChain;
+  network: UtxoNetwork;
+  node: UtxoNode;
+  signer: Signer;
+  settings: UtxoSettings;
+  signTx: UtxoTxSigner;
+}
+
+export function utxoPayer(opts: UtxoPayerOptions): NativePayer {
+  const { chain, network, node, signer, settings, signTx } = opts;
+  if (network.chain !== chain) throw new Error(`a ${network.chain} network cannot serve the ${chain} payer`);
+  const changeAddress = p2pkhAddress(network, signer.publicKey(chain, CHANGE_INDEX, "change"));
+
+  function keyFor(coin: PayoutCoin): InputKey {
+    const branch = coin.address === changeAddress ? "change" : "deposit";
+    const index = branch === "change" ? CHANGE_INDEX : coin.derivationIndex;
+    const publicKey = signer.publicKey(chain, index, branch);
+    const derived = p2pkhAddress(network, publicKey);
+    if (derived !== coin.address) {
+      throw new Error(
+        `${chain}: coin ${coin.txHash}:${coin.index} is at ${coin.address}, but our ${branch} key ${index} is ` +
+          `${derived}: refusing to sign a coin we cannot prove ours`,
+      );
+    }
+    return {
+      publicKey,
+      sign(digest) {
+        const sig = signer.signDigest(chain, index, digest, branch);
+        if (sig.format !== "der") throw new Error(`${chain}: the signer gave a ${sig.format} signature, not DER`);
+        return sig.bytes;
+      },
+    };
+  }
+
+  async function send(raw: string) {
+    await node.send(raw);
+  }
+
+  return {
+    chain,
+    changeAddress,
+
+    async preparePayout(req: PayoutRequest): Promise<PreparedTx> {
+      const coins = req.coins ?? [];
+      if (coins.length === 0) throw new Error(`${chain} payout ${req.orderId}: no coins given to spend`);
+      if (!decodeAddress(network, req.to)) {
+        throw new Error(
+          `${chain} payout ${req.orderId}: the destination ${req.to} is not a ${chain} ${network.name} ` +
+            `transparent address (P2PKH or P2SH)`,
+        );
+      }
+      if (req.amount <= 0n) throw new Error(`${chain} payout ${req.orderId}: amount must be positive`);
+      const total = coins.reduce((sum, c) => sum + c.amount, 0n);
+      const planned = payoutChange(chain, coins.length, total, req.amount, settings.fee);
+      if (!planned) {
+        throw new Error(
+          `${chain} payout ${req.orderId}: ${coins.length} coin(s) holding ${total} cannot pay ${req.amount} ` +
+            `and the fee`,
+        );
+      }
+      const outputs: UtxoTxOutput[] = [{ address: req.to, amount: req.amount }];
+      if (planned.change !== null) outputs.push({ address: changeAddress, amount: planned.change });
+      const plan: UtxoTxPlan = { inputs: coins, outputs };
+      let expiry: PreparedTx["expiry"];
+      if (chain === "zec") {
+        if (!node.nextBranchId) throw new Error("zec: the node cannot tell the consensus branch id");
+        const tip = await node.tip();
+        expiry = { kind: "height", value: tip.number + settings.expiryWindow };
+        plan.expiryHeight = expiry.value;
+        plan.branchId = await node.nextBranchId();
+      }
+      const signed = signTx(network, plan, keyFor);
+      const outpoints = outpointsOf(coins);
+      return {
+        txHash: signed.txid,
+        raw: signed.raw,
+        ...(expiry ? { expiry } : {}),
+        consumes: { kind: "outpoints", outpoints, since: Math.min(...coins.map((c) => c.height)) },
+        reservations: [{ kind: "coins", chain, outpoints }],
+        ...(planned.change !== null
+          ? { change: { index: CHANGE_OUTPUT, address: changeAddress, amount: planned.change } }
+          : {}),
+      };
+    },
+
+    async broadcast(tx) {
+      await send(tx.raw);
+    },
+
+    async nudge(tx) {
+      // The recorded bytes again, never a new signature. A node refusing them (an input already spent by another
+      // transaction, a conflict in its mempool) changes nothing: txStatus proves the payout dead or included.
+      try {
+        await send(tx.raw);
+      } catch (err) {
+        if (!(err instanceof RpcError)) throw err;
+      }
+    },
+  };
+}

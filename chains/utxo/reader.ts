@@ -1,0 +1,188 @@
+/**
+ * The shared UTXO `ChainReader` (doge, zec) over a `UtxoNode` (bitcoin_core.ts or zebra.ts). Finality is depth: the
+ * catalog's confirmations alone decide.
+ *
+ * - `scan`: every output paying a P2PKH/P2SH address becomes a transfer (txHash, output index, amount); P2PK, bare
+ *   multisig, OP_RETURN and other scripts have no address and are ignored. `from` is empty (a transaction has inputs,
+ *   not a sender: `senderOf` answers it for the transfers that pay us). Coinbase outputs carry `coinbase: true`.
+ * - `txStatus`: in a block -> included; in the mempool -> pending; nowhere -> with our recorded transaction:
+ *   (a) expired (zec): the final height (tip - confirmations + 1) is past its `nExpiryHeight`: no canonical block can
+ *       hold it any more;
+ *   (b) one of its inputs spent in the best chain: the spender is looked for (see `findSpender`). When its outputs
+ *       and inputs are exactly ours it IS our payout under another txid (Dogecoin txids are malleable: anyone relaying
+ *       it can re-encode the signature) -> included, `txHash` the mined one. Otherwise a conflict, dead once the
+ *       spender has `confirmations` confirmations, unknown before. Mempool facts never prove anything.
+ */
+import type { ChainReader, ObservedTransfer, Outpoint, OwnTx, ScannedBlock, TxStatus } from "../adapter.ts";
+import type { UtxoChain } from "../catalog.ts";
+import { decodeCoreTx } from "./bitcoin_core.ts";
+import type { UtxoNode, UtxoTxView } from "./node.ts";
+
+/**
+ * How far below the tip a conflicting spend of our input is looked for, at most. The search goes from the tip down to
+ * `consumes.since` (the lowest block one of our coins was confirmed in: no spend of it can be older), and never more
+ * than this many blocks (Dogecoin: about two days; Zcash: about five), so a payout spending a months-old coin costs a
+ * bounded number of RPC calls per status check. A spender older than this is not found: the payout stays `unknown`,
+ * visible to operators as stuck with its age, never wrongly dead.
+ */
+export const CONFLICT_SEARCH_BLOCKS = 2_880;
+/** Blocks read per node request while searching (newest first: the spender is nearly always recent). */
+const SEARCH_STEP = 20;
+
+export interface UtxoReaderOptions {
+  chain: UtxoChain;
+  confirmations: number;
+}
+
+export function transfersOfTx(tx: UtxoTxView): ObservedTransfer[] {
+  const transfers: ObservedTransfer[] = [];
+  for (const out of tx.outputs) {
+    if (out.address === null) continue;
+    transfers.push({
+      txHash: tx.txid,
+      index: out.index,
+      from: "",
+      to: out.address,
+      amount: out.amount,
+      asset: "native",
+      ...(tx.coinbase ? { coinbase: true as const } : {}),
+    });
+  }
+  return transfers;
+}
+
+/**
+ * Whether `mined` is the transaction `raw` under another txid: same inputs in the same order, same outputs (address
+ * and amount) in the same order. Only doge needs it: a zec v5 txid (ZIP-244) does not commit to signatures, so it
+ * cannot be malleated and another txid is another transaction.
+ */
+function sameEffects(node: UtxoNode, raw: string, mined: UtxoTxView): boolean {
+  if (node.network.chain !== "doge") return false;
+  const ours = decodeCoreTx(node.network, raw);
+  const key = (o: Outpoint) => `${o.txHash}:${o.index}`;
+  return ours.inputs.length === mined.inputs.length &&
+    ours.inputs.every((o, i) => key(o) === key(mined.inputs[i])) &&
+    ours.outputs.length === mined.outputs.length &&
+    ours.outputs.every((o, i) =>
+      o.address !== null && o.address === mined.outputs[i].address && o.amount === mined.outputs[i].amount
+    );
+}
+
+export function utxoReader(node: UtxoNode, opts: UtxoReaderOptions): ChainReader {
+  const { chain, confirmations } = opts;
+  if (!Number.isSafeInteger(confirmations) || confirmations < 1) {
+    throw new Error(`${chain}: confirmations must be a positive integer, got ${confirmations}`);
+  }
+
+  /**
+   * The canonical transaction spending `spent`, searched from the tip down to `since` (bounded, see
+   * CONFLICT_SEARCH_BLOCKS), with its height; null when not found.
+   */
+  async function findSpender(
+    spent: Outpoint,
+    since: number | undefined,
+    tip: number,
+  ): Promise<{ tx: UtxoTxView; height: number } | null> {
+    const floor = Math.max(since ?? 0, tip - CONFLICT_SEARCH_BLOCKS + 1, 0);
+    for (let top = tip; top >= floor; top -= SEARCH_STEP) {
+      const blocks = await node.blocks(Math.max(floor, top - SEARCH_STEP + 1), top);
+      for (const b of blocks.reverse()) {
+        for (const tx of b.txs) {
+          if (tx.inputs.some((i) => i.txHash === spent.txHash && i.index === spent.index)) {
+            return { tx, height: b.number };
+          }
+        }
+      }
+    }
+    return null;
+  }
+
+  async function statusOfNowhere(txHash: string, ours: OwnTx): Promise<TxStatus> {
+    const tip = (await node.tip()).number;
+    const finalHeight = tip - confirmations + 1;
+    if (ours.expiry && finalHeight > ours.expiry.value) {
+      return {
+        state: "dead",
+        proof: { kind: "expired", expiry: ours.expiry, reached: finalHeight },
+        detail: `${chain} ${txHash}: not in the chain, and the final height ${finalHeight} is past its expiry ` +
+          `height ${ours.expiry.value}`,
+      };
+    }
+    const consumed = ours.consumes;
+    if (consumed?.kind !== "outpoints" || !node.isUnspent) return { state: "unknown" };
+    for (const outpoint of consumed.outpoints) {
+      if (await node.isUnspent(outpoint) !== false) continue;
+      const spender = await findSpender(outpoint, consumed.since, tip);
+      if (!spender) continue; // reorganised away since, or older than the search bound: nothing proven
+      const spenderConfirmations = tip - spender.height + 1;
+      if (sameEffects(node, ours.raw, spender.tx)) {
+        return {
+          state: "included",
+          blockNumber: spender.height,
+          confirmations: spenderConfirmations,
+          success: true,
+          txHash: spender.tx.txid,
+        };
+      }
+      if (spenderConfirmations < confirmations) return { state: "unknown" };
+      return {
+        state: "dead",
+        proof: { kind: "conflict", consumed, spentBy: spender.tx.txid },
+        detail: `${chain} ${txHash}: its input ${outpoint.txHash}:${outpoint.index} is spent by ` +
+          `${spender.tx.txid} at height ${spender.height}, ${spenderConfirmations} confirmations deep`,
+      };
+    }
+    return { state: "unknown" };
+  }
+
+  return {
+    chain,
+    finality: { kind: "depth" },
+
+    tip: () => node.tip(),
+
+    blockHash: (number) => node.blockHash(number),
+
+    async scan(from, to) {
+      const out: ScannedBlock[] = [];
+      let next = Math.max(0, from);
+      while (next <= to) {
+        const blocks = await node.blocks(next, to);
+        if (blocks.length === 0) break; // above the tip
+        for (const b of blocks) {
+          out.push({
+            number: b.number,
+            hash: b.hash,
+            parentHash: b.parentHash,
+            transfers: b.txs.flatMap(transfersOfTx),
+          });
+        }
+        next = blocks.at(-1)!.number + 1;
+      }
+      return out;
+    },
+
+    async txStatus(txHash, ours) {
+      const place = await node.findTx(txHash);
+      if (place.where === "block") {
+        return { state: "included", blockNumber: place.height, confirmations: place.confirmations, success: true };
+      }
+      if (place.where === "mempool") return { state: "pending" };
+      return ours ? await statusOfNowhere(txHash, ours) : { state: "unknown" };
+    },
+
+    async transfersOf(txHash) {
+      const place = await node.findTx(txHash);
+      return place.where === "block" ? transfersOfTx(place.tx) : null;
+    },
+
+    async senderOf(txHash) {
+      const place = await node.findTx(txHash);
+      if (place.where === "nowhere" || place.tx.coinbase || place.tx.inputs.length === 0) return null;
+      const first = place.tx.inputs[0];
+      const prev = await node.findTx(first.txHash);
+      if (prev.where === "nowhere") return null;
+      return prev.tx.outputs[first.index]?.address ?? null;
+    },
+  };
+}

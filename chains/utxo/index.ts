@@ -3,7 +3,7 @@
  * family (bitcoin_core.ts for Dogecoin Core, zebra.ts for Zebra), the shared reader (reader.ts) and payer (payer.ts),
  * and the signer that signs by derivation index and never hands out a key.
  *
- * zec is wired by chains/utxo/zebra.ts (`zebraNode`) and zec_tx.ts (`signZecTx`), written separately.
+ * zec: Zebra's RPC (zebra.ts `zebraNode`) and v5 transparent payouts signed per ZIP-244 (zec_tx.ts `signZecTx`).
  */
 import type { ChainReader, NativePayer } from "../adapter.ts";
 import type { UtxoChain } from "../catalog.ts";
@@ -15,6 +15,8 @@ import { bitcoinCoreNode } from "./bitcoin_core.ts";
 import { signDogeTx } from "./doge_tx.ts";
 import { utxoPayer } from "./payer.ts";
 import { utxoReader } from "./reader.ts";
+import { zebraNode } from "./zebra.ts";
+import { signZecTx } from "./zec_tx.ts";
 
 export interface UtxoSettings {
   /** Confirmations a transaction needs to count (the catalog's, or `<CHAIN>_CONFIRMATIONS`). */
@@ -49,7 +51,12 @@ export function utxoAdapters(opts: UtxoAdapterOptions): UtxoAdapters {
         payer: utxoPayer({ chain, network, node, signer, settings, signTx: signDogeTx }),
       };
     }
-    case "zec":
-      throw new Error("zec adapters are wired by chains/utxo/zebra.ts and zec_tx.ts");
+    case "zec": {
+      const node = zebraNode(rpc, network);
+      return {
+        reader: utxoReader(node, { chain, confirmations: settings.confirmations }),
+        payer: utxoPayer({ chain, network, node, signer, settings, signTx: signZecTx }),
+      };
+    }
   }
 }

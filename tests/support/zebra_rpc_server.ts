@@ -134,6 +134,8 @@ export class ZebraShapedServer {
   #nonce = 0;
   /** Deposits' txids: their made-up funding inputs are not checked. */
   #deposits = new Set<string>();
+  /** Transactions no miner takes (`neverMine`): they stay in the mempool until they expire. */
+  #neverMined = new Set<string>();
   #minerScript: Uint8Array;
   url = "";
 
@@ -212,6 +214,11 @@ export class ZebraShapedServer {
     for (const t of [...back, ...rest]) if (!opts.drop?.includes(t.txid)) this.mempool.set(t.txid, t);
   }
 
+  /** No block will take `txid`: it waits in the mempool until it can no longer be mined, then is dropped. */
+  neverMine(txid: string): void {
+    this.#neverMined.add(txid);
+  }
+
   dropFromMempool(txid: string): void {
     this.mempool.delete(txid);
   }
@@ -254,7 +261,7 @@ export class ZebraShapedServer {
     const spent = new Set<string>();
     const utxos = this.utxos();
     for (const t of this.mempool.values()) {
-      if (skip.has(t.txid)) {
+      if (skip.has(t.txid) || this.#neverMined.has(t.txid)) {
         // Left out of this block; Zebra drops it from the mempool once it cannot be mined any more.
         if (t.tx.expiryHeight !== 0 && t.tx.expiryHeight <= height) this.mempool.delete(t.txid);
         continue;

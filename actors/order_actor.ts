@@ -36,6 +36,7 @@ import { addReschedule, dueAtKey, type OrderHold, orderHoldKey } from "../kv/pip
 import { raiseAlert } from "../kv/alerts.ts";
 import { addReleases, addReservations } from "../kv/chain_state.ts";
 import { getUserWallet } from "../kv/user_wallets.ts";
+import { type PayoutObservation, payoutObservationKey } from "../kv/treasury.ts";
 import { destinationAddressError } from "../chains/addresses.ts";
 import type { PipelineContext } from "./context.ts";
 import { addTransferRecord, burnRecordOf } from "./watcher.ts";
@@ -72,7 +73,13 @@ export type Decision =
     heldReason?: string;
   }
   /** `heldReason`: why the order waits for something outside it (stored on the order, cleared when it moves). */
-  | { kind: "wait"; ms: number; heldReason?: string };
+  | {
+    kind: "wait";
+    ms: number;
+    heldReason?: string;
+    /** Writes for the waiting commit (what was seen of a recorded payout). */
+    effects?: (atomic: Deno.AtomicOperation) => void;
+  };
 
 export type StepOutcome = "moved" | "waiting" | "done" | "conflict" | "missing";
 
@@ -111,7 +118,7 @@ export async function stepOrder(ctx: PipelineContext, orderId: string): Promise<
       ? withDetails(waiting, { heldReason: reason })
       : waiting;
     if (held !== waiting) ctx.log(`order ${orderId}: held, ${reason}`);
-    const ok = await commitWait(ctx, entry, due, decision.ms, held);
+    const ok = await commitWait(ctx, entry, due, decision.ms, held, decision.effects);
     return ok ? "waiting" : "conflict";
   }
   const now = ctx.now();
@@ -135,6 +142,7 @@ export async function stepOrder(ctx: PipelineContext, orderId: string): Promise<
   if (decision.broadcast) addReservations(atomic, decision.broadcast);
   decision.effects?.(atomic);
   if (next.status === "completed" && order.status !== "completed") addSweepDueOf(atomic, next);
+  if (order.status === "burning" && next.status !== "burning") atomic.delete(payoutObservationKey(order.id));
   if (nextAt !== null) atomic.enqueue({ kind: WAKE, orderId } satisfies WakeMessage, { delay: nextAt - now.getTime() });
   if (!(await atomic.commit()).ok) return "conflict";
   if (decision.broadcast) {
@@ -365,7 +373,8 @@ async function decideSent(ctx: PipelineContext, order: Order): Promise<Decision>
       const coins = payoutFinalEffect(intent, txHash, status.blockNumber);
       return { kind: "event", event: { type: "txConfirmed", txHash }, ...(coins ? { effects: coins } : {}) };
     }
-    return { kind: "wait", ms: Math.max(1, required - status.confirmations) * blockMs };
+    const ms = Math.max(1, required - status.confirmations) * blockMs;
+    return { kind: "wait", ms, ...observed(order, intent, ctx.now(), status.state, status.confirmations) };
   }
   if (status.state === "included") {
     // A revert is final only once its block is: a reorg could still re-mine the same bytes with another outcome.
@@ -382,7 +391,28 @@ async function decideSent(ctx: PipelineContext, order: Order): Promise<Decision>
   } else if (status.state === "unknown") {
     await sendPrepared(ctx, intent.chain, tx); // the very same transaction again
   }
-  return { kind: "wait", ms: blockMs };
+  return { kind: "wait", ms: blockMs, ...observed(order, intent, ctx.now(), status.state) };
+}
+
+/**
+ * A UTXO payout not yet counted: what was seen of it, kept for `deno task admin treasury` (stuck payouts with their
+ * age and last status, read from KV alone).
+ */
+function observed(
+  order: Order,
+  intent: Intent,
+  now: Date,
+  state: PayoutObservation["state"],
+  confirmations?: number,
+): { effects?: (atomic: Deno.AtomicOperation) => void } {
+  if (order.type !== "burn" || !isUtxoChain(intent.chain)) return {};
+  return {
+    effects: (atomic) => {
+      const seen: PayoutObservation = { state, at: now.toISOString() };
+      if (confirmations !== undefined) seen.confirmations = confirmations;
+      atomic.set(payoutObservationKey(order.id), seen);
+    },
+  };
 }
 
 /** The recorded transaction failed on chain, finally: the order fails (an operator may retry it). */
@@ -563,9 +593,11 @@ async function commitWait(
   due: Deno.KvEntryMaybe<number>,
   ms: number,
   updated: Order = entry.value,
+  effects?: (atomic: Deno.AtomicOperation) => void,
 ): Promise<boolean> {
   const atomic = scheduleWait(ctx, entry, entry.value.id, due, ms);
   if (updated !== entry.value) addOrderUpdate(atomic, entry, updated);
+  effects?.(atomic);
   return (await atomic.commit()).ok;
 }
 

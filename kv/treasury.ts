@@ -550,3 +550,25 @@ export async function listSweepsDue(
   for await (const e of kv.list<SweepDue>({ prefix: ["treasury_sweep_due", chain] }, { limit })) out.push(e);
   return out;
 }
+
+// ---------------------------------------------------------------- payouts waiting on the chain
+
+/**
+ * What the order actor last saw of a UTXO burn's recorded payout while it was not yet counted (pending in a mempool,
+ * unknown to the node, or included with too few confirmations), written in the step's own commit: what `deno task
+ * admin treasury` shows of a stuck payout without asking a node. Removed when the order leaves `burning`.
+ */
+export interface PayoutObservation {
+  state: "pending" | "unknown" | "included";
+  confirmations?: number;
+  /** When it was seen so. */
+  at: string;
+}
+
+export function payoutObservationKey(orderId: string): Deno.KvKey {
+  return ["treasury_payout_seen", orderId];
+}
+
+export async function readPayoutObservation(kv: Deno.Kv, orderId: string): Promise<PayoutObservation | null> {
+  return (await kv.get<PayoutObservation>(payoutObservationKey(orderId))).value;
+}

@@ -359,10 +359,12 @@ export const UNKNOWN_SENDER = "unknown";
 export const COINBASE_SENDER = "coinbase";
 
 export function coinbaseReason(chain: ChainSymbol): string {
-  const spend = chain === "zec" ? "; on Zcash a coinbase output can only be spent to shielded outputs" : "";
-  return `coinbase output paying our deposit address: never credited (it needs ${
-    chain === "doge" ? "240 blocks" : "maturity"
-  } before it can be spent${spend}); an operator decides what to do with it`;
+  const rule = chain === "zec"
+    ? "it needs 100 blocks of maturity and can only be spent to shielded outputs"
+    : chain === "doge"
+    ? "it needs 240 blocks of maturity"
+    : "it needs maturity";
+  return `coinbase output paying our deposit address: never credited (${rule}); an operator decides what to do with it`;
 }
 
 /**

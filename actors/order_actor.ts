@@ -130,7 +130,9 @@ export async function stepOrder(ctx: PipelineContext, orderId: string): Promise<
   }
   // A failure keeps the reason it waited for (a deposit that left the chain says so); any other move clears it.
   const stepped = withoutErrorStreak(result.order);
-  const next = decision.heldReason ? withDetails(stepped, { heldReason: decision.heldReason }) : withoutHeldReason(stepped);
+  const next = decision.heldReason
+    ? withDetails(stepped, { heldReason: decision.heldReason })
+    : withoutHeldReason(stepped);
   const nextAt = isTerminal(next)
     ? null
     : now.getTime() + (decision.broadcast ? ctx.settings.blockMs(decision.chain!) : 0);

@@ -39,10 +39,10 @@ import {
   openSweep,
   readSweep,
   recordSweep,
+  spendableCoins,
   type Sweep,
   sweepDead,
   type SweepDue,
-  spendableCoins,
   sweepIdOf,
 } from "../kv/treasury.ts";
 import type { PipelineContext } from "./context.ts";
@@ -285,7 +285,9 @@ export async function consolidate(
   opts: ConsolidateOptions,
 ): Promise<ConsolidateResult> {
   const open = await openConsolidation(kv, chain);
-  if (open) return { kind: "open", consolidation: open, step: await driveConsolidation(kv, chains, open, required, opts.now) };
+  if (open) {
+    return { kind: "open", consolidation: open, step: await driveConsolidation(kv, chains, open, required, opts.now) };
+  }
   const payer = chains.payer(chain);
   const changeAddress = payer.changeAddress;
   if (!changeAddress) throw new Error(`the ${chain} payer has no change address: it cannot consolidate`);

@@ -180,7 +180,9 @@ export function treasuryText(r: TreasuryReport): string[] {
     `pending deposits (seen, not yet confirmed): ${b.pending} in ${r.pendingDeposits.length}`,
   ];
   for (const d of r.pendingDeposits) {
-    lines.push(`  deposit ${d.orderId}\t${d.amount}\t${d.outpoint}\tblock ${d.blockNumber}${d.note ? `\t${d.note}` : ""}`);
+    lines.push(
+      `  deposit ${d.orderId}\t${d.amount}\t${d.outpoint}\tblock ${d.blockNumber}${d.note ? `\t${d.note}` : ""}`,
+    );
   }
   lines.push(`held coins (not spent until an operator looks): ${r.heldCoins.length}`);
   for (const c of r.heldCoins) lines.push(`  coin ${c.outpoint}\t${c.amount}\theight ${c.height}\t${c.reason}`);
@@ -192,7 +194,9 @@ export function treasuryText(r: TreasuryReport): string[] {
   lines.push(`stuck payouts (recorded, not yet counted): ${r.stuckPayouts.length}`);
   for (const p of r.stuckPayouts) {
     const last = p.lastStatus
-      ? `${p.lastStatus.state}${p.lastStatus.confirmations !== undefined ? ` (${p.lastStatus.confirmations} conf)` : ""}` +
+      ? `${p.lastStatus.state}${
+        p.lastStatus.confirmations !== undefined ? ` (${p.lastStatus.confirmations} conf)` : ""
+      }` +
         ` at ${p.lastStatus.at}`
       : "not looked at yet";
     lines.push(

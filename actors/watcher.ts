@@ -277,7 +277,10 @@ async function holdWhatReorgTouched(ctx: PipelineContext, chain: ChainSymbol, cu
  */
 async function holdOrderIfUnmoved(ctx: PipelineContext, orderId: string, hold: OrderHold) {
   for (let attempt = 0; attempt < 10; attempt++) {
-    const [entry, existing] = await Promise.all([getOrder(ctx.kv, orderId), ctx.kv.get<OrderHold>(orderHoldKey(orderId))]);
+    const [entry, existing] = await Promise.all([
+      getOrder(ctx.kv, orderId),
+      ctx.kv.get<OrderHold>(orderHoldKey(orderId)),
+    ]);
     if (entry.versionstamp === null || entry.invalid) return null;
     const status = entry.value.status;
     if (status === "pending") return null;

@@ -368,7 +368,8 @@ const commands: Record<string, Command> = {
       return;
     }
     const c = res.consolidation;
-    const what = `${c.inputs.length} coin(s) -> ${c.output.amount} at ${c.output.address} (fee ${c.fee}), tx ${c.txHash}`;
+    const what =
+      `${c.inputs.length} coin(s) -> ${c.output.amount} at ${c.output.address} (fee ${c.fee}), tx ${c.txHash}`;
     if (res.kind === "open") {
       out(`consolidation ${c.id} on ${chain} is already open (recorded ${c.preparedAt} by ${c.by}): ${what}`);
       out(`its state now: ${res.step}; no second consolidation was started`);

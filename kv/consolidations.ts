@@ -8,7 +8,7 @@
  */
 import type { DeathProof, Expiry, Outpoint, PayoutCoin, PreparedTx } from "../chains/adapter.ts";
 import type { UtxoChain } from "../chains/catalog.ts";
-import { type AuditEntry, appendAudit } from "./audit.ts";
+import { appendAudit, type AuditEntry } from "./audit.ts";
 import { addReleases, addReservations } from "./chain_state.ts";
 import { addCoinRecord, addSpent } from "./treasury.ts";
 

@@ -301,7 +301,9 @@ export const depositBlockKey = (chain: ChainSymbol, blockNumber: number, txHash:
 export async function ordersAbove(kv: Deno.Kv, chain: ChainSymbol, ancestor: number): Promise<string[]> {
   const out: string[] = [];
   const prefix: Deno.KvKey = ["deposit_by_block", chain];
-  for await (const e of kv.list<string>({ start: [...prefix, ancestor + 1], end: [...prefix, Number.MAX_SAFE_INTEGER] })) {
+  for await (
+    const e of kv.list<string>({ start: [...prefix, ancestor + 1], end: [...prefix, Number.MAX_SAFE_INTEGER] })
+  ) {
     out.push(e.value);
   }
   return out;

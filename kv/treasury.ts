@@ -294,7 +294,6 @@ export async function holdCoinsAbove(
   return held;
 }
 
-
 /**
  * Adds to the atomic that records `spentBy` final: its coins leave the treasury (record and lock deleted) and a
  * spent marker stays, so a rescan that sees the coin again does not add it back. Idempotent.

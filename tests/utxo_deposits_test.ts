@@ -93,7 +93,9 @@ Deno.test("doge: the sender of a deposit comes from senderOf, asked only for our
     const min = NATIVE.doge.minimumDeposit;
     await seal(ledger, 2);
     // A block with our deposit among outsiders' transfers.
-    for (let i = 0; i < 5; i++) await ledger.submitNativeTransfer({ from: `other-${i}`, to: `someone-${i}`, amount: min });
+    for (let i = 0; i < 5; i++) {
+      await ledger.submitNativeTransfer({ from: `other-${i}`, to: `someone-${i}`, amount: min });
+    }
     const ours = await ledger.submitNativeTransfer({ from: "doge-sender-alice", to: address, amount: min });
     const block = (await ledger.sealBlock()).number;
     await seal(ledger, 2);
@@ -144,7 +146,11 @@ Deno.test("doge: a deposit reorganised out before its confirmations never mints,
     const address = await depositAddress(p.kv, "doge");
     const ledger = p.sim.ledger("doge");
     await seal(ledger, 3);
-    const { txHash } = await ledger.submitNativeTransfer({ from: "x", to: address, amount: NATIVE.doge.minimumDeposit });
+    const { txHash } = await ledger.submitNativeTransfer({
+      from: "x",
+      to: address,
+      amount: NATIVE.doge.minimumDeposit,
+    });
     const block = (await ledger.sealBlock()).number;
     assert.equal(await watchToTip(p.ctx, "doge"), 1);
     const [order] = await allOrders(p.kv);
@@ -158,7 +164,10 @@ Deno.test("doge: a deposit reorganised out before its confirmations never mints,
     assert.equal(await stepOrder(p.ctx, order.id), "waiting");
     const waiting = await stored(p.kv, order.id);
     assert.equal(waiting.status, "pending");
-    assert.match(waiting.details.heldReason ?? "", new RegExp(`reorg: transaction ${txHash} was seen in block ${block}`));
+    assert.match(
+      waiting.details.heldReason ?? "",
+      new RegExp(`reorg: transaction ${txHash} was seen in block ${block}`),
+    );
     assert.match(waiting.details.heldReason ?? "", /left the canonical chain/);
 
     p.advance(601_000);
@@ -201,7 +210,11 @@ Deno.test("doge: a reorg deeper than the required confirmations raises reorg_pas
     assert.equal(await stepNow(p, minted.id), "moved");
     assert.equal((await stored(p.kv, minted.id)).status, "minting");
     const unmoved = await confirmedDeposit(p, address, "unmoved-sender");
-    const pendingOne = await ledger.submitNativeTransfer({ from: "late", to: address, amount: NATIVE.doge.minimumDeposit });
+    const pendingOne = await ledger.submitNativeTransfer({
+      from: "late",
+      to: address,
+      amount: NATIVE.doge.minimumDeposit,
+    });
     await ledger.sealBlock();
     assert.equal(await watchToTip(p.ctx, "doge"), 1);
     const depth = (await ledger.head()).number - fork;
@@ -223,7 +236,9 @@ Deno.test("doge: a reorg deeper than the required confirmations raises reorg_pas
     const coinOf = (o: Order) => `${o.details.source.txHash}:${o.details.source.index}`;
     assert.deepEqual(alert.touched?.coins.sort(), [coinOf(minted), coinOf(unmoved)].sort());
     assert.ok(!alert.touched?.orders.some((o) => o.id === old.id));
-    assert.ok(!(await allOrders(p.kv)).some((o) => o.details.source.txHash === pendingOne.txHash && o.status !== "pending"));
+    assert.ok(
+      !(await allOrders(p.kv)).some((o) => o.details.source.txHash === pendingOne.txHash && o.status !== "pending"),
+    );
 
     // The held order does not mint; the held coins are not spendable, not deleted.
     assert.equal(await stepNow(p, unmoved.id), "waiting");
@@ -242,7 +257,15 @@ Deno.test("doge: a reorg deeper than the required confirmations raises reorg_pas
     const release = await runTask("admin", env, ["order", "release", unmoved.id, "--by", "ops"]);
     assert.equal(release.code, 0, release.stderr);
     assert.deepEqual(await listOrderHolds(p.kv), []);
-    const forget = await runTask("admin", env, ["utxo", "forget-coin", "--chain", "doge", coinOf(unmoved), "--by", "ops"]);
+    const forget = await runTask("admin", env, [
+      "utxo",
+      "forget-coin",
+      "--chain",
+      "doge",
+      coinOf(unmoved),
+      "--by",
+      "ops",
+    ]);
     assert.equal(forget.code, 0, forget.stderr);
     const again = await runTask("admin", env, ["utxo", "forget-coin", "--chain", "doge", coinOf(unmoved)]);
     assert.equal(again.code, 2);

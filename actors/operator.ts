@@ -11,7 +11,7 @@
  */
 import type { Chains } from "../chains/adapter.ts";
 import { addOrderUpdate, getOrder, type Order } from "../kv/orders.ts";
-import { addReschedule, dueAtKey } from "../kv/pipeline.ts";
+import { addReschedule, dueAtKey, orderHoldKey } from "../kv/pipeline.ts";
 import { deadDecision, WAKE, type WakeMessage } from "./order_actor.ts";
 import { intentOf, isTerminal, type OrderEvent, transition } from "./transition.ts";
 
@@ -98,6 +98,8 @@ async function commitOperatorUpdate(
   const next = isTerminal(order) ? null : now.getTime();
   addReschedule(atomic, order.id, due, next);
   if (next !== null) atomic.enqueue({ kind: WAKE, orderId: order.id } satisfies WakeMessage);
+  // A cancelled order held after a reorg needs its hold no more.
+  else atomic.delete(orderHoldKey(order.id));
   effects?.(atomic);
   return (await atomic.commit()).ok;
 }

@@ -32,10 +32,11 @@ import {
   type SourceTransfer,
   withDetails,
 } from "../kv/orders.ts";
-import { addReschedule, dueAtKey } from "../kv/pipeline.ts";
+import { addReschedule, dueAtKey, type OrderHold, orderHoldKey } from "../kv/pipeline.ts";
 import { raiseAlert } from "../kv/alerts.ts";
 import { addReleases, addReservations } from "../kv/chain_state.ts";
 import { getUserWallet } from "../kv/user_wallets.ts";
+import { type PayoutObservation, payoutObservationKey } from "../kv/treasury.ts";
 import { destinationAddressError } from "../chains/addresses.ts";
 import type { PipelineContext } from "./context.ts";
 import { addTransferRecord, burnRecordOf } from "./watcher.ts";
@@ -68,16 +69,25 @@ export type Decision =
     effects?: (atomic: Deno.AtomicOperation) => void;
     broadcast?: PreparedTx;
     chain?: Intent["chain"];
+    /** Kept on the order the event makes (a failure's record of why it waited), instead of being cleared. */
+    heldReason?: string;
   }
   /** `heldReason`: why the order waits for something outside it (stored on the order, cleared when it moves). */
-  | { kind: "wait"; ms: number; heldReason?: string };
+  | {
+    kind: "wait";
+    ms: number;
+    heldReason?: string;
+    /** Writes for the waiting commit (what was seen of a recorded payout). */
+    effects?: (atomic: Deno.AtomicOperation) => void;
+  };
 
 export type StepOutcome = "moved" | "waiting" | "done" | "conflict" | "missing";
 
 export async function stepOrder(ctx: PipelineContext, orderId: string): Promise<StepOutcome> {
-  const [entry, due] = await Promise.all([
+  const [entry, due, hold] = await Promise.all([
     getOrder(ctx.kv, orderId),
     ctx.kv.get<number>(dueAtKey(orderId), { consistency: "strong" }),
+    ctx.kv.get<OrderHold>(orderHoldKey(orderId)),
   ]);
   if (entry.versionstamp === null) return "missing";
   // A doorbell that rings before the order's due time (a stale or duplicate delivery, the sweep and the queue both
@@ -90,6 +100,7 @@ export async function stepOrder(ctx: PipelineContext, orderId: string): Promise<
     return "done";
   }
   if (early) return "waiting";
+  if (hold.value !== null) return await waitForOperator(ctx, entry, due, hold.value);
   const disabled = disabledChainOf(ctx, order);
   if (disabled !== null) return await holdForDisabledChain(ctx, entry, due, disabled);
   let decision: Decision;
@@ -107,7 +118,7 @@ export async function stepOrder(ctx: PipelineContext, orderId: string): Promise<
       ? withDetails(waiting, { heldReason: reason })
       : waiting;
     if (held !== waiting) ctx.log(`order ${orderId}: held, ${reason}`);
-    const ok = await commitWait(ctx, entry, due, decision.ms, held);
+    const ok = await commitWait(ctx, entry, due, decision.ms, held, decision.effects);
     return ok ? "waiting" : "conflict";
   }
   const now = ctx.now();
@@ -117,17 +128,23 @@ export async function stepOrder(ctx: PipelineContext, orderId: string): Promise<
     ctx.log(`order ${orderId}: ${result.error}`);
     return "conflict";
   }
-  const next = withoutHeldReason(withoutErrorStreak(result.order));
+  // A failure keeps the reason it waited for (a deposit that left the chain says so); any other move clears it.
+  const stepped = withoutErrorStreak(result.order);
+  const next = decision.heldReason
+    ? withDetails(stepped, { heldReason: decision.heldReason })
+    : withoutHeldReason(stepped);
   const nextAt = isTerminal(next)
     ? null
     : now.getTime() + (decision.broadcast ? ctx.settings.blockMs(decision.chain!) : 0);
   if (decision.broadcast) ctx.faultPoint?.("after-sign");
-  const atomic = ctx.kv.atomic();
+  // Checked absent: an operator hold set since it was read (a reorg past finality) stops this step.
+  const atomic = ctx.kv.atomic().check(hold);
   addOrderUpdate(atomic, entry, next);
   addReschedule(atomic, orderId, due, nextAt);
   if (decision.broadcast) addReservations(atomic, decision.broadcast);
   decision.effects?.(atomic);
   if (next.status === "completed" && order.status !== "completed") addSweepDueOf(atomic, next);
+  if (order.status === "burning" && next.status !== "burning") atomic.delete(payoutObservationKey(order.id));
   if (nextAt !== null) atomic.enqueue({ kind: WAKE, orderId } satisfies WakeMessage, { delay: nextAt - now.getTime() });
   if (!(await atomic.commit()).ok) return "conflict";
   if (decision.broadcast) {
@@ -176,11 +193,39 @@ async function decidePending(ctx: PipelineContext, order: Order): Promise<Decisi
     const coin = order.type === "mint" ? await depositCoinEffect(ctx, order, status.blockNumber) : null;
     return { kind: "event", event: { type: "confirmed" }, ...(coin ? { effects: coin } : {}) };
   }
+  // The watcher recorded it from a block: not in one now means a reorg took it out of the canonical chain. It never
+  // counts unless a block includes it again; the order says so while it waits, and when it times out.
+  const leftChain = status.state === "unknown" || status.state === "pending" ? leftChainReason(source) : undefined;
   if (ctx.now().getTime() >= Date.parse(order.details.confirmBy)) {
-    return { kind: "event", event: { type: "confirmationTimeout" } };
+    return { kind: "event", event: { type: "confirmationTimeout" }, ...(leftChain ? { heldReason: leftChain } : {}) };
   }
   const have = status.state === "included" && status.success ? status.confirmations : 0;
-  return { kind: "wait", ms: Math.max(1, required - have) * ctx.settings.blockMs(source.chain) };
+  const ms = Math.max(1, required - have) * ctx.settings.blockMs(source.chain);
+  return { kind: "wait", ms, ...(leftChain ? { heldReason: leftChain } : {}) };
+}
+
+/** Why a deposit seen in a block does not confirm: it left the canonical chain. */
+export function leftChainReason(source: SourceTransfer): string {
+  return `reorg: transaction ${source.txHash} was seen in block ${source.blockNumber} and left the canonical chain; ` +
+    "it is not counted unless a block includes it again";
+}
+
+/** Rechecked this rarely: only an operator lifts a hold. */
+export const OPERATOR_HOLD_RECHECK_MS = 10 * 60_000;
+
+/**
+ * An order held for an operator (a reorg past finality touched it before it moved value): not stepped, its reason
+ * recorded on the order once, looked at again after a long wait or when the operator's release rings its doorbell.
+ */
+async function waitForOperator(
+  ctx: PipelineContext,
+  entry: Deno.KvEntry<Order>,
+  due: Deno.KvEntryMaybe<number>,
+  hold: OrderHold,
+): Promise<StepOutcome> {
+  const order = entry.value;
+  const held = order.details.heldReason === hold.reason ? order : withDetails(order, { heldReason: hold.reason });
+  return (await commitWait(ctx, entry, due, OPERATOR_HOLD_RECHECK_MS, held)) ? "waiting" : "conflict";
 }
 
 /**
@@ -330,7 +375,8 @@ async function decideSent(ctx: PipelineContext, order: Order): Promise<Decision>
       const coins = payoutFinalEffect(intent, txHash, status.blockNumber);
       return { kind: "event", event: { type: "txConfirmed", txHash }, ...(coins ? { effects: coins } : {}) };
     }
-    return { kind: "wait", ms: Math.max(1, required - status.confirmations) * blockMs };
+    const ms = Math.max(1, required - status.confirmations) * blockMs;
+    return { kind: "wait", ms, ...observed(order, intent, ctx.now(), status.state, status.confirmations) };
   }
   if (status.state === "included") {
     // A revert is final only once its block is: a reorg could still re-mine the same bytes with another outcome.
@@ -347,7 +393,28 @@ async function decideSent(ctx: PipelineContext, order: Order): Promise<Decision>
   } else if (status.state === "unknown") {
     await sendPrepared(ctx, intent.chain, tx); // the very same transaction again
   }
-  return { kind: "wait", ms: blockMs };
+  return { kind: "wait", ms: blockMs, ...observed(order, intent, ctx.now(), status.state) };
+}
+
+/**
+ * A UTXO payout not yet counted: what was seen of it, kept for `deno task admin treasury` (stuck payouts with their
+ * age and last status, read from KV alone).
+ */
+function observed(
+  order: Order,
+  intent: Intent,
+  now: Date,
+  state: PayoutObservation["state"],
+  confirmations?: number,
+): { effects?: (atomic: Deno.AtomicOperation) => void } {
+  if (order.type !== "burn" || !isUtxoChain(intent.chain)) return {};
+  return {
+    effects: (atomic) => {
+      const seen: PayoutObservation = { state, at: now.toISOString() };
+      if (confirmations !== undefined) seen.confirmations = confirmations;
+      atomic.set(payoutObservationKey(order.id), seen);
+    },
+  };
 }
 
 /** The recorded transaction failed on chain, finally: the order fails (an operator may retry it). */
@@ -528,9 +595,11 @@ async function commitWait(
   due: Deno.KvEntryMaybe<number>,
   ms: number,
   updated: Order = entry.value,
+  effects?: (atomic: Deno.AtomicOperation) => void,
 ): Promise<boolean> {
   const atomic = scheduleWait(ctx, entry, entry.value.id, due, ms);
   if (updated !== entry.value) addOrderUpdate(atomic, entry, updated);
+  effects?.(atomic);
   return (await atomic.commit()).ok;
 }
 

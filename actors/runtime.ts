@@ -4,13 +4,13 @@
  * the truth; the queue only makes things fast. Without `kv.listenQueue` (KV Connect, Deploy) the sweep alone drives
  * everything.
  */
-import { type ChainSymbol, EVM_CHAINS, isAccountChain, NATIVE_CHAINS } from "../chains/catalog.ts";
+import { type ChainSymbol, EVM_CHAINS, isNativeChain, NATIVE_CHAINS } from "../chains/catalog.ts";
 import { acquireLease } from "../kv/pipeline.ts";
 import { listDue } from "../kv/pipeline.ts";
 import type { PipelineContext } from "./context.ts";
 import { stepOrder, WAKE, type WakeMessage } from "./order_actor.ts";
 import { watchOnce } from "./watcher.ts";
-import { sweepOnce } from "./sweeper.ts";
+import { treasuryTick } from "./sweeper.ts";
 
 export const ALL_CHAINS: ChainSymbol[] = [...NATIVE_CHAINS, ...EVM_CHAINS];
 
@@ -60,13 +60,14 @@ export class PipelineRuntime {
         () => watchOnce(this.ctx, chain, this.opts.id, this.opts.watchMs * 10),
       );
     }
-    // Sweeps fund the hot wallet from minted deposits (account chains), one process per chain under a lease.
+    // Sweeps fund the hot wallet from minted deposits (account chains) and open consolidations of a UTXO treasury are
+    // followed to their end, one process per chain under a lease.
     for (const chain of this.ctx.settings.enabledChains) {
-      if (!isAccountChain(chain)) continue;
+      if (!isNativeChain(chain)) continue;
       this.#loop(
-        `treasury sweep ${chain}`,
+        `treasury ${chain}`,
         this.opts.watchMs,
-        () => sweepOnce(this.ctx, chain, this.opts.id, this.opts.watchMs * 10),
+        () => treasuryTick(this.ctx, chain, this.opts.id, this.opts.watchMs * 10),
       );
     }
     if (this.opts.produceBlock) {

@@ -8,8 +8,27 @@
  * a KV lease, works through the marks. A mark is cleared when a sweep of its deposit is final or when the address
  * holds nothing above its reserve (another deposit's sweep took it along).
  */
-import { isCounted, TransientChainError } from "../chains/adapter.ts";
-import { type AccountChain, isAccountChain, NATIVE } from "../chains/catalog.ts";
+import { type Chains, isCounted, TransientChainError } from "../chains/adapter.ts";
+import {
+  type AccountChain,
+  isAccountChain,
+  isUtxoChain,
+  NATIVE,
+  type NativeChain,
+  type UtxoChain,
+} from "../chains/catalog.ts";
+import { changeDustLimit, utxoFee } from "../chains/shared/utxo_fee.ts";
+import type { AuditEntry } from "../kv/audit.ts";
+import {
+  completeConsolidation,
+  type Consolidation,
+  consolidationDead,
+  consolidationOrderId,
+  inputsOf,
+  openConsolidation,
+  recordConsolidation,
+} from "../kv/consolidations.ts";
+import { CHANGE_DERIVATION_INDEX, payoutCoinOf } from "./treasury_steps.ts";
 import { findDepositAddress } from "../kv/mint_wallets.ts";
 import type { Order } from "../kv/orders.ts";
 import { acquireLease } from "../kv/pipeline.ts";
@@ -20,6 +39,7 @@ import {
   openSweep,
   readSweep,
   recordSweep,
+  spendableCoins,
   type Sweep,
   sweepDead,
   type SweepDue,
@@ -163,4 +183,167 @@ async function nextAttempt(ctx: PipelineContext, due: Deno.KvEntry<SweepDue>): P
   const next: SweepDue = { ...due.value, deadSweeps: due.value.deadSweeps + 1 };
   await ctx.kv.atomic().check(due).set(due.key, next).commit();
   return "dead";
+}
+
+// ---------------------------------------------------------------- UTXO consolidations
+
+/**
+ * The treasury's periodic work on one native chain, under its own lease: sweeps of minted deposits on the account
+ * chains, and the open consolidation of a UTXO chain followed to its end. Consolidations are driven here rather than
+ * by the order actor's runtime because they are no order: like a sweep, a treasury transaction with its own
+ * write-ahead record, one per chain, settled by the same lease-holding tick that would sweep.
+ */
+export async function treasuryTick(
+  ctx: PipelineContext,
+  chain: NativeChain,
+  owner: string,
+  leaseMs: number,
+): Promise<unknown> {
+  if (isAccountChain(chain)) return await sweepOnce(ctx, chain, owner, leaseMs);
+  if (!isUtxoChain(chain)) return null;
+  if (!(await acquireLease(ctx.kv, `consolidation:${chain}`, owner, leaseMs, ctx.now().getTime()))) return null;
+  const open = await openConsolidation(ctx.kv, chain);
+  if (!open) return null;
+  try {
+    return await driveConsolidation(ctx.kv, ctx.chains, open, ctx.settings.confirmations(chain), ctx.now());
+  } catch (err) {
+    if (!(err instanceof TransientChainError)) ctx.log(`consolidation ${chain} ${open.id}: failed; will retry`, err);
+    return "waiting";
+  }
+}
+
+export type ConsolidationStep = "completed" | "dead" | "resent" | "waiting";
+
+/**
+ * Follows a recorded consolidation one step: counted final -> its inputs are spent and its output becomes a treasury
+ * coin (one atomic); proven dead (or failed, final) -> its coins are released; unknown to the node -> the same bytes
+ * again; pending or not yet deep enough -> wait.
+ */
+export async function driveConsolidation(
+  kv: Deno.Kv,
+  chains: Chains,
+  c: Consolidation,
+  required: number,
+  now: Date,
+): Promise<ConsolidationStep> {
+  if (c.status !== "prepared") return c.status === "completed" ? "completed" : "dead";
+  const since = Math.min(...c.inputs.map((i) => i.height));
+  const ours = {
+    raw: c.raw,
+    expiry: c.expiry,
+    consumes: { kind: "outpoints" as const, outpoints: inputsOf(c), since },
+  };
+  const status = await chains.reader(c.chain).txStatus(c.txHash, ours);
+  if (status.state === "dead") {
+    await consolidationDead(kv, c, { proof: status.proof, detail: status.detail, at: now });
+    return "dead";
+  }
+  if (status.state === "included" && isCounted(status, required)) {
+    if (status.success) {
+      const txHash = status.txHash ?? c.txHash;
+      await completeConsolidation(kv, c, { txHash, blockNumber: status.blockNumber, at: now });
+      return "completed";
+    }
+    const proof = { kind: "failed" as const, blockNumber: status.blockNumber, reason: status.reason ?? "failed" };
+    await consolidationDead(kv, c, { proof, detail: `failed on chain: ${proof.reason}`, at: now });
+    return "dead";
+  }
+  if (status.state === "unknown") {
+    await chains.payer(c.chain).broadcast({ txHash: c.txHash, raw: c.raw });
+    return "resent";
+  }
+  return "waiting";
+}
+
+export interface ConsolidateOptions {
+  maxInputs: number;
+  minInputs: number;
+  by: string;
+  now: Date;
+  /** Called between the record and the broadcast (tests simulate a crash there). */
+  afterRecord?: () => void;
+}
+
+export type ConsolidateResult =
+  /** A consolidation was already open: it was shown and driven one step (resent when the node did not know it). */
+  | { kind: "open"; consolidation: Consolidation; step: ConsolidationStep }
+  | { kind: "started"; consolidation: Consolidation; audit: AuditEntry; broadcast: "sent" | "failed" }
+  /** Fewer than `minInputs` coins worth merging: nothing done. */
+  | { kind: "nothing"; spendable: number; reason: string };
+
+/**
+ * `deno task admin utxo consolidate`: merges the smallest spendable coins (at most `maxInputs`, at least `minInputs`,
+ * each worth more than the fee its input adds) into one output at the payer's change address, write-ahead and exactly
+ * once. While a consolidation is open it is driven one step instead (resent if the node does not know it), never a
+ * second one started.
+ */
+export async function consolidate(
+  kv: Deno.Kv,
+  chains: Chains,
+  chain: UtxoChain,
+  required: number,
+  opts: ConsolidateOptions,
+): Promise<ConsolidateResult> {
+  const open = await openConsolidation(kv, chain);
+  if (open) {
+    return { kind: "open", consolidation: open, step: await driveConsolidation(kv, chains, open, required, opts.now) };
+  }
+  const payer = chains.payer(chain);
+  const changeAddress = payer.changeAddress;
+  if (!changeAddress) throw new Error(`the ${chain} payer has no change address: it cannot consolidate`);
+  const fee = utxoFee(chain);
+  const spendable = (await spendableCoins(kv, chain)).sort((a, b) =>
+    a.amount < b.amount ? -1 : a.amount > b.amount ? 1 : 0
+  );
+  const chosen = [];
+  for (const coin of spendable) {
+    if (chosen.length >= opts.maxInputs) break;
+    // A coin worth no more than the fee of its own input only makes the merged output smaller.
+    if (coin.amount <= fee(chosen.length + 1, 1) - fee(chosen.length, 1)) continue;
+    chosen.push(coin);
+  }
+  const total = chosen.reduce((sum, c) => sum + c.amount, 0n);
+  const amount = total - fee(chosen.length, 1);
+  if (chosen.length < opts.minInputs || amount < changeDustLimit(chain)) {
+    return {
+      kind: "nothing",
+      spendable: spendable.length,
+      reason: `${chosen.length} coin(s) worth merging, at least ${opts.minInputs} needed`,
+    };
+  }
+  const id = crypto.randomUUID();
+  const coins = chosen.map(payoutCoinOf);
+  const tx = await payer.preparePayout({
+    orderId: consolidationOrderId(id),
+    to: changeAddress,
+    amount,
+    memo: null,
+    coins,
+  });
+  const recorded = await recordConsolidation(kv, {
+    id,
+    chain,
+    by: opts.by,
+    coins,
+    changeAddress,
+    changeDerivationIndex: CHANGE_DERIVATION_INDEX,
+    amount,
+    tx,
+    at: opts.now,
+  });
+  if (!recorded.ok) {
+    if (recorded.reason === "open") {
+      const step = await driveConsolidation(kv, chains, recorded.open, required, opts.now);
+      return { kind: "open", consolidation: recorded.open, step };
+    }
+    throw new TransientChainError(`${chain}: a chosen coin was locked meanwhile; nothing was recorded, try again`);
+  }
+  opts.afterRecord?.();
+  try {
+    await payer.broadcast(tx);
+    return { ...recorded, kind: "started", broadcast: "sent" };
+  } catch {
+    // Recorded: the service (or the next run of the command) sends the same bytes again.
+    return { ...recorded, kind: "started", broadcast: "failed" };
+  }
 }

@@ -17,11 +17,14 @@ import {
   type ObservedTransfer,
   type ScannedBlock,
   SKIPPED,
+  TransientChainError,
 } from "../chains/adapter.ts";
 import {
   type ChainSymbol,
   type EvmChain,
   isEvmChain,
+  isNativeChain,
+  isUtxoChain,
   NATIVE,
   type NativeChain,
   nativeChainOfUAsset,
@@ -31,17 +34,23 @@ import {
 import { depositAddressSet } from "../kv/address_index.ts";
 import { clearAlert, raiseAlert } from "../kv/alerts.ts";
 import { getBurnConfig } from "../kv/burn_configs.ts";
-import { addOrderCreate, newOrderId, type Order, type SourceTransfer, validOrder } from "../kv/orders.ts";
+import { addOrderCreate, getOrder, newOrderId, type Order, type SourceTransfer, validOrder } from "../kv/orders.ts";
+import { holdCoinsAbove } from "../kv/treasury.ts";
 import {
   acquireLease,
   addDust,
   addReschedule,
   type Cursor,
   cursorKey,
+  depositBlockKey,
   dropDustAbove,
   dueAtKey,
   heldKey,
   type HeldTransfer,
+  type OrderHold,
+  orderHoldKey,
+  ordersAbove,
+  pruneDepositBlocks,
   type RecentBlocks,
   recentBlocksKey,
   rememberBlocks,
@@ -95,6 +104,8 @@ export async function watchOnce(ctx: PipelineContext, chain: ChainSymbol, owner:
     }
     ctx.log(`watcher ${chain}: block ${cursor.number} changed (reorg); rescanning from ${ancestor.number}`);
     await dropDustAbove(ctx.kv, chain, ancestor.number);
+    // Before the cursor moves: a crash in between finds the same reorg again, and this is idempotent.
+    if (isDepthFinal(chain)) await holdWhatReorgTouched(ctx, chain, cursor, ancestor);
     cursor = ancestor;
     recent = rememberBlocks(recent, [], cursor);
   }
@@ -119,7 +130,15 @@ export async function watchOnce(ctx: PipelineContext, chain: ChainSymbol, owner:
     // range's last block is returned when there is one. Where blocks are adjacent they must link: otherwise the chain
     // moved under us and the next tick sees it.
     if (block.number === last.number + 1 && block.parentHash !== last.hash) break;
-    recorded += await recordBlock(ctx, chain, block);
+    try {
+      recorded += await recordBlock(ctx, chain, block);
+    } catch (err) {
+      // A read this block needs failed (a UTXO deposit's sender): the cursor stops before it, the next tick retries
+      // it, and what of it was recorded already is deduplicated then.
+      if (!(err instanceof TransientChainError)) throw err;
+      ctx.log(`watcher ${chain}: block ${block.number} not recorded yet (${err.message}); retrying next tick`);
+      break;
+    }
     last = { number: block.number, hash: block.hash };
     scanned.push(last);
   }
@@ -200,6 +219,80 @@ async function saveCursor(
   recent: RecentBlocks,
 ) {
   await ctx.kv.atomic().check(lease).set(cursorKey(chain), cursor).set(recentBlocksKey(chain), recent).commit();
+  if (isDepthFinal(chain)) await pruneDepositBlocks(ctx.kv, chain, cursor.number - REORG_WINDOW_BLOCKS);
+}
+
+/** Chains final by depth alone (doge, zec): a reorg deeper than their confirmations undoes what counted as final. */
+export function isDepthFinal(chain: ChainSymbol): boolean {
+  return isNativeChain(chain) && NATIVE[chain].finality.kind === "depth";
+}
+
+/** Statuses in which an order has not moved value yet: held, it stops before signing anything. */
+const HOLDABLE: readonly Order["status"][] = ["processing"];
+
+/**
+ * A reorg replaced the blocks above `ancestor` up to the watcher's `cursor`. When that is deeper than the chain's
+ * required confirmations, or when it replaced a block whose deposit was already confirmed, what counted as final was
+ * not: nothing is guessed. Every confirmed order whose transfer was in a replaced block is listed on a
+ * `reorg_past_finality` alert, and those that have not moved value yet (processing) are held for an operator; the
+ * treasury coins confirmed in those blocks are held too (never spent until an operator looks). Idempotent: the alert's
+ * subject is the replaced block, holds are set once.
+ */
+async function holdWhatReorgTouched(ctx: PipelineContext, chain: ChainSymbol, cursor: Cursor, ancestor: BlockRef) {
+  const required = ctx.settings.confirmations(chain);
+  const depth = cursor.number - ancestor.number;
+  const subject = `${chain}:${cursor.number}:${cursor.hash}`;
+  const alert = { kind: "reorg_past_finality", subject };
+  const reason = `a reorg on ${chain} replaced blocks ${ancestor.number + 1} to ${cursor.number} (${depth} deep, ` +
+    `${required} confirmations required) after this was confirmed; an operator must check it before it moves`;
+  const orders: { id: string; status: string; held: boolean }[] = [];
+  for (const orderId of await ordersAbove(ctx.kv, chain, ancestor.number)) {
+    const touched = await holdOrderIfUnmoved(ctx, orderId, { reason, at: ctx.now().toISOString(), alert });
+    if (touched) orders.push(touched);
+  }
+  if (depth < required && orders.length === 0) return;
+  const coins = isUtxoChain(chain)
+    ? await holdCoinsAbove(ctx.kv, chain, ancestor.number, { reason, at: ctx.now().toISOString(), alert })
+    : [];
+  const heldOrders = orders.filter((o) => o.held).map((o) => o.id);
+  const message = `a reorg replaced ${chain} blocks ${ancestor.number + 1} to ${cursor.number}: ${depth} blocks, ` +
+    `deeper than the ${required} confirmations that count as final. Touched: ${orders.length} confirmed order(s) ` +
+    `(held: ${heldOrders.join(", ") || "none"}), ${coins.length} treasury coin(s) held. Check each on the node, ` +
+    `then release or cancel (README, "Reorg past finality")`;
+  ctx.log(`watcher ${chain}: ${message}`);
+  await raiseAlert(ctx.kv, {
+    kind: "reorg_past_finality",
+    subject,
+    chain,
+    message,
+    now: ctx.now(),
+    touched: { orders, coins: coins.map((o) => `${o.txHash}:${o.index}`) },
+  });
+}
+
+/**
+ * An order whose transfer a reorg replaced: null while it is still pending (its own confirmation check decides),
+ * else its status and whether it is held. The hold is committed against the order's version and the actor's step
+ * commits against the hold's absence, so an order is either held before it signs anything or seen as moved.
+ */
+async function holdOrderIfUnmoved(ctx: PipelineContext, orderId: string, hold: OrderHold) {
+  for (let attempt = 0; attempt < 10; attempt++) {
+    const [entry, existing] = await Promise.all([
+      getOrder(ctx.kv, orderId),
+      ctx.kv.get<OrderHold>(orderHoldKey(orderId)),
+    ]);
+    if (entry.versionstamp === null || entry.invalid) return null;
+    const status = entry.value.status;
+    if (status === "pending") return null;
+    if (existing.value !== null) return { id: orderId, status, held: true };
+    if (!HOLDABLE.includes(status)) return { id: orderId, status, held: false };
+    const ok = await ctx.kv.atomic().check(entry, existing).set(orderHoldKey(orderId), hold).commit();
+    if (ok.ok) {
+      ctx.log(`order ${orderId}: held for an operator: ${hold.reason}`);
+      return { id: orderId, status, held: true };
+    }
+  }
+  throw new TransientChainError(`order ${orderId} kept changing while a reorg hold was set; retrying`);
 }
 
 async function recordBlock(ctx: PipelineContext, chain: ChainSymbol, block: ScannedBlock): Promise<number> {
@@ -216,17 +309,32 @@ async function recordBlock(ctx: PipelineContext, chain: ChainSymbol, block: Scan
     return recorded + await dust.commit(ctx);
   }
   const owners = depositAddressSet(ctx.kv, chain).match(block.transfers.map((t) => t.to));
+  const reader = ctx.chains.reader(chain);
   for (const t of block.transfers) {
     const owner = t.asset === "native" ? owners.get(t.to) : undefined;
     if (!owner) continue;
-    if (t.amount < NATIVE[chain].dustDeposit) {
-      dust.add(t.from, NATIVE[chain].token.symbol, t.amount, `deposit below the dust limit of ${NATIVE[chain].name}`);
+    if (t.coinbase) {
+      // Never credited, whatever its amount: an operator decides what to do with it.
+      const held = heldOf(ctx, chain, block.number, t, {
+        from: t.from || COINBASE_SENDER,
+        asset: "native",
+        to: t.to,
+        reason: coinbaseReason(chain),
+      });
+      if (await commitRecord(ctx, chain, t, { kind: "held", held })) recorded++;
       continue;
     }
+    if (t.amount < NATIVE[chain].dustDeposit) {
+      // No sender lookup for dust: its cost would grow with what outsiders send, not with our deposits.
+      const sender = t.from || UNKNOWN_SENDER;
+      dust.add(sender, NATIVE[chain].token.symbol, t.amount, `deposit below the dust limit of ${NATIVE[chain].name}`);
+      continue;
+    }
+    const from = await senderOfTransfer(reader, t);
     if (!ctx.settings.isEnabled(owner.destinationChain)) {
       // Never minted elsewhere, never dropped: held until a process that runs the destination chain is started.
       const held = heldOf(ctx, chain, block.number, t, {
-        from: t.from,
+        from,
         asset: "native",
         to: t.to,
         reason: disabledReason(owner.destinationChain),
@@ -239,13 +347,37 @@ async function recordBlock(ctx: PipelineContext, chain: ChainSymbol, block: Scan
       sourceChain: chain,
       destinationChain: owner.destinationChain,
       token: NATIVE[chain].token.symbol,
-      sourceWallet: t.from,
+      sourceWallet: from,
       destinationWallet: owner.owner,
       owner: owner.owner,
     });
     if (await commitRecord(ctx, chain, t, { kind: "order", order })) recorded++;
   }
   return recorded + await dust.commit(ctx);
+}
+
+/** The sender of a UTXO deposit whose first input the reader cannot attribute (a non-standard script). */
+export const UNKNOWN_SENDER = "unknown";
+/** The `from` of a held coinbase output: it has no input, so no sender. */
+export const COINBASE_SENDER = "coinbase";
+
+export function coinbaseReason(chain: ChainSymbol): string {
+  const rule = chain === "zec"
+    ? "it needs 100 blocks of maturity and can only be spent to shielded outputs"
+    : chain === "doge"
+    ? "it needs 240 blocks of maturity"
+    : "it needs maturity";
+  return `coinbase output paying our deposit address: never credited (${rule}); an operator decides what to do with it`;
+}
+
+/**
+ * The sender of a transfer that pays us. UTXO readers leave `from` empty and answer `senderOf` per transaction: asked
+ * here only for our deposits, so its cost grows with them, never with a block. A transient failure propagates (the
+ * block is retried); a transaction whose sender cannot be told gets UNKNOWN_SENDER.
+ */
+async function senderOfTransfer(reader: ChainReader, t: ObservedTransfer): Promise<string> {
+  if (t.from !== "" || !reader.senderOf) return t.from || UNKNOWN_SENDER;
+  return (await reader.senderOf(t.txHash)) || UNKNOWN_SENDER;
 }
 
 /**
@@ -407,6 +539,9 @@ export function addTransferRecord(
   if (record.kind === "held") return atomic.set(heldKey(chain, t.txHash, t.index, revision), record.held);
   const order = record.order;
   addOrderCreate(atomic, order);
+  if (isDepthFinal(chain) && revision === 0) {
+    atomic.set(depositBlockKey(chain, order.details.source.blockNumber, t.txHash, t.index), order.id);
+  }
   addReschedule(atomic, order.id, { key: dueAtKey(order.id), value: null, versionstamp: null }, ctx.now().getTime());
   return atomic.enqueue({ kind: WAKE, orderId: order.id } satisfies WakeMessage);
 }

@@ -10,7 +10,19 @@ import { createApiKey, listApiKeys, PARTNER_ID_PATTERN, revokeApiKey } from "../
 import { moveUserWallet, setUserWalletStatus } from "../kv/user_wallets.ts";
 import { appendAudit, listAudit, osUser } from "../kv/audit.ts";
 import { getOrder, type Order } from "../kv/orders.ts";
-import { listDust, listHeld, type WatchResume, watchResumeKey } from "../kv/pipeline.ts";
+import {
+  addReschedule,
+  dueAtKey,
+  listDust,
+  listHeld,
+  type OrderHold,
+  orderHoldKey,
+  type WatchResume,
+  watchResumeKey,
+} from "../kv/pipeline.ts";
+import { addSpent, type CoinHold, coinHoldKey } from "../kv/treasury.ts";
+import { treasuryReport, treasuryText } from "../actors/treasury_report.ts";
+import { consolidate } from "../actors/sweeper.ts";
 import { ALERT_KINDS, type AlertKind, clearAlert, listAlerts } from "../kv/alerts.ts";
 import { applyOperatorEvent, isStuckOnTransaction, settleStuckOrder } from "../actors/operator.ts";
 import type { DeadIntent } from "../actors/transition.ts";
@@ -19,7 +31,15 @@ import { buildChains } from "../chains/registry.ts";
 import { chainPlan } from "../config/chain_mode.ts";
 import { type Address, getAddress, type LocalAccount, zeroAddress } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { EVM_CHAINS, isEvmChain, isNativeChain, NATIVE_CHAINS } from "../chains/catalog.ts";
+import {
+  EVM_CHAINS,
+  isEvmChain,
+  isNativeChain,
+  isUtxoChain,
+  NATIVE_CHAINS,
+  UTXO_CHAINS,
+  type UtxoChain,
+} from "../chains/catalog.ts";
 import { adminRoleProblem, deployUAssets, parseSupplyCaps, uAssetsEnvValue } from "../chains/evm/deploy.ts";
 import { readMinterKey } from "../config/evm.ts";
 import { settingsFromConfig } from "../config/pipeline.ts";
@@ -40,6 +60,11 @@ const USAGE = `usage: deno task admin <command>
   order retry <id>             (minting/burning: proven dead, then a new transaction is signed)
   evm deploy --chain <base|arbitrum|katana|world|unichain> --supply-cap <N|uSOL=N,uXRP=N,...> [--rpc-url URL]
              admin: EVM_ADMIN_KEY_FILE (deploys) | --admin <address> with EVM_DEPLOYER_KEY_FILE | --admin-is-minter
+  order release <id> [--by <operator>]   (lift a hold set by a reorg past finality)
+  treasury --chain <doge|zec> [--json]   (reads KV only; no node is asked)
+  utxo consolidate --chain <doge|zec> [--max-inputs N] [--min-inputs M] [--by <operator>]
+  utxo release-coin --chain <doge|zec> <txid:index> [--by <operator>]   (a coin held after a reorg, checked on the node)
+  utxo forget-coin --chain <doge|zec> <txid:index> [--by <operator>]    (a held coin the node does not have)
   alerts
   alerts clear <kind> <subject>`;
 
@@ -282,6 +307,83 @@ const commands: Record<string, Command> = {
     if (!(await clearAlert(kv, kind as AlertKind, subject))) throw new UsageError(`no ${kind} alert for ${subject}`);
     out(`cleared ${kind} alert for ${subject}`);
   },
+  "order release": async (kv, args, out) => {
+    const { values, positionals } = parseArgs({
+      args,
+      options: { by: { type: "string" } },
+      allowPositionals: true,
+      strict: true,
+    });
+    const id = single(positionals, "<id>");
+    const by = values.by?.trim() || osUser();
+    const hold = await kv.get<OrderHold>(orderHoldKey(id));
+    if (hold.value === null) throw new UsageError(`order ${id} is not held`);
+    const at = new Date();
+    const op = kv.atomic().check(hold).delete(hold.key);
+    // Due now: the pipeline steps it at its next sweep instead of after its long wait.
+    addReschedule(op, id, await kv.get<number>(dueAtKey(id)), at.getTime());
+    const audit = appendAudit(op, { by, action: "order.release", subject: id, before: hold.value, after: null }, at);
+    if (!(await op.commit()).ok) throw new UsageError(`order ${id} changed meanwhile; try again`);
+    out(`order ${id} released by ${by} (audit ${audit.id}); the pipeline steps it again`);
+  },
+  "treasury": async (kv, args, out) => {
+    const { values } = parseArgs({
+      args,
+      options: { chain: { type: "string" }, json: { type: "boolean" } },
+      strict: true,
+    });
+    const chain = utxoChainArg(values.chain);
+    const report = await treasuryReport(kv, chain);
+    if (values.json) out(JSON.stringify(report, null, 2));
+    else for (const line of treasuryText(report)) out(line);
+  },
+  "utxo consolidate": async (kv, args, out, config) => {
+    const { values } = parseArgs({
+      args,
+      options: {
+        chain: { type: "string" },
+        "max-inputs": { type: "string" },
+        "min-inputs": { type: "string" },
+        by: { type: "string" },
+      },
+      strict: true,
+    });
+    const chain = utxoChainArg(values.chain);
+    const maxInputs = countArg(values["max-inputs"], "--max-inputs", DEFAULT_CONSOLIDATION_MAX_INPUTS);
+    const minInputs = countArg(values["min-inputs"], "--min-inputs", 2);
+    if (minInputs > maxInputs) throw new UsageError("--min-inputs must not exceed --max-inputs");
+    const by = values.by?.trim() || osUser();
+    const required = settingsFromConfig(config, "").confirmations(chain);
+    const res = await consolidate(kv, await statusChains(kv, config), chain, required, {
+      maxInputs,
+      minInputs,
+      by,
+      now: new Date(),
+      afterRecord: () => {
+        if (Deno.env.get("ADMIN_CRASH_AFTER_RECORD") === "1") Deno.exit(137); // tests: a crash before the broadcast
+      },
+    });
+    if (res.kind === "nothing") {
+      out(`nothing to consolidate on ${chain}: ${res.reason} (${res.spendable} spendable coin(s))`);
+      return;
+    }
+    const c = res.consolidation;
+    const what =
+      `${c.inputs.length} coin(s) -> ${c.output.amount} at ${c.output.address} (fee ${c.fee}), tx ${c.txHash}`;
+    if (res.kind === "open") {
+      out(`consolidation ${c.id} on ${chain} is already open (recorded ${c.preparedAt} by ${c.by}): ${what}`);
+      out(`its state now: ${res.step}; no second consolidation was started`);
+      return;
+    }
+    out(`consolidation ${c.id} on ${chain} recorded by ${by} (audit ${res.audit.id}): ${what}`);
+    out(
+      res.broadcast === "sent"
+        ? "broadcast; the running service settles it once final"
+        : "recorded but the broadcast failed; the running service (or this command again) sends the same bytes",
+    );
+  },
+  "utxo release-coin": async (kv, args, out) => await coinHoldCommand(kv, args, out, "release"),
+  "utxo forget-coin": async (kv, args, out) => await coinHoldCommand(kv, args, out, "forget"),
   "wallet activate": async (kv, args, out) => {
     const address = walletArg(args);
     const w = await setUserWalletStatus(kv, address, "active");
@@ -327,14 +429,64 @@ async function deployRoles(
 }
 
 /**
- * The chains as the server builds them from this configuration (sim ledgers share the KV file, live EVM chains are
- * asked over their RPC URLs), for asking whether a recorded transaction is dead. Only `txStatus` is used: the transfer
- * address, which only scans need and whose derivation needs the mnemonic, is left out.
+ * The chains as the server builds them from this configuration (sim ledgers share the KV file, live chains are
+ * asked over their RPC URLs): for asking whether a recorded transaction is dead, and for a consolidation's payer. The
+ * transfer address, which only EVM scans need and whose derivation needs the mnemonic, is left out.
  */
 async function statusChains(kv: Deno.Kv, config: Config): Promise<Chains> {
   const plan = chainPlan(config.chainMode, config.evm);
   return (await buildChains(kv, plan, config.evm, zeroAddress, { hotWalletGenesis: config.simHotWalletGenesis }))
     .chains;
+}
+
+/** Coins merged by one consolidation unless --max-inputs says otherwise (a transaction well under relay limits). */
+const DEFAULT_CONSOLIDATION_MAX_INPUTS = 50;
+
+function utxoChainArg(chain: string | undefined): UtxoChain {
+  if (!isUtxoChain(chain)) throw new UsageError(`--chain must be one of ${UTXO_CHAINS.join(", ")}`);
+  return chain;
+}
+
+function countArg(value: string | undefined, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!/^[1-9]\d{0,3}$/.test(value)) throw new UsageError(`${name} must be a whole number from 1 to 9999`);
+  return Number(value);
+}
+
+/**
+ * A coin held after a reorg past finality: `release` once the operator saw it unspent on the node (`gettxout`), so
+ * payouts may spend it again; `forget` when the node does not have it (the reorg took it away), so it leaves the
+ * treasury (a spent marker stays, so a rescan never adds it back). Audited.
+ */
+async function coinHoldCommand(kv: Deno.Kv, args: string[], out: Out, action: "release" | "forget") {
+  const { values, positionals } = parseArgs({
+    args,
+    options: { chain: { type: "string" }, by: { type: "string" } },
+    allowPositionals: true,
+    strict: true,
+  });
+  const chain = utxoChainArg(values.chain);
+  const text = single(positionals, "<txid:index>");
+  const match = /^([0-9A-Za-z]{1,128}):(\d{1,6})$/.exec(text);
+  if (!match) throw new UsageError(`${text} is not an outpoint <txid:index>`);
+  const outpoint = { txHash: match[1], index: Number(match[2]) };
+  const by = values.by?.trim() || osUser();
+  const hold = await kv.get<CoinHold>(coinHoldKey(chain, outpoint));
+  if (hold.value === null) throw new UsageError(`coin ${text} on ${chain} is not held`);
+  const at = new Date();
+  const op = kv.atomic().check(hold).delete(hold.key);
+  if (action === "forget") addSpent(op, chain, [outpoint], `forgotten by operator ${by}`);
+  const audit = appendAudit(
+    op,
+    { by, action: `utxo.${action}-coin`, subject: `${chain}:${text}`, before: hold.value, after: null },
+    at,
+  );
+  if (!(await op.commit()).ok) throw new UsageError(`coin ${text} changed meanwhile; try again`);
+  out(
+    action === "release"
+      ? `coin ${text} on ${chain} released by ${by} (audit ${audit.id}); payouts may spend it`
+      : `coin ${text} on ${chain} forgotten by ${by} (audit ${audit.id}); it left the treasury`,
+  );
 }
 
 function deadProofOf(order: Order): string {

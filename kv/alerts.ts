@@ -1,6 +1,6 @@
 /**
  * Operator alerts: conditions the service cannot resolve alone and will not guess about (a fee cap reached, a reorg
- * deeper than the watcher's window, a nonce taken outside the pipeline, errors that persist). One record per
+ * deeper than the watcher's window, a reorg deeper than a chain's required confirmations, a nonce taken outside the pipeline, errors that persist). One record per
  * (kind, subject), so a condition that repeats every tick raises one alert with a count, never a growing list.
  * `deno task admin alerts` lists them; `alerts clear` acknowledges one. Key layout lives here and nowhere else.
  */
@@ -13,6 +13,7 @@ export const ALERT_KINDS = [
   "persistent_errors",
   "chain_disabled",
   "invalid_record",
+  "reorg_past_finality",
 ] as const;
 export type AlertKind = typeof ALERT_KINDS[number];
 
@@ -26,6 +27,16 @@ export interface Alert {
   count: number;
   firstAt: string;
   lastAt: string;
+  /**
+   * `reorg_past_finality`: what the replaced blocks touched, recorded for the operator: confirmed orders whose source
+   * transfer was in them (with their status then, and whether they were held) and treasury coins confirmed in them.
+   */
+  touched?: Touched;
+}
+
+export interface Touched {
+  orders: { id: string; status: string; held: boolean }[];
+  coins: string[];
 }
 
 const alertKey = (kind: AlertKind, subject: string): Deno.KvKey => ["alert", kind, subject];
@@ -36,6 +47,7 @@ export interface RaiseAlert {
   chain?: ChainSymbol | null;
   message: string;
   now?: Date;
+  touched?: Touched;
 }
 
 /** Records (or counts again) an alert. Returns the stored alert; never throws on a lost race, it retries. */
@@ -45,7 +57,13 @@ export async function raiseAlert(kv: Deno.Kv, a: RaiseAlert): Promise<Alert> {
   for (;;) {
     const entry = await kv.get<Alert>(key);
     const next: Alert = entry.value
-      ? { ...entry.value, message: a.message, count: entry.value.count + 1, lastAt: at }
+      ? {
+        ...entry.value,
+        message: a.message,
+        count: entry.value.count + 1,
+        lastAt: at,
+        ...(a.touched ? { touched: a.touched } : {}),
+      }
       : {
         kind: a.kind,
         subject: a.subject,
@@ -54,6 +72,7 @@ export async function raiseAlert(kv: Deno.Kv, a: RaiseAlert): Promise<Alert> {
         count: 1,
         firstAt: at,
         lastAt: at,
+        ...(a.touched ? { touched: a.touched } : {}),
       };
     if ((await kv.atomic().check(entry).set(key, next).commit()).ok) return next;
   }

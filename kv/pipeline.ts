@@ -280,3 +280,68 @@ export function addReschedule(
   if (nextAtMs === null) return atomic.delete(dueAtKey(orderId));
   return atomic.set(dueKey(nextAtMs, orderId), orderId).set(dueAtKey(orderId), nextAtMs);
 }
+
+// ---- deposits by block, on depth-final chains: what a reorg past finality touched ----
+
+/**
+ * Written with each order of a depth-final chain (doge, zec) in the watcher's recording atomic: which order a
+ * transfer in block `blockNumber` became, so a reorg replacing blocks above an ancestor finds the orders it touched
+ * without listing every order. Kept while a reorg the watcher can follow may still replace the block
+ * (REORG_WINDOW_BLOCKS), then pruned.
+ */
+export const depositBlockKey = (chain: ChainSymbol, blockNumber: number, txHash: string, index: number): Deno.KvKey => [
+  "deposit_by_block",
+  chain,
+  blockNumber,
+  txHash,
+  index,
+];
+
+/** The order ids of transfers recorded in blocks above `ancestor` on `chain`. */
+export async function ordersAbove(kv: Deno.Kv, chain: ChainSymbol, ancestor: number): Promise<string[]> {
+  const out: string[] = [];
+  const prefix: Deno.KvKey = ["deposit_by_block", chain];
+  for await (
+    const e of kv.list<string>({ start: [...prefix, ancestor + 1], end: [...prefix, Number.MAX_SAFE_INTEGER] })
+  ) {
+    out.push(e.value);
+  }
+  return out;
+}
+
+/** Removes (up to `limit`) index entries of blocks below `below`: no followable reorg can replace those any more. */
+export async function pruneDepositBlocks(kv: Deno.Kv, chain: ChainSymbol, below: number, limit = 100): Promise<void> {
+  if (below <= 0) return;
+  const prefix: Deno.KvKey = ["deposit_by_block", chain];
+  const atomic = kv.atomic();
+  let n = 0;
+  for await (const e of kv.list({ start: prefix, end: [...prefix, below] }, { limit })) {
+    atomic.delete(e.key);
+    n++;
+  }
+  if (n > 0) await atomic.commit();
+}
+
+// ---- order holds: an order an operator must look at before it moves value ----
+
+/**
+ * Set on an order a reorg past finality touched before it moved value (processing: confirmed, nothing signed yet):
+ * the order actor does not step it (no mint, no payout) until an operator releases it (`deno task admin order
+ * release`) or cancels the order.
+ */
+export interface OrderHold {
+  reason: string;
+  at: string;
+  /** The alert that held it (kv/alerts.ts, kind and subject). */
+  alert: { kind: string; subject: string };
+}
+
+export const orderHoldKey = (orderId: string): Deno.KvKey => ["order_hold", orderId];
+
+export async function listOrderHolds(kv: Deno.Kv): Promise<{ orderId: string; hold: OrderHold }[]> {
+  const out: { orderId: string; hold: OrderHold }[] = [];
+  for await (const e of kv.list<OrderHold>({ prefix: ["order_hold"] })) {
+    out.push({ orderId: String(e.key[1]), hold: e.value });
+  }
+  return out;
+}

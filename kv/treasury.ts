@@ -212,27 +212,86 @@ export async function spentBy(kv: Deno.Kv, chain: UtxoChain, outpoint: Outpoint)
   return (await kv.get<SpentMarker>(spentCoinKey(chain, outpoint))).value?.spentBy ?? null;
 }
 
-/** Every unspent coin recorded on `chain`, each with who holds it (the locking transaction, or null when free). */
-async function coinsWithLocks(kv: Deno.Kv, chain: UtxoChain): Promise<{ coin: Coin; lockedBy: string | null }[]> {
-  const coins: Coin[] = [];
-  for await (const e of kv.list<StoredCoin>({ prefix: ["treasury_coin", chain] })) coins.push(fromStoredCoin(e.value));
-  const locks = await coinLocks(kv, chain, coins.map((c) => c.outpoint));
-  return coins.map((coin, i) => ({ coin, lockedBy: locks[i] }));
+/** A recorded coin with who holds it: the locking transaction (null when free) and an operator hold (null: none). */
+export interface CoinState {
+  coin: Coin;
+  lockedBy: string | null;
+  hold: CoinHold | null;
 }
 
-/** Coins a new transaction may spend: confirmed, unspent, not locked by a recorded transaction, not coinbase. */
+/** Every unspent coin recorded on `chain`, each with its lock and hold, oldest outpoint key first. */
+export async function coinStates(kv: Deno.Kv, chain: UtxoChain): Promise<CoinState[]> {
+  const coins: Coin[] = [];
+  for await (const e of kv.list<StoredCoin>({ prefix: ["treasury_coin", chain] })) coins.push(fromStoredCoin(e.value));
+  const holds = new Map<string, CoinHold>();
+  for await (const e of kv.list<CoinHold>({ prefix: ["treasury_coin_hold", chain] })) {
+    holds.set(`${String(e.key[2])}:${String(e.key[3])}`, e.value);
+  }
+  const locks = await coinLocks(kv, chain, coins.map((c) => c.outpoint));
+  return coins.map((coin, i) => ({
+    coin,
+    lockedBy: locks[i],
+    hold: holds.get(`${coin.outpoint.txHash}:${coin.outpoint.index}`) ?? null,
+  }));
+}
+
+/** Whether a new transaction may spend it: not locked by a recorded transaction, not held, not coinbase. */
+export function isSpendable(s: CoinState): boolean {
+  return s.lockedBy === null && s.hold === null && !s.coin.coinbase;
+}
+
+/** Coins a new transaction may spend: confirmed, unspent, not locked, not held for an operator, not coinbase. */
 export async function spendableCoins(kv: Deno.Kv, chain: UtxoChain): Promise<Coin[]> {
-  return (await coinsWithLocks(kv, chain)).filter((c) => c.lockedBy === null && !c.coin.coinbase).map((c) => c.coin);
+  return (await coinStates(kv, chain)).filter(isSpendable).map((c) => c.coin);
 }
 
 export async function coinTotals(kv: Deno.Kv, chain: UtxoChain): Promise<Totals> {
   const totals: Totals = { confirmed: 0n, locked: 0n, spendable: 0n };
-  for (const { coin, lockedBy } of await coinsWithLocks(kv, chain)) {
-    totals.confirmed += coin.amount;
-    if (lockedBy !== null) totals.locked += coin.amount;
-    else if (!coin.coinbase) totals.spendable += coin.amount;
+  for (const state of await coinStates(kv, chain)) {
+    totals.confirmed += state.coin.amount;
+    if (state.lockedBy !== null) totals.locked += state.coin.amount;
+    else if (isSpendable(state)) totals.spendable += state.coin.amount;
   }
   return totals;
+}
+
+// ---------------------------------------------------------------- coin holds
+
+/**
+ * A coin an operator must look at before it is spent: it was confirmed in a block a reorg past finality replaced, so
+ * it may not exist on the canonical chain. Held, never deleted: `deno task admin utxo coin release` frees it after
+ * the operator checked it on the node, `utxo coin forget` removes it when it is gone.
+ */
+export interface CoinHold {
+  reason: string;
+  at: string;
+  /** The alert that held it (kv/alerts.ts, kind and subject). */
+  alert?: { kind: string; subject: string };
+}
+
+export function coinHoldKey(chain: UtxoChain, outpoint: Outpoint): Deno.KvKey {
+  return ["treasury_coin_hold", chain, outpoint.txHash, outpoint.index];
+}
+
+/**
+ * Holds every recorded coin of `chain` confirmed above `height` (an unspent one; spent coins left the treasury).
+ * Idempotent: a coin already held keeps its first hold. Returns the outpoints held (now or before).
+ */
+export async function holdCoinsAbove(
+  kv: Deno.Kv,
+  chain: UtxoChain,
+  height: number,
+  hold: CoinHold,
+): Promise<Outpoint[]> {
+  const held: Outpoint[] = [];
+  for (const s of await coinStates(kv, chain)) {
+    if (s.coin.height <= height) continue;
+    held.push(s.coin.outpoint);
+    if (s.hold) continue;
+    const key = coinHoldKey(chain, s.coin.outpoint);
+    await kv.atomic().check({ key, versionstamp: null }).set(key, hold).commit();
+  }
+  return held;
 }
 
 /**
@@ -247,7 +306,8 @@ export function addSpent(
 ): Deno.AtomicOperation {
   for (const o of outpoints) {
     assertOutpoint(o);
-    atomic.delete(coinKey(chain, o)).delete(coinLockKey(chain, o)).set(spentCoinKey(chain, o), { spentBy });
+    atomic.delete(coinKey(chain, o)).delete(coinLockKey(chain, o)).delete(coinHoldKey(chain, o))
+      .set(spentCoinKey(chain, o), { spentBy });
   }
   return atomic;
 }
@@ -488,4 +548,26 @@ export async function listSweepsDue(
   const out: Deno.KvEntry<SweepDue>[] = [];
   for await (const e of kv.list<SweepDue>({ prefix: ["treasury_sweep_due", chain] }, { limit })) out.push(e);
   return out;
+}
+
+// ---------------------------------------------------------------- payouts waiting on the chain
+
+/**
+ * What the order actor last saw of a UTXO burn's recorded payout while it was not yet counted (pending in a mempool,
+ * unknown to the node, or included with too few confirmations), written in the step's own commit: what `deno task
+ * admin treasury` shows of a stuck payout without asking a node. Removed when the order leaves `burning`.
+ */
+export interface PayoutObservation {
+  state: "pending" | "unknown" | "included";
+  confirmations?: number;
+  /** When it was seen so. */
+  at: string;
+}
+
+export function payoutObservationKey(orderId: string): Deno.KvKey {
+  return ["treasury_payout_seen", orderId];
+}
+
+export async function readPayoutObservation(kv: Deno.Kv, orderId: string): Promise<PayoutObservation | null> {
+  return (await kv.get<PayoutObservation>(payoutObservationKey(orderId))).value;
 }

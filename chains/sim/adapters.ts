@@ -20,11 +20,13 @@ import {
   type ChainSender,
   type EvmMinter,
   type NativePayer,
+  type ObservedTransfer,
   type Outpoint,
   outpointsOf,
   type PayoutCheck,
   type PayoutRequest,
   type PreparedTx,
+  type ScannedBlock,
   TransientChainError,
 } from "../adapter.ts";
 import {
@@ -71,6 +73,19 @@ async function utxoSpend(l: SimLedger, chain: UtxoChain, coins: Outpoint[], amou
   if (!outputs) throw new Error(`sim ${chain}: coins worth ${total} cannot pay ${amount} and the fee`);
   const change = outputs.change === null ? null : { address: changeAddress, amount: outputs.change };
   return { inputs, change };
+}
+
+/**
+ * UTXO chains: a transaction has inputs, not a sender, so a live reader's scan leaves `from` empty (the watcher asks
+ * `senderOf` for the transfers that pay us). The sim reader does the same, so the pipeline is tested as it runs live.
+ */
+function withoutSenders(chain: ChainSymbol, blocks: ScannedBlock[]): ScannedBlock[] {
+  if (!isUtxoChain(chain)) return blocks;
+  return blocks.map((b) => ({ ...b, transfers: b.transfers.map(withoutSender) }));
+}
+
+function withoutSender(t: ObservedTransfer): ObservedTransfer {
+  return { ...t, from: "" };
 }
 
 /** `Chains` plus direct access to each ledger, for the block producer, the sim routes and tests. */
@@ -154,9 +169,15 @@ export function simChains(kv: Deno.Kv, opts: SimChainsOptions = {}): SimChains {
         finality: { kind: "depth" },
         tip: () => rpc(l, "tip", () => l.head()),
         blockHash: (n) => rpc(l, "blockHash", () => l.blockHash(n)),
-        scan: (from, to) => rpc(l, "scan", () => l.blocks(from, to)),
+        scan: (from, to) => rpc(l, "scan", async () => withoutSenders(chain, await l.blocks(from, to))),
         txStatus: (hash, ours) => rpc(l, "txStatus", () => l.txStatus(hash, ours)),
-        transfersOf: (hash) => rpc(l, "transfersOf", () => l.txTransfers(hash)),
+        transfersOf: (hash) =>
+          rpc(l, "transfersOf", async () => {
+            const transfers = await l.txTransfers(hash);
+            return transfers && isUtxoChain(chain) ? transfers.map(withoutSender) : transfers;
+          }),
+        // As a live UTXO reader: a scan leaves `from` empty, and the sender is asked for, transaction by transaction.
+        ...(isUtxoChain(chain) ? { senderOf: (hash: string) => rpc(l, "senderOf", () => l.senderOf(hash)) } : {}),
         ...(isNativeChain(chain) && isAccountChain(chain)
           ? { balance: (address: string) => rpc(l, "balance", () => l.balance(address, "native")) }
           : {}),
@@ -214,6 +235,8 @@ export function simChains(kv: Deno.Kv, opts: SimChainsOptions = {}): SimChains {
             if (utxo?.change) tx.change = { index: CHANGE_INDEX, ...utxo.change };
             return tx;
           }),
+        // UTXO chains: payouts send their change, and consolidations merge coins, to the operator address.
+        ...(isUtxoChain(chain) ? { changeAddress: operatorAddress(chain) } : {}),
         ...(isAccountChain(chain)
           ? {
             hotWallet: operatorAddress(chain),

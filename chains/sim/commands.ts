@@ -4,7 +4,7 @@
  * Inputs are validated here with zod; amounts are decimal strings of smallest units, never floats.
  */
 import { z } from "zod";
-import { EVM_CHAINS, NATIVE, NATIVE_CHAINS, type UAsset } from "../catalog.ts";
+import { EVM_CHAINS, NATIVE, NATIVE_CHAINS, type UAsset, UTXO_CHAINS } from "../catalog.ts";
 import { SimLedger } from "./ledger.ts";
 
 const amount = z.string().regex(/^[1-9][0-9]{0,40}$/, "Must be a positive integer in the smallest unit, as a string");
@@ -18,6 +18,8 @@ export const DepositInput = z.object({
   amount,
   from: address.optional(),
 });
+/** A miner's coinbase output to `address` (doge, zec): the watcher holds it for an operator, never credits it. */
+export const CoinbaseInput = z.object({ chain: z.enum(UTXO_CHAINS), address, amount });
 export const FaucetInput = z.object({ chain: z.enum(EVM_CHAINS), address: evmAddress, token: uAsset, amount });
 export const TransferInput = z.object({ chain: z.enum(EVM_CHAINS), from: evmAddress, token: uAsset, amount });
 export const BalanceInput = z.object({
@@ -55,6 +57,10 @@ export async function simDeposit(kv: Deno.Kv, input: z.infer<typeof DepositInput
     to: input.address,
     amount: BigInt(input.amount),
   });
+}
+
+export async function simCoinbase(kv: Deno.Kv, input: z.infer<typeof CoinbaseInput>) {
+  return await new SimLedger(kv, input.chain).mineCoinbase({ to: input.address, amount: BigInt(input.amount) });
 }
 
 export async function simFaucet(kv: Deno.Kv, input: z.infer<typeof FaucetInput>) {

@@ -124,6 +124,11 @@ const NativeTxSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("transfer"), from: address, to: address, amount, memo: z.string().nullable(), nonce }),
   /** UTXO mode: an output the operator holds from the genesis block (`ensureGenesisOutput`); never submitted. */
   z.object({ kind: z.literal("genesis"), to: address, amount, nonce }),
+  /**
+   * UTXO mode: a block reward output (`mineCoinbase`), output 0 to `to`. Scans mark it `coinbase`: never credited, as
+   * on Dogecoin (240 blocks to mature) and Zcash (spendable only to shielded outputs).
+   */
+  z.object({ kind: z.literal("coinbase"), to: address, amount, nonce }),
   /** The operator's hot wallet paying a burn out. */
   z.object({
     kind: z.literal("payout"),
@@ -170,6 +175,7 @@ export function encodeSimTx(tx: SimTx): string {
     case "transfer":
       return JSON.stringify({ kind: tx.kind, from: tx.from, to: tx.to, amount: a, memo: tx.memo, nonce: tx.nonce });
     case "genesis":
+    case "coinbase":
       return JSON.stringify({ kind: tx.kind, to: tx.to, amount: a, nonce: tx.nonce });
     case "payout":
       return JSON.stringify({
@@ -396,6 +402,7 @@ function deltasOf(tx: SimTx): Delta[] {
   switch (tx.kind) {
     case "transfer":
     case "genesis":
+    case "coinbase":
       raw.push({ address: tx.to, asset: "native", amount: tx.amount });
       break;
     case "payout":
@@ -446,6 +453,8 @@ function transfersOf(t: TxRecord): ObservedTransfer[] {
       return [{ ...base, from: ZERO_ADDRESS, asset: tx.asset }];
     case "erc20":
       return [{ ...base, from: tx.from, asset: tx.asset }];
+    case "coinbase":
+      return [{ ...base, from: "", asset: "native", coinbase: true }];
     case "genesis":
       return []; // in no block: nothing to scan
   }
@@ -602,6 +611,25 @@ export class SimLedger {
     return out;
   }
 
+  /**
+   * UTXO mode: the address a transaction's first input spent, as a live UTXO reader answers `senderOf`: a deposit's
+   * outside sender, a spend's first input address; null for a coinbase or a genesis output (no input), and for a
+   * transaction the ledger does not know.
+   */
+  async senderOf(txHash: string): Promise<string | null> {
+    const t = (await this.kv.get<TxRecord>(txKey(this.chain, txHash))).value;
+    if (!t) return null;
+    switch (t.tx.kind) {
+      case "transfer":
+      case "sweep":
+        return t.tx.from;
+      case "payout":
+        return t.tx.inputs?.[0].address ?? t.tx.from;
+      default:
+        return null;
+    }
+  }
+
   /** The transfers a scan shows for an included transaction, or null when it is pending, dropped or unknown. */
   async txTransfers(txHash: string): Promise<ObservedTransfer[] | null> {
     const t = (await this.kv.get<TxRecord>(txKey(this.chain, txHash))).value;
@@ -663,6 +691,16 @@ export class SimLedger {
       memo: args.memo ?? null,
       nonce: simNonce(this.random),
     });
+  }
+
+  /**
+   * UTXO mode, for tests and `deno task sim`: a miner's coinbase output paying `to` (one of our deposit addresses, say)
+   * in the next sealed block. Scans show it with `coinbase: true`.
+   */
+  async mineCoinbase(args: { to: string; amount: bigint }): Promise<Submitted> {
+    if (!isUtxoChain(this.chain)) throw new Error(`sim ${this.chain}: mineCoinbase needs a UTXO chain (doge, zec)`);
+    if (args.amount <= 0n) throw new RangeError(`sim ${this.chain}: a coinbase output must be positive`);
+    return await this.submitOwn({ kind: "coinbase", to: args.to, amount: args.amount, nonce: simNonce(this.random) });
   }
 
   /**

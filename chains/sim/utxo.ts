@@ -19,7 +19,7 @@ export interface SimOutput {
 
 /** Output `index` of a transaction, or null when it has none there. */
 export function outputOf(tx: SimTx, index: number): SimOutput | null {
-  if (tx.kind === "transfer" || tx.kind === "genesis") {
+  if (tx.kind === "transfer" || tx.kind === "genesis" || tx.kind === "coinbase") {
     return index === 0 ? { address: tx.to, amount: tx.amount } : null;
   }
   if (tx.kind !== "payout") return null;

@@ -281,15 +281,18 @@ Deno.test("derivation: doge and zec deposit addresses in the chain plan's networ
     assert.equal(mainnet.depositAddress("doge", 0), "DBus3bamQjgJULBJtYXpEzDWQRwF5iwxgC");
   });
 
-  await t.step("doge regtest: bitcoinjs-lib p2pkh with version 111 (Bitcoin testnet/regtest's, Dogecoin regtest's)", () => {
-    for (const i of INDEXES) {
-      const pubkey = root.derivePath(`m/44'/3'/0'/0/${i}`).publicKey;
-      const expected = bitcoin.payments.p2pkh({ pubkey, network: bitcoin.networks.regtest }).address!;
-      assert.equal(regtest.depositAddress("doge", i), expected, `index ${i}`);
-      assert.match(expected, /^[mn]/);
-      assert.equal(destinationAddressError("doge", expected, "regtest"), null);
-    }
-  });
+  await t.step(
+    "doge regtest: bitcoinjs-lib p2pkh with version 111 (Bitcoin testnet/regtest's, Dogecoin regtest's)",
+    () => {
+      for (const i of INDEXES) {
+        const pubkey = root.derivePath(`m/44'/3'/0'/0/${i}`).publicKey;
+        const expected = bitcoin.payments.p2pkh({ pubkey, network: bitcoin.networks.regtest }).address!;
+        assert.equal(regtest.depositAddress("doge", i), expected, `index ${i}`);
+        assert.match(expected, /^[mn]/);
+        assert.equal(destinationAddressError("doge", expected, "regtest"), null);
+      }
+    },
+  );
 
   await t.step("zec regtest: @bitgo/utxo-lib's zcash testnet encoding, t-addresses beginning tm", () => {
     for (const i of INDEXES) {

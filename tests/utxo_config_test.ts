@@ -21,7 +21,12 @@ import {
   ZEC_EXPIRY_WINDOW_MIN,
 } from "../config/utxo.ts";
 import { buildChains } from "../chains/registry.ts";
+import { pipelineSettings } from "../actors/context.ts";
+import { createBurnConfig } from "../kv/burn_configs.ts";
+import { ensureUserWallet } from "../kv/user_wallets.ts";
+import { allOrders, simBurnOrders, stepNow } from "./support/burns.ts";
 import { PLACEHOLDER_UASSETS } from "./support/live_env.ts";
+import { handPipeline } from "./support/watch.ts";
 import { litecoindAvailable, startLitecoindMin } from "./support/litecoind_min.ts";
 import { depositAddress, partner } from "./support/pipeline.ts";
 import { call, startTestServer } from "./support/server.ts";
@@ -400,5 +405,35 @@ Deno.test("a real litecoind regtest node passes the devnet proof and is refused 
     await refusesAsync(() => prove("live", { DOGE_RPC_URLS: node.url }), /chain "regtest", not "main"/);
   } finally {
     await node.stop();
+  }
+});
+
+Deno.test("a burn to doge is checked against the context's network before money leaves (order actor)", async () => {
+  const p = await handPipeline();
+  try {
+    const owner = "0x" + "b1".repeat(20);
+    const regtestAddress = "mipcBbFg9gMiCh81Kj8tqqdgoZub1ZJRfn";
+    await ensureUserWallet(p.kv, owner, "test-partner");
+    assert.ok((await createBurnConfig(p.kv, owner, "doge", regtestAddress, null)).ok);
+    const { ids } = await simBurnOrders(p, "doge", owner, 2);
+    const mainnetSettings = p.ctx.settings;
+    const regtestSettings = pipelineSettings({
+      blockMs: 20,
+      confirmationTimeoutMs: 600_000,
+      transferAddress: mainnetSettings.transferAddress,
+      utxoNetworks: { doge: "regtest" },
+    });
+    const failure = async (id: string) => {
+      for (let i = 0; i < 4; i++) await stepNow(p, id);
+      const order = (await allOrders(p.kv)).find((o) => o.id === id)!;
+      return order.status === "failed" ? String(order.errorMessage) : null;
+    };
+    // On mainnet (this sim pipeline's network) the stored regtest destination is refused...
+    assert.equal(await failure(ids[0]), "Invalid destination address");
+    // ...and on a regtest network it passes that check.
+    p.ctx.settings = regtestSettings;
+    assert.notEqual(await failure(ids[1]), "Invalid destination address");
+  } finally {
+    await p.close();
   }
 });

@@ -12,7 +12,7 @@
  *   are held. Every UTXO node must answer `getblockchaininfo.chain` "main".
  * - `devnet` (tests only): configured chains are live, the rest simulated, `/sim` mounted for the simulated ones. It
  *   refuses to start unless every RPC URL is on a loopback host, every EVM node answers anvil's dev chain id and every
- *   UTXO node answers `chain` "regtest", so a real chain (a real chain id, mainnet, a remote URL) can never run in it.
+ *   UTXO node answers `chain` "regtest" (Zebra: "test", its name for testnet and regtest alike), so a real chain (a real chain id, mainnet, a remote URL) can never run in it.
  *   Its live UTXO chains use regtest addresses.
  *
  * `proveChainNodes` asks the nodes; `chainPlan` decides from configuration alone.
@@ -151,7 +151,7 @@ export function isLoopbackUrl(url: string): boolean {
 /**
  * Asks every live node, each alone (failover could hide a node of another chain behind the first), which chain it
  * serves, and refuses to start on any doubt (a wrong answer, no answer):
- * - devnet: EVM nodes answer anvil's dev chain id; UTXO nodes answer `getblockchaininfo.chain` "regtest". A
+ * - devnet: EVM nodes answer anvil's dev chain id; UTXO nodes answer `getblockchaininfo.chain` "regtest" (zec also "test": Zebra's regtest answer). A
  *   mainnet id or a mainnet node (even on loopback: a fork, a tunnel) is refused.
  * - live: UTXO nodes answer "main" (live EVM adapters check their chain id themselves when built).
  * - sim: nothing to ask.

@@ -305,6 +305,13 @@ Deno.test("node proofs (local servers imitating getblockchaininfo): each URL alo
       );
       await prove("devnet", { ZEC_RPC_URLS: `${regtest.origin},${regtest.origin}/` });
     });
+    await t.step(
+      'devnet: zec accepts Zebra\'s regtest answer "test"; doge does not (Dogecoin testnet is another encoding)',
+      async () => {
+        await prove("devnet", { ZEC_RPC_URLS: test.origin });
+        await refusesAsync(() => prove("devnet", { DOGE_RPC_URLS: test.origin }), /chain "test", not "regtest"/);
+      },
+    );
     await t.step("live refuses a regtest or testnet node and accepts mainnet", async () => {
       await refusesAsync(
         () => prove("live", { DOGE_RPC_URLS: regtest.origin }),
@@ -335,7 +342,8 @@ Deno.test("node proofs (local servers imitating getblockchaininfo): each URL alo
 Deno.test("CHAIN_MODE=devnet with a real litecoind regtest node as doge: regtest addresses end to end over HTTP", async (t) => {
   if (!(await litecoindAvailable("devnet doge on litecoind regtest"))) return;
   const node = await startLitecoindMin();
-  const zebra = fakeChainInfoNode("regtest");
+  // Zebra on regtest answers "test" (its bip70_network_name), as this imitation does.
+  const zebra = fakeChainInfoNode("test");
   try {
     // PIPELINE=off: the live UTXO adapters come from another branch; the plan, proofs, addresses and routes are here.
     const server = await startTestServer({

@@ -15,17 +15,18 @@ import { notFound, onError } from "./routes/errors.ts";
 import { requireJwt, type TokenSettings, VerifiedTokenCache } from "./routes/jwt.ts";
 import { mintRoutes } from "./routes/mint.ts";
 import { simRoutes } from "./routes/sim.ts";
-import type { PipelineContext } from "./actors/context.ts";
+import type { PipelineContext, PipelineSettings } from "./actors/context.ts";
 import { settingsFromConfig } from "./config/pipeline.ts";
 import { buildChains, type ChainSetup } from "./chains/registry.ts";
 import { type ChainSymbol, isUtxoChain } from "./chains/catalog.ts";
 import { defaultSimOperatorAddress } from "./chains/sim/adapters.ts";
 import { seedSimUtxoGenesis } from "./actors/treasury_steps.ts";
-import { type ChainPlan, chainPlan, DEVNET_CHAIN_ID, proveDevnetNodes } from "./config/chain_mode.ts";
+import { type ChainPlan, chainPlan, DEVNET_CHAIN_ID, proveChainNodes } from "./config/chain_mode.ts";
 import { PipelineRuntime } from "./actors/runtime.ts";
 import { SimLedger } from "./chains/sim/ledger.ts";
 import { orderRoutes, orderRoutesPrefetch } from "./routes/orders.ts";
 import { redactedLog } from "./chains/shared/redact.ts";
+import { Signer } from "./chains/signer.ts";
 
 export interface Services {
   config: Config;
@@ -43,19 +44,33 @@ export interface Services {
 
 export async function buildServices(config: Config, secrets?: Secrets): Promise<Services> {
   // Refused before anything is opened: a mode that would mix live and simulated chains unsafely never starts.
-  const plan = chainPlan(config.chainMode, config.evm);
-  await proveDevnetNodes(plan, config.evm);
+  const plan = chainPlan(config.chainMode, config.evm, config.utxo);
+  // Every live node is asked which chain it serves (devnet: anvil and regtest; live: UTXO mainnet) before any start.
+  await proveChainNodes(plan, config.evm, config.utxo);
   announcePlan(plan);
   const loaded = secrets ?? await loadSecrets(config);
-  const deriver = Deriver.fromMnemonic(loaded.mnemonic);
+  // Deposit addresses of doge and zec in the plan's network (regtest on a devnet node, mainnet otherwise).
+  const deriver = Deriver.fromMnemonic(loaded.mnemonic, plan.utxoNetworks);
   const kv = await openKv(config.kvPath);
   const transferAddress = uAssetTransferAddress(config, deriver);
   // PIPELINE=off serves the API alone: no chain adapter is built (the plan above was still checked).
   let setup;
+  let settings: PipelineSettings | undefined;
   try {
-    setup = config.pipeline === "on"
-      ? await buildChains(kv, plan, config.evm, transferAddress, { hotWalletGenesis: config.simHotWalletGenesis })
-      : { chains: null, simulated: plan.simulated };
+    if (config.pipeline === "on") {
+      settings = settingsFromConfig(config, transferAddress, plan.enabled, plan);
+      // Only live UTXO chains sign with the master mnemonic's keys here; the Signer is never logged (it prints as
+      // "Signer {}") and holds no key outside #private fields.
+      const utxo = plan.liveUtxo.length > 0
+        ? { config: config.utxo, signer: Signer.fromMnemonic(loaded.mnemonic, plan.utxoNetworks), settings }
+        : undefined;
+      setup = await buildChains(kv, plan, config.evm, transferAddress, {
+        hotWalletGenesis: config.simHotWalletGenesis,
+        utxo,
+      });
+    } else {
+      setup = { chains: null, simulated: plan.simulated };
+    }
     if (config.pipeline === "on") await seedSimTreasuries(kv, plan.simulated, config.simUtxoGenesis);
   } catch (err) {
     // Refused at start (a wrong chain id, no RPC, an unreadable key): leave no KV handle open.
@@ -73,7 +88,7 @@ export async function buildServices(config: Config, secrets?: Secrets): Promise<
     },
     deriver,
     uAssetTransferAddress: transferAddress,
-    pipeline: setup.chains ? pipelineContext(config, kv, transferAddress, setup as ChainSetup, plan) : null,
+    pipeline: setup.chains ? pipelineContext(config, kv, transferAddress, setup as ChainSetup, plan, settings) : null,
     chainPlan: plan,
     simulatedChains: setup.simulated,
   };
@@ -93,10 +108,15 @@ function announcePlan(plan: ChainPlan) {
         "their transfers are held and requests naming them are refused",
     );
   }
+  if (plan.mode === "live" && plan.liveUtxo.length > 0) {
+    console.log(`CHAIN_MODE=live: ${plan.liveUtxo.join(", ")} live on mainnet`);
+  }
   if (plan.mode === "devnet") {
+    const regtest = plan.liveUtxo.length > 0 ? ` and ${plan.liveUtxo.join(", ")} on a local regtest node` : "";
     console.warn(
-      `!!! CHAIN_MODE=devnet is for TESTS ONLY: ${plan.live.join(", ")} live on a local dev chain ` +
-        `(chain id ${DEVNET_CHAIN_ID}) beside simulated ${plan.simulated.join(", ")}, with /sim open to anyone !!!`,
+      `!!! CHAIN_MODE=devnet is for TESTS ONLY: ${plan.live.join(", ") || "no EVM chain"} live on a local dev ` +
+        `chain (chain id ${DEVNET_CHAIN_ID})${regtest} beside simulated ${plan.simulated.join(", ")}, with /sim ` +
+        "open to anyone !!!",
     );
   }
 }
@@ -107,11 +127,13 @@ export function pipelineContext(
   transferAddress: string,
   setup: ChainSetup,
   plan: ChainPlan,
+  /** The settings the chains were built with; unset, built here from the same configuration and plan. */
+  settings: PipelineSettings = settingsFromConfig(config, transferAddress, plan.enabled, plan),
 ): PipelineContext {
   return {
     kv,
     chains: setup.chains,
-    settings: settingsFromConfig(config, transferAddress, plan.enabled),
+    settings,
     now: () => new Date(),
     log: redactedLog(),
     faultPoint: config.faultCrashPoint === undefined ? undefined : (point) => {
@@ -159,7 +181,7 @@ export function createApp(s: Services): Hono {
   for (const path of ["/mint/*", "/burn/*"]) app.use(path, jwt);
   app.use("/orders/*", requireJwt(s.kv, s.tokens, { cache, prefetch: orderRoutesPrefetch }));
   app.route("/mint", mintRoutes(s.kv, (chain, index) => s.deriver.depositAddress(chain, index), enabled));
-  app.route("/burn", burnRoutes(s.kv, s.uAssetTransferAddress, enabled));
+  app.route("/burn", burnRoutes(s.kv, s.uAssetTransferAddress, enabled, s.chainPlan.utxoNetworks));
   app.route("/orders", orderRoutes(s.kv));
   // Sim and devnet only, and then for the simulated chains only; live mode never mounts it (404).
   if (s.config.chainMode !== "live" && s.simulatedChains.length > 0) {

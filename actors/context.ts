@@ -8,8 +8,13 @@ import {
   isEvmChain,
   NATIVE,
   NATIVE_CHAINS,
+  type NativeChain,
   requiredConfirmations,
+  type UtxoChain,
 } from "../chains/catalog.ts";
+import type { FeeFunction } from "../chains/shared/coin_select.ts";
+import { utxoFee } from "../chains/shared/utxo_fee.ts";
+import type { UtxoNetworkName } from "../chains/utxo/network.ts";
 
 export interface PipelineSettings {
   /**
@@ -36,6 +41,17 @@ export interface PipelineSettings {
    */
   enabledChains: readonly ChainSymbol[];
   isEnabled(chain: ChainSymbol): boolean;
+  /**
+   * The address network of `chain`'s deposit addresses and burn destinations: "regtest" for a UTXO chain a devnet
+   * process runs on a regtest node, "mainnet" for every other chain (config/chain_mode.ts `utxoNetworks`).
+   */
+  utxoNetwork(chain: NativeChain): UtxoNetworkName;
+  /**
+   * The fee rule of a UTXO chain's payouts: coin selection (actors/treasury_steps.ts) and the payer must both use
+   * this one, so the coins chosen pay exactly the fee the transaction is built with. A live doge chain: at
+   * `DOGE_FEE_PER_KB`; otherwise chains/shared/utxo_fee.ts's default (the sim ledger refuses anything else).
+   */
+  utxoFee(chain: UtxoChain): FeeFunction;
 }
 
 export interface PipelineContext {
@@ -79,8 +95,14 @@ export function pipelineSettings(opts: {
   live?: Partial<Record<ChainSymbol, LiveChainSettings>>;
   /** Unset: every chain. */
   enabled?: readonly ChainSymbol[];
+  /** Unset: mainnet for every UTXO chain. */
+  utxoNetworks?: Partial<Record<UtxoChain, UtxoNetworkName>>;
+  /** The fee rule of each live UTXO chain (config/utxo.ts `configuredUtxoFee`); unset: the default rule. */
+  utxoFees?: Partial<Record<UtxoChain, FeeFunction>>;
 }): PipelineSettings {
   const live = opts.live ?? {};
+  const networks = opts.utxoNetworks ?? {};
+  const fees = opts.utxoFees ?? {};
   const enabledChains: readonly ChainSymbol[] = opts.enabled ?? [...NATIVE_CHAINS, ...EVM_CHAINS];
   const info = (c: ChainSymbol) => (isEvmChain(c) ? EVM[c] : NATIVE[c]);
   const finality = (c: ChainSymbol): Finality => {
@@ -106,5 +128,7 @@ export function pipelineSettings(opts: {
     retryMaxMs: Math.max(1000, opts.blockMs * 10),
     enabledChains,
     isEnabled: (c) => enabledChains.includes(c),
+    utxoNetwork: (c) => (c === "doge" || c === "zec" ? networks[c] ?? "mainnet" : "mainnet"),
+    utxoFee: (c) => fees[c] ?? utxoFee(c),
   };
 }

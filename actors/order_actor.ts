@@ -316,7 +316,7 @@ async function decideBurn(ctx: PipelineContext, order: BurnOrder): Promise<Decis
   const amount = BigInt(order.amount);
   if (amount < NATIVE[native].uAsset.minimumBurnAmount) return rejected("below_minimum_burn");
   // Checked when the configuration was saved; checked again before money leaves, against whatever is stored now.
-  if (destinationAddressError(native, order.destinationWallet) !== null) {
+  if (destinationAddressError(native, order.destinationWallet, ctx.settings.utxoNetwork(native)) !== null) {
     return rejected("invalid_destination");
   }
   if (!(await walletActive(ctx, order.owner))) return rejected("wallet_inactive");

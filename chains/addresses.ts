@@ -6,7 +6,9 @@
 import { base58, base58xrp, type BytesCoder, createBase58check } from "@scure/base";
 import { sha256 } from "@noble/hashes/sha2.js";
 import { INVALID_ADDRESS_FORMAT } from "../messages.ts";
-import { isNativeChain, type NativeChain } from "./catalog.ts";
+import { isNativeChain, isUtxoChain, type NativeChain } from "./catalog.ts";
+// network.ts imports this module's base58check codec: the cycle is safe, neither uses the other at load time.
+import { decodeAddress, utxoNetwork, type UtxoNetworkName } from "./utxo/network.ts";
 
 /** Version prefixes of the pay-to-pubkey-hash and pay-to-script-hash payloads we accept or produce. */
 export const ADDRESS_VERSION = {
@@ -89,9 +91,22 @@ function startsWith(bytes: Uint8Array, prefix: Uint8Array): boolean {
   return prefix.every((b, i) => bytes[i] === b);
 }
 
-/** null when `address` is a valid payout destination on `chain`, else the spec's message for that chain. */
-export function destinationAddressError(chain: NativeChain, address: string): string | null {
+/**
+ * null when `address` is a valid payout destination on `chain`, else the spec's message for that chain. `network`
+ * (doge and zec only): mainnet holds addresses to the spec's patterns; regtest (a devnet node) takes that network's
+ * P2PKH and P2SH addresses instead (doge "m"/"n"/"2", zec "tm"/"t2") and refuses mainnet ones, which no regtest
+ * payout could reach. The message is the spec's either way.
+ */
+export function destinationAddressError(
+  chain: NativeChain,
+  address: string,
+  network: UtxoNetworkName = "mainnet",
+): string | null {
   if (!isNativeChain(chain)) throw new Error(`Unknown native chain: ${String(chain)}`);
+  if (network !== "mainnet" && isUtxoChain(chain)) {
+    const valid = typeof address === "string" && decodeAddress(utxoNetwork(chain, network), address) !== null;
+    return valid ? null : INVALID_ADDRESS_FORMAT[chain];
+  }
   if (typeof address !== "string" || !PATTERNS[chain].test(address) || !ENCODING_VALID[chain](address)) {
     return INVALID_ADDRESS_FORMAT[chain];
   }

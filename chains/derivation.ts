@@ -20,8 +20,9 @@ import { hmac } from "@noble/hashes/hmac.js";
 import { ripemd160 } from "@noble/hashes/legacy.js";
 import { sha256, sha512 } from "@noble/hashes/sha2.js";
 import { keccak_256 } from "@noble/hashes/sha3.js";
-import type { NativeChain } from "./catalog.ts";
-import { ADDRESS_VERSION, bitcoinBase58check, xrpBase58check } from "./addresses.ts";
+import { isUtxoChain, type NativeChain, type UtxoChain } from "./catalog.ts";
+import { ADDRESS_VERSION, xrpBase58check } from "./addresses.ts";
+import { p2pkhAddress, utxoNetwork, type UtxoNetworkName } from "./utxo/network.ts";
 
 /** The EVM account `index` is m/44'/60'/0'/0/index (chains/signer.ts); index 0 is the shared transfer address. */
 export const EVM_PARENT_PATH = "m/44'/60'/0'/0";
@@ -51,6 +52,9 @@ export const CHANGE_PARENT_PATHS = {
   doge: "m/44'/3'/0'/1",
   zec: "m/44'/133'/0'/1",
 } as const;
+
+/** The address network per UTXO chain (config/chain_mode.ts `ChainPlan.utxoNetworks`); a missing chain is mainnet. */
+export type UtxoNetworks = Partial<Record<UtxoChain, UtxoNetworkName>>;
 
 /** Which BIP44 chain a UTXO key is on: the deposit addresses (external) or our change (internal). */
 export type KeyBranch = "deposit" | "change";
@@ -126,9 +130,14 @@ function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
 
 /**
  * The chain's address for a public key: 32-byte ed25519 key for sol and sui, 33-byte compressed secp256k1 key
- * for xrp, doge and zec.
+ * for xrp, doge and zec. `network` applies to doge and zec (chains/utxo/network.ts): mainnet unless a devnet
+ * regtest node runs the chain.
  */
-export function publicKeyToAddress(chain: NativeChain, publicKey: Uint8Array): string {
+export function publicKeyToAddress(
+  chain: NativeChain,
+  publicKey: Uint8Array,
+  network: UtxoNetworkName = "mainnet",
+): string {
   const ed = chain === "sol" || chain === "sui";
   if (publicKey.length !== (ed ? 32 : 33)) throw new Error(`Wrong public key length for ${chain}`);
   switch (chain) {
@@ -140,9 +149,8 @@ export function publicKeyToAddress(chain: NativeChain, publicKey: Uint8Array): s
     case "xrp":
       return xrpBase58check.encode(concat(ADDRESS_VERSION.xrpAccount, hash160(publicKey)));
     case "doge":
-      return bitcoinBase58check.encode(concat(ADDRESS_VERSION.dogeP2pkh, hash160(publicKey)));
     case "zec":
-      return bitcoinBase58check.encode(concat(ADDRESS_VERSION.zecTransparentP2pkh, hash160(publicKey)));
+      return p2pkhAddress(utxoNetwork(chain, network), publicKey);
     default:
       throw new Error(`Unknown native chain: ${String(chain)}`);
   }
@@ -200,8 +208,10 @@ export class Deriver {
   readonly #solParent: Ed25519Node;
   readonly #suiParent: Ed25519Node;
   readonly #evmAddresses = new Map<string, `0x${string}`>();
+  readonly #utxoNetworks: Readonly<Record<UtxoChain, UtxoNetworkName>>;
 
-  private constructor(seed: Uint8Array) {
+  private constructor(seed: Uint8Array, networks: UtxoNetworks) {
+    this.#utxoNetworks = { doge: networks.doge ?? "mainnet", zec: networks.zec ?? "mainnet" };
     this.#master = HDKey.fromMasterSeed(seed);
     const xpub = (path: string) => HDKey.fromExtendedKey(this.#master.derive(path).publicExtendedKey);
     this.#secpParents = {
@@ -213,11 +223,14 @@ export class Deriver {
     this.#suiParent = ed25519Derive(seed, PARENT_PATHS.sui);
   }
 
-  /** Throws Error("Invalid master mnemonic") for a wrong word or checksum; the mnemonic is never echoed. */
-  static fromMnemonic(mnemonic: string): Deriver {
+  /**
+   * Throws Error("Invalid master mnemonic") for a wrong word or checksum; the mnemonic is never echoed. `networks`:
+   * the address network of doge and zec deposit addresses (the chain plan's `utxoNetworks`); unset, mainnet.
+   */
+  static fromMnemonic(mnemonic: string, networks: UtxoNetworks = {}): Deriver {
     const seed = seedFromMnemonic(mnemonic);
     try {
-      return new Deriver(seed);
+      return new Deriver(seed, networks);
     } finally {
       seed.fill(0);
     }
@@ -238,7 +251,11 @@ export class Deriver {
       case "xrp":
       case "doge":
       case "zec":
-        return publicKeyToAddress(chain, this.#secpParents[chain].deriveChild(index).publicKey!);
+        return publicKeyToAddress(
+          chain,
+          this.#secpParents[chain].deriveChild(index).publicKey!,
+          isUtxoChain(chain) ? this.#utxoNetworks[chain] : "mainnet",
+        );
       default:
         throw new Error(`Unknown native chain: ${String(chain)}`);
     }

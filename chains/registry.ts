@@ -1,15 +1,22 @@
 /**
  * Which adapter serves each chain, as the chain plan (config/chain_mode.ts) says: a live EVM chain gets the viem
- * adapters, a simulated chain its embedded ledger, and a disabled chain an adapter whose every call throws
- * `ChainDisabledError`. There is no fallback: a chain that is not simulated is never served by a simulator.
+ * adapters, a live UTXO chain (doge, zec) the UTXO adapters on the plan's network, a simulated chain its embedded
+ * ledger, and a disabled chain an adapter whose every call throws `ChainDisabledError`. There is no fallback: a chain
+ * that is not simulated is never served by a simulator.
  */
 import { privateKeyToAccount } from "viem/accounts";
 import { ChainDisabledError, type ChainReader, type Chains, type EvmMinter, type NativePayer } from "./adapter.ts";
-import type { ChainSymbol, EvmChain } from "./catalog.ts";
+import type { ChainSymbol, EvmChain, UtxoChain } from "./catalog.ts";
 import { type EvmChainAdapters, evmChainAdapters } from "./evm/index.ts";
 import { simChains } from "./sim/adapters.ts";
+import type { FeeFunction } from "./shared/coin_select.ts";
+import type { Signer } from "./signer.ts";
+import { type UtxoAdapters, utxoAdapters } from "./utxo/index.ts";
+import { utxoNetwork } from "./utxo/network.ts";
+import { utxoRpc } from "./utxo/rpc.ts";
 import { type EvmConfig, readMinterKey } from "../config/evm.ts";
 import type { ChainPlan } from "../config/chain_mode.ts";
+import type { UtxoConfig } from "../config/utxo.ts";
 
 export interface ChainSetup {
   chains: Chains;
@@ -17,14 +24,24 @@ export interface ChainSetup {
   simulated: ChainSymbol[];
 }
 
+/** What the live UTXO chains of the plan need: their configuration, the signer and the pipeline's own settings. */
+export interface UtxoChainsOptions {
+  config: UtxoConfig;
+  /** From the master mnemonic, on the plan's networks (`Signer.fromMnemonic(mnemonic, plan.utxoNetworks)`). */
+  signer: Signer;
+  /** The pipeline settings' rules (actors/context.ts), so the adapters count and charge exactly as the actors do. */
+  settings: { confirmations(chain: UtxoChain): number; utxoFee(chain: UtxoChain): FeeFunction };
+}
+
 export async function buildChains(
   kv: Deno.Kv,
   plan: ChainPlan,
   evm: EvmConfig,
   transferAddress: string,
-  simOpts: { hotWalletGenesis?: bigint } = {},
+  simOpts: { hotWalletGenesis?: bigint; utxo?: UtxoChainsOptions } = {},
 ): Promise<ChainSetup> {
   const sim = simChains(kv, { hotWalletGenesis: simOpts.hotWalletGenesis });
+  const utxo = utxoChainAdapters(plan, simOpts.utxo);
   const simulated = new Set(plan.simulated);
   const adapters = new Map<EvmChain, EvmChainAdapters>();
   if (plan.live.length > 0) {
@@ -47,11 +64,43 @@ export async function buildChains(
     }
   }
   const chains: Chains = {
-    reader: (c) => adapters.get(c as EvmChain)?.reader ?? (simulated.has(c) ? sim.reader(c) : disabledReader(c)),
+    reader: (c) =>
+      adapters.get(c as EvmChain)?.reader ?? utxo.get(c as UtxoChain)?.reader ??
+        (simulated.has(c) ? sim.reader(c) : disabledReader(c)),
     minter: (c) => adapters.get(c)?.minter ?? (simulated.has(c) ? sim.minter(c) : disabledSender(c)),
-    payer: (c) => (simulated.has(c) ? sim.payer(c) : disabledSender(c)),
+    payer: (c) => utxo.get(c as UtxoChain)?.payer ?? (simulated.has(c) ? sim.payer(c) : disabledSender(c)),
   };
   return { chains, simulated: plan.simulated };
+}
+
+/** The live UTXO chains' adapters: one RPC client over the chain's URLs each, on the plan's network. */
+function utxoChainAdapters(plan: ChainPlan, opts: UtxoChainsOptions | undefined): Map<UtxoChain, UtxoAdapters> {
+  const built = new Map<UtxoChain, UtxoAdapters>();
+  if (plan.liveUtxo.length === 0) return built;
+  if (!opts) {
+    throw new Error(
+      `live UTXO chains (${plan.liveUtxo.join(", ")}) need their configuration and a signer: this caller gave none`,
+    );
+  }
+  for (const chain of plan.liveUtxo) {
+    const c = opts.config.chains[chain];
+    if (!c) throw new Error(`${chain} is live in the chain plan but ${chain.toUpperCase()}_RPC_URLS is not set`);
+    built.set(
+      chain,
+      utxoAdapters({
+        chain,
+        network: utxoNetwork(chain, plan.utxoNetworks[chain]),
+        rpc: utxoRpc({ chain, urls: c.rpcUrls, timeoutMs: c.rpcTimeoutMs }),
+        signer: opts.signer,
+        settings: {
+          confirmations: opts.settings.confirmations(chain),
+          fee: opts.settings.utxoFee(chain),
+          expiryWindow: opts.config.zecExpiryWindow,
+        },
+      }),
+    );
+  }
+  return built;
 }
 
 function disabledReader(chain: ChainSymbol): ChainReader {

@@ -10,7 +10,7 @@
 import { HDKey } from "@scure/bip32";
 import { ed25519 } from "@noble/curves/ed25519.js";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
-import { type EvmChain, isEvmChain, type NativeChain } from "./catalog.ts";
+import { type EvmChain, isEvmChain, isUtxoChain, type NativeChain, type UtxoChain } from "./catalog.ts";
 import {
   assertIndex,
   CHANGE_PARENT_PATHS,
@@ -24,7 +24,9 @@ import {
   publicKeyToAddress,
   type SecpChain,
   seedFromMnemonic,
+  type UtxoNetworks,
 } from "./derivation.ts";
+import type { UtxoNetworkName } from "./utxo/network.ts";
 
 /** Chains whose keys are secp256k1 (`signDigest`). */
 export type SecpSignerChain = SecpChain | EvmChain;
@@ -49,8 +51,10 @@ export class Signer {
   readonly #secpParents: Readonly<Record<SecpChain | "evm", HDKey>>;
   readonly #edParents: Readonly<Record<EdSignerChain, Ed25519Node>>;
   readonly #changeParents: Readonly<Record<keyof typeof CHANGE_PARENT_PATHS, HDKey>>;
+  readonly #utxoNetworks: Readonly<Record<UtxoChain, UtxoNetworkName>>;
 
-  private constructor(seed: Uint8Array) {
+  private constructor(seed: Uint8Array, networks: UtxoNetworks) {
+    this.#utxoNetworks = { doge: networks.doge ?? "mainnet", zec: networks.zec ?? "mainnet" };
     const master = HDKey.fromMasterSeed(seed);
     this.#secpParents = {
       xrp: master.derive(PARENT_PATHS.xrp),
@@ -66,11 +70,14 @@ export class Signer {
     this.#edParents = { sol: ed25519Derive(seed, PARENT_PATHS.sol), sui: ed25519Derive(seed, PARENT_PATHS.sui) };
   }
 
-  /** Throws Error("Invalid master mnemonic") for a wrong word or checksum; the mnemonic is never echoed. */
-  static fromMnemonic(mnemonic: string): Signer {
+  /**
+   * Throws Error("Invalid master mnemonic") for a wrong word or checksum; the mnemonic is never echoed. `networks`:
+   * the address network of doge and zec (`address`), as the Deriver's; unset, mainnet.
+   */
+  static fromMnemonic(mnemonic: string, networks: UtxoNetworks = {}): Signer {
     const seed = seedFromMnemonic(mnemonic);
     try {
-      return new Signer(seed);
+      return new Signer(seed, networks);
     } finally {
       seed.fill(0);
     }
@@ -141,7 +148,12 @@ export class Signer {
   /** The address at `index`: the deposit address Deriver gives for a native chain, EIP-55 for an EVM chain. */
   address(chain: SignerChain, index: number): string {
     const publicKey = this.publicKey(chain, index);
-    return isEvmChain(chain) ? evmAddressFromPublicKey(publicKey) : publicKeyToAddress(chain as NativeChain, publicKey);
+    if (isEvmChain(chain)) return evmAddressFromPublicKey(publicKey);
+    return publicKeyToAddress(
+      chain as NativeChain,
+      publicKey,
+      isUtxoChain(chain) ? this.#utxoNetworks[chain] : "mainnet",
+    );
   }
 
   #secpChild(chain: SecpSignerChain, index: number, branch: KeyBranch = "deposit"): HDKey {

@@ -3,18 +3,35 @@
  * one an outsider can drive, because a simulated deposit would mint real uAssets and real uAssets sent to us would be
  * "paid" in simulated coins.
  *
- * - `sim` (default, `deno task dev`): every chain simulated, `/sim` mounted. Any `<CHAIN>_RPC_URLS` is refused.
- * - `live`: only configured chains run; nothing is simulated and `/sim` is never mounted. A chain without a live
- *   adapter (every native chain today, an EVM chain without `<CHAIN>_RPC_URLS`) is disabled: absent from the config
- *   endpoints, refused by the partner routes, not watched; transfers that concern it are held.
- * - `devnet` (tests only): EVM chains with `<CHAIN>_RPC_URLS` are live, the rest simulated, `/sim` mounted for the
- *   simulated ones. It refuses to start unless every RPC URL is on a loopback host and every node answers anvil's dev
- *   chain id, so a real chain (a real chain id, a remote URL) can never run in it.
+ * - `sim` (default, `deno task dev`): every chain simulated, `/sim` mounted. Any `<CHAIN>_RPC_URLS` (EVM, doge, zec)
+ *   is refused.
+ * - `live`: only configured chains run; nothing is simulated and `/sim` is never mounted. An EVM chain with
+ *   `<CHAIN>_RPC_URLS` and doge/zec with `DOGE_RPC_URLS`/`ZEC_RPC_URLS` are live (mainnet); at least one EVM chain
+ *   must be, since a native chain alone cannot mint. A chain without configuration (sol, xrp, sui always today) is
+ *   disabled: absent from the config endpoints, refused by the partner routes, not watched; transfers that concern it
+ *   are held. Every UTXO node must answer `getblockchaininfo.chain` "main".
+ * - `devnet` (tests only): configured chains are live, the rest simulated, `/sim` mounted for the simulated ones. It
+ *   refuses to start unless every RPC URL is on a loopback host, every EVM node answers anvil's dev chain id and every
+ *   UTXO node answers `chain` "regtest" (Zebra: "test", its name for testnet and regtest alike), so a real chain (a real chain id, mainnet, a remote URL) can never run in it.
+ *   Its live UTXO chains use regtest addresses.
+ *
+ * `proveChainNodes` asks the nodes; `chainPlan` decides from configuration alone.
  */
-import { type ChainSymbol, EVM_CHAINS, type EvmChain, NATIVE_CHAINS } from "../chains/catalog.ts";
+import {
+  type ChainSymbol,
+  EVM_CHAINS,
+  type EvmChain,
+  NATIVE_CHAINS,
+  UTXO_CHAINS,
+  type UtxoChain,
+} from "../chains/catalog.ts";
 import { assertChainId, evmClient } from "../chains/evm/client.ts";
+import { utxoNetwork, type UtxoNetworkName } from "../chains/utxo/network.ts";
+import { utxoRpc } from "../chains/utxo/rpc.ts";
+import { formatError, redactUrls } from "../chains/shared/redact.ts";
 import type { ChainMode } from "./env.ts";
 import type { EvmConfig } from "./evm.ts";
+import { NO_LIVE_UTXO, type UtxoConfig } from "./utxo.ts";
 
 /** anvil's default chain id: the only chain id devnet accepts, never a production chain's. */
 export const DEVNET_CHAIN_ID = 31337;
@@ -23,6 +40,13 @@ export interface ChainPlan {
   mode: ChainMode;
   /** EVM chains served by their live adapters. */
   live: EvmChain[];
+  /** UTXO chains (doge, zec) served by their live adapters, on the network `utxoNetworks` names. */
+  liveUtxo: UtxoChain[];
+  /**
+   * The address network of each UTXO chain: regtest for a devnet live chain, mainnet otherwise (live chains in live
+   * mode, and the simulated ledgers, which encode mainnet addresses). Deposit addresses and burn destinations use it.
+   */
+  utxoNetworks: Record<UtxoChain, UtxoNetworkName>;
   /** Chains served by an embedded simulated ledger. */
   simulated: ChainSymbol[];
   /** Chains that run at all (live or simulated); every other chain is disabled. */
@@ -34,42 +58,79 @@ export interface ChainPlan {
 
 const ALL: readonly ChainSymbol[] = [...NATIVE_CHAINS, ...EVM_CHAINS];
 
-/** Decides the plan from configuration alone, or throws why the process must not start. */
-export function chainPlan(mode: ChainMode, evm: EvmConfig): ChainPlan {
+/**
+ * Decides the plan from configuration alone, or throws why the process must not start. `utxo` unset: no UTXO chain
+ * configured (callers that only ask about EVM chains).
+ */
+export function chainPlan(mode: ChainMode, evm: EvmConfig, utxo: UtxoConfig = NO_LIVE_UTXO): ChainPlan {
   const configured = EVM_CHAINS.filter((c) => evm.chains[c]);
-  const rpcVars = configured.map((c) => `${c.toUpperCase()}_RPC_URLS`);
-  const plan = (live: EvmChain[], simulated: ChainSymbol[], chainIdOverride?: number): ChainPlan => {
-    const enabled = ALL.filter((c) => (live as ChainSymbol[]).includes(c) || simulated.includes(c));
-    return { mode, live, simulated, enabled, disabled: ALL.filter((c) => !enabled.includes(c)), chainIdOverride };
+  const configuredUtxo = UTXO_CHAINS.filter((c) => utxo.chains[c]);
+  const rpcVars = [...configured, ...configuredUtxo].map((c) => `${c.toUpperCase()}_RPC_URLS`);
+  const plan = (
+    live: EvmChain[],
+    liveUtxo: UtxoChain[],
+    simulated: ChainSymbol[],
+    network: UtxoNetworkName,
+    chainIdOverride?: number,
+  ): ChainPlan => {
+    const running = [...live, ...liveUtxo, ...simulated] as ChainSymbol[];
+    const enabled = ALL.filter((c) => running.includes(c));
+    const utxoNetworks = Object.fromEntries(
+      UTXO_CHAINS.map((c) => [c, liveUtxo.includes(c) ? network : "mainnet"]),
+    ) as Record<UtxoChain, UtxoNetworkName>;
+    return {
+      mode,
+      live,
+      liveUtxo,
+      utxoNetworks,
+      simulated,
+      enabled,
+      disabled: ALL.filter((c) => !enabled.includes(c)),
+      chainIdOverride,
+    };
   };
   switch (mode) {
     case "sim":
-      if (configured.length > 0) {
+      if (rpcVars.length > 0) {
         throw new Error(
           `CHAIN_MODE=sim refuses ${rpcVars.join(", ")}: sim mode simulates every chain and serves /sim without ` +
             "authentication, so a simulated deposit would mint real uAssets on a live chain. Use CHAIN_MODE=live " +
             "for real chains (the chains without configuration are then disabled), or CHAIN_MODE=devnet for tests " +
-            "against a local anvil.",
+            "against local nodes.",
         );
       }
-      return plan([], [...ALL]);
+      return plan([], [], [...ALL], "mainnet");
     case "live":
       if (configured.length === 0) {
+        const natives = configuredUtxo.length > 0
+          ? ` ${configuredUtxo.map((c) => `${c.toUpperCase()}_RPC_URLS`).join(", ")} alone cannot run: a deposit ` +
+            "on a native chain is minted as a uAsset on an EVM chain, and burns arrive there."
+          : " With none, every chain would be disabled and nothing could run.";
         throw new Error(
-          "CHAIN_MODE=live needs at least one EVM chain configured (<CHAIN>_RPC_URLS, e.g. BASE_RPC_URLS): " +
-            "with none, every chain would be disabled and nothing could run",
+          "CHAIN_MODE=live needs at least one EVM chain configured (<CHAIN>_RPC_URLS, e.g. BASE_RPC_URLS)." + natives,
         );
       }
-      return plan(configured, []);
+      return plan(configured, configuredUtxo, [], "mainnet");
     case "devnet": {
-      const remote = configured.flatMap((c) => evm.chains[c]!.rpcUrls.filter((u) => !isLoopbackUrl(u)));
+      const urls = [
+        ...configured.flatMap((c) => evm.chains[c]!.rpcUrls),
+        ...configuredUtxo.flatMap((c) => utxo.chains[c]!.rpcUrls),
+      ];
+      const remote = urls.filter((u) => !isLoopbackUrl(u));
       if (remote.length > 0) {
         throw new Error(
-          `CHAIN_MODE=devnet is for tests against a local dev chain and refuses RPC URLs that are not on a loopback ` +
+          `CHAIN_MODE=devnet is for tests against local nodes and refuses RPC URLs that are not on a loopback ` +
             `host (127.0.0.0/8, localhost, [::1]): ${remote.map(originOf).join(", ")}. Use CHAIN_MODE=live.`,
         );
       }
-      return plan(configured, ALL.filter((c) => !(configured as ChainSymbol[]).includes(c)), DEVNET_CHAIN_ID);
+      const live = [...configured, ...configuredUtxo] as ChainSymbol[];
+      return plan(
+        configured,
+        configuredUtxo,
+        ALL.filter((c) => !live.includes(c)),
+        "regtest",
+        DEVNET_CHAIN_ID,
+      );
     }
   }
 }
@@ -88,28 +149,63 @@ export function isLoopbackUrl(url: string): boolean {
 }
 
 /**
- * Devnet's second proof: each node, asked alone (failover could hide a node of another chain behind the first),
- * answers anvil's dev chain id. A mainnet id (even on loopback, a fork or a tunnel) is refused.
+ * Asks every live node, each alone (failover could hide a node of another chain behind the first), which chain it
+ * serves, and refuses to start on any doubt (a wrong answer, no answer):
+ * - devnet: EVM nodes answer anvil's dev chain id; UTXO nodes answer `getblockchaininfo.chain` "regtest" (zec also "test": Zebra's regtest answer). A
+ *   mainnet id or a mainnet node (even on loopback: a fork, a tunnel) is refused.
+ * - live: UTXO nodes answer "main" (live EVM adapters check their chain id themselves when built).
+ * - sim: nothing to ask.
  */
-export async function proveDevnetNodes(plan: ChainPlan, evm: EvmConfig): Promise<void> {
-  if (plan.mode !== "devnet") return;
-  for (const chain of plan.live) {
-    for (const url of evm.chains[chain]!.rpcUrls) {
-      const client = evmClient({ chain, urls: [url], chainId: DEVNET_CHAIN_ID, timeoutMs: 5_000 });
+export async function proveChainNodes(plan: ChainPlan, evm: EvmConfig, utxo: UtxoConfig = NO_LIVE_UTXO): Promise<void> {
+  if (plan.mode === "sim") return;
+  if (plan.mode === "devnet") {
+    for (const chain of plan.live) {
+      for (const url of evm.chains[chain]!.rpcUrls) {
+        const client = evmClient({ chain, urls: [url], chainId: DEVNET_CHAIN_ID, timeoutMs: 5_000 });
+        try {
+          await assertChainId(client, DEVNET_CHAIN_ID, chain);
+        } catch (err) {
+          const why = err instanceof Error ? err.message : String(err);
+          throw new Error(
+            `CHAIN_MODE=devnet runs only against a local dev chain answering chain id ${DEVNET_CHAIN_ID} (anvil); ` +
+              `${chain.toUpperCase()}_RPC_URLS ${originOf(url)} does not: ${why}. Use CHAIN_MODE=live for real chains.`,
+          );
+        }
+      }
+    }
+  }
+  for (const chain of plan.liveUtxo) {
+    const c = utxo.chains[chain]!;
+    const network = utxoNetwork(chain, plan.utxoNetworks[chain]);
+    const expected = network.nodeChainNames;
+    const variable = `${chain.toUpperCase()}_RPC_URLS`;
+    for (const url of c.rpcUrls) {
+      const where = `${variable} ${originOf(url)}`;
+      let answer: unknown;
       try {
-        await assertChainId(client, DEVNET_CHAIN_ID, chain);
+        const rpc = utxoRpc({ chain, urls: [url], timeoutMs: Math.min(c.rpcTimeoutMs, 10_000) });
+        answer = (await rpc.call<{ chain?: unknown }>("getblockchaininfo")).chain;
       } catch (err) {
-        const why = err instanceof Error ? err.message : String(err);
         throw new Error(
-          `CHAIN_MODE=devnet runs only against a local dev chain answering chain id ${DEVNET_CHAIN_ID} (anvil); ` +
-            `${chain.toUpperCase()}_RPC_URLS ${originOf(url)} does not: ${why}. Use CHAIN_MODE=live for real chains.`,
+          `CHAIN_MODE=${plan.mode} needs to know which chain ${where} serves, and getblockchaininfo failed: ` +
+            `${redactUrls(formatError(err).split("\n")[0])}`,
+        );
+      }
+      if (typeof answer !== "string" || !expected.includes(answer)) {
+        const wanted = expected.map((n) => JSON.stringify(n)).join(" or ");
+        const hint = plan.mode === "devnet"
+          ? "CHAIN_MODE=devnet runs only against a local regtest node; use CHAIN_MODE=live for real chains."
+          : `CHAIN_MODE=live runs ${chain} on mainnet only; point ${variable} at a mainnet node.`;
+        throw new Error(
+          `${where} answers getblockchaininfo chain ${JSON.stringify(answer)}, not ${wanted} ` +
+            `(${chain} ${network.name}). ${hint}`,
         );
       }
     }
   }
 }
 
-/** Providers put keys in the path or query: messages name the origin only. */
+/** Providers put keys in the path or query, and passwords in the userinfo: messages name the origin only. */
 function originOf(url: string): string {
   try {
     return new URL(url).origin;

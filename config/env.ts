@@ -4,11 +4,13 @@
  */
 import { z } from "zod";
 import { type EvmConfig, loadEvmConfig } from "./evm.ts";
+import { loadUtxoConfig, type UtxoConfig } from "./utxo.ts";
 import { FAULT_POINTS, type FaultPoint } from "../actors/context.ts";
 
 /**
  * `sim`: every chain simulated (the default, `deno task dev`); `live`: configured chains only, the rest disabled;
- * `devnet`: tests only, live EVM chains on a local anvil beside simulated ones. config/chain_mode.ts holds the rules.
+ * `devnet`: tests only, live chains on local nodes (anvil, a regtest UTXO node) beside simulated ones.
+ * config/chain_mode.ts holds the rules.
  */
 export const CHAIN_MODES = ["sim", "live", "devnet"] as const;
 export type ChainMode = typeof CHAIN_MODES[number];
@@ -48,6 +50,8 @@ export interface Config {
   sweepMs: number;
   /** Live EVM chains (`<CHAIN>_RPC_URLS`, `<CHAIN>_UASSETS`, `EVM_MINTER_KEY_FILE`, ...). */
   evm: EvmConfig;
+  /** Live UTXO chains (`DOGE_RPC_URLS`, `ZEC_RPC_URLS`, `DOGE_FEE_PER_KB`, `ZEC_EXPIRY_WINDOW`, ...): config/utxo.ts. */
+  utxo: UtxoConfig;
   /** Crash tests only: the process SIGKILLs itself the first time an order step reaches this point. */
   faultCrashPoint: FaultPoint | undefined;
 }
@@ -113,6 +117,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     simUtxoGenesis: e.SIM_UTXO_GENESIS === undefined ? SIM_UTXO_GENESIS_DEFAULT : BigInt(e.SIM_UTXO_GENESIS),
     sweepMs: Math.max(10, Number(e.SWEEP_MS ?? 1000)),
     evm: loadEvmConfig(env),
+    utxo: loadUtxoConfig(env),
     faultCrashPoint: e.FAULT_CRASH_POINT,
   };
 }

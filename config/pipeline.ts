@@ -1,19 +1,29 @@
 /** The pipeline's per-chain settings as the configuration defines them (server and operator CLI alike). */
 import { type PipelineSettings, pipelineSettings } from "../actors/context.ts";
 import type { ChainSymbol } from "../chains/catalog.ts";
+import type { ChainPlan } from "./chain_mode.ts";
 import type { Config } from "./env.ts";
+import { configuredUtxoFee } from "./utxo.ts";
 
-/** `enabled`: the chain plan's enabled chains (config/chain_mode.ts); unset, every chain (operator commands). */
+/**
+ * `enabled`: the chain plan's enabled chains (config/chain_mode.ts); unset, every chain (operator commands).
+ * `plan`: the UTXO chains that run live and their networks; unset, none (the configured UTXO values stay unused).
+ */
 export function settingsFromConfig(
   config: Config,
   transferAddress: string,
   enabled?: readonly ChainSymbol[],
+  plan?: Pick<ChainPlan, "liveUtxo" | "utxoNetworks">,
 ): PipelineSettings {
+  const liveUtxo = plan?.liveUtxo ?? [];
   return pipelineSettings({
     enabled,
     blockMs: config.simBlockMs,
     confirmationTimeoutMs: config.simConfirmationTimeoutMs,
     transferAddress,
-    live: config.evm.chains,
+    live: { ...config.evm.chains, ...Object.fromEntries(liveUtxo.map((c) => [c, config.utxo.chains[c]!])) },
+    utxoNetworks: plan?.utxoNetworks,
+    // Built now, so a fee rate the build cannot apply is refused at start, not at the first payout.
+    utxoFees: Object.fromEntries(liveUtxo.map((c) => [c, configuredUtxoFee(c, config.utxo)])),
   });
 }

@@ -2,7 +2,16 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
 import { destinationAddressError } from "../chains/addresses.ts";
-import { type ChainSymbol, isNativeChain, MEMO_MAX_LENGTH, memoProblem, type NativeChain } from "../chains/catalog.ts";
+import {
+  type ChainSymbol,
+  isNativeChain,
+  isUtxoChain,
+  MEMO_MAX_LENGTH,
+  memoProblem,
+  type NativeChain,
+  type UtxoChain,
+} from "../chains/catalog.ts";
+import type { UtxoNetworkName } from "../chains/utxo/network.ts";
 import { createBurnConfig, listBurnConfigs, toBurnConfigView, updateBurnConfig } from "../kv/burn_configs.ts";
 import { API_ERRORS, memoTooLarge } from "../messages.ts";
 import { apiError, badRequest, parseBody, requiredString, validationError } from "./errors.ts";
@@ -33,27 +42,35 @@ export function checkMemo(chain: NativeChain, memo: string | undefined): string 
   }
 }
 
-async function validBurnConfig(c: Context, enabled: readonly ChainSymbol[]) {
+/** The address network of each UTXO chain (the chain plan's); a chain not named is mainnet. */
+export type BurnNetworks = Partial<Record<UtxoChain, UtxoNetworkName>>;
+
+async function validBurnConfig(c: Context, enabled: readonly ChainSymbol[], networks: BurnNetworks) {
   const body = await parseBody(c, BurnConfigBody);
   if (!isNativeChain(body.destinationChain) || !enabled.includes(body.destinationChain)) {
     throw apiError(API_ERRORS.unsupportedDestinationChain);
   }
   const chain = body.destinationChain;
-  const addressError = destinationAddressError(chain, body.destinationAddress);
+  const network = isUtxoChain(chain) ? networks[chain] ?? "mainnet" : "mainnet";
+  const addressError = destinationAddressError(chain, body.destinationAddress, network);
   if (addressError) throw badRequest(addressError);
   return { chain, address: body.destinationAddress, memo: checkMemo(chain, body.memo) };
 }
 
-/** `enabled`: chains this process runs; a disabled one is unsupported here, its configurations stay listed. */
+/**
+ * `enabled`: chains this process runs; a disabled one is unsupported here, its configurations stay listed.
+ * `networks`: where doge and zec destinations must be (regtest on a devnet node); unset, mainnet.
+ */
 export function burnRoutes(
   kv: Deno.Kv,
   uAssetTransferAddress: string,
   enabled: readonly ChainSymbol[],
+  networks: BurnNetworks = {},
 ): Hono<{ Variables: AuthVariables }> {
   const app = new Hono<{ Variables: AuthVariables }>();
 
   app.post("/wallets", async (c) => {
-    const { chain, address, memo } = await validBurnConfig(c, enabled);
+    const { chain, address, memo } = await validBurnConfig(c, enabled, networks);
     const created = await createBurnConfig(kv, c.get("wallet"), chain, address, memo);
     if (!created.ok) throw apiError(API_ERRORS.burnWalletExists);
     return c.json({ success: true, data: toBurnConfigView(created.config, uAssetTransferAddress) }, 201);
@@ -65,7 +82,7 @@ export function burnRoutes(
   });
 
   app.put("/wallets", async (c) => {
-    const { chain, address, memo } = await validBurnConfig(c, enabled);
+    const { chain, address, memo } = await validBurnConfig(c, enabled, networks);
     const updated = await updateBurnConfig(kv, c.get("wallet"), chain, address, memo);
     if (!updated.ok) throw apiError(API_ERRORS.burnConfigNotFound);
     return c.json({ success: true, data: toBurnConfigView(updated.config, uAssetTransferAddress) }, 200);

@@ -210,3 +210,52 @@ Deno.test("isEvmAddress", async (t) => {
     assert.equal(isEvmAddress(undefined as unknown as string), false);
   });
 });
+
+Deno.test("destinationAddressError per network: regtest takes that network's addresses, mainnet keeps the spec's", async (t) => {
+  // Keys and scripts from independent libraries: bitcoinjs-lib (regtest: P2PKH 111 "m"/"n", P2SH 196 "2", which
+  // Dogecoin's regtest shares) and @bitgo/utxo-lib (zcash testnet/regtest: "tm", "t2").
+  const pubkey = Buffer.from("0279be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798", "hex");
+  const hash = Buffer.alloc(20, 7);
+  const dogeRegtest = [
+    bitcoin.payments.p2pkh({ pubkey, network: bitcoin.networks.regtest }).address!,
+    bitcoin.payments.p2pkh({ hash, network: bitcoin.networks.regtest }).address!,
+    bitcoin.payments.p2sh({ hash, network: bitcoin.networks.regtest }).address!,
+    "mipcBbFg9gMiCh81Kj8tqqdgoZub1ZJRfn", // a published Bitcoin testnet address; litecoind regtest validates it
+  ];
+  const zecRegtest = [
+    utxolib.address.fromOutputScript(utxolib.payments.p2pkh({ pubkey }).output!, utxolib.networks.zcashTest),
+    utxolib.address.fromOutputScript(utxolib.payments.p2sh({ hash }).output!, utxolib.networks.zcashTest),
+  ];
+  const dogeMainnet = "DBus3bamQjgJULBJtYXpEzDWQRwF5iwxgC";
+  const zecMainnet = "t1XVXWCvpMgBvUaed4XDqWtgQgJSu1Ghz7F";
+
+  await t.step("doge regtest: m/n/2 accepted; mainnet, typos and other chains refused with the spec's message", () => {
+    assert.match(dogeRegtest[0], /^[mn]/);
+    assert.match(dogeRegtest[2], /^2/);
+    for (const a of dogeRegtest) assert.equal(destinationAddressError("doge", a, "regtest"), null, a);
+    for (const a of [dogeMainnet, flip(dogeRegtest[0], 10), zecRegtest[0], "", "m", 7 as unknown as string]) {
+      assert.equal(destinationAddressError("doge", a, "regtest"), MESSAGE.doge, String(a));
+    }
+  });
+
+  await t.step("zec regtest: tm/t2 accepted; t1 and typos refused", () => {
+    assert.match(zecRegtest[0], /^tm/);
+    assert.match(zecRegtest[1], /^t2/);
+    for (const a of zecRegtest) assert.equal(destinationAddressError("zec", a, "regtest"), null, a);
+    for (const a of [zecMainnet, flip(zecRegtest[0], 12), dogeRegtest[0]]) {
+      assert.equal(destinationAddressError("zec", a, "regtest"), MESSAGE.zec, a);
+    }
+  });
+
+  await t.step("mainnet (the default) refuses regtest addresses and accepts its own", () => {
+    for (const a of dogeRegtest) assert.equal(destinationAddressError("doge", a, "mainnet"), MESSAGE.doge, a);
+    for (const a of zecRegtest) assert.equal(destinationAddressError("zec", a), MESSAGE.zec, a);
+    assert.equal(destinationAddressError("doge", dogeMainnet, "mainnet"), null);
+    assert.equal(destinationAddressError("zec", zecMainnet, "mainnet"), null);
+  });
+
+  await t.step("the network changes nothing for account chains", () => {
+    assert.equal(destinationAddressError("sol", "11111111111111111111111111111111", "regtest"), null);
+    assert.equal(destinationAddressError("xrp", dogeRegtest[0], "regtest"), MESSAGE.xrp);
+  });
+});

@@ -49,6 +49,41 @@ Deno.test("CHAIN_MODE=sim with BASE_RPC_URLS set is refused at start, naming the
   }
 });
 
+Deno.test("CHAIN_MODE=live with DOGE_RPC_URLS but no live EVM chain is refused at start with why", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "chain-mode-live-doge-" });
+  try {
+    // Secrets as a live operator has them (generated here the sim way): the refusal is about chains, not files.
+    const secrets = await loadSecrets(loadConfig({ KV_PATH: `${dir}/kv.sqlite3` }), () => {});
+    for (const pipeline of ["off", "on"]) {
+      const env = { CHAIN_MODE: "live", DOGE_RPC_URLS: "http://u:hunter2@127.0.0.1:1/", PIPELINE: pipeline };
+      const config = loadConfig({ KV_PATH: `${dir}/kv.sqlite3`, ...env });
+      await assert.rejects(() => buildServices(config, secrets), (err: Error) => {
+        assert.match(err.message, /CHAIN_MODE=live needs at least one EVM chain configured/);
+        assert.match(err.message, /DOGE_RPC_URLS alone cannot run/);
+        assert.match(err.message, /minted as a uAsset on an EVM chain/);
+        assert.doesNotMatch(err.message, /hunter2/);
+        return true;
+      });
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("CHAIN_MODE=sim with DOGE_RPC_URLS or ZEC_RPC_URLS set is refused at start", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "chain-mode-sim-utxo-" });
+  try {
+    for (const variable of ["DOGE_RPC_URLS", "ZEC_RPC_URLS"]) {
+      await assert.rejects(
+        () => start(dir, { [variable]: "http://127.0.0.1:1" }),
+        new RegExp(`CHAIN_MODE=sim refuses ${variable}: sim mode simulates every chain`),
+      );
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("loopback hosts are 127.0.0.0/8, localhost and [::1], nothing else", () => {
   for (const url of ["http://127.0.0.1:8545", "http://127.9.8.7", "http://localhost:1/x", "http://[::1]:8545"]) {
     assert.equal(isLoopbackUrl(url), true, url);

@@ -15,6 +15,7 @@ Deno.test("configuration defaults and overrides", async (t) => {
     assert.equal(c.authUrl, "http://localhost:8000/auth");
     assert.equal(c.chainMode, "sim");
     assert.equal(authMountPath(c), "/auth");
+    assert.deepEqual(c.utxo.chains, {}, "no live doge or zec unless DOGE_RPC_URLS / ZEC_RPC_URLS are set");
   });
   await t.step("BASE_URL follows PORT; AUTH_URL follows BASE_URL; empty means unset", () => {
     const c = loadConfig({ PORT: "9100", CHAIN_MODE: "", AUTH_URL: "" });
@@ -31,6 +32,8 @@ Deno.test("configuration defaults and overrides", async (t) => {
       return true;
     });
     assert.throws(() => loadConfig({ BURN_TRANSFER_ADDRESS: "0x12" }), /BURN_TRANSFER_ADDRESS/);
+    assert.throws(() => loadConfig({ DOGE_FEE_PER_KB: "1" }), /DOGE_FEE_PER_KB/);
+    assert.throws(() => loadConfig({ ZEC_EXPIRY_WINDOW: "2" }), /ZEC_EXPIRY_WINDOW/);
   });
   await t.step(
     "SIM_HOT_WALLET_GENESIS: unset keeps the ledger's default; a whole number of units; else refused",

@@ -18,6 +18,7 @@ import {
   publicKeyToAddress,
   slip10Ed25519PublicKey,
 } from "../chains/derivation.ts";
+import { Signer } from "../chains/signer.ts";
 
 // The BIP39 reference mnemonic (entropy 00..00), trezor/python-mnemonic vectors.json.
 const ABANDON = "abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about";
@@ -263,5 +264,74 @@ Deno.test("derivation: input checks and secrecy", async (t) => {
     ];
     for (const view of views) for (const secret of secrets) assert.ok(!view.includes(secret), view);
     assert.deepEqual(Object.keys(deriver), []);
+  });
+});
+
+Deno.test("derivation: doge and zec deposit addresses in the chain plan's network", async (t) => {
+  const seed = mnemonicToSeedSync(ABANDON);
+  const root = utxolib.bip32.fromSeed(Buffer.from(seed));
+  const mainnet = Deriver.fromMnemonic(ABANDON);
+  const regtest = Deriver.fromMnemonic(ABANDON, { doge: "regtest", zec: "regtest" });
+
+  await t.step("mainnet is the default and unchanged by naming it", () => {
+    const named = Deriver.fromMnemonic(ABANDON, { doge: "mainnet", zec: "mainnet" });
+    for (const chain of NATIVE_CHAINS) {
+      for (const i of INDEXES) assert.equal(named.depositAddress(chain, i), mainnet.depositAddress(chain, i));
+    }
+    assert.equal(mainnet.depositAddress("doge", 0), "DBus3bamQjgJULBJtYXpEzDWQRwF5iwxgC");
+  });
+
+  await t.step(
+    "doge regtest: bitcoinjs-lib p2pkh with version 111 (Bitcoin testnet/regtest's, Dogecoin regtest's)",
+    () => {
+      for (const i of INDEXES) {
+        const pubkey = root.derivePath(`m/44'/3'/0'/0/${i}`).publicKey;
+        const expected = bitcoin.payments.p2pkh({ pubkey, network: bitcoin.networks.regtest }).address!;
+        assert.equal(regtest.depositAddress("doge", i), expected, `index ${i}`);
+        assert.match(expected, /^[mn]/);
+        assert.equal(destinationAddressError("doge", expected, "regtest"), null);
+      }
+    },
+  );
+
+  await t.step("zec regtest: @bitgo/utxo-lib's zcash testnet encoding, t-addresses beginning tm", () => {
+    for (const i of INDEXES) {
+      const pubkey = root.derivePath(`m/44'/133'/0'/0/${i}`).publicKey;
+      const output = utxolib.payments.p2pkh({ pubkey }).output!;
+      const expected = utxolib.address.fromOutputScript(output, utxolib.networks.zcashTest);
+      assert.equal(regtest.depositAddress("zec", i), expected, `index ${i}`);
+      assert.match(expected, /^tm/);
+      assert.equal(destinationAddressError("zec", expected, "regtest"), null);
+    }
+  });
+
+  await t.step("only doge and zec change with the network", () => {
+    for (const chain of ["sol", "xrp", "sui"] as const) {
+      assert.equal(regtest.depositAddress(chain, 5), mainnet.depositAddress(chain, 5));
+    }
+    const one = Deriver.fromMnemonic(ABANDON, { doge: "regtest" });
+    assert.match(one.depositAddress("doge", 0), /^[mn]/);
+    assert.equal(one.depositAddress("zec", 0), mainnet.depositAddress("zec", 0));
+  });
+
+  await t.step("the Signer's address is the Deriver's, on either network", () => {
+    for (const networks of [{}, { doge: "regtest", zec: "regtest" }] as const) {
+      const deriver = Deriver.fromMnemonic(ABANDON, networks);
+      const signer = Signer.fromMnemonic(ABANDON, networks);
+      for (const chain of ["doge", "zec"] as const) {
+        for (const i of [0, 1, 1000]) assert.equal(signer.address(chain, i), deriver.depositAddress(chain, i));
+      }
+    }
+  });
+
+  await t.step("the change key is BIP44's internal chain: its address is no deposit address", () => {
+    const signer = Signer.fromMnemonic(ABANDON);
+    for (const chain of ["doge", "zec"] as const) {
+      const change = publicKeyToAddress(chain, signer.publicKey(chain, 0, "change"));
+      const coin = chain === "doge" ? 3 : 133;
+      const expected = root.derivePath(`m/44'/${coin}'/0'/1/0`).publicKey;
+      assert.equal(hex(signer.publicKey(chain, 0, "change")), hex(expected));
+      for (let i = 0; i < 200; i++) assert.notEqual(mainnet.depositAddress(chain, i), change, `${chain} ${i}`);
+    }
   });
 });

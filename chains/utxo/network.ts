@@ -56,7 +56,9 @@ export const UTXO_NETWORKS: Readonly<Record<UtxoChain, Readonly<Record<UtxoNetwo
       p2pkh: v(0x1d, 0x25),
       p2sh: v(0x1c, 0xba),
       wif: 0xef,
-      nodeChainNames: ["regtest"],
+      // Zebra answers `network.bip70_network_name()`: "main" on mainnet, "test" on testnet AND regtest (zebra-chain
+      // Network). Both test networks share these prefixes and carry no value; zcashd said "regtest".
+      nodeChainNames: ["regtest", "test"],
     },
   },
 };

@@ -17,7 +17,8 @@ import {
   type NativeChain,
   type UtxoChain,
 } from "../chains/catalog.ts";
-import { changeDustLimit, utxoFee } from "../chains/shared/utxo_fee.ts";
+import { changeDustLimit } from "../chains/shared/utxo_fee.ts";
+import type { FeeFunction } from "../chains/shared/coin_select.ts";
 import type { AuditEntry } from "../kv/audit.ts";
 import {
   completeConsolidation,
@@ -260,6 +261,8 @@ export interface ConsolidateOptions {
   minInputs: number;
   by: string;
   now: Date;
+  /** The chain's fee rule, as the service applies it (`settings.utxoFee`: the configured doge rate). */
+  fee: FeeFunction;
   /** Called between the record and the broadcast (tests simulate a crash there). */
   afterRecord?: () => void;
 }
@@ -291,7 +294,7 @@ export async function consolidate(
   const payer = chains.payer(chain);
   const changeAddress = payer.changeAddress;
   if (!changeAddress) throw new Error(`the ${chain} payer has no change address: it cannot consolidate`);
-  const fee = utxoFee(chain);
+  const fee = opts.fee;
   const spendable = (await spendableCoins(kv, chain)).sort((a, b) =>
     a.amount < b.amount ? -1 : a.amount > b.amount ? 1 : 0
   );

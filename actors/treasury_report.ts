@@ -8,6 +8,7 @@
 import { type UtxoChain, weiToNative } from "../chains/catalog.ts";
 import { selectCoins } from "../chains/shared/coin_select.ts";
 import { changeDustLimit, utxoFee } from "../chains/shared/utxo_fee.ts";
+import type { FeeFunction } from "../chains/shared/coin_select.ts";
 import { type Consolidation, openConsolidation } from "../kv/consolidations.ts";
 import { getOrder, listOrderIdsByStatus, type Order, type OrderStatus } from "../kv/orders.ts";
 import { coinStates, isSpendable, type PayoutObservation, readPayoutObservation } from "../kv/treasury.ts";
@@ -64,7 +65,12 @@ async function ordersIn(kv: Deno.Kv, status: OrderStatus, keep: (o: Order) => bo
   return out.sort((a, b) => a.id < b.id ? -1 : 1); // UUIDv7: creation order
 }
 
-export async function treasuryReport(kv: Deno.Kv, chain: UtxoChain, now = new Date()): Promise<TreasuryReport> {
+export async function treasuryReport(
+  kv: Deno.Kv,
+  chain: UtxoChain,
+  fee: FeeFunction = utxoFee(chain),
+  now = new Date(),
+): Promise<TreasuryReport> {
   const states = await coinStates(kv, chain);
   let confirmed = 0n, locked = 0n, spendable = 0n, held = 0n, coinbase = 0n;
   const heldCoins: TreasuryReport["heldCoins"] = [];
@@ -108,7 +114,7 @@ export async function treasuryReport(kv: Deno.Kv, chain: UtxoChain, now = new Da
     };
     let selection;
     try {
-      selection = selectCoins(pool, amount, utxoFee(chain), changeDustLimit(chain));
+      selection = selectCoins(pool, amount, fee, changeDustLimit(chain));
     } catch (e) {
       pendingPayouts.push({ ...base, fundable: false, why: e instanceof Error ? e.message : String(e) });
       continue;

@@ -14,7 +14,7 @@
 import { type DeathProof, type ObservedTransfer, type PayoutCoin, TransientChainError } from "../chains/adapter.ts";
 import { isUtxoChain, type NativeChain, type UtxoChain } from "../chains/catalog.ts";
 import { selectCoins } from "../chains/shared/coin_select.ts";
-import { changeDustLimit, utxoFee } from "../chains/shared/utxo_fee.ts";
+import { changeDustLimit } from "../chains/shared/utxo_fee.ts";
 import type { SimLedger } from "../chains/sim/ledger.ts";
 import { findDepositAddress } from "../kv/mint_wallets.ts";
 import type { MintOrder } from "../kv/orders.ts";
@@ -67,7 +67,12 @@ export async function fundPayout(
   chain: UtxoChain,
   amount: bigint,
 ): Promise<PayoutCoin[] | null> {
-  const selection = selectCoins(await spendableCoins(ctx.kv, chain), amount, utxoFee(chain), changeDustLimit(chain));
+  const selection = selectCoins(
+    await spendableCoins(ctx.kv, chain),
+    amount,
+    ctx.settings.utxoFee(chain),
+    changeDustLimit(chain),
+  );
   return selection.ok ? selection.inputs.map(payoutCoinOf) : null;
 }
 

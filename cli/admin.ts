@@ -43,6 +43,8 @@ import {
 import { adminRoleProblem, deployUAssets, parseSupplyCaps, uAssetsEnvValue } from "../chains/evm/deploy.ts";
 import { readMinterKey } from "../config/evm.ts";
 import { settingsFromConfig } from "../config/pipeline.ts";
+import { loadSecrets } from "../config/secrets.ts";
+import { Signer } from "../chains/signer.ts";
 import { formatError } from "../chains/shared/redact.ts";
 
 const USAGE = `usage: deno task admin <command>
@@ -326,14 +328,14 @@ const commands: Record<string, Command> = {
     if (!(await op.commit()).ok) throw new UsageError(`order ${id} changed meanwhile; try again`);
     out(`order ${id} released by ${by} (audit ${audit.id}); the pipeline steps it again`);
   },
-  "treasury": async (kv, args, out) => {
+  "treasury": async (kv, args, out, config) => {
     const { values } = parseArgs({
       args,
       options: { chain: { type: "string" }, json: { type: "boolean" } },
       strict: true,
     });
     const chain = utxoChainArg(values.chain);
-    const report = await treasuryReport(kv, chain);
+    const report = await treasuryReport(kv, chain, pipelineSettings(config).utxoFee(chain));
     if (values.json) out(JSON.stringify(report, null, 2));
     else for (const line of treasuryText(report)) out(line);
   },
@@ -353,8 +355,9 @@ const commands: Record<string, Command> = {
     const minInputs = countArg(values["min-inputs"], "--min-inputs", 2);
     if (minInputs > maxInputs) throw new UsageError("--min-inputs must not exceed --max-inputs");
     const by = values.by?.trim() || osUser();
-    const required = settingsFromConfig(config, "").confirmations(chain);
-    const res = await consolidate(kv, await statusChains(kv, config), chain, required, {
+    const settings = pipelineSettings(config);
+    const res = await consolidate(kv, await statusChains(kv, config), chain, settings.confirmations(chain), {
+      fee: settings.utxoFee(chain),
       maxInputs,
       minInputs,
       by,
@@ -434,9 +437,23 @@ async function deployRoles(
  * transfer address, which only EVM scans need and whose derivation needs the mnemonic, is left out.
  */
 async function statusChains(kv: Deno.Kv, config: Config): Promise<Chains> {
-  const plan = chainPlan(config.chainMode, config.evm);
-  return (await buildChains(kv, plan, config.evm, zeroAddress, { hotWalletGenesis: config.simHotWalletGenesis }))
+  const plan = chainPlan(config.chainMode, config.evm, config.utxo);
+  // Live UTXO chains sign consolidations with the master mnemonic's keys, on the plan's networks, as the server does.
+  const utxo = plan.liveUtxo.length > 0
+    ? {
+      config: config.utxo,
+      signer: Signer.fromMnemonic((await loadSecrets(config)).mnemonic, plan.utxoNetworks),
+      settings: pipelineSettings(config),
+    }
+    : undefined;
+  return (await buildChains(kv, plan, config.evm, zeroAddress, { hotWalletGenesis: config.simHotWalletGenesis, utxo }))
     .chains;
+}
+
+/** The pipeline's rules (confirmations, fee rules) as the server derives them from this configuration. */
+function pipelineSettings(config: Config) {
+  const plan = chainPlan(config.chainMode, config.evm, config.utxo);
+  return settingsFromConfig(config, "", plan.enabled, plan);
 }
 
 /** Coins merged by one consolidation unless --max-inputs says otherwise (a transaction well under relay limits). */

@@ -185,17 +185,5 @@ function dogeFeePerKb(value: string | undefined): bigint {
  * selection and the payer alike.
  */
 export function configuredUtxoFee(chain: UtxoChain, utxo: Pick<UtxoConfig, "dogeFeePerKb">): FeeFunction {
-  if (chain !== "doge" || utxo.dogeFeePerKb === DOGE_FEE_PER_KB_DEFAULT) return utxoFee(chain);
-  // `utxoFee(chain, { dogeSatsPerKb })` comes with the doge payer's branch. Until it is merged the option would be
-  // silently ignored, so a rate the function does not honour is refused instead of paying the default.
-  // TODO(merge): call `utxoFee(chain, { dogeSatsPerKb: utxo.dogeFeePerKb })` directly and drop the check.
-  const withRate = utxoFee as (chain: UtxoChain, opts?: { dogeSatsPerKb?: bigint }) => FeeFunction;
-  const fee = withRate(chain, { dogeSatsPerKb: utxo.dogeFeePerKb });
-  if (fee(1, 2) === utxoFee(chain)(1, 2)) {
-    throw new Error(
-      `DOGE_FEE_PER_KB=${utxo.dogeFeePerKb} cannot be applied: this build's fee rule has no configurable doge rate ` +
-        `(only the default ${DOGE_FEE_PER_KB_DEFAULT})`,
-    );
-  }
-  return fee;
+  return chain === "doge" ? utxoFee(chain, { dogeSatsPerKb: utxo.dogeFeePerKb }) : utxoFee(chain);
 }

@@ -27,7 +27,7 @@ import { ensureUserWallet } from "../kv/user_wallets.ts";
 import { allOrders, simBurnOrders, stepNow } from "./support/burns.ts";
 import { PLACEHOLDER_UASSETS } from "./support/live_env.ts";
 import { handPipeline } from "./support/watch.ts";
-import { litecoindAvailable, startLitecoindMin } from "./support/litecoind_min.ts";
+import { litecoindAvailable, startLitecoind } from "./support/litecoind.ts";
 import { depositAddress, partner } from "./support/pipeline.ts";
 import { call, startTestServer } from "./support/server.ts";
 
@@ -341,7 +341,7 @@ Deno.test("node proofs (local servers imitating getblockchaininfo): each URL alo
 
 Deno.test("CHAIN_MODE=devnet with a real litecoind regtest node as doge: regtest addresses end to end over HTTP", async (t) => {
   if (!(await litecoindAvailable("devnet doge on litecoind regtest"))) return;
-  const node = await startLitecoindMin();
+  const node = await startLitecoind({ fund: false });
   // Zebra on regtest answers "test" (its bip70_network_name), as this imitation does.
   const zebra = fakeChainInfoNode("test");
   try {
@@ -369,7 +369,7 @@ Deno.test("CHAIN_MODE=devnet with a real litecoind regtest node as doge: regtest
       await t.step("doge deposit addresses are regtest P2PKH that litecoind validates; zec ones begin tm", async () => {
         const doge = await depositAddress(server, token, "doge", "base");
         assert.match(doge, /^[mn]/);
-        const v = await node.rpc<{ isvalid: boolean; isscript: boolean }>("validateaddress", [doge]);
+        const v = await node.call<{ isvalid: boolean; isscript: boolean }>("validateaddress", [doge]);
         assert.equal(v.isvalid, true, `litecoind regtest rejects ${doge}`);
         assert.equal(v.isscript, false);
         const zec = await depositAddress(server, token, "zec", "base");
@@ -379,8 +379,8 @@ Deno.test("CHAIN_MODE=devnet with a real litecoind regtest node as doge: regtest
       await t.step(
         "burn destinations: regtest addresses accepted, mainnet ones refused with the spec's message",
         async () => {
-          const legacy = await node.rpc<string>("createwallet", ["w"]).then(
-            () => node.rpc<string>("getnewaddress", ["", "legacy"]),
+          const legacy = await node.call<string>("createwallet", ["w"]).then(
+            () => node.call<string>("getnewaddress", ["", "legacy"]),
           );
           const ok = await call(server, "POST", "/burn/wallets", {
             token,
@@ -406,7 +406,7 @@ Deno.test("CHAIN_MODE=devnet with a real litecoind regtest node as doge: regtest
 
 Deno.test("a real litecoind regtest node passes the devnet proof and is refused as a live (mainnet) doge node", async () => {
   if (!(await litecoindAvailable("devnet proof against litecoind regtest"))) return;
-  const node = await startLitecoindMin();
+  const node = await startLitecoind({ fund: false });
   try {
     await prove("devnet", { DOGE_RPC_URLS: node.url });
     // The same real node is refused as a live (mainnet) doge node.

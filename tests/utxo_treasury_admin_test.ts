@@ -127,7 +127,12 @@ for (const chain of UTXO_CHAINS) {
       assert.match(text.stdout, new RegExp(`spends ${spends[0].txHash}:${spends[0].index}`));
 
       // The age, two hours on.
-      const later = await treasuryReport(p.kv, chain, new Date(Date.parse(intent.preparedAt) + 2 * 3_600_000 + 5_000));
+      const later = await treasuryReport(
+        p.kv,
+        chain,
+        undefined,
+        new Date(Date.parse(intent.preparedAt) + 2 * 3_600_000 + 5_000),
+      );
       assert.equal(later.stuckPayouts[0].age, "2h 0m");
 
       // Once coins arrive that pay it, the waiting burn is shown fundable.

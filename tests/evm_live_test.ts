@@ -8,23 +8,10 @@
  * another chain id than the catalog's is refused at start. `deno task admin evm deploy` deploys usable contracts.
  */
 import assert from "node:assert/strict";
-import {
-  type Address,
-  createPublicClient,
-  createWalletClient,
-  defineChain,
-  type Hex,
-  http,
-  keccak256,
-  parseAbiItem,
-  type PublicClient,
-  toHex,
-} from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import { createPublicClient, type Hex, http } from "viem";
 import { buildServices } from "../app.ts";
 import { EVM, EVM_CHAINS, NATIVE_CHAINS, type UAsset } from "../chains/catalog.ts";
 import { ChainDisabledError } from "../chains/adapter.ts";
-import { uAssetsEnvValue } from "../chains/evm/deploy.ts";
 import { loadConfig } from "../config/env.ts";
 import { loadEvmConfig } from "../config/evm.ts";
 import { DEVNET_CHAIN_ID } from "../config/chain_mode.ts";
@@ -38,172 +25,21 @@ import { createMintWallet } from "../kv/mint_wallets.ts";
 import { addReschedule, cursorKey, dueAtKey, listHeld } from "../kv/pipeline.ts";
 import { listAlerts } from "../kv/alerts.ts";
 import { DISABLED_CHAIN_RECHECK_MS } from "../actors/order_actor.ts";
-import {
-  type Anvil,
-  ANVIL_MNEMONIC,
-  ANVIL_PRIVATE_KEYS,
-  anvilRpc,
-  closedPortUrl,
-  deployTestUAssets,
-  freePort,
-  startAnvil,
-} from "./support/anvil.ts";
+import { ANVIL_MNEMONIC, ANVIL_PRIVATE_KEYS, anvilRpc, closedPortUrl, startAnvil } from "./support/anvil.ts";
 import { expectedDepositId, ledgerTxs, toWei, waitUntil } from "./support/chain_facts.ts";
 import { makeOrder } from "./support/orders.ts";
 import { evmChainEnv } from "./support/live_env.ts";
 import { balance, FAST_PIPELINE, type Json, sim, terminal, waitForOrders } from "./support/pipeline.ts";
 import { call, randomWallet, startTestServer, type TestServer, tokenFor } from "./support/server.ts";
+import { ChildServer } from "./support/child_server.ts";
+import { deployer, holder, type LiveBase, liveBase, minter } from "./support/live_base.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const BASE_CHAIN_ID = EVM.base.chainId;
-const deployer = privateKeyToAccount(ANVIL_PRIVATE_KEYS[0]);
-const minter = privateKeyToAccount(ANVIL_PRIVATE_KEYS[1]);
-/** A partner's wallet that holds uAssets and burns them with real transfers. */
-const holder = privateKeyToAccount(ANVIL_PRIVATE_KEYS[2]);
 /** Where redeemed SOL is paid (an address of nobody we know). */
 const SOL_DESTINATION = "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM";
-const MINTED_LOG = parseAbiItem("event Minted(bytes32 indexed depositId, address indexed to, uint256 amount)");
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-// ---- a live Base on anvil ----
-
-interface LiveBase {
-  anvil: Anvil;
-  dir: string;
-  minterKeyFile: string;
-  uAssets: Record<UAsset, Address>;
-  deployedAt: bigint;
-  client: PublicClient;
-  /** The service's environment for this chain; `over` wins. */
-  env(over?: Record<string, string>): Record<string, string>;
-  balanceOf(asset: UAsset, who: string): Promise<bigint>;
-  minted(asset: UAsset, depositId: string): Promise<boolean>;
-  mintedLogs(asset: UAsset, depositId: string): Promise<{ transactionHash: string }[]>;
-  mine(blocks?: number): Promise<unknown>;
-  /** `evm_mine` every `ms` until the returned stop is awaited, so confirmations accrue. */
-  mineEvery(ms: number): () => Promise<void>;
-  /** The deployer takes MINTER_ROLE too and mints `amount` of `asset` to `to` (test funding, not the service). */
-  fund(asset: UAsset, to: Address, amount: bigint): Promise<void>;
-  /** A real ERC-20 transfer by `holder`, mined by automine. */
-  transfer(asset: UAsset, to: string, amount: bigint): Promise<Hex>;
-  close(): Promise<void>;
-}
-
-/** Devnet's anvil (31337) by default; live-mode tests pass Base's own chain id. */
-async function liveBase(chainId = DEVNET_CHAIN_ID): Promise<LiveBase> {
-  const anvil = await startAnvil({ chainId });
-  const dir = await Deno.makeTempDir({ prefix: "evm-live-test-" });
-  try {
-    const minterKeyFile = `${dir}/minter.key`;
-    await Deno.writeTextFile(minterKeyFile, `${ANVIL_PRIVATE_KEYS[1]}\n`, { mode: 0o600 });
-    const { addresses: uAssets, deployedAtBlock } = await deployTestUAssets(anvil.url, minter.address, { chainId });
-    const chain = defineChain({
-      id: chainId,
-      name: "anvil-base",
-      nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
-      rpcUrls: { default: { http: [anvil.url] } },
-    });
-    const client = createPublicClient({ chain, transport: http(anvil.url), cacheTime: 0 }) as PublicClient;
-    const wallet = (account: typeof deployer) => createWalletClient({ account, chain, transport: http(anvil.url) });
-    const waitMined = async (hash: Hex) => {
-      const r = await client.waitForTransactionReceipt({ hash, pollingInterval: 10 });
-      assert.equal(r.status, "success", `test transaction ${hash} reverted`);
-    };
-    let funder: Promise<void> | null = null;
-    return {
-      anvil,
-      dir,
-      minterKeyFile,
-      uAssets,
-      deployedAt: deployedAtBlock,
-      client,
-      env: (over = {}) => ({
-        CHAIN_MODE: chainId === DEVNET_CHAIN_ID ? "devnet" : "live",
-        BASE_RPC_URLS: anvil.url,
-        BASE_UASSETS: uAssetsEnvValue(uAssets),
-        EVM_MINTER_KEY_FILE: minterKeyFile,
-        BASE_CONFIRMATIONS: "2",
-        BASE_BLOCK_MS: "50",
-        BASE_START_BLOCK: String(deployedAtBlock),
-        ...over,
-      }),
-      balanceOf: (asset, who) =>
-        client.readContract({
-          address: uAssets[asset],
-          abi: UASSET_ABI,
-          functionName: "balanceOf",
-          args: [who.toLowerCase() as Address],
-        }),
-      minted: (asset, depositId) =>
-        client.readContract({
-          address: uAssets[asset],
-          abi: UASSET_ABI,
-          functionName: "minted",
-          args: [depositId as Hex],
-        }),
-      mintedLogs: async (asset, depositId) =>
-        (await client.getLogs({
-          address: uAssets[asset],
-          event: MINTED_LOG,
-          args: { depositId: depositId as Hex },
-          fromBlock: 0n,
-          toBlock: "latest",
-        })).filter((l) => !l.removed),
-      mine: (blocks = 1) => anvilRpc(anvil.url, "anvil_mine", [toHex(blocks)]),
-      mineEvery(ms) {
-        let running = true;
-        const loop = (async () => {
-          while (running) {
-            await anvilRpc(anvil.url, "evm_mine").catch(() => {});
-            await sleep(ms);
-          }
-        })();
-        return async () => {
-          running = false;
-          await loop;
-        };
-      },
-      async fund(asset, to, amount) {
-        funder ??= (async () => {
-          const role = await wallet(deployer).writeContract({
-            address: uAssets[asset],
-            abi: UASSET_ABI,
-            functionName: "grantRole",
-            args: [MINTER_ROLE, deployer.address],
-          });
-          await waitMined(role);
-        })();
-        await funder;
-        const hash = await wallet(deployer).writeContract({
-          address: uAssets[asset],
-          abi: UASSET_ABI,
-          functionName: "mint",
-          args: [to, amount, keccak256(toHex(`evm-live-test:fund:${to}:${amount}`))],
-        });
-        await waitMined(hash);
-      },
-      async transfer(asset, to, amount) {
-        const hash = await wallet(holder).writeContract({
-          address: uAssets[asset],
-          abi: UASSET_ABI,
-          functionName: "transfer",
-          args: [to as Address, amount],
-        });
-        await waitMined(hash);
-        return hash;
-      },
-      async close() {
-        await anvil.stop();
-        await Deno.remove(dir, { recursive: true }).catch(() => {});
-      },
-    };
-  } catch (err) {
-    await anvil.stop();
-    await Deno.remove(dir, { recursive: true }).catch(() => {});
-    throw err;
-  }
-}
 
 async function storedOrder(kv: Deno.Kv, id: string): Promise<Order> {
   const e = await getOrder(kv, id);
@@ -448,106 +284,7 @@ Deno.test("live Base: a mint reorganised away before its confirmations is re-sen
   }
 });
 
-// ---- 3: SIGKILL around the broadcast, server as a child process ----
-
-/** The real server (`main.ts`) as a child process on a KV file; logs go to files in `dir`. */
-class ChildServer {
-  static #starts = 0;
-  private constructor(
-    readonly url: string,
-    readonly status: Promise<Deno.CommandStatus>,
-    private readonly child: Deno.ChildProcess,
-    private readonly pipes: Promise<unknown>,
-    readonly errLog: string,
-  ) {}
-
-  static async start(dir: string, env: Record<string, string>): Promise<ChildServer> {
-    const port = freePort();
-    const n = ++ChildServer.#starts;
-    const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", "--unstable-kv", "--unstable-cron", "main.ts"],
-      cwd: ROOT,
-      env: { ...env, PORT: String(port) },
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    const errLog = `${dir}/server-${n}.err.log`;
-    const pipes = Promise.allSettled([
-      child.stdout.pipeTo((await Deno.open(`${dir}/server-${n}.out.log`, { write: true, create: true })).writable),
-      child.stderr.pipeTo((await Deno.open(errLog, { write: true, create: true })).writable),
-    ]);
-    let exited = false;
-    const status = child.status.then(async (s) => {
-      exited = true;
-      await pipes;
-      return s;
-    });
-    const server = new ChildServer(`http://127.0.0.1:${port}`, status, child, pipes, errLog);
-    const deadline = Date.now() + 30_000;
-    while (Date.now() < deadline && !exited) {
-      try {
-        const res = await fetch(`${server.url}/healthz`);
-        await res.body?.cancel();
-        if (res.ok) return server;
-      } catch { /* not listening yet */ }
-      await sleep(20);
-    }
-    if (!exited) child.kill("SIGKILL");
-    await status;
-    throw new Error(`server did not become healthy: ${await server.errTail()}`);
-  }
-
-  async errTail(): Promise<string> {
-    return (await Deno.readTextFile(this.errLog).catch(() => "")).slice(-3000);
-  }
-
-  async call(
-    method: string,
-    path: string,
-    opts: { token?: string; body?: unknown; headers?: Record<string, string> } = {},
-  ) {
-    const headers: Record<string, string> = { ...opts.headers };
-    if (opts.token) headers.Authorization = `Bearer ${opts.token}`;
-    if (opts.body !== undefined) headers["Content-Type"] = "application/json";
-    const res = await fetch(`${this.url}${path}`, {
-      method,
-      headers,
-      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-    });
-    const text = await res.text();
-    let body: Json = text;
-    try {
-      body = JSON.parse(text);
-    } catch { /* not JSON */ }
-    return { status: res.status, body };
-  }
-
-  /** Resolves with the exit status, or null after `ms`. */
-  async exited(ms: number): Promise<Deno.CommandStatus | null> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<null>((r) => (timer = setTimeout(() => r(null), ms)));
-    try {
-      return await Promise.race([this.status, timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  async stop(): Promise<void> {
-    try {
-      this.child.kill("SIGTERM");
-    } catch { /* already gone */ }
-    const s = await this.exited(5_000);
-    if (s === null) {
-      try {
-        this.child.kill("SIGKILL");
-      } catch { /* gone */ }
-    }
-    await this.status;
-    await this.pipes;
-  }
-}
+// ---- 3: SIGKILL around the broadcast, server as a child process (tests/support/child_server.ts) ----
 
 async function crashCase(point: "after-sign" | "after-record" | "after-broadcast") {
   const live = await liveBase();

@@ -276,3 +276,21 @@ function malleate(raw: string): { raw: string; txid: string } {
   tx.setInputScript(0, patched);
   return { raw: tx.toHex(), txid: tx.getId() };
 }
+
+Deno.test({
+  name: `doge adapter ${NAME} without -txindex: says so instead of calling mined transactions unknown`,
+  ignore: !RUN,
+}, async () => {
+  const node = await startLitecoind({ txindex: false });
+  try {
+    const doge = dogeOnLitecoind(node);
+    const txid = await node.send(doge.address(0), DOGE);
+    assert.equal((await doge.reader.txStatus(txid)).state, "pending", "the mempool needs no index");
+    await node.mine(1);
+    await assert.rejects(doge.reader.txStatus(txid), /run it with -txindex/);
+    const tip = (await doge.reader.tip()).number;
+    await assert.rejects(doge.reader.scan(tip, tip), /run it with -txindex/);
+  } finally {
+    await node.stop();
+  }
+});

@@ -187,6 +187,7 @@ Deno.test({ name: `doge adapter ${NAME}`, ignore: !RUN }, async (t) => {
         /refusing to sign/,
       );
       await assert.rejects(payer.preparePayout({ ...req, coins: [coin], amount: 2n * DOGE }), /cannot pay/);
+      await assert.rejects(payer.preparePayout({ ...req, coins: [coin], amount: 999_999n }), /dust limit/);
     });
 
     await t.step("a double spend proves the first payout dead by conflict only once buried", async () => {

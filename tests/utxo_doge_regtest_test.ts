@@ -187,6 +187,7 @@ Deno.test({ name: `doge adapter ${NAME}`, ignore: !RUN }, async (t) => {
         /refusing to sign/,
       );
       await assert.rejects(payer.preparePayout({ ...req, coins: [coin], amount: 2n * DOGE }), /cannot pay/);
+      await assert.rejects(payer.preparePayout({ ...req, coins: [coin], amount: 999_999n }), /dust limit/);
     });
 
     await t.step("a double spend proves the first payout dead by conflict only once buried", async () => {
@@ -276,3 +277,21 @@ function malleate(raw: string): { raw: string; txid: string } {
   tx.setInputScript(0, patched);
   return { raw: tx.toHex(), txid: tx.getId() };
 }
+
+Deno.test({
+  name: `doge adapter ${NAME} without -txindex: says so instead of calling mined transactions unknown`,
+  ignore: !RUN,
+}, async () => {
+  const node = await startLitecoind({ txindex: false });
+  try {
+    const doge = dogeOnLitecoind(node);
+    const txid = await node.send(doge.address(0), DOGE);
+    assert.equal((await doge.reader.txStatus(txid)).state, "pending", "the mempool needs no index");
+    await node.mine(1);
+    await assert.rejects(doge.reader.txStatus(txid), /run it with -txindex/);
+    const tip = (await doge.reader.tip()).number;
+    await assert.rejects(doge.reader.scan(tip, tip), /run it with -txindex/);
+  } finally {
+    await node.stop();
+  }
+});

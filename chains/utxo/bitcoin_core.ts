@@ -98,12 +98,7 @@ export function bitcoinCoreNode(rpc: UtxoRpc, network: UtxoNetwork): UtxoNode {
         part.map((txid) => ({ method: "getrawtransaction", params: [txid, false] })),
       );
       hexes.forEach((r, j) => {
-        if (r instanceof RpcError && r.code === RPC_INVALID_ADDRESS_OR_KEY) {
-          throw new Error(
-            `${chain}: the node does not know transaction ${part[j]} of a block it served: ` +
-              `run it with -txindex (${r.message})`,
-          );
-        }
+        if (r instanceof RpcError && r.code === RPC_INVALID_ADDRESS_OR_KEY) throw txindexMissing(chain, r, part[j]);
         out.push(decodeCoreTx(network, unwrap(r), part[j]));
       });
     }
@@ -163,7 +158,12 @@ export function bitcoinCoreNode(rpc: UtxoRpc, network: UtxoNetwork): UtxoNode {
         // Mempool first, then the transaction index (-txindex): only `hex`, `blockhash` and `confirmations` are read.
         verbose = await rpc.call<VerboseTx>("getrawtransaction", [txid, true]);
       } catch (err) {
-        if (err instanceof RpcError && err.code === RPC_INVALID_ADDRESS_OR_KEY) return { where: "nowhere" };
+        if (err instanceof RpcError && err.code === RPC_INVALID_ADDRESS_OR_KEY) {
+          // Without the index the node only knows its mempool, and says so ("Use -txindex to enable blockchain
+          // transaction queries"): every mined transaction would look unknown, so that is an error, not an answer.
+          if (/-txindex/.test(err.message)) throw txindexMissing(chain, err);
+          return { where: "nowhere" };
+        }
         throw err;
       }
       const tx = decodeCoreTx(network, verbose.hex, txid);
@@ -196,6 +196,13 @@ export function bitcoinCoreNode(rpc: UtxoRpc, network: UtxoNetwork): UtxoNode {
       return out !== null;
     },
   };
+}
+
+function txindexMissing(chain: string, err: RpcError, txid?: string): Error {
+  return new Error(
+    `${chain}: the node cannot look up mined transactions${txid ? ` (${txid}, in a block it served)` : ""}: ` +
+      `run it with -txindex (and -reindex once if it ran without): ${err.message}`,
+  );
 }
 
 /** The node already has these bytes: mined, or in its mempool (Dogecoin Core 1.14 and Bitcoin Core 0.21 wordings). */

@@ -11,7 +11,7 @@
  */
 import { type NativePayer, outpointsOf, type PayoutCoin, type PayoutRequest, type PreparedTx } from "../adapter.ts";
 import type { UtxoChain } from "../catalog.ts";
-import { payoutChange } from "../shared/utxo_fee.ts";
+import { changeDustLimit, payoutChange } from "../shared/utxo_fee.ts";
 import type { Signer } from "../signer.ts";
 import type { UtxoSettings } from "./index.ts";
 import { decodeAddress, p2pkhAddress, type UtxoNetwork } from "./network.ts";
@@ -76,7 +76,13 @@ export function utxoPayer(opts: UtxoPayerOptions): NativePayer {
             `transparent address (P2PKH or P2SH)`,
         );
       }
-      if (req.amount <= 0n) throw new Error(`${chain} payout ${req.orderId}: amount must be positive`);
+      // Dogecoin Core charges a whole kB's fee more for each output under its soft dust limit (0.01 DOGE) and
+      // refuses outputs under the hard one: a payout output is never below the limit the change obeys.
+      if (req.amount < changeDustLimit(chain)) {
+        throw new Error(
+          `${chain} payout ${req.orderId}: ${req.amount} is below the ${changeDustLimit(chain)} output dust limit`,
+        );
+      }
       const total = coins.reduce((sum, c) => sum + c.amount, 0n);
       const planned = payoutChange(chain, coins.length, total, req.amount, settings.fee);
       if (!planned) {

@@ -20,8 +20,9 @@ import type { UtxoNode, UtxoTxView } from "./node.ts";
 
 /**
  * How far below the tip a conflicting spend of our input is looked for, at most. The search goes from the tip down to
- * `consumes.since` (the lowest block one of our coins was confirmed in: no spend of it can be older), and never more
- * than this many blocks (Dogecoin: about two days; Zcash: about five), so a payout spending a months-old coin costs a
+ * the block the coin was created in (read from the node; `consumes.since`, the lowest of our coins' heights, is the
+ * recorded floor): no spend of it can be older. It stops at the first spender found, and never goes more
+ * than this many blocks (Dogecoin, 1-minute blocks: two days; Zcash, 75 s: two and a half), so a payout spending a months-old coin costs a
  * bounded number of RPC calls per status check. A spender older than this is not found: the payout stays `unknown`,
  * visible to operators as stuck with its age, never wrongly dead.
  */
@@ -83,7 +84,11 @@ export function utxoReader(node: UtxoNode, opts: UtxoReaderOptions): ChainReader
     since: number | undefined,
     tip: number,
   ): Promise<{ tx: UtxoTxView; height: number } | null> {
-    const floor = Math.max(since ?? 0, tip - CONFLICT_SEARCH_BLOCKS + 1, 0);
+    // The coin's own transaction bounds the search from below, tighter than `since` for all but the oldest coin;
+    // when it is in no canonical block any more (a reorg took it), nothing can spend it and nothing is searched.
+    const origin = await node.findTx(spent.txHash);
+    if (origin.where !== "block") return null;
+    const floor = Math.max(origin.height, since ?? 0, tip - CONFLICT_SEARCH_BLOCKS + 1, 0);
     for (let top = tip; top >= floor; top -= SEARCH_STEP) {
       const blocks = await node.blocks(Math.max(floor, top - SEARCH_STEP + 1), top);
       for (const b of blocks.reverse()) {

@@ -76,7 +76,7 @@ function freePort(): number {
 }
 
 /** Starts a regtest node with a funded wallet (101 blocks mined: one mature coinbase, more as tests mine). */
-export async function startLitecoind(opts: { fund?: boolean } = {}): Promise<Litecoind> {
+export async function startLitecoind(opts: { fund?: boolean; txindex?: boolean } = {}): Promise<Litecoind> {
   const datadir = await Deno.makeTempDir({ prefix: "litecoind-regtest-" });
   const port = freePort();
   const user = "test";
@@ -86,7 +86,7 @@ export async function startLitecoind(opts: { fund?: boolean } = {}): Promise<Lit
       "-regtest",
       `-datadir=${datadir}`,
       "-server",
-      "-txindex",
+      `-txindex=${opts.txindex === false ? 0 : 1}`,
       "-listen=0",
       "-discover=0",
       "-dnsseed=0",

@@ -6,6 +6,7 @@
  * scriptSig = <DER signature + 0x01> <33-byte compressed public key>, each a direct push (a low-S DER signature with
  * its sighash byte is at most 72 bytes, under OP_PUSHDATA1's 0x4c), which is what standardness rules ask for.
  */
+import { concatBytes } from "@noble/hashes/utils.js";
 import { Transaction } from "bitcoinjs-lib";
 import type { PayoutCoin } from "../adapter.ts";
 import { outputScript, p2pkhAddress } from "./network.ts";
@@ -27,16 +28,6 @@ function pushData(data: Uint8Array): Uint8Array {
   const out = new Uint8Array(1 + data.length);
   out[0] = data.length;
   out.set(data, 1);
-  return out;
-}
-
-function concat(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
   return out;
 }
 
@@ -66,7 +57,10 @@ export const signDogeTx: UtxoTxSigner = (network, plan: UtxoTxPlan, keyFor): Sig
   plan.inputs.forEach((coin, i) => {
     const digest = tx.hashForSignature(i, outputScript(network, coin.address), SIGHASH_ALL);
     const der = keys[i].sign(digest);
-    tx.setInputScript(i, concat(pushData(concat(der, Uint8Array.of(SIGHASH_ALL))), pushData(keys[i].publicKey)));
+    tx.setInputScript(
+      i,
+      concatBytes(pushData(concatBytes(der, Uint8Array.of(SIGHASH_ALL))), pushData(keys[i].publicKey)),
+    );
   });
   return { raw: tx.toHex(), txid: tx.getId() };
 };

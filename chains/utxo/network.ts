@@ -12,6 +12,7 @@
  * chainparams (mainnet t1 = 0x1cb8, t3 = 0x1cbd, WIF 0x80; testnet/regtest tm = 0x1d25, t2 = 0x1cba, WIF 0xef). Both
  * match @bitgo/utxo-lib's `networks` (which has Dogecoin *testnet*'s 0x71, not regtest's 111: not used here).
  */
+import { concatBytes } from "@noble/hashes/utils.js";
 import { ripemd160 } from "@noble/hashes/legacy.js";
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bitcoinBase58check } from "../addresses.ts";
@@ -71,22 +72,12 @@ export function hash160(bytes: Uint8Array): Uint8Array {
   return ripemd160(sha256(bytes));
 }
 
-function concat(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
-
 const equal = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((x, i) => x === b[i]);
 
 /** The P2PKH address of a 33-byte compressed public key. */
 export function p2pkhAddress(network: UtxoNetwork, publicKey: Uint8Array): string {
   if (publicKey.length !== 33) throw new Error(`${network.chain}: a P2PKH key is 33 bytes compressed`);
-  return bitcoinBase58check.encode(concat(network.p2pkh, hash160(publicKey)));
+  return bitcoinBase58check.encode(concatBytes(network.p2pkh, hash160(publicKey)));
 }
 
 export type DecodedAddress = { type: "p2pkh" | "p2sh"; hash: Uint8Array };
@@ -113,9 +104,9 @@ export function outputScript(network: UtxoNetwork, address: string): Uint8Array 
   if (!decoded) throw new Error(`${network.chain} ${network.name}: ${address} is not a transparent address`);
   return decoded.type === "p2pkh"
     // OP_DUP OP_HASH160 <20> OP_EQUALVERIFY OP_CHECKSIG
-    ? concat(v(0x76, 0xa9, 0x14), decoded.hash, v(0x88, 0xac))
+    ? concatBytes(v(0x76, 0xa9, 0x14), decoded.hash, v(0x88, 0xac))
     // OP_HASH160 <20> OP_EQUAL
-    : concat(v(0xa9, 0x14), decoded.hash, v(0x87));
+    : concatBytes(v(0xa9, 0x14), decoded.hash, v(0x87));
 }
 
 /**
@@ -127,10 +118,10 @@ export function scriptAddress(network: UtxoNetwork, script: Uint8Array): string 
     script.length === 25 && script[0] === 0x76 && script[1] === 0xa9 && script[2] === 0x14 && script[23] === 0x88 &&
     script[24] === 0xac
   ) {
-    return bitcoinBase58check.encode(concat(network.p2pkh, script.subarray(3, 23)));
+    return bitcoinBase58check.encode(concatBytes(network.p2pkh, script.subarray(3, 23)));
   }
   if (script.length === 23 && script[0] === 0xa9 && script[1] === 0x14 && script[22] === 0x87) {
-    return bitcoinBase58check.encode(concat(network.p2sh, script.subarray(2, 22)));
+    return bitcoinBase58check.encode(concatBytes(network.p2sh, script.subarray(2, 22)));
   }
   return null;
 }

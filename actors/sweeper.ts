@@ -202,9 +202,10 @@ export async function treasuryTick(
 ): Promise<unknown> {
   if (isAccountChain(chain)) return await sweepOnce(ctx, chain, owner, leaseMs);
   if (!isUtxoChain(chain)) return null;
-  if (!(await acquireLease(ctx.kv, `consolidation:${chain}`, owner, leaseMs, ctx.now().getTime()))) return null;
+  // Read first, lease second: an idle treasury (no open consolidation) costs one read per tick and no commit.
   const open = await openConsolidation(ctx.kv, chain);
   if (!open) return null;
+  if (!(await acquireLease(ctx.kv, `consolidation:${chain}`, owner, leaseMs, ctx.now().getTime()))) return null;
   try {
     return await driveConsolidation(ctx.kv, ctx.chains, open, ctx.settings.confirmations(chain), ctx.now());
   } catch (err) {

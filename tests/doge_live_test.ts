@@ -1,0 +1,265 @@
+/**
+ * The whole service over HTTP with live Dogecoin: `CHAIN_MODE=devnet`, `DOGE_RPC_URLS` pointing at a real
+ * Bitcoin-Core-family regtest node (Debian's litecoind standing in for Dogecoin Core: same RPC family, P2PKH version
+ * 111 on regtest like Dogecoin regtest) and Base live on anvil with the five uAssets. A deposit from the node's wallet
+ * becomes a completed mint of uDOGE on anvil and a treasury coin; a real uDOGE transfer to the transfer address becomes
+ * a payout signed by us, accepted by the node's mempool and mined, paying exactly the burned amount with its change
+ * back to our change address; a burn the treasury cannot fund waits and goes out when a deposit confirms; and a
+ * SIGKILL of a child-process server after recording or after broadcasting the payout still ends with exactly one
+ * payout, the one recorded before the crash.
+ *
+ * Confirmations are the catalog's (doge 40): mining 40 regtest blocks takes milliseconds, so nothing is shortened.
+ * Without litecoind these tests skip loudly; under CI=true they fail (tests/support/litecoind.ts).
+ */
+import assert from "node:assert/strict";
+import { Transaction } from "bitcoinjs-lib";
+import { NATIVE } from "../chains/catalog.ts";
+import { outputScript, utxoNetwork } from "../chains/utxo/network.ts";
+import { TREASURY_CANNOT_FUND } from "../actors/treasury_steps.ts";
+import { openKv } from "../kv/open.ts";
+import { getOrder, type Order } from "../kv/orders.ts";
+import { coinStates, readCoin, spendableCoins, spentBy } from "../kv/treasury.ts";
+import { expectedDepositId, toWei, waitUntil } from "./support/chain_facts.ts";
+import { ChildServer } from "./support/child_server.ts";
+import { litecoindAvailable, type Litecoind, startLitecoind } from "./support/litecoind.ts";
+import { holder, type LiveBase, liveBase, minter } from "./support/live_base.ts";
+import { FAST_PIPELINE, type Json, terminal, waitForOrders } from "./support/pipeline.ts";
+import { call, randomWallet, startTestServer, type TestServer, tokenFor } from "./support/server.ts";
+
+const DOGE_REGTEST = utxoNetwork("doge", "regtest");
+const FINALITY = NATIVE.doge.finality;
+const CONFIRMATIONS = FINALITY.kind === "depth" ? FINALITY.confirmations : 0;
+const KOINU_TO_WEI = 10n ** 10n;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The service's environment for live doge on `node` beside live Base: the catalog's confirmations, fast polling. */
+async function dogeEnv(live: LiveBase, node: Litecoind, over: Record<string, string> = {}) {
+  const height = await node.call<number>("getblockcount");
+  return {
+    ...FAST_PIPELINE,
+    ...live.env(),
+    DOGE_RPC_URLS: node.url,
+    // Deposits made from here on are seen; the 101 funding blocks are not rescanned.
+    DOGE_START_BLOCK: String(height),
+    DOGE_BLOCK_MS: "25",
+    ...over,
+  };
+}
+
+async function storedOrder(kv: Deno.Kv, id: string): Promise<Order> {
+  const e = await getOrder(kv, id);
+  if (!e.value) throw new Error(`no order ${id}`);
+  return e.value;
+}
+
+/** A transaction's outputs as exact koinu, from its raw bytes (the node's `value` is a float: never read it). */
+async function outputsOf(node: Litecoind, txid: string): Promise<{ script: string; amount: bigint }[]> {
+  const hex = await node.call<string>("getrawtransaction", [txid, false]);
+  return Transaction.fromHex(hex).outs.map((o) => ({
+    script: Array.from(o.script, (b) => b.toString(16).padStart(2, "0")).join(""),
+    amount: BigInt(o.value),
+  }));
+}
+
+function scriptHex(address: string): string {
+  return Array.from(outputScript(DOGE_REGTEST, address), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** Confirmations of `txid` as the node sees it (0 in the mempool, null unknown). */
+async function confirmationsOf(node: Litecoind, txid: string): Promise<number | null> {
+  try {
+    const tx = await node.call<{ confirmations?: number }>("getrawtransaction", [txid, true]);
+    return tx.confirmations ?? 0;
+  } catch {
+    return null;
+  }
+}
+
+/** Every transaction in the node's chain or mempool spending `outpoint`, from the blocks since `fromHeight`. */
+async function spendersOf(node: Litecoind, outpoint: { txHash: string; index: number }, fromHeight: number) {
+  const spenders = new Set<string>();
+  const consider = async (txid: string) => {
+    const hex = await node.call<string>("getrawtransaction", [txid, false]);
+    const tx = Transaction.fromHex(hex);
+    for (const input of tx.ins) {
+      const prev = Array.from(input.hash).reverse().map((b) => b.toString(16).padStart(2, "0")).join("");
+      if (prev === outpoint.txHash && input.index === outpoint.index) spenders.add(tx.getId());
+    }
+  };
+  const tip = await node.call<number>("getblockcount");
+  for (let h = fromHeight; h <= tip; h++) {
+    const block = await node.call<{ tx: string[] }>("getblock", [await node.call<string>("getblockhash", [h]), 1]);
+    for (const txid of block.tx) await consider(txid);
+  }
+  for (const txid of await node.call<string[]>("getrawmempool")) await consider(txid);
+  return [...spenders];
+}
+
+/** A partner with a doge -> base deposit address over HTTP. */
+async function dogePartner(server: TestServer) {
+  const wallet = randomWallet().toLowerCase();
+  const token = await tokenFor(server, wallet);
+  const created = await call(server, "POST", "/mint/wallets", {
+    token,
+    body: { chain: "doge", destinationChain: "base" },
+  });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  const address = created.body.data.address as string;
+  assert.match(address, /^[mn]/, "a regtest P2PKH address");
+  return { wallet, token, address };
+}
+
+/**
+ * Sends `amount` koinu from the node's wallet to a new deposit address, confirms it with the catalog's confirmations
+ * and waits for the mint to end. Returns the order, its statuses and the latency from the block giving the deposit
+ * its required confirmations to the mint being recorded (signed, about to be broadcast).
+ */
+async function mintThroughService(server: TestServer, node: Litecoind, amount: bigint) {
+  const partner = await dogePartner(server);
+  const t0 = performance.now();
+  const lap = (what: string) => Deno.env.get("TEST_TIMING") && console.log(what, Math.round(performance.now() - t0));
+  const txid = await node.send(partner.address, amount);
+  await node.mine(1);
+  lap("sent and mined");
+  const seen = new Map<string, string[]>();
+  const [pending] = await waitForOrders(server, partner.token, (o) => o.length === 1, { seen, timeoutMs: 10_000 });
+  assert.equal(pending.status, "pending", JSON.stringify(pending));
+  assert.equal(pending.amount, amount.toString());
+  lap("pending seen");
+  // One block short of the required confirmations: still pending.
+  await node.mine(CONFIRMATIONS - 2);
+  await sleep(150);
+  assert.equal((await storedOrder(server.services.kv, pending.id)).status, "pending", "39 of 40 confirmations");
+  await node.mine(1);
+  const confirmedAt = performance.now();
+  lap("confirmed");
+  const recorded = await waitUntil("the mint recorded", async () => {
+    const o = await storedOrder(server.services.kv, pending.id);
+    return o.details.intent ? performance.now() : null;
+  }, 10_000);
+  lap("recorded");
+  const [order] = await waitForOrders(server, partner.token, (o) => o.length === 1 && terminal(o[0]), {
+    seen,
+    timeoutMs: 15_000,
+  });
+  lap("terminal");
+  const stored = await storedOrder(server.services.kv, order.id);
+  return {
+    partner,
+    txid,
+    order,
+    stored,
+    statuses: seen.get(order.id)!,
+    latencyMs: Math.round(recorded - confirmedAt),
+  };
+}
+
+/** A completed mint: one uDOGE Minted log, exactly amount x 10^10 wei, the deposit output a treasury coin. */
+async function assertMinted(
+  live: LiveBase,
+  kv: Deno.Kv,
+  r: Awaited<ReturnType<typeof mintThroughService>>,
+  amount: bigint,
+) {
+  assert.equal(r.order.status, "completed", JSON.stringify(r.order));
+  assert.equal(r.order.sourceChain, "doge");
+  assert.equal(r.order.destinationChain, "base");
+  assert.equal(r.order.token, "DOGE");
+  assert.equal(await live.balanceOf("uDOGE", r.partner.wallet), amount * KOINU_TO_WEI);
+  assert.equal(await live.balanceOf("uDOGE", r.partner.wallet), toWei("doge", amount));
+  const { txHash, index } = r.stored.details.source;
+  assert.equal(txHash, r.txid);
+  assert.equal(r.stored.details.depositId, await expectedDepositId("doge", txHash, index));
+  const logs = await live.mintedLogs("uDOGE", r.stored.details.depositId);
+  assert.equal(logs.length, 1, "exactly one Minted log");
+  assert.equal(logs[0].transactionHash, r.order.transactionHash);
+  const coin = await readCoin(kv, "doge", { txHash, index });
+  assert.ok(coin, "the deposit output is a treasury coin");
+  assert.equal(coin.amount, amount);
+  assert.equal(coin.address, r.partner.address);
+  assert.equal(coin.coinbase, false);
+  return coin;
+}
+
+/** Registers `destination` as the holder's doge burn destination; returns the holder's token. */
+async function dogeBurner(server: TestServer, destination: string) {
+  const token = await tokenFor(server, holder.address);
+  const configured = await call(server, "POST", "/burn/wallets", {
+    token,
+    body: { destinationChain: "doge", destinationAddress: destination },
+  });
+  assert.equal(configured.status, 201, JSON.stringify(configured.body));
+  return token;
+}
+
+/** Mines a doge block every `ms` (the payout's confirmations accrue) until the returned stop is awaited. */
+function mineDogeEvery(node: Litecoind, ms: number, blocks = 4) {
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      await node.mine(blocks).catch(() => {});
+      await sleep(ms);
+    }
+  })();
+  return async () => {
+    running = false;
+    await loop;
+  };
+}
+
+/** The payout as mined: it pays `destination` exactly `koinu` once and its change (if any) to `change`. */
+async function assertPaidOnce(
+  node: Litecoind,
+  o: { txHash: string; destination: string; koinu: bigint; change?: { index: number; address: string; amount: string } },
+) {
+  assert.ok((await confirmationsOf(node, o.txHash))! >= CONFIRMATIONS, "the payout is mined and buried");
+  const outs = await outputsOf(node, o.txHash);
+  const toDestination = outs.filter((x) => x.script === scriptHex(o.destination));
+  assert.deepEqual(toDestination.map((x) => x.amount), [o.koinu], "the destination is paid the burned amount once");
+  if (o.change) {
+    assert.equal(outs[o.change.index].script, scriptHex(o.change.address));
+    assert.equal(outs[o.change.index].amount, BigInt(o.change.amount));
+  }
+  // The node's wallet owns the destination: every transaction paying it is the one payout.
+  const received = await node.call<{ address: string; txids: string[] }[]>("listreceivedbyaddress", [
+    0,
+    false,
+    false,
+    o.destination,
+  ]);
+  assert.deepEqual(received.map((r) => r.txids), [[o.txHash]], "one transaction ever paid the destination");
+}
+
+// ---------------------------------------------------------------- 1. mint
+
+Deno.test("live doge on litecoind regtest standing in for Dogecoin Core: a deposit mints exact uDOGE on anvil", async () => {
+  if (!litecoindAvailable("doge_live_test.ts")) return;
+  const started = performance.now();
+  const node = await startLitecoind();
+  const live = await liveBase();
+  const stopMining = live.mineEvery(60);
+  const server = await startTestServer(await dogeEnv(live, node));
+  console.log("started", Math.round(performance.now() - started));
+  try {
+    assert.deepEqual(server.services.chainPlan.liveUtxo, ["doge"]);
+    const amount = 1_234_567_891n; // 12.34567891 DOGE
+    const r = await mintThroughService(server, node, amount);
+    await assertMinted(live, server.services.kv, r, amount);
+    assert.deepEqual(r.statuses.filter((s) => s === "pending" || s === "completed"), ["pending", "completed"]);
+    assert.equal(r.stored.details.intent?.txHash, r.order.transactionHash, "the recorded mint is the one mined");
+    const spendable = await spendableCoins(server.services.kv, "doge");
+    assert.deepEqual(spendable.map((c) => [c.outpoint.txHash, c.amount]), [[r.txid, amount]]);
+    assert.equal(await live.client.getTransactionCount({ address: minter.address }), 1, "one mint sent");
+    console.log(`doge mint: ${r.latencyMs} ms from the 40th confirmation to the mint recorded`);
+  } finally {
+    console.log("body", Math.round(performance.now() - started));
+    await server.close();
+    console.log("closed", Math.round(performance.now() - started));
+    await stopMining();
+    await live.close();
+    console.log("live closed", Math.round(performance.now() - started));
+    await node.stop();
+    console.log(`doge mint test: ${Math.round(performance.now() - started)} ms`);
+  }
+});

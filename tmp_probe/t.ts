@@ -1,0 +1,15 @@
+import { startLitecoind } from "../tests/support/litecoind.ts";
+import { liveBase } from "../tests/support/live_base.ts";
+import { startTestServer } from "../tests/support/server.ts";
+import { FAST_PIPELINE } from "../tests/support/pipeline.ts";
+const t0 = performance.now();
+const lap = (w: string) => console.log(w, Math.round(performance.now() - t0));
+const node = await startLitecoind(); lap("litecoind");
+const live = await liveBase(); lap("livebase");
+const stop = live.mineEvery(60);
+const server = await startTestServer({ ...FAST_PIPELINE, ...live.env(), DOGE_RPC_URLS: node.url, DOGE_START_BLOCK: "101", DOGE_BLOCK_MS: "25" }); lap("server");
+await new Promise((r) => setTimeout(r, 1000));
+await server.close(); lap("server closed");
+await stop(); lap("mining stopped");
+await live.close(); lap("live closed");
+await node.stop(); lap("node stopped");

@@ -47,7 +47,12 @@ export type SourceTransfer = z.infer<typeof SourceTransferSchema>;
 const ExpirySchema = z.strictObject({ kind: z.enum(["height", "ledger", "epoch"]), value: z.number().int().min(0) });
 const OutpointSchema = z.strictObject({ txHash: z.string().min(1), index: z.number().int().min(0) });
 const ConsumedSchema = z.discriminatedUnion("kind", [
-  z.strictObject({ kind: z.literal("outpoints"), outpoints: z.array(OutpointSchema).min(1) }),
+  z.strictObject({
+    kind: z.literal("outpoints"),
+    outpoints: z.array(OutpointSchema).min(1),
+    // The lowest block of the coins (chains/adapter.ts): a live UTXO payer sets it, the sim's does not.
+    since: z.number().int().min(0).optional(),
+  }),
   z.strictObject({ kind: z.literal("nonce"), account: z.string().min(1), nonce: z.number().int().min(0) }),
 ]);
 const DeathProofSchema = z.discriminatedUnion("kind", [
@@ -58,6 +63,10 @@ const DeathProofSchema = z.discriminatedUnion("kind", [
 const _expiry = null as unknown as z.infer<typeof ExpirySchema> satisfies Expiry;
 const _consumed = null as unknown as z.infer<typeof ConsumedSchema> satisfies Consumed;
 const _proof = null as unknown as z.infer<typeof DeathProofSchema> satisfies DeathProof;
+// And back: whatever an adapter may return is storable (a field the schema lacks would refuse the recording commit).
+const _consumedBack = null as unknown as Consumed satisfies z.infer<typeof ConsumedSchema>;
+const _proofBack = null as unknown as DeathProof satisfies z.infer<typeof DeathProofSchema>;
+const _expiryBack = null as unknown as Expiry satisfies z.infer<typeof ExpirySchema>;
 
 /** A signed outgoing transaction, committed before it is broadcast (DESIGN.md invariant 2). */
 export const IntentSchema = z.strictObject({

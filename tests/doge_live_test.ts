@@ -398,3 +398,152 @@ Deno.test("live doge on litecoind regtest standing in for Dogecoin Core: a burn 
     console.log(`doge unfunded burn test: ${Math.round(performance.now() - started)} ms`);
   }
 });
+
+// ---------------------------------------------------------------- 4. SIGKILL mid-payout
+
+/** A partner's token from a child server (the operator's API key was written on the KV file before it started). */
+async function childToken(server: ChildServer, apiKey: string, wallet: string): Promise<string> {
+  const auth = await server.call("POST", "/auth/token", {
+    headers: { "X-API-Key": apiKey },
+    body: { walletAddress: wallet },
+  });
+  assert.equal(auth.status, 200, JSON.stringify(auth.body));
+  return auth.body.token as string;
+}
+
+async function childOrders(server: ChildServer, token: string): Promise<Json[]> {
+  const res = await server.call("GET", "/orders", { token });
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  return res.body.data.orders;
+}
+
+async function childTerminal(server: ChildServer, token: string, what: string): Promise<Json> {
+  let last: Json = null;
+  return await waitUntil(what, async () => {
+    last = await childOrders(server, token);
+    return last.length === 1 && terminal(last[0]) ? last[0] : null;
+  }, 20_000).catch(async (err) => {
+    throw new Error(`${err.message}; last ${JSON.stringify(last)}; log: ${await server.errTail()}`);
+  });
+}
+
+async function payoutCrashCase(point: "after-record" | "after-broadcast") {
+  const started = performance.now();
+  const node = await startLitecoind();
+  const live = await liveBase();
+  const stopMining = live.mineEvery(60);
+  const kvPath = `${live.dir}/kv.sqlite3`;
+  const env = {
+    ...(await dogeEnv(live, node)),
+    KV_PATH: kvPath,
+    // Fixed, so the partners' tokens (aud) stay valid on the restarted servers, which listen on new ports.
+    BASE_URL: "http://doge-live.test",
+  };
+  let server: ChildServer | null = null;
+  try {
+    const adminKv = await openKv(kvPath);
+    const apiKey = (await createApiKey(adminKv, "doge-crash-partner")).apiKey;
+    adminKv.close();
+
+    // A completed mint first, by a server without a crash point: the treasury holds its deposit coin.
+    server = await ChildServer.start(live.dir, env);
+    const minterWallet = randomWallet().toLowerCase();
+    const mintToken = await childToken(server, apiKey, minterWallet);
+    const created = await server.call("POST", "/mint/wallets", {
+      token: mintToken,
+      body: { chain: "doge", destinationChain: "base" },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const deposited = 2_000_000_007n;
+    const depositTx = await node.send(created.body.data.address, deposited);
+    await node.mine(1);
+    await waitUntil("the deposit seen", async () => (await childOrders(server!, mintToken)).length === 1);
+    await node.mine(CONFIRMATIONS - 1);
+    const mint = await childTerminal(server, mintToken, "the mint to end");
+    assert.equal(mint.status, "completed", JSON.stringify(mint));
+    assert.equal(await live.balanceOf("uDOGE", minterWallet), deposited * KOINU_TO_WEI);
+    const destination = await node.call<string>("getnewaddress", ["", "legacy"]);
+    const burnToken = await childToken(server, apiKey, holder.address);
+    const configured = await server.call("POST", "/burn/wallets", {
+      token: burnToken,
+      body: { destinationChain: "doge", destinationAddress: destination },
+    });
+    assert.equal(configured.status, 201, JSON.stringify(configured.body));
+    const transferAddress = configured.body.data.uAssetTransferAddress as string;
+    await server.stop();
+    server = null;
+
+    let kv = await openKv(kvPath);
+    const [depositCoin] = await spendableCoins(kv, "doge");
+    kv.close();
+    assert.deepEqual(depositCoin.outpoint, { txHash: depositTx, index: depositCoin.outpoint.index });
+    assert.equal(depositCoin.amount, deposited);
+
+    // The burn, on a server that dies at `point`.
+    server = await ChildServer.start(live.dir, { ...env, FAULT_CRASH_POINT: point });
+    await live.fund("uDOGE", holder.address, 10n * 10n ** 18n);
+    const koinu = 700_000_000n;
+    await live.transfer("uDOGE", transferAddress, koinu * KOINU_TO_WEI);
+    const died = await server.exited(20_000);
+    assert.ok(died, `the server did not crash at ${point}: ${await server.errTail()}`);
+    assert.equal(died.signal, "SIGKILL", `exit ${JSON.stringify(died)}: ${await server.errTail()}`);
+    assert.match(await server.errTail(), new RegExp(`FAULT_CRASH_POINT=${point}`));
+    server = null;
+
+    // What the dead process left in KV: the payout recorded with the coin it locks.
+    kv = await openKv(kvPath);
+    const { orders } = await listOrders(kv, holder.address.toLowerCase(), { limit: 10, offset: 0 });
+    assert.equal(orders.length, 1);
+    const before = orders[0];
+    assert.equal(before.status, "burning");
+    const recorded = before.details.intent!;
+    assert.ok(recorded, "the payout was recorded before the crash");
+    assert.deepEqual(recorded.consumes?.kind === "outpoints" && recorded.consumes.outpoints, [depositCoin.outpoint]);
+    assert.deepEqual(await coinLocks(kv, "doge", [depositCoin.outpoint]), [recorded.txHash], "the coin is locked");
+    kv.close();
+    if (point === "after-record") {
+      assert.equal(await confirmationsOf(node, recorded.txHash), null, "recorded, never broadcast");
+    } else {
+      assert.equal(await confirmationsOf(node, recorded.txHash), 0, "broadcast before the crash: in the mempool");
+    }
+
+    // Restarted without the crash point: the recorded bytes go out (again), are mined, and the order completes.
+    server = await ChildServer.start(live.dir, env);
+    await waitUntil("the recorded payout in the node's mempool", async () => {
+      return (await confirmationsOf(node, recorded.txHash)) === 0;
+    }, 15_000).catch(async (err) => {
+      throw new Error(`${err.message}; log: ${await server!.errTail()}`);
+    });
+    await node.mine(CONFIRMATIONS);
+    const order = await childTerminal(server, burnToken, "the burn to end after the restart");
+    await server.stop();
+    server = null;
+    assert.equal(order.status, "completed", JSON.stringify(order));
+    assert.equal(order.transactionHash, recorded.txHash, "the payout recorded before the crash is the one mined");
+    // Exactly one transaction ever spent the locked coin, and the destination was paid once.
+    assert.deepEqual(await spendersOf(node, depositCoin.outpoint, depositCoin.height), [recorded.txHash]);
+    await assertPaidOnce(node, { txHash: recorded.txHash, destination, koinu, change: recorded.change });
+    kv = await openKv(kvPath);
+    assert.equal(await spentBy(kv, "doge", depositCoin.outpoint), recorded.txHash);
+    assert.deepEqual(await coinLocks(kv, "doge", [depositCoin.outpoint]), [null], "released once spent");
+    const after = await storedOrder(kv, order.id);
+    assert.equal(after.details.deadIntents, undefined, "never re-signed");
+    kv.close();
+  } finally {
+    await server?.stop();
+    await stopMining();
+    await live.close();
+    await node.stop();
+    console.log(`doge crash ${point} test: ${Math.round(performance.now() - started)} ms`);
+  }
+}
+
+Deno.test("live doge on litecoind regtest standing in for Dogecoin Core: SIGKILL after recording the payout, before broadcasting: the recorded payout is sent, once", async () => {
+  if (!litecoindAvailable("doge_live_test.ts")) return;
+  await payoutCrashCase("after-record");
+});
+
+Deno.test("live doge on litecoind regtest standing in for Dogecoin Core: SIGKILL after broadcasting the payout: exactly one payout", async () => {
+  if (!litecoindAvailable("doge_live_test.ts")) return;
+  await payoutCrashCase("after-broadcast");
+});

@@ -63,10 +63,6 @@ const DeathProofSchema = z.discriminatedUnion("kind", [
 const _expiry = null as unknown as z.infer<typeof ExpirySchema> satisfies Expiry;
 const _consumed = null as unknown as z.infer<typeof ConsumedSchema> satisfies Consumed;
 const _proof = null as unknown as z.infer<typeof DeathProofSchema> satisfies DeathProof;
-// And back: whatever an adapter may return is storable (a field the schema lacks would refuse the recording commit).
-const _consumedBack = null as unknown as Consumed satisfies z.infer<typeof ConsumedSchema>;
-const _proofBack = null as unknown as DeathProof satisfies z.infer<typeof DeathProofSchema>;
-const _expiryBack = null as unknown as Expiry satisfies z.infer<typeof ExpirySchema>;
 
 /** A signed outgoing transaction, committed before it is broadcast (DESIGN.md invariant 2). */
 export const IntentSchema = z.strictObject({

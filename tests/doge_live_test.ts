@@ -23,7 +23,7 @@ import { coinLocks } from "../kv/chain_state.ts";
 import { readCoin, spendableCoins, spentBy } from "../kv/treasury.ts";
 import { expectedDepositId, toWei, waitUntil } from "./support/chain_facts.ts";
 import { ChildServer } from "./support/child_server.ts";
-import { litecoindAvailable, type Litecoind, startLitecoind } from "./support/litecoind.ts";
+import { type Litecoind, litecoindAvailable, startLitecoind } from "./support/litecoind.ts";
 import { holder, type LiveBase, liveBase, minter } from "./support/live_base.ts";
 import { FAST_PIPELINE, type Json, terminal, waitForOrders } from "./support/pipeline.ts";
 import { call, randomWallet, startTestServer, type TestServer, tokenFor } from "./support/server.ts";
@@ -119,33 +119,26 @@ async function dogePartner(server: TestServer) {
  */
 async function mintThroughService(server: TestServer, node: Litecoind, amount: bigint) {
   const partner = await dogePartner(server);
-  const t0 = performance.now();
-  const lap = (what: string) => Deno.env.get("TEST_TIMING") && console.log(what, Math.round(performance.now() - t0));
   const txid = await node.send(partner.address, amount);
   await node.mine(1);
-  lap("sent and mined");
   const seen = new Map<string, string[]>();
   const [pending] = await waitForOrders(server, partner.token, (o) => o.length === 1, { seen, timeoutMs: 10_000 });
   assert.equal(pending.status, "pending", JSON.stringify(pending));
   assert.equal(pending.amount, amount.toString());
-  lap("pending seen");
   // One block short of the required confirmations: still pending.
   await node.mine(CONFIRMATIONS - 2);
   await sleep(150);
   assert.equal((await storedOrder(server.services.kv, pending.id)).status, "pending", "39 of 40 confirmations");
   await node.mine(1);
   const confirmedAt = performance.now();
-  lap("confirmed");
   const recorded = await waitUntil("the mint recorded", async () => {
     const o = await storedOrder(server.services.kv, pending.id);
     return o.details.intent ? performance.now() : null;
   }, 10_000);
-  lap("recorded");
   const [order] = await waitForOrders(server, partner.token, (o) => o.length === 1 && terminal(o[0]), {
     seen,
     timeoutMs: 15_000,
   });
-  lap("terminal");
   const stored = await storedOrder(server.services.kv, order.id);
   return {
     partner,
@@ -195,25 +188,15 @@ async function dogeBurner(server: TestServer, destination: string) {
   return token;
 }
 
-/** Mines a doge block every `ms` (the payout's confirmations accrue) until the returned stop is awaited. */
-function mineDogeEvery(node: Litecoind, ms: number, blocks = 4) {
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      await node.mine(blocks).catch(() => {});
-      await sleep(ms);
-    }
-  })();
-  return async () => {
-    running = false;
-    await loop;
-  };
-}
-
 /** The payout as mined: it pays `destination` exactly `koinu` once and its change (if any) to `change`. */
 async function assertPaidOnce(
   node: Litecoind,
-  o: { txHash: string; destination: string; koinu: bigint; change?: { index: number; address: string; amount: string } },
+  o: {
+    txHash: string;
+    destination: string;
+    koinu: bigint;
+    change?: { index: number; address: string; amount: string };
+  },
 ) {
   assert.ok((await confirmationsOf(node, o.txHash))! >= CONFIRMATIONS, "the payout is mined and buried");
   const outs = await outputsOf(node, o.txHash);

@@ -47,7 +47,12 @@ export type SourceTransfer = z.infer<typeof SourceTransferSchema>;
 const ExpirySchema = z.strictObject({ kind: z.enum(["height", "ledger", "epoch"]), value: z.number().int().min(0) });
 const OutpointSchema = z.strictObject({ txHash: z.string().min(1), index: z.number().int().min(0) });
 const ConsumedSchema = z.discriminatedUnion("kind", [
-  z.strictObject({ kind: z.literal("outpoints"), outpoints: z.array(OutpointSchema).min(1) }),
+  z.strictObject({
+    kind: z.literal("outpoints"),
+    outpoints: z.array(OutpointSchema).min(1),
+    // The lowest block of the coins (chains/adapter.ts): a live UTXO payer sets it, the sim's does not.
+    since: z.number().int().min(0).optional(),
+  }),
   z.strictObject({ kind: z.literal("nonce"), account: z.string().min(1), nonce: z.number().int().min(0) }),
 ]);
 const DeathProofSchema = z.discriminatedUnion("kind", [

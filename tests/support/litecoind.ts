@@ -102,6 +102,9 @@ export async function startLitecoind(opts: { fund?: boolean; txindex?: boolean }
       "-addresstype=legacy",
       "-changetype=legacy",
       "-vbparams=mweb:-2:0",
+      // An idle keep-alive RPC connection (the service's fetch pool keeps them) is closed after 1 s: `stop` waits for
+      // open connections, which otherwise holds every test's teardown for the default 30 s.
+      "-rpcservertimeout=1",
     ],
     stdin: "null",
     stdout: "null",

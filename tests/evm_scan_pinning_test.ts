@@ -45,12 +45,14 @@ Deno.test(
       const direct = evmClient({ chain: CHAIN, urls: [anvil.url], chainId: CHAIN_ID });
       const walletOf = (account: LocalAccount) =>
         createWalletClient({ account, chain: direct.chain, transport: http(anvil.url) });
-      await walletOf(minter).writeContract({
+      const mintHash = await walletOf(minter).writeContract({
         address: uAssets.uSOL,
         abi: UASSET_ABI,
         functionName: "mint",
         args: [holder.address, parseEther("5"), keccak256(toHex("scan-pinning"))],
       });
+      // anvil's automine answers a send before it seals the block: wait for the receipt, not the answer.
+      await direct.waitForTransactionReceipt({ hash: mintHash, pollingInterval: 10 });
       const startBlock = await blockNumber(anvil.url);
       await anvilRpc(anvil.url, "anvil_mine", ["0x3"]);
       const head = await blockNumber(anvil.url);
@@ -64,7 +66,7 @@ Deno.test(
         args: [TRANSFER_ADDRESS, parseEther("1")],
       });
       const burnBlock = Number(
-        (await anvilRpc<{ blockNumber: string }>(anvil.url, "eth_getTransactionReceipt", [burnHash])).blockNumber,
+        (await direct.waitForTransactionReceipt({ hash: burnHash, pollingInterval: 10 })).blockNumber,
       );
       assert.ok(burnBlock > head);
       await anvilRpc(anvil.url, "anvil_mine", ["0x3"]);

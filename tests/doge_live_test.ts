@@ -140,9 +140,11 @@ async function mintThroughService(server: TestServer, node: Litecoind, amount: b
     timeoutMs: 15_000,
   });
   const stored = await storedOrder(server.services.kv, order.id);
+  const sender = await node.call<{ ismine: boolean }>("getaddressinfo", [order.sourceWallet]).catch(() => null);
   return {
     partner,
     txid,
+    senderIsTheWallets: sender?.ismine === true,
     order,
     stored,
     statuses: seen.get(order.id)!,
@@ -161,6 +163,8 @@ async function assertMinted(
   assert.equal(r.order.sourceChain, "doge");
   assert.equal(r.order.destinationChain, "base");
   assert.equal(r.order.token, "DOGE");
+  // The sender is the address the deposit's first input spent: one of the node's own wallet's here.
+  assert.equal(r.senderIsTheWallets, true, `sourceWallet ${r.order.sourceWallet}`);
   assert.equal(await live.balanceOf("uDOGE", r.partner.wallet), amount * KOINU_TO_WEI);
   assert.equal(await live.balanceOf("uDOGE", r.partner.wallet), toWei("doge", amount));
   const { txHash, index } = r.stored.details.source;

@@ -46,6 +46,8 @@ Deno.test({ name: `doge adapter ${NAME}`, ignore: !RUN }, async (t) => {
         const sender = await reader.senderOf!(txid);
         assert.ok(sender, "the wallet's P2PKH input is the sender");
         assert.equal((await node.call<{ ismine: boolean }>("getaddressinfo", [sender])).ismine, true);
+        // A reader that scanned nothing looks the deposit up on the node: the same sender.
+        assert.equal(await dogeOnLitecoind(node).reader.senderOf!(txid), sender, "with or without a scan first");
       }
       const status = await reader.txStatus(txids[0]);
       assert.deepEqual(status, { state: "included", blockNumber: tip.number, confirmations: 1, success: true });

@@ -102,6 +102,13 @@ export function utxoReader(node: UtxoNode, opts: UtxoReaderOptions): ChainReader
     return null;
   }
 
+  /**
+   * The first input of each transaction of the last scanned range: the watcher asks `senderOf` for the deposits it
+   * just found in that range, so the deposit transaction itself need not be fetched again (one lookup per deposit,
+   * the spent output's transaction, instead of two). Replaced at every scan, so it never outgrows one range.
+   */
+  let firstInputs = new Map<string, Outpoint | null>();
+
   async function statusOfNowhere(txHash: string, ours: OwnTx): Promise<TxStatus> {
     const tip = (await node.tip()).number;
     const finalHeight = tip - confirmations + 1;
@@ -150,11 +157,13 @@ export function utxoReader(node: UtxoNode, opts: UtxoReaderOptions): ChainReader
 
     async scan(from, to) {
       const out: ScannedBlock[] = [];
+      const inputs = new Map<string, Outpoint | null>();
       let next = Math.max(0, from);
       while (next <= to) {
         const blocks = await node.blocks(next, to);
         if (blocks.length === 0) break; // above the tip
         for (const b of blocks) {
+          for (const tx of b.txs) inputs.set(tx.txid, tx.coinbase ? null : tx.inputs[0] ?? null);
           out.push({
             number: b.number,
             hash: b.hash,
@@ -164,6 +173,7 @@ export function utxoReader(node: UtxoNode, opts: UtxoReaderOptions): ChainReader
         }
         next = blocks.at(-1)!.number + 1;
       }
+      firstInputs = inputs;
       return out;
     },
 
@@ -182,9 +192,13 @@ export function utxoReader(node: UtxoNode, opts: UtxoReaderOptions): ChainReader
     },
 
     async senderOf(txHash) {
-      const place = await node.findTx(txHash);
-      if (place.where === "nowhere" || place.tx.coinbase || place.tx.inputs.length === 0) return null;
-      const first = place.tx.inputs[0];
+      let first = firstInputs.get(txHash);
+      if (first === undefined) {
+        const place = await node.findTx(txHash);
+        if (place.where === "nowhere" || place.tx.coinbase) return null;
+        first = place.tx.inputs[0] ?? null;
+      }
+      if (first === null) return null;
       const prev = await node.findTx(first.txHash);
       if (prev.where === "nowhere") return null;
       return prev.tx.outputs[first.index]?.address ?? null;

@@ -313,13 +313,13 @@ async function recordBlock(ctx: PipelineContext, chain: ChainSymbol, block: Scan
   for (const t of block.transfers) {
     const owner = t.asset === "native" ? owners.get(t.to) : undefined;
     if (!owner) continue;
-    if (t.coinbase) {
+    if (t.coinbase || t.heldReason) {
       // Never credited, whatever its amount: an operator decides what to do with it.
       const held = heldOf(ctx, chain, block.number, t, {
-        from: t.from || COINBASE_SENDER,
+        from: t.from || (t.coinbase ? COINBASE_SENDER : UNKNOWN_SENDER),
         asset: "native",
         to: t.to,
-        reason: coinbaseReason(chain),
+        reason: t.heldReason ?? coinbaseReason(chain),
       });
       if (await commitRecord(ctx, chain, t, { kind: "held", held })) recorded++;
       continue;

@@ -38,6 +38,13 @@ export interface ObservedTransfer {
    * only be spent to shielded outputs): the watcher records it as held for an operator.
    */
   coinbase?: true;
+  /**
+   * Value that reached one of our addresses in a way we never credit automatically, with why: an XRPL issued-currency
+   * payment or a transaction type other than Payment delivering XRP, for example. The watcher records it as held for
+   * an operator (no order, never dropped). `amount` is what the chain says was delivered, in native units where it is
+   * native (0 when it is not the native coin).
+   */
+  heldReason?: string;
 }
 
 export interface ScannedBlock {
@@ -350,4 +357,38 @@ export class ChainDisabledError extends Error {
     super(`chain ${chain} is disabled in this process`);
     this.name = "ChainDisabledError";
   }
+}
+
+/**
+ * What every live account-chain factory takes (chains/sol, chains/xrp, chains/sui: `solAdapters`, `xrpAdapters`,
+ * `suiAdapters`), built by chains/registry.ts from `<CHAIN>_RPC_URLS` and the pipeline settings.
+ */
+export interface AccountAdapterOptions {
+  /** In order of preference (failover); credentials, when any, as URL userinfo (chains/shared/http_failover.ts). */
+  urls: readonly string[];
+  timeoutMs?: number;
+  /** Called once per RPC call sent (metrics, tests and benches counting calls). */
+  onRpc?: (info: { url: string; method: string }) => void;
+  /**
+   * Signs by derivation index and branch, never handing out a key: deposit keys for sweeps, the hot wallet
+   * (`branch: "hot"`, chains/derivation.ts `HOT_WALLET_PATHS`) for payouts.
+   */
+  signer: {
+    publicKey(chain: "sol" | "xrp" | "sui", index: number, branch?: "deposit" | "hot"): Uint8Array;
+    address(chain: "sol" | "xrp" | "sui", index: number, branch?: "deposit" | "hot"): string;
+    signMessage(chain: "sol" | "sui", index: number, message: Uint8Array, branch?: "deposit" | "hot"): Uint8Array;
+    signDigest(
+      chain: "xrp",
+      index: number,
+      digest: Uint8Array,
+      branch?: "deposit" | "hot",
+    ): { format: "der"; bytes: Uint8Array } | { format: "recoverable"; bytes: Uint8Array; recovery: 0 | 1 };
+  };
+  /** Confirmations on top of the chain's finality flag (the catalog's, or `<CHAIN>_CONFIRMATIONS`). */
+  confirmations: number;
+}
+
+export interface AccountAdapters {
+  reader: ChainReader;
+  payer: NativePayer;
 }

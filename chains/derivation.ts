@@ -56,8 +56,21 @@ export const CHANGE_PARENT_PATHS = {
 /** The address network per UTXO chain (config/chain_mode.ts `ChainPlan.utxoNetworks`); a missing chain is mainnet. */
 export type UtxoNetworks = Partial<Record<UtxoChain, UtxoNetworkName>>;
 
-/** Which BIP44 chain a UTXO key is on: the deposit addresses (external) or our change (internal). */
-export type KeyBranch = "deposit" | "change";
+/**
+ * The account chains' hot wallets (sol, xrp, sui): one key per chain that sweeps fund and payouts leave from, outside
+ * every deposit path (another account, or sol's second change level), so no deposit index ever reaches it.
+ */
+export const HOT_WALLET_PATHS = {
+  sol: "m/44'/501'/0'/1'",
+  sui: "m/44'/784'/1'/0'/0'",
+  xrp: "m/44'/144'/1'/0/0",
+} as const;
+
+/**
+ * Which key of a chain: a deposit address's (external chain, by index), our UTXO change (internal chain, doge and
+ * zec), or an account chain's hot wallet (`HOT_WALLET_PATHS`; index 0 only).
+ */
+export type KeyBranch = "deposit" | "change" | "hot";
 
 // ---------------------------------------------------------------- SLIP-0010 ed25519
 

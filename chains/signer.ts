@@ -19,6 +19,7 @@ import {
   type Ed25519Node,
   EVM_PARENT_PATH,
   evmAddressFromPublicKey,
+  HOT_WALLET_PATHS,
   type KeyBranch,
   PARENT_PATHS,
   publicKeyToAddress,
@@ -51,6 +52,9 @@ export class Signer {
   readonly #secpParents: Readonly<Record<SecpChain | "evm", HDKey>>;
   readonly #edParents: Readonly<Record<EdSignerChain, Ed25519Node>>;
   readonly #changeParents: Readonly<Record<keyof typeof CHANGE_PARENT_PATHS, HDKey>>;
+  /** The hot wallets' keys (chains/derivation.ts `HOT_WALLET_PATHS`): xrp's parent (child 0 is the key), sol's, sui's. */
+  readonly #hotXrpParent: HDKey;
+  readonly #hotEd: Readonly<Record<EdSignerChain, Ed25519Node>>;
   readonly #utxoNetworks: Readonly<Record<UtxoChain, UtxoNetworkName>>;
 
   private constructor(seed: Uint8Array, networks: UtxoNetworks) {
@@ -66,8 +70,10 @@ export class Signer {
       doge: master.derive(CHANGE_PARENT_PATHS.doge),
       zec: master.derive(CHANGE_PARENT_PATHS.zec),
     };
+    this.#hotXrpParent = master.derive(HOT_WALLET_PATHS.xrp.slice(0, HOT_WALLET_PATHS.xrp.lastIndexOf("/")));
     master.wipePrivateData();
     this.#edParents = { sol: ed25519Derive(seed, PARENT_PATHS.sol), sui: ed25519Derive(seed, PARENT_PATHS.sui) };
+    this.#hotEd = { sol: ed25519Derive(seed, HOT_WALLET_PATHS.sol), sui: ed25519Derive(seed, HOT_WALLET_PATHS.sui) };
   }
 
   /**
@@ -114,9 +120,9 @@ export class Signer {
    * Signs `message` with ed25519 (which hashes internally): sol the serialized transaction message, sui the
    * BLAKE2b-256 digest of its intent message. Returns the 64-byte signature.
    */
-  signMessage(chain: EdSignerChain, index: number, message: Uint8Array): Uint8Array {
+  signMessage(chain: EdSignerChain, index: number, message: Uint8Array, branch: KeyBranch = "deposit"): Uint8Array {
     if (!(message instanceof Uint8Array)) throw new Error("signMessage needs bytes");
-    const node = this.#edChild(chain, index);
+    const node = this.#edChild(chain, index, branch);
     try {
       return ed25519.sign(message, node.key);
     } finally {
@@ -126,11 +132,12 @@ export class Signer {
 
   /**
    * The public key at `index`: 32 bytes (ed25519) or 33 bytes compressed (secp256k1). `branch` "change" is the UTXO
-   * chains' internal chain (chains/derivation.ts `CHANGE_PARENT_PATHS`).
+   * chains' internal chain (chains/derivation.ts `CHANGE_PARENT_PATHS`); "hot" an account chain's hot wallet
+   * (`HOT_WALLET_PATHS`, index 0).
    */
   publicKey(chain: SignerChain, index: number, branch: KeyBranch = "deposit"): Uint8Array {
     if (chain === "sol" || chain === "sui") {
-      const node = this.#edChild(chain, index);
+      const node = this.#edChild(chain, index, branch);
       try {
         return ed25519.getPublicKey(node.key);
       } finally {
@@ -146,8 +153,8 @@ export class Signer {
   }
 
   /** The address at `index`: the deposit address Deriver gives for a native chain, EIP-55 for an EVM chain. */
-  address(chain: SignerChain, index: number): string {
-    const publicKey = this.publicKey(chain, index);
+  address(chain: SignerChain, index: number, branch: KeyBranch = "deposit"): string {
+    const publicKey = this.publicKey(chain, index, branch);
     if (isEvmChain(chain)) return evmAddressFromPublicKey(publicKey);
     return publicKeyToAddress(
       chain as NativeChain,
@@ -162,13 +169,26 @@ export class Signer {
       if (chain !== "doge" && chain !== "zec") throw new Error(`No change keys on chain ${String(chain)}`);
       return this.#changeParents[chain].deriveChild(index);
     }
+    if (branch === "hot") {
+      if (chain !== "xrp") throw new Error(`No secp256k1 hot wallet on chain ${String(chain)}`);
+      if (index !== 0) throw new RangeError("A hot wallet has one key: index 0");
+      return this.#hotXrpParent.deriveChild(0);
+    }
     if (isEvmChain(chain)) return this.#secpParents.evm.deriveChild(index);
     if (!SECP_DER_CHAINS.includes(chain)) throw new Error(`No secp256k1 key for chain ${String(chain)}`);
     return this.#secpParents[chain].deriveChild(index);
   }
 
-  #edChild(chain: EdSignerChain, index: number): Ed25519Node {
+  #edChild(chain: EdSignerChain, index: number, branch: KeyBranch = "deposit"): Ed25519Node {
     assertIndex(index);
+    if (branch === "hot") {
+      if (index !== 0) throw new RangeError("A hot wallet has one key: index 0");
+      const hot = this.#hotEd[chain];
+      if (!hot) throw new Error(`No ed25519 hot wallet on chain ${String(chain)}`);
+      // A copy: callers zero the key they are given after use.
+      return { ...hot, key: hot.key.slice() };
+    }
+    if (branch === "change") throw new Error(`No change keys on chain ${String(chain)}`);
     switch (chain) {
       case "sol": {
         // m/44'/501'/index'/0'

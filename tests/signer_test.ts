@@ -13,7 +13,7 @@ import { HDKey } from "@scure/bip32";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { ed25519 } from "@noble/curves/ed25519.js";
 import { sha256, sha512 } from "@noble/hashes/sha2.js";
-import { Deriver } from "../chains/derivation.ts";
+import { Deriver, HOT_WALLET_PATHS } from "../chains/derivation.ts";
 import { Signer } from "../chains/signer.ts";
 
 const TEST_JUNK = "test test test test test test test test test test test junk";
@@ -123,4 +123,32 @@ Deno.test("signer: JSON, inspection and property enumeration show no key materia
   assert.deepEqual(Reflect.ownKeys(signer), []);
   assert.equal(JSON.stringify(signer), '"[Signer]"');
   assert.equal(Deno.inspect(signer), "Signer {}");
+});
+
+Deno.test("signer: each account chain's hot wallet is its own key at HOT_WALLET_PATHS, never a deposit key", () => {
+  const signer = Signer.fromMnemonic(TEST_JUNK);
+  const deriver = Deriver.fromMnemonic(TEST_JUNK);
+  const seed = mnemonicToSeedSync(TEST_JUNK);
+  // xrp: BIP32 at m/44'/144'/1'/0/0, checked with @scure/bip32 and xrpl's own address derivation.
+  const xrpKey = HDKey.fromMasterSeed(seed).derive(HOT_WALLET_PATHS.xrp).publicKey!;
+  assert.deepEqual(signer.publicKey("xrp", 0, "hot"), xrpKey);
+  assert.equal(signer.address("xrp", 0, "hot"), deriveAddress(toHex(xrpKey).slice(2).toUpperCase()));
+  for (const chain of ["sol", "sui", "xrp"] as const) {
+    const hot = signer.address(chain, 0, "hot");
+    assert.equal(signer.address(chain, 0, "hot"), hot, "stable: the key is not consumed by use");
+    for (let i = 0; i < 20; i++) assert.notEqual(hot, deriver.depositAddress(chain, i), `${chain} deposit ${i}`);
+    assert.throws(() => signer.publicKey(chain, 1, "hot"), /index 0/);
+  }
+  // ed25519 hot keys sign and verify; the stored key survives signing (a copy is zeroed, not the original).
+  const message = new TextEncoder().encode("hot wallet");
+  for (const chain of ["sol", "sui"] as const) {
+    const sig = signer.signMessage(chain, 0, message, "hot");
+    assert.ok(ed25519.verify(sig, message, signer.publicKey(chain, 0, "hot")));
+    assert.deepEqual(signer.signMessage(chain, 0, message, "hot"), sig, "deterministic: the key is intact");
+  }
+  const digest = sha256(message);
+  const der = signer.signDigest("xrp", 0, digest, "hot");
+  assert.equal(der.format, "der");
+  assert.ok(secp256k1.verify(der.bytes, digest, xrpKey, { prehash: false, format: "der" }));
+  assert.throws(() => signer.publicKey("doge", 0, "hot"), /hot wallet/);
 });

@@ -2,20 +2,17 @@
  * JSON-RPC 1.0 over HTTP for the Bitcoin-Core family (Dogecoin Core 1.14) and Zebra, over several URLs with
  * failover, like `<CHAIN>_RPC_URLS` for EVM chains.
  *
- * - Credentials: the URL's userinfo (`http://user:password@host:port/`) becomes HTTP basic auth (fetch refuses URLs
- *   with credentials). Messages and logs name the URL's origin only (chains/shared/redact.ts), never the password.
- * - Failover: a transport failure (connection refused, timeout, HTTP 5xx other than a JSON-RPC error body, 401/403,
- *   429) hands the call to the next URL; when every URL failed, `TransientChainError`: the pipeline retries later.
- *   An answer with a JSON-RPC `error` is the node's answer, not a transport failure: `RpcError`, never failed over
+ * - Transport (chains/shared/http_failover.ts): basic auth from the URL's userinfo, failover, timeouts, origins only in
+ *   messages, and exact number text (a Dogecoin `value` of 0.1 arrives as the string "0.1").
+ * - An answer with a JSON-RPC `error` is the node's answer, not a transport failure: `RpcError`, never failed over
  *   (another node would say the same about the same request), with the node's code.
- * - Numbers: the response is parsed keeping the exact text of every number that is not a safe integer, so a
- *   Dogecoin `value` of 0.1 arrives as the string "0.1", never as a float anyone could do arithmetic on.
  * - `batch` sends several calls in one HTTP request (an array body, which both Dogecoin Core and Zebra accept) and
  *   returns each result or `RpcError` in order.
  */
-import { TransientChainError } from "../adapter.ts";
 import type { UtxoChain } from "../catalog.ts";
-import { redactUrls } from "../shared/redact.ts";
+import { httpFailover } from "../shared/http_failover.ts";
+
+export { parseExactJson } from "../shared/http_failover.ts";
 
 /** The node answered the call with a JSON-RPC error (unknown transaction, bad parameter, rejected transaction). */
 export class RpcError extends Error {
@@ -46,90 +43,15 @@ export interface UtxoRpcOptions {
   onRpc?: (info: { url: string; method: string }) => void;
 }
 
-interface Endpoint {
-  url: string;
-  origin: string;
-  headers: Record<string, string>;
-}
-
-/** Parses `text` keeping non-safe-integer numbers as their exact source text. */
-export function parseExactJson(text: string): unknown {
-  return JSON.parse(
-    text,
-    (_key, value, context?: { source?: string }) =>
-      typeof value === "number" && !Number.isSafeInteger(value) && context?.source !== undefined
-        ? context.source
-        : value,
-  );
-}
-
-function endpointOf(chain: UtxoChain, raw: string): Endpoint {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new Error(`${chain.toUpperCase()}_RPC_URLS: ${redactUrls(raw)} is not a URL`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new Error(`${chain.toUpperCase()}_RPC_URLS: ${url.origin} must be http or https`);
-  }
-  const headers: Record<string, string> = { "content-type": "application/json" };
-  if (url.username || url.password) {
-    const user = decodeURIComponent(url.username);
-    const password = decodeURIComponent(url.password);
-    headers.authorization = "Basic " + btoa(`${user}:${password}`);
-    url.username = "";
-    url.password = "";
-  }
-  return { url: url.toString(), origin: url.origin, headers };
-}
-
 export function utxoRpc(opts: UtxoRpcOptions): UtxoRpc {
   if (opts.urls.length === 0) throw new Error(`${opts.chain}: no RPC URL configured`);
-  const endpoints = opts.urls.map((u) => endpointOf(opts.chain, u));
-  const timeoutMs = opts.timeoutMs ?? 15_000;
+  const { post } = httpFailover({
+    variable: opts.chain.toUpperCase(),
+    urls: opts.urls,
+    timeoutMs: opts.timeoutMs,
+    onRpc: opts.onRpc,
+  });
   let nextId = 1;
-
-  /** Sends `body` to each endpoint in turn until one answers with JSON-RPC; throws TransientChainError otherwise. */
-  async function post(methods: string[], body: unknown): Promise<unknown> {
-    const failures: string[] = [];
-    for (const ep of endpoints) {
-      for (const method of methods) opts.onRpc?.({ url: ep.origin, method });
-      let res: Response;
-      try {
-        res = await fetch(ep.url, {
-          method: "POST",
-          headers: ep.headers,
-          body: JSON.stringify(body),
-          signal: AbortSignal.timeout(timeoutMs),
-        });
-      } catch (err) {
-        failures.push(`${ep.origin}: ${err instanceof Error ? err.message : String(err)}`);
-        continue;
-      }
-      const text = await res.text().catch(() => "");
-      // Bitcoin Core answers JSON-RPC errors with HTTP 500 (or 404 for an unknown method) and a JSON body: that is
-      // an answer. An auth failure, a proxy error page or rate limiting is not.
-      let parsed: unknown;
-      try {
-        parsed = parseExactJson(text);
-      } catch {
-        failures.push(`${ep.origin}: HTTP ${res.status}${res.status === 401 ? " (wrong RPC credentials)" : ""}`);
-        continue;
-      }
-      if (res.status === 429 || res.status === 401 || res.status === 403 || parsed === null) {
-        failures.push(`${ep.origin}: HTTP ${res.status}`);
-        continue;
-      }
-      return parsed;
-    }
-    throw new TransientChainError(
-      redactUrls(
-        `${opts.chain} RPC ${methods[0]}${methods.length > 1 ? ` (+${methods.length - 1})` : ""} failed on ` +
-          `every URL: ${failures.join("; ")}`,
-      ),
-    );
-  }
 
   function resultOf<T>(method: string, reply: unknown): T | RpcError {
     const r = reply as { result?: unknown; error?: { code?: number; message?: string } | null };

@@ -1,0 +1,120 @@
+/**
+ * The HTTP side of every RPC client of the native chains (JSON-RPC 1.0 for doge/zec, JSON-RPC 2.0 for Solana,
+ * rippled's JSON-RPC for the XRP Ledger, GraphQL for Sui): several URLs in order of preference with failover,
+ * credentials from the URL's userinfo as HTTP basic auth, a timeout per request, and exact numbers.
+ *
+ * - Failover: a transport failure (connection refused, timeout), an answer that is not JSON (a proxy's error page),
+ *   401/403 (wrong credentials) and 429 (rate limited: the next URL is tried at once, and when every URL failed the
+ *   caller gets `TransientChainError`, which the pipeline retries with its own backoff) hand the request to the next
+ *   URL. A JSON answer is the node's answer, even with HTTP 500 (Bitcoin Core answers JSON-RPC errors so): never
+ *   failed over, since another node would say the same about the same request.
+ * - Messages name the URL's origin only (chains/shared/redact.ts): providers put keys in paths, users in userinfo.
+ * - Numbers: the response is parsed keeping the exact text of every number that is not a safe integer, so a float
+ *   (Dogecoin's `value`) or a big integer arrives as a string, never as a rounded JavaScript number.
+ */
+import { TransientChainError } from "../adapter.ts";
+import { redactUrls } from "./redact.ts";
+
+/** Parses `text` keeping non-safe-integer numbers as their exact source text. */
+export function parseExactJson(text: string): unknown {
+  return JSON.parse(
+    text,
+    (_key, value, context?: { source?: string }) =>
+      typeof value === "number" && !Number.isSafeInteger(value) && context?.source !== undefined
+        ? context.source
+        : value,
+  );
+}
+
+export interface HttpFailoverOptions {
+  /** Names the variable in messages: `SOL` for `SOL_RPC_URLS`. */
+  variable: string;
+  /** In order of preference; userinfo, when present, is the basic-auth credential for that URL. */
+  urls: readonly string[];
+  timeoutMs?: number;
+  /** Called once per logical call sent (a batch reports each of its calls): metrics, tests counting calls. */
+  onRpc?: (info: { url: string; method: string }) => void;
+}
+
+export interface HttpFailover {
+  /** POSTs `body` as JSON to each URL in turn until one answers JSON; `methods` name the calls for `onRpc` and errors. */
+  post(methods: readonly string[], body: unknown): Promise<unknown>;
+}
+
+interface Endpoint {
+  url: string;
+  origin: string;
+  headers: Record<string, string>;
+}
+
+function endpointOf(variable: string, raw: string): Endpoint {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error(`${variable}_RPC_URLS: ${redactUrls(raw)} is not a URL`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new Error(`${variable}_RPC_URLS: ${url.origin} must be http or https`);
+  }
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (url.username || url.password) {
+    const user = decodeURIComponent(url.username);
+    const password = decodeURIComponent(url.password);
+    headers.authorization = "Basic " + btoa(`${user}:${password}`);
+    url.username = "";
+    url.password = "";
+  }
+  return { url: url.toString(), origin: url.origin, headers };
+}
+
+export function httpFailover(opts: HttpFailoverOptions): HttpFailover {
+  if (opts.urls.length === 0) throw new Error(`${opts.variable}_RPC_URLS: no RPC URL configured`);
+  const endpoints = opts.urls.map((u) => endpointOf(opts.variable, u));
+  const timeoutMs = opts.timeoutMs ?? 15_000;
+
+  /** Sends `body` to each endpoint in turn until one answers with JSON-RPC; throws TransientChainError otherwise. */
+  async function post(methods: readonly string[], body: unknown): Promise<unknown> {
+    const failures: string[] = [];
+    for (const ep of endpoints) {
+      for (const method of methods) opts.onRpc?.({ url: ep.origin, method });
+      let res: Response;
+      try {
+        res = await fetch(ep.url, {
+          method: "POST",
+          headers: ep.headers,
+          body: JSON.stringify(body),
+          signal: AbortSignal.timeout(timeoutMs),
+        });
+      } catch (err) {
+        failures.push(`${ep.origin}: ${err instanceof Error ? err.message : String(err)}`);
+        continue;
+      }
+      const text = await res.text().catch(() => "");
+      // Bitcoin Core answers JSON-RPC errors with HTTP 500 (or 404 for an unknown method) and a JSON body: that is
+      // an answer. An auth failure, a proxy error page or rate limiting is not.
+      let parsed: unknown;
+      try {
+        parsed = parseExactJson(text);
+      } catch {
+        failures.push(`${ep.origin}: HTTP ${res.status}${res.status === 401 ? " (wrong RPC credentials)" : ""}`);
+        continue;
+      }
+      if (res.status === 429 || res.status === 401 || res.status === 403 || parsed === null) {
+        failures.push(`${ep.origin}: HTTP ${res.status}`);
+        continue;
+      }
+      return parsed;
+    }
+    throw new TransientChainError(
+      redactUrls(
+        `${opts.variable.toLowerCase()} RPC ${methods[0]}${
+          methods.length > 1 ? ` (+${methods.length - 1})` : ""
+        } failed on ` +
+          `every URL: ${failures.join("; ")}`,
+      ),
+    );
+  }
+
+  return { post };
+}

@@ -1,9 +1,16 @@
 /**
- * The live SOL adapters: reader (scanning what the chain finalises) and payer (payouts from the hot wallet, sweeps of
- * deposit addresses into it). STUB: the signature is fixed (chains/registry.ts calls it); the body is being written.
+ * The live SOL adapters: reader (scanning what the chain finalises, reader.ts) and payer (payouts from the hot
+ * wallet, sweeps of deposit addresses into it, payer.ts), over Solana JSON-RPC 2.0 (rpc.ts) on `SOL_RPC_URLS`.
  */
 import type { AccountAdapterOptions, AccountAdapters } from "../adapter.ts";
+import { solPayer } from "./payer.ts";
+import { solReader } from "./reader.ts";
+import { solRpc } from "./rpc.ts";
 
-export function solAdapters(_opts: AccountAdapterOptions): AccountAdapters {
-  throw new Error("sol live adapters are not built yet");
+export function solAdapters(opts: AccountAdapterOptions): AccountAdapters {
+  const rpc = solRpc({ urls: opts.urls, timeoutMs: opts.timeoutMs, onRpc: opts.onRpc });
+  return {
+    reader: solReader(rpc, { confirmations: opts.confirmations }),
+    payer: solPayer(rpc, opts.signer),
+  };
 }

@@ -1,0 +1,152 @@
+/**
+ * The live Solana payer: payouts from the hot wallet (signer branch "hot", index 0), sweeps of deposit addresses into
+ * it. Every transaction carries a recent blockhash read at `finalized`, whose `lastValidBlockHeight` is its recorded
+ * expiry: past it (finalized height above, signature unknown) the reader proves it dead, and only then is a new one
+ * signed. Solana transactions consume no nonce, so there is nothing to reserve.
+ *
+ * Rent: an account holds either 0 lamports or at least the rent-exempt minimum (`getMinimumBalanceForRentExemption(0)`,
+ * read from the node), or the transaction fails. Hence: a payout to an empty account must deliver at least that
+ * (`destination_below_reserve`), the hot wallet keeps it (`unfunded` otherwise), and a sweep moves the whole balance
+ * less the fee, closing the deposit account at 0, or leaves at least the minimum.
+ */
+import type { Address } from "@solana/kit";
+import type { NativePayer, PayoutCheck, PayoutRequest, PreparedTx, SweepRequest } from "../adapter.ts";
+import type { AccountAdapterOptions } from "../adapter.ts";
+import { SOL_RPC_CODES, type SolRpc, SolRpcError, unwrap } from "./rpc.ts";
+import { LAMPORTS_PER_SIGNATURE, signTransfer, solAddress } from "./tx.ts";
+
+const FINALIZED = { commitment: "finalized" } as const;
+
+interface LatestBlockhash {
+  value: { blockhash: string; lastValidBlockHeight: number | string };
+}
+
+export function solPayer(rpc: SolRpc, signer: AccountAdapterOptions["signer"]): NativePayer {
+  const hotWallet = solAddress(signer.address("sol", 0, "hot"), "hot wallet");
+
+  /** Balances of `addresses` at finalized, the rent-exempt minimum and a recent blockhash, in one request. */
+  async function read(addresses: Address[], withBlockhash: boolean) {
+    const answers = await rpc.batch<unknown>([
+      ...addresses.map((a) => ({ method: "getBalance", params: [a, FINALIZED] })),
+      { method: "getMinimumBalanceForRentExemption", params: [0, FINALIZED] },
+      ...(withBlockhash ? [{ method: "getLatestBlockhash", params: [FINALIZED] }] : []),
+    ]);
+    const balances = addresses.map((_, i) => {
+      const v = (unwrap(answers[i]) as { value: number | string | null }).value;
+      return v === null ? 0n : BigInt(v);
+    });
+    const rent = BigInt(unwrap(answers[addresses.length]) as number | string);
+    const latest = withBlockhash ? (unwrap(answers[addresses.length + 1]) as LatestBlockhash).value : undefined;
+    return { balances, rent, latest };
+  }
+
+  function prepared(signed: { signature: string; wire: string }, lastValidBlockHeight: number | string): PreparedTx {
+    return {
+      txHash: signed.signature,
+      raw: signed.wire,
+      expiry: { kind: "height", value: Number(lastValidBlockHeight) },
+    };
+  }
+
+  async function checkPayout(req: PayoutRequest): Promise<PayoutCheck> {
+    const to = solAddress(req.to, "payout destination");
+    const { balances: [destination, hot], rent } = await read([to, hotWallet], false);
+    if (destination === 0n && req.amount < rent) {
+      return {
+        ok: false,
+        reason: "destination_below_reserve",
+        detail: `${to} holds no SOL, and a new Solana account needs at least ${rent} lamports (the rent-exempt ` +
+          `minimum); ${req.amount} lamports would be refused by the chain`,
+      };
+    }
+    const fee = LAMPORTS_PER_SIGNATURE;
+    if (hot - fee - rent < req.amount) {
+      return {
+        ok: false,
+        reason: "unfunded",
+        detail: `the sol hot wallet ${hotWallet} holds ${hot} lamports; paying ${req.amount} needs that plus the ` +
+          `${fee} lamport fee and the ${rent} lamports it must keep (rent-exempt minimum)`,
+      };
+    }
+    return { ok: true };
+  }
+
+  async function preparePayout(req: PayoutRequest): Promise<PreparedTx> {
+    const to = solAddress(req.to, "payout destination");
+    if (req.amount <= 0n) throw new Error(`sol payout ${req.orderId}: the amount must be positive, not ${req.amount}`);
+    const { latest } = await read([], true);
+    const signed = signTransfer({
+      from: hotWallet,
+      to,
+      lamports: req.amount,
+      memos: [...(req.memo ? [req.memo] : []), `payout ${req.orderId}`],
+      blockhash: latest!.blockhash,
+      lastValidBlockHeight: BigInt(latest!.lastValidBlockHeight),
+      sign: (message) => signer.signMessage("sol", 0, message, "hot"),
+    });
+    return prepared(signed, latest!.lastValidBlockHeight);
+  }
+
+  async function prepareSweep(req: SweepRequest): Promise<PreparedTx> {
+    const from = solAddress(signer.address("sol", req.derivationIndex, "deposit"), "deposit address");
+    if (from !== req.from) {
+      throw new Error(`sol sweep ${req.sweepId}: deposit key ${req.derivationIndex} is ${from}, not ${req.from}`);
+    }
+    const { balances: [balance, hot], rent, latest } = await read([from, hotWallet], true);
+    const fee = LAMPORTS_PER_SIGNATURE;
+    // The whole balance less the fee closes the account at 0, which rent allows.
+    const amount = req.amount ?? balance - fee;
+    if (amount <= 0n) {
+      throw new Error(`sol sweep ${req.sweepId}: ${from} holds ${balance} lamports, not more than the ${fee} fee`);
+    }
+    const left = balance - fee - amount;
+    if (left < 0n) {
+      throw new Error(`sol sweep ${req.sweepId}: ${from} holds ${balance} lamports, less than ${amount} + ${fee} fee`);
+    }
+    if (left > 0n && left < rent) {
+      throw new Error(
+        `sol sweep ${req.sweepId}: it would leave ${left} lamports at ${from}, below the rent-exempt minimum ${rent}`,
+      );
+    }
+    if (hot === 0n && amount < rent) {
+      throw new Error(
+        `sol sweep ${req.sweepId}: the hot wallet ${hotWallet} does not exist yet and ${amount} lamports are below ` +
+          `the ${rent} needed to create it`,
+      );
+    }
+    const signed = signTransfer({
+      from,
+      to: hotWallet,
+      lamports: amount,
+      memos: [`sweep ${req.sweepId}`],
+      blockhash: latest!.blockhash,
+      lastValidBlockHeight: BigInt(latest!.lastValidBlockHeight),
+      sign: (message) => signer.signMessage("sol", req.derivationIndex, message, "deposit"),
+    });
+    return prepared(signed, latest!.lastValidBlockHeight);
+  }
+
+  async function broadcast(tx: PreparedTx): Promise<void> {
+    try {
+      await rpc.call<string>("sendTransaction", [tx.raw, { encoding: "base64", skipPreflight: true }]);
+    } catch (err) {
+      // The same bytes again: the node already has them, which is what we wanted.
+      if (err instanceof SolRpcError && /already been processed|AlreadyProcessed/i.test(err.message)) return;
+      if (err instanceof SolRpcError && err.code === SOL_RPC_CODES.sendTransactionPreflightFailure) {
+        throw new Error(`sol: the node refused transaction ${tx.txHash}: ${err.message}`);
+      }
+      throw err;
+    }
+  }
+
+  return {
+    chain: "sol",
+    hotWallet,
+    checkPayout,
+    preparePayout,
+    prepareSweep,
+    broadcast,
+    // Solana drops what a leader did not include: re-sending the same bytes is the nudge; never a new transaction.
+    nudge: (tx) => broadcast(tx),
+  };
+}

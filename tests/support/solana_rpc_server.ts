@@ -1,0 +1,492 @@
+/**
+ * A Solana-RPC-shaped server: a local `Deno.serve` speaking the JSON-RPC 2.0 methods the sol adapter uses, with the
+ * shapes Solana's RPC documents (https://solana.com/docs/rpc), over an in-memory ledger. It is not a validator: it
+ * runs only System Program transfers (and memos), which is all our transactions contain.
+ *
+ * Ledger: slots, some skipped (no block: `getBlock` answers -32007); `finalized` lags the tip by `finalityLag`
+ * blocks; balances are kept per block, so `getBalance` at `finalized` reads the finalized state.
+ *
+ * Methods and shapes:
+ * - `getSlot({commitment})`, `getBlockHeight({commitment})`: numbers (finalized, or the tip for confirmed/processed).
+ * - `getBlocks(start, end, {commitment})`: slots with a block in [start, min(end, that commitment's slot)].
+ * - `getBlock(slot, {commitment, encoding: "json", transactionDetails: "accounts"|"none", ...})`: {blockhash,
+ *   previousBlockhash, parentSlot, blockHeight, blockTime, transactions?: [{transaction: {accountKeys: [{pubkey,
+ *   signer, source: "transaction"|"lookupTable", writable}], signatures}, meta: {err, fee, preBalances,
+ *   postBalances, status}, version}]}; -32007 for a skipped slot; -32004 above the commitment's slot.
+ * - `getTransaction(sig, {commitment, encoding: "jsonParsed"})`: {slot, blockTime, transaction: {signatures, message:
+ *   {accountKeys, instructions: [], recentBlockhash}}, meta, version}, or null when not in a block of that commitment.
+ * - `getSignatureStatuses([sig], {searchTransactionHistory})`: {context, value: [{slot, confirmations, err, status,
+ *   confirmationStatus} | null]}.
+ * - `getBalance(address, {commitment})`: {context: {slot}, value}; `getMinimumBalanceForRentExemption(0)`: 890880.
+ * - `getLatestBlockhash({commitment})`: {context, value: {blockhash, lastValidBlockHeight}} (that block's height +
+ *   `blockhashValidity`, 150 on mainnet).
+ * - `sendTransaction(base64, {encoding: "base64", skipPreflight})`: decodes the wire transaction (@solana/kit),
+ *   verifies every signature (-32003 otherwise), and queues it for the next block. A blockhash that is unknown or
+ *   past its last valid height: with preflight, -32002 "Blockhash not found"; with `skipPreflight`, accepted and never
+ *   included (as a real leader drops it). A signature already seen: its signature again.
+ *   Executing it charges 5,000 lamports per signature to the fee payer; a transfer beyond the source's balance fails
+ *   with `{InstructionError: [i, {Custom: 1}]}`, one leaving an account between 0 and the rent-exempt minimum with
+ *   `{InsufficientFundsForRent: {account_index}}`: failed transactions are included with `meta.err` and charge only
+ *   the fee, as on chain.
+ *
+ * Hooks: `inject` (a transaction of someone else's, with the traps: failed, v0 with lookup-table accounts, several
+ * recipients, a transfer inside another program), `produce`, `skip`, `finalize`, `drop` (a sent transaction is
+ * never included, so it expires), `fund`.
+ */
+import { ed25519 } from "@noble/curves/ed25519.js";
+import { base58, base64 } from "@scure/base";
+import { getCompiledTransactionMessageDecoder, getTransactionDecoder } from "@solana/kit";
+import { sha256 } from "@noble/hashes/sha2.js";
+
+export const RENT_EXEMPT_MINIMUM_0 = 890_880n;
+export const FEE_PER_SIGNATURE = 5_000n;
+const SYSTEM_PROGRAM = "11111111111111111111111111111111";
+const MEMO_PROGRAMS = new Set(["MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr", "Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo"]);
+
+interface AccountKey {
+  pubkey: string;
+  signer: boolean;
+  writable: boolean;
+  source: "transaction" | "lookupTable";
+}
+
+interface StoredTx {
+  signature: string;
+  keys: AccountKey[];
+  pre: bigint[];
+  post: bigint[];
+  err: unknown;
+  fee: bigint;
+  version: "legacy" | 0;
+  recentBlockhash: string;
+}
+
+interface Block {
+  slot: number;
+  parentSlot: number;
+  height: number;
+  blockhash: string;
+  previousBlockhash: string;
+  txs: StoredTx[];
+  balances: Map<string, bigint>;
+}
+
+/** A transaction of someone else's that the ledger executes as given: balance deltas per account. */
+export interface InjectedTx {
+  /** Fee payer (first signer); funded as needed. */
+  payer: string;
+  /** Lamports each account receives (from the payer). */
+  credits: { to: string; lamports: bigint; source?: "transaction" | "lookupTable" }[];
+  /** Failed on chain: included with this `meta.err`, only the fee charged. */
+  err?: unknown;
+  version?: "legacy" | 0;
+  /** A program the transfer runs inside (listed as a read-only key): only balances show the move. */
+  viaProgram?: string;
+}
+
+interface Pending {
+  tx: StoredTx;
+  /** Our transactions: executed at inclusion (transfers in order); injected ones carry fixed deltas. */
+  transfers?: { from: number; to: number; lamports: bigint }[];
+  deltas?: bigint[];
+  lastValidBlockHeight?: number;
+}
+
+export interface SolanaRpcServerOptions {
+  /** Blocks between the tip and the finalized block. */
+  finalityLag?: number;
+  /** Blocks a blockhash stays valid (lastValidBlockHeight = its height + this). */
+  blockhashValidity?: number;
+  /** Blocks made at start (slot 0 included). */
+  initialBlocks?: number;
+}
+
+export interface SolanaRpcServer {
+  url: string;
+  /** The tip slot (may be a skipped slot right after `skip`). */
+  readonly slot: number;
+  readonly finalizedSlot: number;
+  readonly finalizedHeight: number;
+  /** Calls received, by method. */
+  readonly calls: Map<string, number>;
+  fund(address: string, lamports: bigint): void;
+  balance(address: string): bigint;
+  inject(tx: InjectedTx): string;
+  produce(blocks?: number): void;
+  skip(slots?: number): void;
+  finalize(): void;
+  drop(signature: string): void;
+  /** Where a signature landed, if it did. */
+  landedAt(signature: string): number | null;
+  close(): Promise<void>;
+}
+
+class RpcFailure extends Error {
+  constructor(readonly code: number, message: string) {
+    super(message);
+  }
+}
+
+function hashOf(text: string): string {
+  return base58.encode(sha256(new TextEncoder().encode(text)));
+}
+
+export function startSolanaRpcServer(opts: SolanaRpcServerOptions = {}): SolanaRpcServer {
+  const finalityLag = opts.finalityLag ?? 2;
+  const validity = opts.blockhashValidity ?? 150;
+  const blocks = new Map<number, Block>();
+  const order: number[] = []; // slots with a block, ascending
+  let tipSlot = -1;
+  let finalizedSlot = 0;
+  let current = new Map<string, bigint>(); // balances after everything executed so far (the tip's state)
+  let pending: Pending[] = [];
+  const dropped = new Set<string>();
+  const seen = new Set<string>();
+  const landed = new Map<string, { slot: number; tx: StoredTx }>();
+  const calls = new Map<string, number>();
+  let injected = 0;
+
+  const blockAt = (slot: number) => blocks.get(slot);
+  const tipBlock = () => blocks.get(order.at(-1)!)!;
+  const finalizedBlock = () => blocks.get(finalizedSlot)!;
+
+  function refreshFinality() {
+    const i = Math.max(0, order.length - 1 - finalityLag);
+    finalizedSlot = Math.max(finalizedSlot, order[i]);
+  }
+
+  /** The block a commitment reads. */
+  function commitmentBlock(cfg: unknown): Block {
+    const c = (cfg as { commitment?: string } | undefined)?.commitment ?? "finalized";
+    return c === "finalized" ? finalizedBlock() : tipBlock();
+  }
+
+  function validBlockhash(hash: string, atHeight: number): number | null {
+    for (let i = order.length - 1; i >= 0; i--) {
+      const b = blocks.get(order[i])!;
+      if (b.blockhash === hash) return atHeight <= b.height + validity ? b.height + validity : null;
+      if (b.height + validity < atHeight) return null;
+    }
+    return null;
+  }
+
+  function execute(p: Pending, balances: Map<string, bigint>): StoredTx {
+    const tx = p.tx;
+    const get = (i: number) => balances.get(tx.keys[i].pubkey) ?? 0n;
+    tx.pre = tx.keys.map((_, i) => get(i));
+    const after = [...tx.pre];
+    after[0] -= tx.fee;
+    let err: unknown = tx.err ?? null;
+    if (err === null && p.deltas) p.deltas.forEach((d, i) => after[i] += d);
+    if (err === null && p.transfers) {
+      for (const [n, t] of p.transfers.entries()) {
+        if (after[t.from] < t.lamports) {
+          err = { InstructionError: [n, { Custom: 1 }] };
+          break;
+        }
+        after[t.from] -= t.lamports;
+        after[t.to] += t.lamports;
+      }
+      if (err === null) {
+        const poor = after.findIndex((v, i) => tx.keys[i].writable && v > 0n && v < RENT_EXEMPT_MINIMUM_0);
+        if (poor >= 0) err = { InsufficientFundsForRent: { account_index: poor } };
+      }
+    }
+    if (err !== null) {
+      after.splice(0, after.length, ...tx.pre);
+      after[0] -= tx.fee;
+    }
+    tx.err = err;
+    tx.post = after;
+    tx.keys.forEach((k, i) => balances.set(k.pubkey, after[i]));
+    return tx;
+  }
+
+  function seal(slot: number) {
+    const parent = order.length ? tipBlock() : null;
+    const height = parent ? parent.height + 1 : 0;
+    const txs: StoredTx[] = [];
+    const keep: Pending[] = [];
+    for (const p of pending) {
+      if (dropped.has(p.tx.signature)) continue;
+      if (p.lastValidBlockHeight !== undefined && height > p.lastValidBlockHeight) continue; // expired: dropped
+      if ((current.get(p.tx.keys[0].pubkey) ?? 0n) < p.tx.fee) continue; // cannot pay its fee: dropped
+      txs.push(execute(p, current));
+    }
+    pending = keep;
+    const block: Block = {
+      slot,
+      parentSlot: parent?.slot ?? 0,
+      height,
+      blockhash: hashOf(`block ${slot}`),
+      previousBlockhash: parent?.blockhash ?? hashOf("genesis parent"),
+      txs,
+      balances: new Map(current),
+    };
+    blocks.set(slot, block);
+    order.push(slot);
+    tipSlot = slot;
+    for (const tx of txs) landed.set(tx.signature, { slot, tx });
+    refreshFinality();
+  }
+
+  function produce(n = 1) {
+    for (let i = 0; i < n; i++) seal(tipSlot + 1);
+  }
+
+  function fund(address: string, lamports: bigint) {
+    current.set(address, (current.get(address) ?? 0n) + lamports);
+    // Funding is genesis-like: visible at every commitment at once.
+    for (const b of blocks.values()) if (b.slot >= finalizedSlot) b.balances.set(address, current.get(address)!);
+  }
+
+  function inject(t: InjectedTx): string {
+    const signature = base58.encode(sha256(new TextEncoder().encode(`injected ${++injected}`)).slice(0, 32)) +
+      base58.encode(new Uint8Array(32).fill(injected % 256));
+    const fee = FEE_PER_SIGNATURE;
+    const total = t.credits.reduce((s, c) => s + c.lamports, 0n) + fee;
+    if ((current.get(t.payer) ?? 0n) < total + RENT_EXEMPT_MINIMUM_0) fund(t.payer, total + 10n ** 12n);
+    const statics = t.credits.filter((c) => (c.source ?? "transaction") === "transaction");
+    const loaded = t.credits.filter((c) => c.source === "lookupTable");
+    const keys: AccountKey[] = [
+      { pubkey: t.payer, signer: true, writable: true, source: "transaction" },
+      ...statics.map((c) => ({ pubkey: c.to, signer: false, writable: true, source: "transaction" as const })),
+      { pubkey: t.viaProgram ?? SYSTEM_PROGRAM, signer: false, writable: false, source: "transaction" },
+      ...loaded.map((c) => ({ pubkey: c.to, signer: false, writable: true, source: "lookupTable" as const })),
+    ];
+    const deltas = keys.map((k, i) => {
+      if (i === 0) return -(total - fee);
+      return [...statics, ...loaded].filter((c) => c.to === k.pubkey && k.writable)
+        .reduce((s, c) => s + c.lamports, 0n);
+    });
+    if (loaded.length > 0 && t.version === "legacy") throw new Error("lookup tables need a v0 transaction");
+    pending.push({
+      tx: {
+        signature,
+        keys,
+        pre: [],
+        post: [],
+        err: t.err ?? null,
+        fee,
+        version: t.version ?? (loaded.length ? 0 : "legacy"),
+        recentBlockhash: tipBlock().blockhash,
+      },
+      deltas,
+    });
+    seen.add(signature);
+    return signature;
+  }
+
+  function sendTransaction(params: unknown[]): string {
+    const [wire, cfg] = params as [string, { encoding?: string; skipPreflight?: boolean } | undefined];
+    if (cfg?.encoding !== "base64") throw new RpcFailure(-32602, "only base64 encoding is served here");
+    let decoded;
+    let message;
+    try {
+      decoded = getTransactionDecoder().decode(base64.decode(wire));
+      message = getCompiledTransactionMessageDecoder().decode(decoded.messageBytes);
+    } catch (err) {
+      throw new RpcFailure(-32602, `failed to deserialize transaction: ${(err as Error).message}`);
+    }
+    const signers = Object.entries(decoded.signatures);
+    const msgBytes = new Uint8Array(decoded.messageBytes);
+    for (const [addr, sig] of signers) {
+      if (!sig || !ed25519.verify(new Uint8Array(sig), msgBytes, base58.decode(addr))) {
+        throw new RpcFailure(-32003, "Transaction signature verification failure");
+      }
+    }
+    const signature = base58.encode(new Uint8Array(signers[0][1]!));
+    if (seen.has(signature)) return signature; // already received: the same transaction
+    const blockhash = message.lifetimeToken;
+    const lastValid = validBlockhash(blockhash, tipBlock().height + 1);
+    if (lastValid === null) {
+      if (!cfg.skipPreflight) throw new RpcFailure(-32002, "Transaction simulation failed: Blockhash not found");
+      seen.add(signature);
+      return signature; // a leader would drop it: never included
+    }
+    if (message.version !== "legacy") throw new RpcFailure(-32602, "only legacy transactions are executed here");
+    const staticAccounts = message.staticAccounts as string[];
+    const h = message.header;
+    const keys: AccountKey[] = staticAccounts.map((pubkey, i) => ({
+      pubkey,
+      signer: i < h.numSignerAccounts,
+      writable: i < h.numSignerAccounts
+        ? i < h.numSignerAccounts - h.numReadonlySignerAccounts
+        : i < staticAccounts.length - h.numReadonlyNonSignerAccounts,
+      source: "transaction",
+    }));
+    const transfers: { from: number; to: number; lamports: bigint }[] = [];
+    for (const ix of message.instructions) {
+      const program = staticAccounts[ix.programAddressIndex];
+      const data = new Uint8Array(ix.data ?? []);
+      if (MEMO_PROGRAMS.has(program)) continue;
+      if (program !== SYSTEM_PROGRAM) throw new RpcFailure(-32602, `program ${program} is not run by this server`);
+      const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+      if (data.length !== 12 || view.getUint32(0, true) !== 2) {
+        throw new RpcFailure(-32602, "only System Program transfers are run by this server");
+      }
+      const [from, to] = ix.accountIndices ?? [];
+      transfers.push({ from, to, lamports: view.getBigUint64(4, true) });
+    }
+    seen.add(signature);
+    pending.push({
+      tx: {
+        signature,
+        keys,
+        pre: [],
+        post: [],
+        err: null,
+        fee: FEE_PER_SIGNATURE * BigInt(signers.length),
+        version: "legacy",
+        recentBlockhash: blockhash,
+      },
+      transfers,
+      lastValidBlockHeight: lastValid,
+    });
+    return signature;
+  }
+
+  function txJson(tx: StoredTx) {
+    return {
+      err: tx.err,
+      fee: Number(tx.fee),
+      preBalances: tx.pre.map(Number),
+      postBalances: tx.post.map(Number),
+      status: tx.err === null ? { Ok: null } : { Err: tx.err },
+    };
+  }
+
+  function getBlock(params: unknown[]) {
+    const [slot, cfg] = params as [number, { commitment?: string; transactionDetails?: string; encoding?: string }];
+    const top = commitmentBlock(cfg);
+    if (slot > top.slot) throw new RpcFailure(-32004, `Block not available for slot ${slot}`);
+    const block = blockAt(slot);
+    if (!block) {
+      throw new RpcFailure(-32007, `Slot ${slot} was skipped, or missing due to ledger jump to recent snapshot`);
+    }
+    const details = cfg?.transactionDetails ?? "full";
+    if (details !== "accounts" && details !== "none") throw new RpcFailure(-32602, `${details} is not served here`);
+    return {
+      blockhash: block.blockhash,
+      previousBlockhash: block.previousBlockhash,
+      parentSlot: block.parentSlot,
+      blockHeight: block.height,
+      blockTime: 1_700_000_000 + slot,
+      ...(details === "accounts"
+        ? {
+          transactions: block.txs.map((tx) => ({
+            transaction: { accountKeys: tx.keys, signatures: [tx.signature] },
+            meta: txJson(tx),
+            version: tx.version,
+          })),
+        }
+        : {}),
+    };
+  }
+
+  const methods: Record<string, (params: unknown[]) => unknown> = {
+    getSlot: ([cfg]) => commitmentBlock(cfg).slot,
+    getBlockHeight: ([cfg]) => commitmentBlock(cfg).height,
+    getBlocks: ([start, end, cfg]) => {
+      const top = commitmentBlock(cfg).slot;
+      const last = Math.min(Number(end ?? top), top);
+      return order.filter((s) => s >= Number(start) && s <= last);
+    },
+    getBlock,
+    getTransaction: ([sig, cfg]) => {
+      const at = landed.get(String(sig));
+      if (!at || at.slot > commitmentBlock(cfg).slot) return null;
+      return {
+        slot: at.slot,
+        blockTime: 1_700_000_000 + at.slot,
+        transaction: {
+          signatures: [at.tx.signature],
+          message: { accountKeys: at.tx.keys, instructions: [], recentBlockhash: at.tx.recentBlockhash },
+        },
+        meta: txJson(at.tx),
+        version: at.tx.version,
+      };
+    },
+    getSignatureStatuses: ([sigs]) => ({
+      context: { slot: tipSlot },
+      value: (sigs as string[]).map((sig) => {
+        const at = landed.get(sig);
+        if (!at) return null;
+        const final = at.slot <= finalizedSlot;
+        return {
+          slot: at.slot,
+          confirmations: final ? null : order.filter((s) => s > at.slot).length,
+          err: at.tx.err,
+          status: at.tx.err === null ? { Ok: null } : { Err: at.tx.err },
+          confirmationStatus: final ? "finalized" : "confirmed",
+        };
+      }),
+    }),
+    getBalance: ([address, cfg]) => {
+      const b = commitmentBlock(cfg);
+      return { context: { slot: b.slot }, value: Number(b.balances.get(String(address)) ?? 0n) };
+    },
+    getMinimumBalanceForRentExemption: ([size]) => {
+      if (Number(size) !== 0) throw new RpcFailure(-32602, "only data size 0 is served here");
+      return Number(RENT_EXEMPT_MINIMUM_0);
+    },
+    getLatestBlockhash: ([cfg]) => {
+      const b = commitmentBlock(cfg);
+      return { context: { slot: tipSlot }, value: { blockhash: b.blockhash, lastValidBlockHeight: b.height + validity } };
+    },
+    sendTransaction,
+  };
+
+  function answer(req: { id?: unknown; method?: string; params?: unknown[] }) {
+    const id = req.id ?? null;
+    const method = String(req.method);
+    calls.set(method, (calls.get(method) ?? 0) + 1);
+    const fn = methods[method];
+    if (!fn) return { jsonrpc: "2.0", id, error: { code: -32601, message: "Method not found" } };
+    try {
+      return { jsonrpc: "2.0", id, result: fn(req.params ?? []) };
+    } catch (err) {
+      if (err instanceof RpcFailure) return { jsonrpc: "2.0", id, error: { code: err.code, message: err.message } };
+      return { jsonrpc: "2.0", id, error: { code: -32603, message: String(err) } };
+    }
+  }
+
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+    const body = await req.json();
+    const out = Array.isArray(body) ? body.map(answer) : answer(body);
+    return Response.json(out);
+  });
+
+  seal(0);
+  produce(Math.max(0, (opts.initialBlocks ?? 5) - 1));
+
+  return {
+    url: `http://127.0.0.1:${server.addr.port}/`,
+    get slot() {
+      return tipSlot;
+    },
+    get finalizedSlot() {
+      return finalizedSlot;
+    },
+    get finalizedHeight() {
+      return finalizedBlock().height;
+    },
+    calls,
+    fund,
+    balance: (address) => current.get(address) ?? 0n,
+    inject,
+    produce,
+    skip(n = 1) {
+      tipSlot += n;
+    },
+    finalize() {
+      finalizedSlot = order.at(-1)!;
+    },
+    drop(signature) {
+      dropped.add(signature);
+      pending = pending.filter((p) => p.tx.signature !== signature);
+    },
+    landedAt: (signature) => landed.get(signature)?.slot ?? null,
+    close: () => server.shutdown(),
+  };
+}

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { createRequire } from "node:module";
 import { base58, base64 } from "@scure/base";
 import { LAMPORTS_PER_SIGNATURE, signTransfer, solAddress } from "../chains/sol/tx.ts";
-import { signer, ours, stranger } from "./support/sol_env.ts";
+import { ours, signer, stranger } from "./support/sol_env.ts";
 
 interface NativeLiteSvm {
   airdrop(address: Uint8Array, lamports: bigint): unknown;

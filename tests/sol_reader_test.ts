@@ -13,9 +13,13 @@ Deno.test("sol reader on a Solana-RPC-shaped server: every trap of a finalized b
   try {
     const { reader } = solOn(server);
     const from = server.slot + 1;
-    const failed = server.inject({ payer: stranger(1), credits: [{ to: ours(0), lamports: 7_000_000n }], err: {
-      InstructionError: [0, { Custom: 1 }],
-    } });
+    const failed = server.inject({
+      payer: stranger(1),
+      credits: [{ to: ours(0), lamports: 7_000_000n }],
+      err: {
+        InstructionError: [0, { Custom: 1 }],
+      },
+    });
     const viaTable = server.inject({
       payer: stranger(2),
       credits: [{ to: stranger(3), lamports: 1n }, { to: ours(1), lamports: 20_000_000n, source: "lookupTable" }],
@@ -31,7 +35,7 @@ Deno.test("sol reader on a Solana-RPC-shaped server: every trap of a finalized b
       viaProgram: "JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4",
     });
     server.produce(1);
-    const included = (await reader.txStatus(twoOfOurs));
+    const included = await reader.txStatus(twoOfOurs);
     assert.ok(included.state === "included" && included.final === false, "confirmed, not finalized yet");
     assert.deepEqual(await reader.scan(from, server.slot), [], "scan sees only finalized blocks");
     assert.equal(await reader.transfersOf(twoOfOurs), null, "not final: in no block the reader answers for");

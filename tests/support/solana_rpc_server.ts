@@ -41,7 +41,10 @@ import { sha256 } from "@noble/hashes/sha2.js";
 export const RENT_EXEMPT_MINIMUM_0 = 890_880n;
 export const FEE_PER_SIGNATURE = 5_000n;
 const SYSTEM_PROGRAM = "11111111111111111111111111111111";
-const MEMO_PROGRAMS = new Set(["MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr", "Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo"]);
+const MEMO_PROGRAMS = new Set([
+  "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr",
+  "Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo",
+]);
 
 interface AccountKey {
   pubkey: string;
@@ -432,7 +435,10 @@ export function startSolanaRpcServer(opts: SolanaRpcServerOptions = {}): SolanaR
     },
     getLatestBlockhash: ([cfg]) => {
       const b = commitmentBlock(cfg);
-      return { context: { slot: tipSlot }, value: { blockhash: b.blockhash, lastValidBlockHeight: b.height + validity } };
+      return {
+        context: { slot: tipSlot },
+        value: { blockhash: b.blockhash, lastValidBlockHeight: b.height + validity },
+      };
     },
     sendTransaction,
   };

@@ -7,7 +7,8 @@
  * Rent: an account holds either 0 lamports or at least the rent-exempt minimum (`getMinimumBalanceForRentExemption(0)`,
  * read from the node), or the transaction fails. Hence: a payout to an empty account must deliver at least that
  * (`destination_below_reserve`), the hot wallet keeps it (`unfunded` otherwise), and a sweep moves the whole balance
- * less the fee, closing the deposit account at 0, or leaves at least the minimum.
+ * less the fee, closing the deposit account at 0, or leaves at least the minimum (the sweeper leaves the catalog's
+ * reserve: `req.amount` is what leaves the address, its fee included).
  */
 import type { Address } from "@solana/kit";
 import type { NativePayer, PayoutCheck, PayoutRequest, PreparedTx, SweepRequest } from "../adapter.ts";
@@ -94,30 +95,32 @@ export function solPayer(rpc: SolRpc, signer: AccountAdapterOptions["signer"]): 
     }
     const { balances: [balance, hot], rent, latest } = await read([from, hotWallet], true);
     const fee = LAMPORTS_PER_SIGNATURE;
-    // The whole balance less the fee closes the account at 0, which rent allows.
-    const amount = req.amount ?? balance - fee;
-    if (amount <= 0n) {
-      throw new Error(`sol sweep ${req.sweepId}: ${from} holds ${balance} lamports, not more than the ${fee} fee`);
+    // `amount` is what leaves the deposit address, the fee included (actors/sweeper.ts asks for its balance less the
+    // reserve); absent, the whole balance leaves and the account closes at 0, which rent allows.
+    const leaving = req.amount ?? balance;
+    const lamports = leaving - fee;
+    if (lamports <= 0n) {
+      throw new Error(`sol sweep ${req.sweepId}: ${leaving} lamports leaving ${from} do not cover the ${fee} fee`);
     }
-    const left = balance - fee - amount;
+    const left = balance - leaving;
     if (left < 0n) {
-      throw new Error(`sol sweep ${req.sweepId}: ${from} holds ${balance} lamports, less than ${amount} + ${fee} fee`);
+      throw new Error(`sol sweep ${req.sweepId}: ${from} holds ${balance} lamports, less than the ${leaving} asked`);
     }
     if (left > 0n && left < rent) {
       throw new Error(
         `sol sweep ${req.sweepId}: it would leave ${left} lamports at ${from}, below the rent-exempt minimum ${rent}`,
       );
     }
-    if (hot === 0n && amount < rent) {
+    if (hot === 0n && lamports < rent) {
       throw new Error(
-        `sol sweep ${req.sweepId}: the hot wallet ${hotWallet} does not exist yet and ${amount} lamports are below ` +
+        `sol sweep ${req.sweepId}: the hot wallet ${hotWallet} does not exist yet and ${lamports} lamports are below ` +
           `the ${rent} needed to create it`,
       );
     }
     const signed = signTransfer({
       from,
       to: hotWallet,
-      lamports: amount,
+      lamports,
       memos: [`sweep ${req.sweepId}`],
       blockhash: latest!.blockhash,
       lastValidBlockHeight: BigInt(latest!.lastValidBlockHeight),

@@ -9,12 +9,15 @@ import assert from "node:assert/strict";
 import { createRequire } from "node:module";
 import { base58, base64 } from "@scure/base";
 import { LAMPORTS_PER_SIGNATURE, signTransfer, solAddress } from "../chains/sol/tx.ts";
+import { NATIVE } from "../chains/catalog.ts";
+import { solAdapters } from "../chains/sol/index.ts";
 import { ours, signer, stranger } from "./support/sol_env.ts";
 
 interface NativeLiteSvm {
   airdrop(address: Uint8Array, lamports: bigint): unknown;
   getBalance(address: Uint8Array): bigint | null;
   latestBlockhash(): string;
+  getTransaction(signature: Uint8Array): unknown;
   expireBlockhash(): void;
   minimumBalanceForRentExemption(dataLen: bigint): bigint;
   sendLegacyTransaction(bytes: Uint8Array): { err?: () => unknown; toString(): string };
@@ -137,4 +140,116 @@ Deno.test("sol payout in LiteSVM: a signature by another key is refused", () => 
   const r = send(forged.wire);
   assert.ok(!r.ok);
   assert.match(r.detail, /SignatureFailure/);
+});
+
+/**
+ * The payer itself (chains/sol/payer.ts) against LiteSVM: a JSON-RPC shim serves the four calls the payer makes
+ * (getBalance, getMinimumBalanceForRentExemption, getLatestBlockhash, sendTransaction) from the VM, so the bytes the
+ * payer prepares and broadcasts are the ones LiteSVM executes.
+ */
+/** A sweep of `lamports` signed by deposit key `index`, built directly (what the payer would refuse to build). */
+function sweepOf(from: string, index: number, lamports: bigint) {
+  return (svm: NativeLiteSvm) => {
+    const signed = signTransfer({
+      from: solAddress(from, "deposit"),
+      to: hot,
+      lamports,
+      memos: ["sweep by hand"],
+      blockhash: svm.latestBlockhash(),
+      lastValidBlockHeight: 150n,
+      sign: (m) => signer.signMessage("sol", index, m, "deposit"),
+    });
+    return { txHash: signed.signature, raw: signed.wire };
+  };
+}
+
+function liteSvmRpc(svm: NativeLiteSvm) {
+  const handle = (req: { id: number; method: string; params: unknown[] }) => {
+    const ok = (result: unknown) => ({ jsonrpc: "2.0", id: req.id, result });
+    switch (req.method) {
+      case "getBalance":
+        return ok({ context: { slot: 1 }, value: Number(svm.getBalance(key(String(req.params[0]))) ?? 0n) });
+      case "getMinimumBalanceForRentExemption":
+        return ok(Number(svm.minimumBalanceForRentExemption(BigInt(Number(req.params[0])))));
+      case "getLatestBlockhash":
+        return ok({ context: { slot: 1 }, value: { blockhash: svm.latestBlockhash(), lastValidBlockHeight: 150 } });
+      case "sendTransaction": {
+        const r = svm.sendLegacyTransaction(base64.decode(String(req.params[0])));
+        if (typeof r.err === "function") {
+          return {
+            jsonrpc: "2.0",
+            id: req.id,
+            error: { code: -32002, message: `Transaction failed: ${r.toString()}` },
+          };
+        }
+        return ok("sent");
+      }
+      default:
+        return { jsonrpc: "2.0", id: req.id, error: { code: -32601, message: "Method not found" } };
+    }
+  };
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+    const body = await req.json();
+    return Response.json(Array.isArray(body) ? body.map(handle) : handle(body));
+  });
+  return { url: `http://127.0.0.1:${server.addr.port}/`, close: () => server.shutdown() };
+}
+
+Deno.test("sol payer in LiteSVM: the payer's own payout and sweep (as the sweeper asks) execute with exact balances", async () => {
+  const { svm, balance } = vm();
+  const rpc = liteSvmRpc(svm);
+  try {
+    const { payer } = solAdapters({ urls: [rpc.url], signer, confirmations: 1 });
+    svm.airdrop(key(hot), 5n * SOL);
+    const deposit = ours(11);
+    svm.airdrop(key(deposit), 400_000_000n);
+    // The sweeper asks for the balance less the catalog's reserve; the fee comes out of it.
+    const reserve = NATIVE.sol.reserve;
+    assert.equal(reserve, svm.minimumBalanceForRentExemption(0n), "the catalog's reserve is the VM's rent minimum");
+    const sweep = await payer.prepareSweep!({
+      sweepId: "mint-11",
+      from: deposit,
+      derivationIndex: 11,
+      amount: 400_000_000n - reserve,
+    });
+    await payer.broadcast(sweep);
+    assert.equal(balance(deposit), reserve);
+    assert.equal(balance(hot), 5n * SOL + 400_000_000n - reserve - LAMPORTS_PER_SIGNATURE);
+    const swept = 5n * SOL + 400_000_000n - reserve - LAMPORTS_PER_SIGNATURE;
+    // What is left (the reserve) cannot pay its own fee: the runtime would leave the fee payer below rent.
+    await assert.rejects(
+      () => payer.prepareSweep!({ sweepId: "mint-11b", from: deposit, derivationIndex: 11 }),
+      /below the rent-exempt minimum/,
+    );
+    await assert.rejects(
+      () => payer.broadcast(sweepOf(deposit, 11, reserve - LAMPORTS_PER_SIGNATURE)(svm)),
+      /InsufficientFundsForRent \{ account_index: 0 \}/,
+    );
+    assert.equal(balance(deposit), reserve);
+    // A whole balance that can pay its fee: the account closes at 0.
+    const other = ours(14);
+    svm.airdrop(key(other), 2_000_000n);
+    await payer.broadcast(await payer.prepareSweep!({ sweepId: "mint-14", from: other, derivationIndex: 14 }));
+    assert.equal(balance(other), 0n);
+    const before = balance(hot);
+    assert.equal(before, swept + 2_000_000n - LAMPORTS_PER_SIGNATURE);
+    const to = stranger(12);
+    const req = { orderId: "burn-12", to, amount: 3n * SOL, memo: "99" };
+    assert.deepEqual(await payer.checkPayout!(req), { ok: true });
+    const tx = await payer.preparePayout(req);
+    await payer.broadcast(tx);
+    assert.equal(balance(to), 3n * SOL);
+    assert.equal(balance(hot), before - 3n * SOL - LAMPORTS_PER_SIGNATURE);
+    assert.ok(svm.getTransaction(base58.decode(tx.txHash)), "the VM knows the payout by the signature we recorded");
+    // The same bytes again: "already processed" is success, and nothing moves twice.
+    await payer.broadcast(tx);
+    assert.equal(balance(to), 3n * SOL);
+    // Below rent to a new account: checkPayout refuses what the VM would.
+    const small = { orderId: "burn-13", to: stranger(13), amount: reserve - 1n, memo: null };
+    const check = await payer.checkPayout!(small);
+    assert.ok(!check.ok && check.reason === "destination_below_reserve");
+    await assert.rejects(() => payer.preparePayout(small).then((t) => payer.broadcast(t)), /InsufficientFundsForRent/);
+  } finally {
+    await rpc.close();
+  }
 });

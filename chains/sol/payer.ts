@@ -102,6 +102,14 @@ export function solPayer(rpc: SolRpc, signer: AccountAdapterOptions["signer"]): 
     if (lamports <= 0n) {
       throw new Error(`sol sweep ${req.sweepId}: ${leaving} lamports leaving ${from} do not cover the ${fee} fee`);
     }
+    // The runtime takes the fee before running anything and refuses a fee payer left between 0 and the rent-exempt
+    // minimum by it (InsufficientFundsForRent, account 0), even when the transfer would then close the account.
+    if (balance - fee < rent) {
+      throw new Error(
+        `sol sweep ${req.sweepId}: ${from} holds ${balance} lamports; paying its own ${fee} lamport fee would leave ` +
+          `it below the rent-exempt minimum ${rent}, which the chain refuses: nothing can be swept from it`,
+      );
+    }
     const left = balance - leaving;
     if (left < 0n) {
       throw new Error(`sol sweep ${req.sweepId}: ${from} holds ${balance} lamports, less than the ${leaving} asked`);

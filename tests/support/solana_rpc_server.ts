@@ -27,7 +27,8 @@
  *   Executing it charges 5,000 lamports per signature to the fee payer; a transfer beyond the source's balance fails
  *   with `{InstructionError: [i, {Custom: 1}]}`, one leaving an account between 0 and the rent-exempt minimum with
  *   `{InsufficientFundsForRent: {account_index}}`: failed transactions are included with `meta.err` and charge only
- *   the fee, as on chain.
+ *   the fee, as on chain. A fee payer the fee alone would leave between 0 and the rent-exempt minimum fails fee
+ *   validation: not included at all.
  *
  * Hooks: `inject` (a transaction of someone else's, with the traps: failed, v0 with lookup-table accounts, several
  * recipients, a transfer inside another program), `produce`, `skip`, `finalize`, `drop` (a sent transaction is
@@ -213,7 +214,10 @@ export function startSolanaRpcServer(opts: SolanaRpcServerOptions = {}): SolanaR
     for (const p of pending) {
       if (dropped.has(p.tx.signature)) continue;
       if (p.lastValidBlockHeight !== undefined && height > p.lastValidBlockHeight) continue; // expired: dropped
-      if ((current.get(p.tx.keys[0].pubkey) ?? 0n) < p.tx.fee) continue; // cannot pay its fee: dropped
+      // Fee validation, before anything runs: a payer that cannot pay the fee, or that the fee would leave between 0
+      // and the rent-exempt minimum, fails it and the transaction is not included (no fee charged).
+      const payerAfterFee = (current.get(p.tx.keys[0].pubkey) ?? 0n) - p.tx.fee;
+      if (payerAfterFee < 0n || (payerAfterFee > 0n && payerAfterFee < RENT_EXEMPT_MINIMUM_0)) continue;
       txs.push(execute(p, current));
     }
     pending = keep;

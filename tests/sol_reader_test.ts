@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { SKIPPED } from "../chains/adapter.ts";
+import { transfersIn } from "../chains/sol/reader.ts";
 import { startSolanaRpcServer } from "./support/solana_rpc_server.ts";
 import { ours, solOn, stranger } from "./support/sol_env.ts";
 
@@ -119,4 +120,26 @@ Deno.test("sol reader on a Solana-RPC-shaped server: a scan of many blocks is ba
   } finally {
     await server.close();
   }
+});
+
+Deno.test("sol reader: a failed transaction is never credited, whatever balances a node reports for it", () => {
+  const keys = [
+    { pubkey: stranger(1), signer: true, writable: true, source: "transaction" as const },
+    { pubkey: ours(0), signer: false, writable: true, source: "transaction" as const },
+  ];
+  const tx = (err: unknown) => ({
+    transaction: { signatures: ["sig1"], accountKeys: keys },
+    meta: { err, fee: 5000, preBalances: [10_000_000_000, 0], postBalances: ["9999995000", 1_000_000] },
+  });
+  assert.deepEqual(transfersIn(tx({ InstructionError: [0, { Custom: 1 }] })), []);
+  assert.deepEqual(transfersIn(tx(null)).map((t) => [t.to, t.amount, t.from, t.index]), [[
+    ours(0),
+    1_000_000n,
+    stranger(1),
+    1,
+  ]]);
+  assert.throws(
+    () => transfersIn({ ...tx(null), transaction: { signatures: ["sig1"], accountKeys: [] } }),
+    /no account keys/,
+  );
 });

@@ -27,7 +27,7 @@ import { ALERT_KINDS, type AlertKind, clearAlert, listAlerts } from "../kv/alert
 import { applyOperatorEvent, isStuckOnTransaction, settleStuckOrder } from "../actors/operator.ts";
 import type { DeadIntent } from "../actors/transition.ts";
 import type { Chains } from "../chains/adapter.ts";
-import { buildChains } from "../chains/registry.ts";
+import { buildChains, liveSigner } from "../chains/registry.ts";
 import { chainPlan } from "../config/chain_mode.ts";
 import { type Address, getAddress, type LocalAccount, zeroAddress } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
@@ -44,7 +44,6 @@ import { adminRoleProblem, deployUAssets, parseSupplyCaps, uAssetsEnvValue } fro
 import { readMinterKey } from "../config/evm.ts";
 import { settingsFromConfig } from "../config/pipeline.ts";
 import { loadSecrets } from "../config/secrets.ts";
-import { Signer } from "../chains/signer.ts";
 import { formatError } from "../chains/shared/redact.ts";
 
 const USAGE = `usage: deno task admin <command>
@@ -437,22 +436,22 @@ async function deployRoles(
  * transfer address, which only EVM scans need and whose derivation needs the mnemonic, is left out.
  */
 async function statusChains(kv: Deno.Kv, config: Config): Promise<Chains> {
-  const plan = chainPlan(config.chainMode, config.evm, config.utxo);
-  // Live UTXO chains sign consolidations with the master mnemonic's keys, on the plan's networks, as the server does.
-  const utxo = plan.liveUtxo.length > 0
-    ? {
-      config: config.utxo,
-      signer: Signer.fromMnemonic((await loadSecrets(config)).mnemonic, plan.utxoNetworks),
-      settings: pipelineSettings(config),
-    }
+  const plan = chainPlan(config.chainMode, config.evm, config.utxo, config.account);
+  // Live native chains sign with the master mnemonic's keys (one Signer), on the plan's networks, as the server does.
+  const signer = plan.liveUtxo.length + plan.liveAccount.length > 0
+    ? liveSigner(plan, (await loadSecrets(config)).mnemonic)
     : undefined;
-  return (await buildChains(kv, plan, config.evm, zeroAddress, { hotWalletGenesis: config.simHotWalletGenesis, utxo }))
-    .chains;
+  const settings = pipelineSettings(config);
+  return (await buildChains(kv, plan, config.evm, zeroAddress, {
+    hotWalletGenesis: config.simHotWalletGenesis,
+    utxo: signer && plan.liveUtxo.length > 0 ? { config: config.utxo, signer, settings } : undefined,
+    account: signer && plan.liveAccount.length > 0 ? { config: config.account, signer, settings } : undefined,
+  })).chains;
 }
 
 /** The pipeline's rules (confirmations, fee rules) as the server derives them from this configuration. */
 function pipelineSettings(config: Config) {
-  const plan = chainPlan(config.chainMode, config.evm, config.utxo);
+  const plan = chainPlan(config.chainMode, config.evm, config.utxo, config.account);
   return settingsFromConfig(config, "", plan.enabled, plan);
 }
 

@@ -22,6 +22,7 @@ import {
 } from "../kv/pipeline.ts";
 import { addSpent, type CoinHold, coinHoldKey } from "../kv/treasury.ts";
 import { treasuryReport, treasuryText } from "../actors/treasury_report.ts";
+import { accountTreasuryReport, accountTreasuryText } from "../actors/account_treasury_report.ts";
 import { consolidate } from "../actors/sweeper.ts";
 import { ALERT_KINDS, type AlertKind, clearAlert, listAlerts } from "../kv/alerts.ts";
 import { applyOperatorEvent, isStuckOnTransaction, settleStuckOrder } from "../actors/operator.ts";
@@ -33,6 +34,7 @@ import { type Address, getAddress, type LocalAccount, zeroAddress } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import {
   EVM_CHAINS,
+  isAccountChain,
   isEvmChain,
   isNativeChain,
   isUtxoChain,
@@ -63,6 +65,7 @@ const USAGE = `usage: deno task admin <command>
              admin: EVM_ADMIN_KEY_FILE (deploys) | --admin <address> with EVM_DEPLOYER_KEY_FILE | --admin-is-minter
   order release <id> [--by <operator>]   (lift a hold set by a reorg past finality)
   treasury --chain <doge|zec> [--json]   (reads KV only; no node is asked)
+  treasury --chain <sol|xrp|sui> [--json]   (hot wallet, sweeps, payouts; asks the node for the hot wallet's balance)
   utxo consolidate --chain <doge|zec> [--max-inputs N] [--min-inputs M] [--by <operator>]
   utxo release-coin --chain <doge|zec> <txid:index> [--by <operator>]   (a coin held after a reorg, checked on the node)
   utxo forget-coin --chain <doge|zec> <txid:index> [--by <operator>]    (a held coin the node does not have)
@@ -333,7 +336,15 @@ const commands: Record<string, Command> = {
       options: { chain: { type: "string" }, json: { type: "boolean" } },
       strict: true,
     });
-    const chain = utxoChainArg(values.chain);
+    const chain = values.chain;
+    if (isAccountChain(chain)) {
+      // The hot wallet's balance is read through the chain's reader: the node in live mode, the sim ledger in sim.
+      const report = await accountTreasuryReport(kv, await statusChains(kv, config), chain);
+      if (values.json) out(JSON.stringify(report, null, 2));
+      else for (const line of accountTreasuryText(report)) out(line);
+      return;
+    }
+    if (!isUtxoChain(chain)) throw new UsageError(`--chain must be one of ${NATIVE_CHAINS.join(", ")}`);
     const report = await treasuryReport(kv, chain, pipelineSettings(config).utxoFee(chain));
     if (values.json) out(JSON.stringify(report, null, 2));
     else for (const line of treasuryText(report)) out(line);

@@ -52,6 +52,10 @@ export async function buildServices(config: Config, secrets?: Secrets): Promise<
   const loaded = secrets ?? await loadSecrets(config);
   // Deposit addresses of doge and zec in the plan's network (regtest on a devnet node, mainnet otherwise).
   const deriver = Deriver.fromMnemonic(loaded.mnemonic, plan.utxoNetworks);
+  // One Signer for every live native chain; the hot-wallet addresses are printed even with PIPELINE=off, since
+  // operators fund them before payouts start.
+  const signer = liveSigner(plan, loaded.mnemonic);
+  if (signer) announceHotWallets(plan, signer);
   const kv = await openKv(config.kvPath);
   const transferAddress = uAssetTransferAddress(config, deriver);
   // PIPELINE=off serves the API alone: no chain adapter is built (the plan above was still checked).
@@ -62,13 +66,11 @@ export async function buildServices(config: Config, secrets?: Secrets): Promise<
       settings = settingsFromConfig(config, transferAddress, plan.enabled, plan);
       // Only live native chains sign with the master mnemonic's keys here, with one Signer built once; it is never
       // logged (it prints as "Signer {}") and holds no key outside #private fields.
-      const signer = liveSigner(plan, loaded.mnemonic);
       setup = await buildChains(kv, plan, config.evm, transferAddress, {
         hotWalletGenesis: config.simHotWalletGenesis,
         utxo: signer && plan.liveUtxo.length > 0 ? { config: config.utxo, signer, settings } : undefined,
         account: signer && plan.liveAccount.length > 0 ? { config: config.account, signer, settings } : undefined,
       });
-      if (signer) announceHotWallets(plan, signer);
     } else {
       setup = { chains: null, simulated: plan.simulated };
     }

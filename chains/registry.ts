@@ -146,7 +146,9 @@ function accountChainAdapters(
   if (plan.liveAccount.length === 0) return built;
   if (!opts) {
     throw new Error(
-      `live account chains (${plan.liveAccount.join(", ")}) need their configuration and a signer: this caller gave none`,
+      `live account chains (${
+        plan.liveAccount.join(", ")
+      }) need their configuration and a signer: this caller gave none`,
     );
   }
   for (const chain of plan.liveAccount) {

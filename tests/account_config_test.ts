@@ -100,7 +100,10 @@ Deno.test("account chain configuration: defaults, overrides, every bad value ref
       [{ SOL_RPC_URLS: "ftp://sol.example" }, /SOL_RPC_URLS entry 1 must be an http or https URL, not ftp/],
       [{ XRP_RPC_URLS: "not a url" }, /XRP_RPC_URLS entry 1 is not a URL/],
       [{ SUI_RPC_URLS: "https://a.example/graphql,,https://b.example" }, /SUI_RPC_URLS entry 2 is empty/],
-      [{ SOL_RPC_URLS: `http://:${SECRET}@sol.example` }, /SOL_RPC_URLS entry 1 \(http:\/\/sol\.example\) has a password but no user name/],
+      [
+        { SOL_RPC_URLS: `http://:${SECRET}@sol.example` },
+        /SOL_RPC_URLS entry 1 \(http:\/\/sol\.example\) has a password but no user name/,
+      ],
       [{ SOL_CONFIRMATIONS: "0" }, /SOL_CONFIRMATIONS must be from 1 to 100000 \(got 0\)/],
       [{ XRP_CONFIRMATIONS: "two" }, /XRP_CONFIRMATIONS must be a whole number/],
       [{ SOL_START_BLOCK: "latest" }, /SOL_START_BLOCK must be a whole number \(a slot\) or "tip"/],
@@ -307,7 +310,9 @@ Deno.test("node proofs (local servers speaking Solana getGenesisHash, rippled se
     await t.step("devnet refuses mainnet's identity on loopback and accepts a test network's", async () => {
       await refusesAsync(
         () => prove("devnet", { SOL_RPC_URLS: solMain.url }),
-        new RegExp(`SOL_RPC_URLS ${solMain.origin} answers getGenesisHash "${SOL_MAINNET_GENESIS_HASH}": that is mainnet`),
+        new RegExp(
+          `SOL_RPC_URLS ${solMain.origin} answers getGenesisHash "${SOL_MAINNET_GENESIS_HASH}": that is mainnet`,
+        ),
         /CHAIN_MODE=devnet runs only against a local test node/,
       );
       await refusesAsync(
@@ -392,7 +397,10 @@ Deno.test("registry: each live account chain's factory is called with its URLs, 
     // The registry serves what the factories built; xrp (not configured) stays simulated in devnet.
     assert.equal((chains.reader("sol") as unknown as { marker: string }).marker, "sol-reader");
     assert.equal(chains.payer("sui").hotWallet, signer.address("sui", 0, "hot"));
-    assert.equal(chains.payer("xrp").hotWallet, (await import("../chains/sim/adapters.ts")).defaultSimOperatorAddress("xrp"));
+    assert.equal(
+      chains.payer("xrp").hotWallet,
+      (await import("../chains/sim/adapters.ts")).defaultSimOperatorAddress("xrp"),
+    );
 
     // A live account chain without its configuration and signer is refused.
     await assert.rejects(() => buildChains(kv, plan, config.evm, "0x" + "a".repeat(40)), /need their configuration/);

@@ -10,12 +10,11 @@
  *   `<CHAIN>_START_BLOCK` (a slot, ledger index or checkpoint, or `tip`), `<CHAIN>_RPC_TIMEOUT_MS`, `<CHAIN>_BLOCK_MS`,
  *   `<CHAIN>_CONFIRMATION_TIMEOUT_MS`.
  */
-import { type AccountChain, NATIVE_CHAINS } from "../chains/catalog.ts";
+import type { AccountChain } from "../chains/catalog.ts";
 import { type LiveNativeChain, liveNativeChainFromEnv } from "./native.ts";
 
-export const ACCOUNT_CHAINS = NATIVE_CHAINS.filter((c): c is AccountChain =>
-  c === "sol" || c === "xrp" || c === "sui"
-) as readonly AccountChain[];
+/** The account chains in the catalog's order (chains/catalog.ts `AccountChain`). */
+export const ACCOUNT_CHAINS = ["sol", "xrp", "sui"] as const satisfies readonly AccountChain[];
 
 export type LiveAccountChain = LiveNativeChain<AccountChain>;
 

@@ -17,7 +17,7 @@ import { mintRoutes } from "./routes/mint.ts";
 import { simRoutes } from "./routes/sim.ts";
 import type { PipelineContext, PipelineSettings } from "./actors/context.ts";
 import { settingsFromConfig } from "./config/pipeline.ts";
-import { buildChains, type ChainSetup } from "./chains/registry.ts";
+import { buildChains, type ChainSetup, liveSigner } from "./chains/registry.ts";
 import { type ChainSymbol, isUtxoChain } from "./chains/catalog.ts";
 import { defaultSimOperatorAddress } from "./chains/sim/adapters.ts";
 import { seedSimUtxoGenesis } from "./actors/treasury_steps.ts";
@@ -44,13 +44,18 @@ export interface Services {
 
 export async function buildServices(config: Config, secrets?: Secrets): Promise<Services> {
   // Refused before anything is opened: a mode that would mix live and simulated chains unsafely never starts.
-  const plan = chainPlan(config.chainMode, config.evm, config.utxo);
-  // Every live node is asked which chain it serves (devnet: anvil and regtest; live: UTXO mainnet) before any start.
-  await proveChainNodes(plan, config.evm, config.utxo);
+  const plan = chainPlan(config.chainMode, config.evm, config.utxo, config.account);
+  // Every live node is asked which chain it serves (devnet: anvil, regtest, no mainnet; live: native mainnet) before
+  // anything starts.
+  await proveChainNodes(plan, config.evm, config.utxo, config.account);
   announcePlan(plan);
   const loaded = secrets ?? await loadSecrets(config);
   // Deposit addresses of doge and zec in the plan's network (regtest on a devnet node, mainnet otherwise).
   const deriver = Deriver.fromMnemonic(loaded.mnemonic, plan.utxoNetworks);
+  // One Signer for every live native chain; the hot-wallet addresses are printed even with PIPELINE=off, since
+  // operators fund them before payouts start.
+  const signer = liveSigner(plan, loaded.mnemonic);
+  if (signer) announceHotWallets(plan, signer);
   const kv = await openKv(config.kvPath);
   const transferAddress = uAssetTransferAddress(config, deriver);
   // PIPELINE=off serves the API alone: no chain adapter is built (the plan above was still checked).
@@ -59,14 +64,12 @@ export async function buildServices(config: Config, secrets?: Secrets): Promise<
   try {
     if (config.pipeline === "on") {
       settings = settingsFromConfig(config, transferAddress, plan.enabled, plan);
-      // Only live UTXO chains sign with the master mnemonic's keys here; the Signer is never logged (it prints as
-      // "Signer {}") and holds no key outside #private fields.
-      const utxo = plan.liveUtxo.length > 0
-        ? { config: config.utxo, signer: Signer.fromMnemonic(loaded.mnemonic, plan.utxoNetworks), settings }
-        : undefined;
+      // Only live native chains sign with the master mnemonic's keys here, with one Signer built once; it is never
+      // logged (it prints as "Signer {}") and holds no key outside #private fields.
       setup = await buildChains(kv, plan, config.evm, transferAddress, {
         hotWalletGenesis: config.simHotWalletGenesis,
-        utxo,
+        utxo: signer && plan.liveUtxo.length > 0 ? { config: config.utxo, signer, settings } : undefined,
+        account: signer && plan.liveAccount.length > 0 ? { config: config.account, signer, settings } : undefined,
       });
     } else {
       setup = { chains: null, simulated: plan.simulated };
@@ -94,6 +97,16 @@ export async function buildServices(config: Config, secrets?: Secrets): Promise<
   };
 }
 
+/**
+ * Prints each live account chain's hot-wallet address (chains/derivation.ts `HOT_WALLET_PATHS`), which operators
+ * fund so payouts can go out before sweeps do; the key itself is never printed nor stored.
+ */
+function announceHotWallets(plan: ChainPlan, signer: Signer) {
+  for (const chain of plan.liveAccount) {
+    console.log(`${chain} hot wallet (payouts are sent from it; fund it): ${signer.address(chain, 0, "hot")}`);
+  }
+}
+
 /** The simulated UTXO chains' genesis coins, paid to the sim payer's operator address and in the treasury. */
 async function seedSimTreasuries(kv: Deno.Kv, simulated: ChainSymbol[], total: bigint): Promise<void> {
   for (const chain of simulated.filter(isUtxoChain)) {
@@ -108,11 +121,13 @@ function announcePlan(plan: ChainPlan) {
         "their transfers are held and requests naming them are refused",
     );
   }
-  if (plan.mode === "live" && plan.liveUtxo.length > 0) {
-    console.log(`CHAIN_MODE=live: ${plan.liveUtxo.join(", ")} live on mainnet`);
+  const natives = [...plan.liveAccount, ...plan.liveUtxo];
+  if (plan.mode === "live" && natives.length > 0) {
+    console.log(`CHAIN_MODE=live: ${natives.join(", ")} live on mainnet`);
   }
   if (plan.mode === "devnet") {
-    const regtest = plan.liveUtxo.length > 0 ? ` and ${plan.liveUtxo.join(", ")} on a local regtest node` : "";
+    const regtest = (plan.liveUtxo.length > 0 ? ` and ${plan.liveUtxo.join(", ")} on a local regtest node` : "") +
+      (plan.liveAccount.length > 0 ? ` and ${plan.liveAccount.join(", ")} on local test nodes` : "");
     console.warn(
       `!!! CHAIN_MODE=devnet is for TESTS ONLY: ${plan.live.join(", ") || "no EVM chain"} live on a local dev ` +
         `chain (chain id ${DEVNET_CHAIN_ID})${regtest} beside simulated ${plan.simulated.join(", ")}, with /sim ` +

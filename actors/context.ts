@@ -75,7 +75,10 @@ export type FaultPoint = typeof FAULT_POINTS[number];
  * these fields). Unset fields are the catalog's.
  */
 export interface LiveChainSettings {
-  /** Replaces the catalog's depth (`<CHAIN>_CONFIRMATIONS`); a chain whose finality is a flag keeps its flag. */
+  /**
+   * Replaces the catalog's depth (`<CHAIN>_CONFIRMATIONS`); a chain whose finality is a flag keeps its flag and
+   * needs this many confirmations on top of it.
+   */
   confirmations?: number;
   blockMs?: number;
   /** Unset: the tip when the watcher first runs. */
@@ -116,7 +119,12 @@ export function pipelineSettings(opts: {
   };
   return {
     finality,
-    confirmations: (c) => requiredConfirmations(finality(c)),
+    // A flag chain's `<CHAIN>_CONFIRMATIONS` counts on top of its flag (isCounted requires both): its finality stays
+    // the flag, the depth asked of it is the configured one.
+    confirmations: (c) =>
+      finality(c).kind === "flag" && live[c]?.confirmations !== undefined
+        ? live[c].confirmations
+        : requiredConfirmations(finality(c)),
     confirmationTimeoutMs: (c) =>
       live[c]
         ? live[c].confirmationTimeoutMs ?? info(c).confirmationTimeoutMinutes * 60_000

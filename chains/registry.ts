@@ -1,22 +1,34 @@
 /**
  * Which adapter serves each chain, as the chain plan (config/chain_mode.ts) says: a live EVM chain gets the viem
- * adapters, a live UTXO chain (doge, zec) the UTXO adapters on the plan's network, a simulated chain its embedded
- * ledger, and a disabled chain an adapter whose every call throws `ChainDisabledError`. There is no fallback: a chain
+ * adapters, a live UTXO chain (doge, zec) the UTXO adapters on the plan's network, a live account chain (sol, xrp,
+ * sui) its factory (`solAdapters`, `xrpAdapters`, `suiAdapters`), a simulated chain its embedded ledger, and a disabled chain an adapter whose every call throws `ChainDisabledError`. There is no fallback: a chain
  * that is not simulated is never served by a simulator.
  */
 import { privateKeyToAccount } from "viem/accounts";
-import { ChainDisabledError, type ChainReader, type Chains, type EvmMinter, type NativePayer } from "./adapter.ts";
-import type { ChainSymbol, EvmChain, UtxoChain } from "./catalog.ts";
+import {
+  type AccountAdapterOptions,
+  type AccountAdapters,
+  ChainDisabledError,
+  type ChainReader,
+  type Chains,
+  type EvmMinter,
+  type NativePayer,
+} from "./adapter.ts";
+import type { AccountChain, ChainSymbol, EvmChain, UtxoChain } from "./catalog.ts";
 import { type EvmChainAdapters, evmChainAdapters } from "./evm/index.ts";
 import { simChains } from "./sim/adapters.ts";
 import type { FeeFunction } from "./shared/coin_select.ts";
-import type { Signer } from "./signer.ts";
+import { Signer } from "./signer.ts";
 import { type UtxoAdapters, utxoAdapters } from "./utxo/index.ts";
 import { utxoNetwork } from "./utxo/network.ts";
 import { utxoRpc } from "./utxo/rpc.ts";
 import { type EvmConfig, readMinterKey } from "../config/evm.ts";
 import type { ChainPlan } from "../config/chain_mode.ts";
 import type { UtxoConfig } from "../config/utxo.ts";
+import type { AccountConfig } from "../config/account.ts";
+import { solAdapters } from "./sol/index.ts";
+import { suiAdapters } from "./sui/index.ts";
+import { xrpAdapters } from "./xrp/index.ts";
 
 export interface ChainSetup {
   chains: Chains;
@@ -33,15 +45,35 @@ export interface UtxoChainsOptions {
   settings: { confirmations(chain: UtxoChain): number; utxoFee(chain: UtxoChain): FeeFunction };
 }
 
+export type AccountAdapterFactory = (opts: AccountAdapterOptions) => AccountAdapters;
+
+/** The live account chains' factories (fixed signature, chains/adapter.ts `AccountAdapterOptions`). */
+export const ACCOUNT_ADAPTER_FACTORIES: Readonly<Record<AccountChain, AccountAdapterFactory>> = {
+  sol: solAdapters,
+  xrp: xrpAdapters,
+  sui: suiAdapters,
+};
+
+/** What the live account chains of the plan need: their configuration, the signer and the pipeline's confirmations. */
+export interface AccountChainsOptions {
+  config: AccountConfig;
+  /** From the master mnemonic (the same Signer the UTXO chains use): deposit keys for sweeps, hot-wallet keys. */
+  signer: Signer;
+  settings: { confirmations(chain: AccountChain): number };
+  /** Replaces a chain's factory (tests that check what the registry hands it). Unset: `ACCOUNT_ADAPTER_FACTORIES`. */
+  factories?: Partial<Record<AccountChain, AccountAdapterFactory>>;
+}
+
 export async function buildChains(
   kv: Deno.Kv,
   plan: ChainPlan,
   evm: EvmConfig,
   transferAddress: string,
-  simOpts: { hotWalletGenesis?: bigint; utxo?: UtxoChainsOptions } = {},
+  simOpts: { hotWalletGenesis?: bigint; utxo?: UtxoChainsOptions; account?: AccountChainsOptions } = {},
 ): Promise<ChainSetup> {
   const sim = simChains(kv, { hotWalletGenesis: simOpts.hotWalletGenesis });
   const utxo = utxoChainAdapters(plan, simOpts.utxo);
+  const account = accountChainAdapters(plan, simOpts.account);
   const simulated = new Set(plan.simulated);
   const adapters = new Map<EvmChain, EvmChainAdapters>();
   if (plan.live.length > 0) {
@@ -66,9 +98,11 @@ export async function buildChains(
   const chains: Chains = {
     reader: (c) =>
       adapters.get(c as EvmChain)?.reader ?? utxo.get(c as UtxoChain)?.reader ??
-        (simulated.has(c) ? sim.reader(c) : disabledReader(c)),
+        account.get(c as AccountChain)?.reader ?? (simulated.has(c) ? sim.reader(c) : disabledReader(c)),
     minter: (c) => adapters.get(c)?.minter ?? (simulated.has(c) ? sim.minter(c) : disabledSender(c)),
-    payer: (c) => utxo.get(c as UtxoChain)?.payer ?? (simulated.has(c) ? sim.payer(c) : disabledSender(c)),
+    payer: (c) =>
+      utxo.get(c as UtxoChain)?.payer ?? account.get(c as AccountChain)?.payer ??
+        (simulated.has(c) ? sim.payer(c) : disabledSender(c)),
   };
   return { chains, simulated: plan.simulated };
 }
@@ -101,6 +135,47 @@ function utxoChainAdapters(plan: ChainPlan, opts: UtxoChainsOptions | undefined)
     );
   }
   return built;
+}
+
+/** The live account chains' adapters: each factory called once, with its URLs, timeout, signer and confirmations. */
+function accountChainAdapters(
+  plan: ChainPlan,
+  opts: AccountChainsOptions | undefined,
+): Map<AccountChain, AccountAdapters> {
+  const built = new Map<AccountChain, AccountAdapters>();
+  if (plan.liveAccount.length === 0) return built;
+  if (!opts) {
+    throw new Error(
+      `live account chains (${
+        plan.liveAccount.join(", ")
+      }) need their configuration and a signer: this caller gave none`,
+    );
+  }
+  for (const chain of plan.liveAccount) {
+    const c = opts.config.chains[chain];
+    if (!c) throw new Error(`${chain} is live in the chain plan but ${chain.toUpperCase()}_RPC_URLS is not set`);
+    const factory = opts.factories?.[chain] ?? ACCOUNT_ADAPTER_FACTORIES[chain];
+    built.set(
+      chain,
+      factory({
+        urls: c.rpcUrls,
+        timeoutMs: c.rpcTimeoutMs,
+        signer: opts.signer,
+        confirmations: opts.settings.confirmations(chain),
+      }),
+    );
+  }
+  return built;
+}
+
+/** The Signer of the live native chains (doge, zec, sol, xrp, sui), or undefined when none is live. */
+export function liveSigner(
+  plan: Pick<ChainPlan, "liveUtxo" | "liveAccount" | "utxoNetworks">,
+  mnemonic: string,
+): Signer | undefined {
+  return plan.liveUtxo.length + plan.liveAccount.length > 0
+    ? Signer.fromMnemonic(mnemonic, plan.utxoNetworks)
+    : undefined;
 }
 
 function disabledReader(chain: ChainSymbol): ChainReader {

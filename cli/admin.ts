@@ -22,17 +22,19 @@ import {
 } from "../kv/pipeline.ts";
 import { addSpent, type CoinHold, coinHoldKey } from "../kv/treasury.ts";
 import { treasuryReport, treasuryText } from "../actors/treasury_report.ts";
+import { accountTreasuryReport, accountTreasuryText } from "../actors/account_treasury_report.ts";
 import { consolidate } from "../actors/sweeper.ts";
 import { ALERT_KINDS, type AlertKind, clearAlert, listAlerts } from "../kv/alerts.ts";
 import { applyOperatorEvent, isStuckOnTransaction, settleStuckOrder } from "../actors/operator.ts";
 import type { DeadIntent } from "../actors/transition.ts";
 import type { Chains } from "../chains/adapter.ts";
-import { buildChains } from "../chains/registry.ts";
+import { buildChains, liveSigner } from "../chains/registry.ts";
 import { chainPlan } from "../config/chain_mode.ts";
 import { type Address, getAddress, type LocalAccount, zeroAddress } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import {
   EVM_CHAINS,
+  isAccountChain,
   isEvmChain,
   isNativeChain,
   isUtxoChain,
@@ -44,7 +46,6 @@ import { adminRoleProblem, deployUAssets, parseSupplyCaps, uAssetsEnvValue } fro
 import { readMinterKey } from "../config/evm.ts";
 import { settingsFromConfig } from "../config/pipeline.ts";
 import { loadSecrets } from "../config/secrets.ts";
-import { Signer } from "../chains/signer.ts";
 import { formatError } from "../chains/shared/redact.ts";
 
 const USAGE = `usage: deno task admin <command>
@@ -64,6 +65,7 @@ const USAGE = `usage: deno task admin <command>
              admin: EVM_ADMIN_KEY_FILE (deploys) | --admin <address> with EVM_DEPLOYER_KEY_FILE | --admin-is-minter
   order release <id> [--by <operator>]   (lift a hold set by a reorg past finality)
   treasury --chain <doge|zec> [--json]   (reads KV only; no node is asked)
+  treasury --chain <sol|xrp|sui> [--json]   (hot wallet, sweeps, payouts; asks the node for the hot wallet's balance)
   utxo consolidate --chain <doge|zec> [--max-inputs N] [--min-inputs M] [--by <operator>]
   utxo release-coin --chain <doge|zec> <txid:index> [--by <operator>]   (a coin held after a reorg, checked on the node)
   utxo forget-coin --chain <doge|zec> <txid:index> [--by <operator>]    (a held coin the node does not have)
@@ -334,7 +336,15 @@ const commands: Record<string, Command> = {
       options: { chain: { type: "string" }, json: { type: "boolean" } },
       strict: true,
     });
-    const chain = utxoChainArg(values.chain);
+    const chain = values.chain;
+    if (isAccountChain(chain)) {
+      // The hot wallet's balance is read through the chain's reader: the node in live mode, the sim ledger in sim.
+      const report = await accountTreasuryReport(kv, await statusChains(kv, config), chain);
+      if (values.json) out(JSON.stringify(report, null, 2));
+      else for (const line of accountTreasuryText(report)) out(line);
+      return;
+    }
+    if (!isUtxoChain(chain)) throw new UsageError(`--chain must be one of ${NATIVE_CHAINS.join(", ")}`);
     const report = await treasuryReport(kv, chain, pipelineSettings(config).utxoFee(chain));
     if (values.json) out(JSON.stringify(report, null, 2));
     else for (const line of treasuryText(report)) out(line);
@@ -437,22 +447,22 @@ async function deployRoles(
  * transfer address, which only EVM scans need and whose derivation needs the mnemonic, is left out.
  */
 async function statusChains(kv: Deno.Kv, config: Config): Promise<Chains> {
-  const plan = chainPlan(config.chainMode, config.evm, config.utxo);
-  // Live UTXO chains sign consolidations with the master mnemonic's keys, on the plan's networks, as the server does.
-  const utxo = plan.liveUtxo.length > 0
-    ? {
-      config: config.utxo,
-      signer: Signer.fromMnemonic((await loadSecrets(config)).mnemonic, plan.utxoNetworks),
-      settings: pipelineSettings(config),
-    }
+  const plan = chainPlan(config.chainMode, config.evm, config.utxo, config.account);
+  // Live native chains sign with the master mnemonic's keys (one Signer), on the plan's networks, as the server does.
+  const signer = plan.liveUtxo.length + plan.liveAccount.length > 0
+    ? liveSigner(plan, (await loadSecrets(config)).mnemonic)
     : undefined;
-  return (await buildChains(kv, plan, config.evm, zeroAddress, { hotWalletGenesis: config.simHotWalletGenesis, utxo }))
-    .chains;
+  const settings = pipelineSettings(config);
+  return (await buildChains(kv, plan, config.evm, zeroAddress, {
+    hotWalletGenesis: config.simHotWalletGenesis,
+    utxo: signer && plan.liveUtxo.length > 0 ? { config: config.utxo, signer, settings } : undefined,
+    account: signer && plan.liveAccount.length > 0 ? { config: config.account, signer, settings } : undefined,
+  })).chains;
 }
 
 /** The pipeline's rules (confirmations, fee rules) as the server derives them from this configuration. */
 function pipelineSettings(config: Config) {
-  const plan = chainPlan(config.chainMode, config.evm, config.utxo);
+  const plan = chainPlan(config.chainMode, config.evm, config.utxo, config.account);
   return settingsFromConfig(config, "", plan.enabled, plan);
 }
 

@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { type EvmConfig, loadEvmConfig } from "./evm.ts";
 import { loadUtxoConfig, type UtxoConfig } from "./utxo.ts";
+import { type AccountConfig, loadAccountConfig } from "./account.ts";
 import { FAULT_POINTS, type FaultPoint } from "../actors/context.ts";
 
 /**
@@ -52,6 +53,8 @@ export interface Config {
   evm: EvmConfig;
   /** Live UTXO chains (`DOGE_RPC_URLS`, `ZEC_RPC_URLS`, `DOGE_FEE_PER_KB`, `ZEC_EXPIRY_WINDOW`, ...): config/utxo.ts. */
   utxo: UtxoConfig;
+  /** Live account chains (`SOL_RPC_URLS`, `XRP_RPC_URLS`, `SUI_RPC_URLS`, ...): config/account.ts. */
+  account: AccountConfig;
   /** Crash tests only: the process SIGKILLs itself the first time an order step reaches this point. */
   faultCrashPoint: FaultPoint | undefined;
 }
@@ -118,6 +121,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     sweepMs: Math.max(10, Number(e.SWEEP_MS ?? 1000)),
     evm: loadEvmConfig(env),
     utxo: loadUtxoConfig(env),
+    account: loadAccountConfig(env),
     faultCrashPoint: e.FAULT_CRASH_POINT,
   };
 }

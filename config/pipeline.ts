@@ -7,21 +7,27 @@ import { configuredUtxoFee } from "./utxo.ts";
 
 /**
  * `enabled`: the chain plan's enabled chains (config/chain_mode.ts); unset, every chain (operator commands).
- * `plan`: the UTXO chains that run live and their networks; unset, none (the configured UTXO values stay unused).
+ * `plan`: the native chains that run live (UTXO chains with their networks, account chains); unset, none (the
+ * configured native values stay unused).
  */
 export function settingsFromConfig(
   config: Config,
   transferAddress: string,
   enabled?: readonly ChainSymbol[],
-  plan?: Pick<ChainPlan, "liveUtxo" | "utxoNetworks">,
+  plan?: Pick<ChainPlan, "liveUtxo" | "utxoNetworks"> & Partial<Pick<ChainPlan, "liveAccount">>,
 ): PipelineSettings {
   const liveUtxo = plan?.liveUtxo ?? [];
+  const liveAccount = plan?.liveAccount ?? [];
   return pipelineSettings({
     enabled,
     blockMs: config.simBlockMs,
     confirmationTimeoutMs: config.simConfirmationTimeoutMs,
     transferAddress,
-    live: { ...config.evm.chains, ...Object.fromEntries(liveUtxo.map((c) => [c, config.utxo.chains[c]!])) },
+    live: {
+      ...config.evm.chains,
+      ...Object.fromEntries(liveUtxo.map((c) => [c, config.utxo.chains[c]!])),
+      ...Object.fromEntries(liveAccount.map((c) => [c, config.account.chains[c]!])),
+    },
     utxoNetworks: plan?.utxoNetworks,
     // Built now, so a fee rate the build cannot apply is refused at start, not at the first payout.
     utxoFees: Object.fromEntries(liveUtxo.map((c) => [c, configuredUtxoFee(c, config.utxo)])),

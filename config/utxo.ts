@@ -1,8 +1,9 @@
 /**
  * Live UTXO chains (doge, zec), configured per chain by environment like the EVM ones (config/evm.ts). A chain is
  * configured when `<CHAIN>_RPC_URLS` is set (`DOGE_RPC_URLS`, `ZEC_RPC_URLS`); which modes accept it, and on which
- * network, is config/chain_mode.ts. Every value is checked at start and refused with a sentence naming the variable;
- * no message ever quotes an RPC URL beyond its origin, so a password in the URL never reaches a log.
+ * network, is config/chain_mode.ts. The variables every native chain shares are read by config/native.ts; every
+ * value is checked at start and refused with a sentence naming the variable; no message ever quotes an RPC URL beyond
+ * its origin, so a password in the URL never reaches a log.
  *
  * - `<CHAIN>_RPC_URLS`: comma-separated http(s) URLs in order of preference, credentials as userinfo
  *   (`http://user:password@127.0.0.1:22555/`; Zebra's cookie is `__cookie__:<cookie>`).
@@ -23,18 +24,18 @@ import { z } from "zod";
 import { NATIVE, UTXO_CHAINS, type UtxoChain } from "../chains/catalog.ts";
 import type { FeeFunction } from "../chains/shared/coin_select.ts";
 import { utxoFee } from "../chains/shared/utxo_fee.ts";
+import {
+  type LiveNativeChain,
+  liveNativeChainFromEnv,
+  NATIVE_RPC_TIMEOUT_MS_DEFAULT,
+  parseRpcUrls,
+  wholeFromEnv,
+} from "./native.ts";
 
-export interface LiveUtxoChain {
-  chain: UtxoChain;
-  rpcUrls: string[];
-  confirmations: number;
-  /** Where the watcher starts on first run: a block height, or the tip at that moment. */
-  startBlock: number | "tip";
-  rpcTimeoutMs: number;
-  blockMs: number;
-  /** How long a deposit may wait for its confirmations; unset: the catalog's production timeout. */
-  confirmationTimeoutMs?: number;
-}
+export { parseRpcUrls };
+
+/** A live doge or zec chain: config/native.ts has the fields every native chain shares. */
+export type LiveUtxoChain = LiveNativeChain<UtxoChain>;
 
 export interface UtxoConfig {
   chains: Partial<Record<UtxoChain, LiveUtxoChain>>;
@@ -53,7 +54,7 @@ export const DOGE_FEE_PER_KB_MAX = 100_000_000n;
 export const ZEC_EXPIRY_WINDOW_MIN = 4;
 export const ZEC_EXPIRY_WINDOW_MAX = 1_152;
 /** The RPC client's default (chains/utxo/rpc.ts). */
-export const UTXO_RPC_TIMEOUT_MS_DEFAULT = 15_000;
+export const UTXO_RPC_TIMEOUT_MS_DEFAULT = NATIVE_RPC_TIMEOUT_MS_DEFAULT;
 
 /** No live UTXO chain, the defaults: what a process without UTXO configuration (or an old caller) gets. */
 export const NO_LIVE_UTXO: UtxoConfig = Object.freeze({
@@ -62,81 +63,16 @@ export const NO_LIVE_UTXO: UtxoConfig = Object.freeze({
   zecExpiryWindow: NATIVE.zec.expiry.kind === "height" ? NATIVE.zec.expiry.window : 40,
 });
 
-const wholeNumber = /^(0|[1-9]\d{0,11})$/;
-
-/** The variable's whole number, `fallback` when unset, refused (with the bounds) when outside [min, max]. */
-function whole(
-  env: Record<string, string | undefined>,
-  name: string,
-  fallback: number,
-  min: number,
-  max: number,
-  unit = "",
-): number {
-  const text = env[name]?.trim();
-  if (text === undefined || text === "") return fallback;
-  if (!wholeNumber.test(text)) throw new Error(`${name} must be a whole number${unit} (got ${JSON.stringify(text)})`);
-  const n = Number(text);
-  if (n < min || n > max) throw new Error(`${name} must be from ${min} to ${max}${unit} (got ${n})`);
-  return n;
-}
-
-/**
- * The URLs of `<CHAIN>_RPC_URLS`, each an http(s) URL. A refusal names the entry's position and, when it parses,
- * its origin: never the text itself, which may carry a password.
- */
-export function parseRpcUrls(variable: string, value: string | undefined): string[] {
-  const entries = (value ?? "").split(",").map((u) => u.trim());
-  if (entries.every((u) => u === "")) return [];
-  return entries.map((raw, i) => {
-    const which = `${variable} entry ${i + 1}`;
-    if (raw === "") throw new Error(`${which} is empty (two commas in a row?)`);
-    let url: URL;
-    try {
-      url = new URL(raw);
-    } catch {
-      throw new Error(`${which} is not a URL (give http://user:password@host:port/)`);
-    }
-    if (url.protocol !== "http:" && url.protocol !== "https:") {
-      throw new Error(`${which} must be an http or https URL, not ${url.protocol.replace(/:$/, "")}`);
-    }
-    if (url.hostname === "") throw new Error(`${which} has no host`);
-    if (url.password !== "" && url.username === "") {
-      throw new Error(`${which} (${url.origin}) has a password but no user name`);
-    }
-    return raw;
-  });
-}
-
 export function loadUtxoConfig(env: Record<string, string | undefined>): UtxoConfig {
   const chains: Partial<Record<UtxoChain, LiveUtxoChain>> = {};
   for (const chain of UTXO_CHAINS) {
-    const prefix = chain.toUpperCase();
-    const urls = parseRpcUrls(`${prefix}_RPC_URLS`, env[`${prefix}_RPC_URLS`]);
-    // The per-chain values are checked even without URLs: a typo is refused before the day the chain is switched on.
-    const confirmations = whole(env, `${prefix}_CONFIRMATIONS`, catalogConfirmations(chain), 1, 100_000);
-    const startText = env[`${prefix}_START_BLOCK`]?.trim();
-    const startBlock = startText === undefined || startText === "" || startText === "tip"
-      ? "tip" as const
-      : whole(env, `${prefix}_START_BLOCK`, 0, 0, 2 ** 32 - 1, ' (a block height) or "tip"');
-    const rpcTimeoutMs = whole(env, `${prefix}_RPC_TIMEOUT_MS`, UTXO_RPC_TIMEOUT_MS_DEFAULT, 100, 600_000, " of ms");
-    const blockMs = whole(env, `${prefix}_BLOCK_MS`, NATIVE[chain].blockMs, 10, 3_600_000, " of ms");
-    const timeout = whole(env, `${prefix}_CONFIRMATION_TIMEOUT_MS`, -1, 1, 7 * 86_400_000, " of ms");
-    if (urls.length === 0) continue;
-    chains[chain] = {
-      chain,
-      rpcUrls: urls,
-      confirmations,
-      startBlock,
-      rpcTimeoutMs,
-      blockMs,
-      ...(timeout >= 0 ? { confirmationTimeoutMs: timeout } : {}),
-    };
+    const live = liveNativeChainFromEnv(env, chain);
+    if (live) chains[chain] = live;
   }
   return {
     chains,
     dogeFeePerKb: dogeFeePerKb(env.DOGE_FEE_PER_KB),
-    zecExpiryWindow: whole(
+    zecExpiryWindow: wholeFromEnv(
       env,
       "ZEC_EXPIRY_WINDOW",
       NO_LIVE_UTXO.zecExpiryWindow,
@@ -145,11 +81,6 @@ export function loadUtxoConfig(env: Record<string, string | undefined>): UtxoCon
       " of blocks",
     ),
   };
-}
-
-function catalogConfirmations(chain: UtxoChain): number {
-  const f = NATIVE[chain].finality;
-  return f.kind === "depth" ? f.confirmations : 1;
 }
 
 const feeText = z.string().regex(/^[1-9]\d{0,11}$/);

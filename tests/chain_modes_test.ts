@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import { buildServices } from "../app.ts";
 import { type ChainSymbol, EVM_CHAINS, NATIVE_CHAINS } from "../chains/catalog.ts";
 import { SimLedger } from "../chains/sim/ledger.ts";
-import { isLoopbackUrl } from "../config/chain_mode.ts";
+import { isLoopbackUrl, SOL_MAINNET_GENESIS_HASH } from "../config/chain_mode.ts";
+import { Signer } from "../chains/signer.ts";
 import { loadConfig } from "../config/env.ts";
 import { loadSecrets } from "../config/secrets.ts";
 import { listHeld } from "../kv/pipeline.ts";
@@ -196,5 +197,58 @@ Deno.test("a native deposit whose destination EVM chain is disabled here is held
     assert.equal((await listOrders(kv, wallet.toLowerCase(), { limit: 10, offset: 0 })).orders.length, 0);
   } finally {
     await server.close();
+  }
+});
+
+/**
+ * A local server speaking Solana JSON-RPC `getGenesisHash` only (no Solana node runs here), answering `genesis`.
+ */
+function solanaGenesisServer(genesis: string) {
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+    const body = await req.json();
+    return Response.json(
+      body.method === "getGenesisHash"
+        ? { jsonrpc: "2.0", id: body.id, result: genesis }
+        : { jsonrpc: "2.0", id: body.id, error: { code: -32601, message: "Method not found" } },
+    );
+  });
+  return { url: `http://127.0.0.1:${server.addr.port}/`, close: () => server.shutdown() };
+}
+
+Deno.test("CHAIN_MODE=devnet with SOL_RPC_URLS (local server speaking Solana getGenesisHash): mainnet refused, a test cluster live with its hot wallet printed", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "chain-mode-devnet-sol-" });
+  const mainnet = solanaGenesisServer(SOL_MAINNET_GENESIS_HASH);
+  const devnet = solanaGenesisServer("EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG");
+  try {
+    await assert.rejects(
+      () => start(dir, { CHAIN_MODE: "devnet", PIPELINE: "off", SOL_RPC_URLS: mainnet.url }),
+      /SOL_RPC_URLS http:\/\/127\.0\.0\.1:\d+ answers getGenesisHash "5eykt4[^"]+": that is mainnet/,
+    );
+    await assert.rejects(
+      () => start(dir, { CHAIN_MODE: "sim", SUI_RPC_URLS: devnet.url }),
+      /CHAIN_MODE=sim refuses SUI_RPC_URLS/,
+    );
+    const printed: string[] = [];
+    const log = console.log;
+    console.log = (...args: unknown[]) => printed.push(args.join(" "));
+    let services;
+    try {
+      services = await start(dir, { CHAIN_MODE: "devnet", PIPELINE: "off", SOL_RPC_URLS: devnet.url });
+    } finally {
+      console.log = log;
+    }
+    assert.deepEqual(services.chainPlan.liveAccount, ["sol"]);
+    assert.ok(!services.chainPlan.simulated.includes("sol"));
+    const mnemonic = (await loadSecrets(services.config, () => {})).mnemonic;
+    const hot = Signer.fromMnemonic(mnemonic).address("sol", 0, "hot");
+    assert.ok(
+      printed.some((l) => l === `sol hot wallet (payouts are sent from it; fund it): ${hot}`),
+      printed.join("\n"),
+    );
+    assert.ok(!printed.some((l) => l.includes(mnemonic.split(" ").slice(0, 3).join(" "))), "no key material printed");
+  } finally {
+    await mainnet.close();
+    await devnet.close();
+    await Deno.remove(dir, { recursive: true });
   }
 });

@@ -1,0 +1,236 @@
+/**
+ * What `deno task admin treasury --chain sol|xrp|sui` shows: the hot wallet (its address and balance, read through the
+ * chain's reader, so in live mode this asks the node; in sim mode the sim ledger), the deposits swept into it and those
+ * still waiting for their sweep (kv/treasury.ts sweep records and sweep-due marks: counts, amounts, the oldest wait),
+ * the open sweeps, and the payouts: burns waiting in `processing` with whether the hot wallet can fund each now (the
+ * payer's `checkPayout`, asked for each alone), and burns whose payout is recorded but not yet counted, with their age.
+ */
+import type { Chains, PayoutCheck } from "../chains/adapter.ts";
+import { type AccountChain, NATIVE, weiToNative } from "../chains/catalog.ts";
+import { formatError } from "../chains/shared/redact.ts";
+import { getOrder, listOrderIdsByStatus, type Order, type OrderStatus } from "../kv/orders.ts";
+import { type PayoutObservation, readPayoutObservation, type Sweep, type SweepDue } from "../kv/treasury.ts";
+import { formatAge } from "./treasury_report.ts";
+
+export interface AccountTreasuryReport {
+  chain: AccountChain;
+  at: string;
+  hotWallet: {
+    address: string | null;
+    /** Smallest units, a decimal string; null when it could not be read (`balanceError` says why). */
+    balance: string | null;
+    balanceError?: string;
+    /** What the chain makes an account keep (xrp base reserve, sol rent-exempt minimum): not spendable. */
+    reserve: string;
+  };
+  swept: { count: number; amount: string };
+  unswept: {
+    count: number;
+    amount: string;
+    /** The deposit waiting longest for its sweep, since its mint completed. */
+    oldest: { orderId: string; mintedAt: string; ageMs: number; age: string } | null;
+    deposits: { orderId: string; amount: string; source: string; mintedAt: string; age: string; deadSweeps: number }[];
+  };
+  openSweeps: {
+    sweepId: string;
+    from: string;
+    amount: string;
+    leave: string;
+    txHash: string;
+    preparedAt: string;
+    age: string;
+  }[];
+  deadSweeps: number;
+  pendingPayouts: {
+    orderId: string;
+    amount: string;
+    to: string;
+    heldReason?: string;
+    waitingSince: string;
+    age: string;
+    fundable: boolean;
+    why?: string;
+  }[];
+  stuckPayouts: {
+    orderId: string;
+    txHash: string;
+    amount: string;
+    recordedAt: string;
+    ageMs: number;
+    age: string;
+    lastStatus: PayoutObservation | null;
+  }[];
+}
+
+async function ordersIn(kv: Deno.Kv, status: OrderStatus, keep: (o: Order) => boolean): Promise<Order[]> {
+  const out: Order[] = [];
+  for (const id of await listOrderIdsByStatus(kv, status)) {
+    const entry = await getOrder(kv, id);
+    if (entry.versionstamp !== null && !entry.invalid && keep(entry.value)) out.push(entry.value);
+  }
+  return out.sort((a, b) => a.id < b.id ? -1 : 1); // UUIDv7: creation order
+}
+
+const ageSince = (iso: string, now: Date) => Math.max(0, now.getTime() - Date.parse(iso));
+
+export async function accountTreasuryReport(
+  kv: Deno.Kv,
+  chains: Chains,
+  chain: AccountChain,
+  now = new Date(),
+): Promise<AccountTreasuryReport> {
+  const payer = chains.payer(chain);
+  const reader = chains.reader(chain);
+  const address = payer.hotWallet ?? null;
+  let balance: string | null = null;
+  let balanceError: string | undefined;
+  if (address === null) balanceError = `the ${chain} payer has no hot wallet`;
+  else if (!reader.balance) balanceError = `the ${chain} reader cannot read balances`;
+  else {
+    try {
+      balance = (await reader.balance(address)).toString();
+    } catch (err) {
+      balanceError = formatError(err).split("\n")[0];
+    }
+  }
+
+  let sweptCount = 0, sweptAmount = 0n, deadSweeps = 0;
+  const openSweeps: AccountTreasuryReport["openSweeps"] = [];
+  for await (const e of kv.list<Sweep>({ prefix: ["treasury_sweep", chain] })) {
+    const s = e.value;
+    if (s.status === "completed") {
+      sweptCount++;
+      sweptAmount += BigInt(s.amount);
+    } else if (s.status === "dead") deadSweeps++;
+    else {
+      openSweeps.push({
+        sweepId: s.sweepId,
+        from: s.from.address,
+        amount: s.amount,
+        leave: s.leave,
+        txHash: s.txHash,
+        preparedAt: s.preparedAt,
+        age: formatAge(ageSince(s.preparedAt, now)),
+      });
+    }
+  }
+
+  const deposits: AccountTreasuryReport["unswept"]["deposits"] = [];
+  let unsweptAmount = 0n;
+  let oldest: AccountTreasuryReport["unswept"]["oldest"] = null;
+  for await (const e of kv.list<SweepDue>({ prefix: ["treasury_sweep_due", chain] })) {
+    const due = e.value;
+    const mint = await getOrder(kv, due.orderId);
+    const order = mint.versionstamp !== null && !mint.invalid ? mint.value : null;
+    const amount = order ? BigInt(order.amount) : 0n;
+    const mintedAt = order ? order.updatedAt ?? order.createdAt : "";
+    const ageMs = mintedAt ? ageSince(mintedAt, now) : 0;
+    unsweptAmount += amount;
+    deposits.push({
+      orderId: due.orderId,
+      amount: amount.toString(),
+      source: `${due.source.txHash}:${due.source.index}`,
+      mintedAt,
+      age: formatAge(ageMs),
+      deadSweeps: due.deadSweeps,
+    });
+    if (mintedAt && (oldest === null || ageMs > oldest.ageMs)) {
+      oldest = { orderId: due.orderId, mintedAt, ageMs, age: formatAge(ageMs) };
+    }
+  }
+
+  const pendingPayouts: AccountTreasuryReport["pendingPayouts"] = [];
+  for (const o of await ordersIn(kv, "processing", (o) => o.type === "burn" && o.destinationChain === chain)) {
+    if (o.type !== "burn") continue;
+    const amount = weiToNative(chain, BigInt(o.amount)).native;
+    let check: PayoutCheck;
+    try {
+      check = await payer.checkPayout?.({
+        orderId: o.id,
+        to: o.destinationWallet,
+        amount,
+        memo: o.details.memo,
+      }) ?? { ok: true };
+    } catch (err) {
+      check = { ok: false, reason: "unfunded", detail: `could not ask: ${formatError(err).split("\n")[0]}` };
+    }
+    const since = o.updatedAt ?? o.createdAt;
+    pendingPayouts.push({
+      orderId: o.id,
+      amount: amount.toString(),
+      to: o.destinationWallet,
+      ...(o.details.heldReason ? { heldReason: o.details.heldReason } : {}),
+      waitingSince: since,
+      age: formatAge(ageSince(since, now)),
+      fundable: check.ok,
+      ...(check.ok ? {} : { why: check.detail }),
+    });
+  }
+
+  const stuckPayouts: AccountTreasuryReport["stuckPayouts"] = [];
+  for (const o of await ordersIn(kv, "burning", (o) => o.type === "burn" && o.destinationChain === chain)) {
+    const intent = o.details.intent;
+    if (!intent || o.type !== "burn") continue;
+    const ageMs = ageSince(intent.preparedAt, now);
+    stuckPayouts.push({
+      orderId: o.id,
+      txHash: intent.txHash,
+      amount: o.details.nativeAmount ?? "",
+      recordedAt: intent.preparedAt,
+      ageMs,
+      age: formatAge(ageMs),
+      lastStatus: await readPayoutObservation(kv, o.id),
+    });
+  }
+
+  return {
+    chain,
+    at: now.toISOString(),
+    hotWallet: {
+      address,
+      balance,
+      ...(balanceError ? { balanceError } : {}),
+      reserve: NATIVE[chain].reserve.toString(),
+    },
+    swept: { count: sweptCount, amount: sweptAmount.toString() },
+    unswept: { count: deposits.length, amount: unsweptAmount.toString(), oldest, deposits },
+    openSweeps,
+    deadSweeps,
+    pendingPayouts,
+    stuckPayouts,
+  };
+}
+
+/** The report as lines for people. */
+export function accountTreasuryText(r: AccountTreasuryReport): string[] {
+  const h = r.hotWallet;
+  const unit = NATIVE[r.chain].token.symbol;
+  const lines = [
+    `treasury ${r.chain} at ${r.at} (amounts in the smallest unit of ${unit})`,
+    `hot wallet ${h.address ?? "(none)"}: balance ${h.balance ?? `unknown (${h.balanceError})`}; reserve ${h.reserve}`,
+    `swept deposits: ${r.swept.count}, ${r.swept.amount} moved to the hot wallet`,
+    `unswept deposits (minted, waiting for their sweep): ${r.unswept.count}, ${r.unswept.amount}` +
+    (r.unswept.oldest ? `; oldest ${r.unswept.oldest.orderId} waiting ${r.unswept.oldest.age}` : ""),
+  ];
+  for (const d of r.unswept.deposits) {
+    lines.push(
+      `  deposit ${d.orderId}\t${d.amount}\t${d.source}\tminted ${d.mintedAt} (${d.age} ago)` +
+        (d.deadSweeps ? `\t${d.deadSweeps} dead sweep(s)` : ""),
+    );
+  }
+  lines.push(`open sweeps (recorded, not yet final): ${r.openSweeps.length}; dead sweeps: ${r.deadSweeps}`);
+  for (const s of r.openSweeps) {
+    lines.push(`  sweep ${s.sweepId}\tfrom ${s.from}\t${s.amount} (leaves ${s.leave})\ttx ${s.txHash}\tage ${s.age}`);
+  }
+  lines.push(`pending payouts (processing): ${r.pendingPayouts.length}`);
+  for (const p of r.pendingPayouts) {
+    const funding = p.fundable ? "fundable now" : `NOT fundable now: ${p.why}`;
+    lines.push(`  payout ${p.orderId}\t${p.amount}\tto ${p.to}\twaiting ${p.age}\t${funding}`);
+  }
+  lines.push(`stuck payouts (recorded, not yet counted): ${r.stuckPayouts.length}`);
+  for (const p of r.stuckPayouts) {
+    const last = p.lastStatus ? `${p.lastStatus.state} at ${p.lastStatus.at}` : "not looked at yet";
+    lines.push(`  payout ${p.orderId}\ttx ${p.txHash}\t${p.amount}\tage ${p.age} (since ${p.recordedAt})\t${last}`);
+  }
+  return lines;
+}

@@ -11,7 +11,10 @@ import { operationName, SUI_DOCUMENTS } from "../chains/sui/graphql.ts";
 export async function suiSchema(): Promise<GraphQLSchema> {
   const root = new URL("../node_modules/", import.meta.url);
   const direct = new URL("@mysten/sui/src/graphql/generated/schema.graphql", root);
-  const pinned = new URL(".deno/@mysten+sui@2.33.1/node_modules/@mysten/sui/src/graphql/generated/schema.graphql", root);
+  const pinned = new URL(
+    ".deno/@mysten+sui@2.33.1/node_modules/@mysten/sui/src/graphql/generated/schema.graphql",
+    root,
+  );
   let text: string;
   try {
     text = await Deno.readTextFile(direct);

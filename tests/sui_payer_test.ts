@@ -59,7 +59,10 @@ Deno.test("sui payer on a Sui-GraphQL-shaped server: a payout from the hot walle
     assert.equal(payer.hotWallet, hot);
     const req = { orderId: "o1", to: elsewhere, amount: 3n * SUI, memo: null };
     const unfunded = await payer.checkPayout!(req);
-    assert.ok(!unfunded.ok && unfunded.reason === "unfunded" && unfunded.detail.includes(hot), JSON.stringify(unfunded));
+    assert.ok(
+      !unfunded.ok && unfunded.reason === "unfunded" && unfunded.detail.includes(hot),
+      JSON.stringify(unfunded),
+    );
     // Exactly the amount is not enough: the gas budget comes on top.
     server.deposit(hot, 3n * SUI + SUI_GAS_BUDGET - 1n);
     server.mine(1);

@@ -43,7 +43,13 @@ Deno.test("sui reader on a Sui-GraphQL-shaped server: checkpoints are blocks, di
     assert.equal(await reader.transfersOf(digest), null);
     server.mine(1);
     const status = await reader.txStatus(digest);
-    assert.deepEqual(status, { state: "included", blockNumber: server.tip, confirmations: 1, success: true, final: true });
+    assert.deepEqual(status, {
+      state: "included",
+      blockNumber: server.tip,
+      confirmations: 1,
+      success: true,
+      final: true,
+    });
     server.mine(2);
     assert.deepEqual(await reader.txStatus(digest), { ...status, confirmations: 3 });
   }));

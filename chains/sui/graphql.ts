@@ -117,7 +117,8 @@ export const EPOCH = `query SuiEpoch {
 }`;
 
 /** Executes signed transaction bytes; answers its effects (again, for a transaction already executed). */
-export const EXECUTE_TRANSACTION = `mutation SuiExecuteTransaction($transactionDataBcs: Base64!, $signatures: [Base64!]!) {
+export const EXECUTE_TRANSACTION =
+  `mutation SuiExecuteTransaction($transactionDataBcs: Base64!, $signatures: [Base64!]!) {
   executeTransaction(transactionDataBcs: $transactionDataBcs, signatures: $signatures) {
     effects { digest status executionError { message } }
   }

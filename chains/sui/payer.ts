@@ -23,7 +23,7 @@ import type {
   SweepRequest,
 } from "../adapter.ts";
 import { base64 } from "@scure/base";
-import { bigIntOf, normalizeSuiAddress, SuiGraphqlError, type SuiGraphql, uint53Of } from "./client.ts";
+import { bigIntOf, normalizeSuiAddress, type SuiGraphql, SuiGraphqlError, uint53Of } from "./client.ts";
 import { EPOCH, EXECUTE_TRANSACTION, GAS_COINS } from "./graphql.ts";
 
 /**
@@ -125,7 +125,9 @@ export function suiPayer(gql: SuiGraphql, signer: AccountAdapterOptions["signer"
       sum += c.balance;
     }
     if (sum < needed) {
-      throw new Error(`Sui address ${owner} holds ${sum} MIST in its largest coins, less than the ${needed} MIST needed`);
+      throw new Error(
+        `Sui address ${owner} holds ${sum} MIST in its largest coins, less than the ${needed} MIST needed`,
+      );
     }
     return chosen;
   }
@@ -196,7 +198,8 @@ export function suiPayer(gql: SuiGraphql, signer: AccountAdapterOptions["signer"
         return {
           ok: false,
           reason: "unfunded",
-          detail: `The Sui hot wallet ${hotWallet} holds ${usable} MIST; this payout needs ${req.amount} MIST plus up to ` +
+          detail:
+            `The Sui hot wallet ${hotWallet} holds ${usable} MIST; this payout needs ${req.amount} MIST plus up to ` +
             `${SUI_GAS_BUDGET} MIST of gas.`,
         };
       }
@@ -207,10 +210,14 @@ export function suiPayer(gql: SuiGraphql, signer: AccountAdapterOptions["signer"
       const to = destinationOf(req.to);
       if (req.amount <= 0n) throw new Error(`A Sui payout needs a positive amount, not ${req.amount}`);
       const coins = choose(await suiGasCoins(gql, hotWallet), req.amount + SUI_GAS_BUDGET, hotWallet);
-      return await sign((tx) => {
-        const [coin] = tx.splitCoins(tx.gas, [tx.pure.u64(req.amount)]);
-        tx.transferObjects([coin], tx.pure.address(to));
-      }, { address: hotWallet, index: 0, branch: "hot" }, coins);
+      return await sign(
+        (tx) => {
+          const [coin] = tx.splitCoins(tx.gas, [tx.pure.u64(req.amount)]);
+          tx.transferObjects([coin], tx.pure.address(to));
+        },
+        { address: hotWallet, index: 0, branch: "hot" },
+        coins,
+      );
     },
 
     async prepareSweep(req: SweepRequest): Promise<PreparedTx> {
@@ -220,15 +227,23 @@ export function suiPayer(gql: SuiGraphql, signer: AccountAdapterOptions["signer"
       const coins = (await suiGasCoins(gql, from)).slice(0, MAX_GAS_COINS);
       const total = coins.reduce((s, c) => s + c.balance, 0n);
       if (total <= SUI_GAS_BUDGET) {
-        throw new Error(`Sui deposit address ${from} holds ${total} MIST: not more than the ${SUI_GAS_BUDGET} MIST gas`);
+        throw new Error(
+          `Sui deposit address ${from} holds ${total} MIST: not more than the ${SUI_GAS_BUDGET} MIST gas`,
+        );
       }
       if (req.amount !== undefined && req.amount > total) {
-        throw new Error(`Sui deposit address ${from} holds ${total} MIST in coins, less than the ${req.amount} to sweep`);
+        throw new Error(
+          `Sui deposit address ${from} holds ${total} MIST in coins, less than the ${req.amount} to sweep`,
+        );
       }
       // The whole gas coin (every coin merged into it) goes to the hot wallet, less the gas actually charged.
-      return await sign((tx) => {
-        tx.transferObjects([tx.gas], tx.pure.address(hotWallet));
-      }, { address: from, index: req.derivationIndex, branch: "deposit" }, coins);
+      return await sign(
+        (tx) => {
+          tx.transferObjects([tx.gas], tx.pure.address(hotWallet));
+        },
+        { address: from, index: req.derivationIndex, branch: "deposit" },
+        coins,
+      );
     },
 
     async broadcast(tx: PreparedTx): Promise<void> {

@@ -25,7 +25,7 @@ import { bcs } from "@mysten/sui/bcs";
 import { Transaction, TransactionDataBuilder } from "@mysten/sui/transactions";
 import { verifyTransactionSignature } from "@mysten/sui/verify";
 import { base58, base64 } from "@scure/base";
-import { buildSchema, graphql, type GraphQLSchema } from "graphql";
+import { buildSchema, graphql, type GraphQLScalarType, type GraphQLSchema } from "graphql";
 import { normalizeSuiAddress } from "../../chains/sui/client.ts";
 import { operationName, SUI_DOCUMENTS } from "../../chains/sui/graphql.ts";
 
@@ -121,7 +121,7 @@ function loadSchema(): Promise<GraphQLSchema> {
     ];
     for (const c of candidates) {
       try {
-        return buildSchema(await Deno.readTextFile(c));
+        return withStrictUInt53(buildSchema(await Deno.readTextFile(c)));
       } catch (err) {
         if (!(err instanceof Deno.errors.NotFound)) throw err;
       }
@@ -129,6 +129,18 @@ function loadSchema(): Promise<GraphQLSchema> {
     throw new Error("The Sui GraphQL schema of @mysten/sui is not in node_modules: run `deno install`");
   })();
   return schemaPromise;
+}
+
+/** UInt53 as Sui GraphQL parses it: a non-negative safe integer, else an error (buildSchema's scalars take anything). */
+function withStrictUInt53(schema: GraphQLSchema): GraphQLSchema {
+  const scalar = schema.getType("UInt53") as GraphQLScalarType;
+  const strict = (v: unknown) => {
+    if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0) throw new TypeError(`Invalid UInt53: ${v}`);
+    return v;
+  };
+  // graphql-js 17 coerces variables with `coerceInputValue` (16 with `parseValue`).
+  Object.assign(scalar, { parseValue: strict, coerceInputValue: strict });
+  return schema;
 }
 
 function randomDigest(): string {
@@ -305,7 +317,9 @@ export async function startSuiGraphqlServer(opts: SuiGraphqlServerOptions = {}):
     let sum = 0n;
     for (const ref of payment) {
       const coin = coins.get(normalizeSuiAddress(ref.objectId));
-      if (!coin || coin.owner !== sender || String(coin.version) !== String(ref.version) || coin.digest !== ref.digest) {
+      if (
+        !coin || coin.owner !== sender || String(coin.version) !== String(ref.version) || coin.digest !== ref.digest
+      ) {
         throw new Error(`Object ${ref.objectId} version ${ref.version} is not available for consumption by ${sender}`);
       }
       if (locked.has(coin.objectId)) {

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { buildSchema, type GraphQLSchema, parse, validate } from "graphql";
 import { operationName, SUI_DOCUMENTS } from "../chains/sui/graphql.ts";
+import { MAX_OUTPUT_NODES, outputNodes } from "./support/sui_graphql_server.ts";
 
 /** The schema file of the pinned @mysten/sui, from node_modules (`nodeModulesDir: auto`). */
 export async function suiSchema(): Promise<GraphQLSchema> {
@@ -35,6 +36,8 @@ Deno.test("sui: every GraphQL document we send validates against the schema ship
   for (const [name, document] of Object.entries(SUI_DOCUMENTS)) {
     await t.step(name, () => {
       assert.deepEqual(errorsOf(schema, document), [], `${name} is not valid against the Sui schema`);
+      const nodes = outputNodes(parse(document));
+      assert.ok(nodes <= MAX_OUTPUT_NODES, `${name}: about ${nodes} output nodes, over Sui's default limit`);
       const op = operationName(document);
       assert.ok(!names.has(op), `operation name ${op} is unique`);
       names.add(op);
@@ -48,7 +51,8 @@ Deno.test("sui: the schema check fails on a misspelt field, a wrong argument and
   const misspelt = TX_STATUS.replace("executionError", "executionErrors");
   assert.notEqual(misspelt, TX_STATUS);
   assert.match(errorsOf(schema, misspelt).join("\n"), /Cannot query field "executionErrors"/);
-  const wrongArg = SCAN_CHECKPOINTS.replace("multiGetCheckpoints(keys:", "multiGetCheckpoints(ids:");
+  const wrongArg = SCAN_CHECKPOINTS.replace("filter: { afterCheckpoint:", "filter: { afterSequence:");
+  assert.notEqual(wrongArg, SCAN_CHECKPOINTS);
   assert.ok(errorsOf(schema, wrongArg).length > 0);
   const wrongType = BALANCE.replace("$address: SuiAddress!", "$address: String!");
   assert.ok(errorsOf(schema, wrongType).length > 0);

@@ -91,12 +91,12 @@ Deno.test("sui reader on a Sui-GraphQL-shaped server: pages through a checkpoint
     server.mine(1);
     const calls = server.calls.length;
     const seen = credits(await reader.scan(server.tip, server.tip));
-    assert.equal(seen.filter((t) => t.txHash === wide).length, 60, "61 balance changes: two pages");
+    assert.equal(seen.filter((t) => t.txHash === wide).length, 60, "61 balance changes: 10 with the scan, 50, 1");
     assert.deepEqual(seen.filter((t) => t.txHash === wide).map((t) => t.index), many.map((_, i) => i + 1));
     assert.deepEqual(new Set(seen.filter((t) => t.txHash !== wide).map((t) => t.txHash)), new Set(digests));
     const used = server.calls.slice(calls);
     assert.deepEqual(used.filter((c) => c === "SuiCheckpointTransactions").length, 2, "121 transactions: 3 pages");
-    assert.deepEqual(used.filter((c) => c === "SuiBalanceChanges").length, 1);
+    assert.deepEqual(used.filter((c) => c === "SuiBalanceChanges").length, 2);
     assert.deepEqual((await reader.transfersOf(wide))?.length, 60);
   }));
 

@@ -10,15 +10,19 @@
  * contents' JSON (`{id, balance}`, u64 as a string).
  */
 
-/** Page size of every connection we page through (Sui GraphQL's default maximum is 50). */
+/** Page size of the transaction and coin connections we page through (Sui GraphQL's default maximum is 50). */
 export const PAGE = 50;
+/** Balance changes asked with each transaction in a scan (most have 2 to 4); more are paged for. */
+export const SCAN_BALANCE_CHANGES = 10;
+/** Checkpoints asked for in one scan query. */
+export const SCAN_BATCH = 20;
 
 /** The SUI coin type in the form `ObjectFilter.type` and `Address.balance` take. */
 export const SUI_COIN_TYPE = "0x2::sui::SUI";
 export const SUI_COIN_OBJECT_TYPE = "0x2::coin::Coin<0x2::sui::SUI>";
 
 const BALANCE_CHANGES = `
-  balanceChanges(first: ${PAGE}) {
+  balanceChanges(first: ${SCAN_BALANCE_CHANGES}) {
     pageInfo { hasNextPage endCursor }
     nodes { owner { address } coinType { repr } amount }
   }`;
@@ -41,15 +45,22 @@ export const CHECKPOINT_DIGEST = `query SuiCheckpointDigest($sequenceNumber: UIn
   checkpoint(sequenceNumber: $sequenceNumber) { sequenceNumber digest previousCheckpointDigest }
 }`;
 
-/** Checkpoints by sequence number, each with its first page of transactions and their balance changes. */
-export const SCAN_CHECKPOINTS = `query SuiScanCheckpoints($keys: [UInt53!]!) {
-  multiGetCheckpoints(keys: $keys) {
-    sequenceNumber
-    digest
-    previousCheckpointDigest
-    transactions(first: ${PAGE}) {
-      pageInfo { hasNextPage endCursor }
-      nodes { ${TRANSACTION_FIELDS} }
+/**
+ * Checkpoints strictly between `after` and `before` (at most `SCAN_BATCH`), oldest first, each with its first page of
+ * transactions and their first balance changes. A connection, not `multiGetCheckpoints`: Sui GraphQL estimates a
+ * query's output nodes multiplying connection page sizes (limit 100,000 by default), and a connection's is its
+ * `first`: 20 x 50 x 10 balance changes x 6 fields stays near 70,000.
+ */
+export const SCAN_CHECKPOINTS = `query SuiScanCheckpoints($after: UInt53, $before: UInt53) {
+  checkpoints(first: ${SCAN_BATCH}, filter: { afterCheckpoint: $after, beforeCheckpoint: $before }) {
+    nodes {
+      sequenceNumber
+      digest
+      previousCheckpointDigest
+      transactions(first: ${PAGE}) {
+        pageInfo { hasNextPage endCursor }
+        nodes { ${TRANSACTION_FIELDS} }
+      }
     }
   }
 }`;

@@ -13,13 +13,11 @@ import {
   CHECKPOINT_DIGEST,
   CHECKPOINT_TRANSACTIONS,
   LATEST_CHECKPOINT,
+  SCAN_BATCH,
   SCAN_CHECKPOINTS,
   TRANSACTION,
   TX_STATUS,
 } from "./graphql.ts";
-
-/** Checkpoints asked for in one `multiGetCheckpoints`. */
-const SCAN_BATCH = 20;
 
 interface PageInfo {
   hasNextPage: boolean;
@@ -133,12 +131,13 @@ export function suiReader(gql: SuiGraphql): ChainReader {
       }
       const blocks: ScannedBlock[] = [];
       for (let start = from; start <= to; start += SCAN_BATCH) {
-        const keys = [];
-        for (let n = start; n <= Math.min(to, start + SCAN_BATCH - 1); n++) keys.push(n);
-        const data = await gql.request<{ multiGetCheckpoints: (CheckpointNode | null)[] }>(SCAN_CHECKPOINTS, { keys });
-        for (const cp of data.multiGetCheckpoints) {
-          // Sui numbers every checkpoint: a missing one is above the tip, and so is everything after it.
-          if (!cp) return blocks;
+        const end = Math.min(to, start + SCAN_BATCH - 1);
+        const data = await gql.request<{ checkpoints: { nodes: CheckpointNode[] } | null }>(SCAN_CHECKPOINTS, {
+          after: start === 0 ? null : start - 1,
+          before: end + 1,
+        });
+        const nodes = data.checkpoints?.nodes ?? [];
+        for (const cp of nodes) {
           const transfers: ObservedTransfer[] = [];
           for (const tx of await checkpointTransactions(cp)) transfers.push(...await transfersOfNode(tx));
           blocks.push({
@@ -148,6 +147,8 @@ export function suiReader(gql: SuiGraphql): ChainReader {
             transfers,
           });
         }
+        // Sui numbers every checkpoint: fewer than asked means the rest is above the tip.
+        if (nodes.length < end - start + 1) break;
       }
       return blocks;
     },

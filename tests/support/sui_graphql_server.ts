@@ -25,11 +25,23 @@ import { bcs } from "@mysten/sui/bcs";
 import { Transaction, TransactionDataBuilder } from "@mysten/sui/transactions";
 import { verifyTransactionSignature } from "@mysten/sui/verify";
 import { base58, base64 } from "@scure/base";
-import { buildSchema, graphql, type GraphQLScalarType, type GraphQLSchema } from "graphql";
+import {
+  buildSchema,
+  type DocumentNode,
+  graphql,
+  type GraphQLScalarType,
+  type GraphQLSchema,
+  parse,
+  type SelectionSetNode,
+} from "graphql";
 import { normalizeSuiAddress } from "../../chains/sui/client.ts";
 import { operationName, SUI_DOCUMENTS } from "../../chains/sui/graphql.ts";
 
 const PAGE_MAX = 50;
+/** Sui GraphQL's default `maxOutputNodes`. */
+export const MAX_OUTPUT_NODES = 100_000;
+/** Sui GraphQL's default page size, for a connection asked without `first`. */
+const DEFAULT_PAGE = 20;
 const SHORT_SUI = "0x2::sui::SUI";
 const LONG_SUI = "0x" + "2".padStart(64, "0") + "::sui::SUI";
 /** Gas this server charges per transaction: 1,000 computation units at the reference price plus a storage cost. */
@@ -129,6 +141,41 @@ function loadSchema(): Promise<GraphQLSchema> {
     throw new Error("The Sui GraphQL schema of @mysten/sui is not in node_modules: run `deno install`");
   })();
   return schemaPromise;
+}
+
+/**
+ * The output nodes a query may produce, estimated as Sui GraphQL does (ServiceConfig.maxOutputNodes): every field
+ * counts once per parent, and a connection's `nodes`/`edges` count `first` times (20 without it), multiplying down
+ * the tree. A scan asking too much at once is refused here as a Sui node would refuse it.
+ */
+export function outputNodes(doc: DocumentNode): number {
+  const walk = (set: SelectionSetNode, multiplier: number): number => {
+    let total = 0;
+    for (const sel of set.selections) {
+      if (sel.kind !== "Field") continue;
+      total += multiplier;
+      if (!sel.selectionSet) continue;
+      const first = sel.arguments?.find((a) => a.name.value === "first");
+      const page = first?.value.kind === "IntValue" ? Number(first.value.value) : DEFAULT_PAGE;
+      const isConnection = sel.selectionSet.selections.some((c) =>
+        c.kind === "Field" && (c.name.value === "nodes" || c.name.value === "edges")
+      );
+      if (!isConnection) {
+        total += walk(sel.selectionSet, multiplier);
+        continue;
+      }
+      for (const child of sel.selectionSet.selections) {
+        if (child.kind !== "Field") continue;
+        const inner = child.name.value === "nodes" || child.name.value === "edges" ? multiplier * page : multiplier;
+        total += inner + (child.selectionSet ? walk(child.selectionSet, inner) : 0);
+      }
+    }
+    return total;
+  };
+  return doc.definitions.reduce(
+    (sum, d) => sum + (d.kind === "OperationDefinition" ? walk(d.selectionSet, 1) : 0),
+    0,
+  );
 }
 
 /** UInt53 as Sui GraphQL parses it: a non-negative safe integer, else an error (buildSchema's scalars take anything). */
@@ -369,6 +416,16 @@ export async function startSuiGraphqlServer(opts: SuiGraphqlServerOptions = {}):
         : checkpoints[args.sequenceNumber];
       return cp ? checkpointValue(cp) : null;
     },
+    checkpoints: (args: {
+      first?: number;
+      after?: string;
+      filter?: { afterCheckpoint?: number | null; beforeCheckpoint?: number | null };
+    }) => {
+      const lo = args.filter?.afterCheckpoint ?? -1;
+      const hi = args.filter?.beforeCheckpoint ?? Infinity;
+      const inRange = checkpoints.filter((c) => c.sequenceNumber > lo && c.sequenceNumber < hi);
+      return connection(inRange, args, checkpointValue);
+    },
     multiGetCheckpoints: (args: { keys: number[] }) =>
       args.keys.map((k) => checkpoints[k] ? checkpointValue(checkpoints[k]) : null),
     transactionEffects: (args: { digest: string }) => {
@@ -454,6 +511,10 @@ export async function startSuiGraphqlServer(opts: SuiGraphqlServerOptions = {}):
       return Response.json({ errors: [{ message: `${op} is not exactly one of chains/sui/graphql.ts's documents` }] });
     }
     calls.push(op);
+    const nodes = outputNodes(parse(query));
+    if (nodes > MAX_OUTPUT_NODES) {
+      return Response.json({ errors: [{ message: `Estimated output nodes ${nodes} exceed ${MAX_OUTPUT_NODES}` }] });
+    }
     const result = await graphql({ schema, source: query, rootValue: root, variableValues: body.variables ?? {} });
     return Response.json(
       result.errors

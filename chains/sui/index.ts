@@ -1,9 +1,14 @@
 /**
- * The live SUI adapters: reader (scanning what the chain finalises) and payer (payouts from the hot wallet, sweeps of
- * deposit addresses into it). STUB: the signature is fixed (chains/registry.ts calls it); the body is being written.
+ * The live SUI adapters over GraphQL (Sui's JSON-RPC is retired on Sui Foundation mainnet nodes): the reader scans
+ * certified checkpoints (chains/sui/reader.ts), the payer sends payouts from the hot wallet and sweeps deposit
+ * addresses into it (chains/sui/payer.ts). Every document sent is in chains/sui/graphql.ts.
  */
 import type { AccountAdapterOptions, AccountAdapters } from "../adapter.ts";
+import { suiGraphql } from "./client.ts";
+import { suiPayer } from "./payer.ts";
+import { suiReader } from "./reader.ts";
 
-export function suiAdapters(_opts: AccountAdapterOptions): AccountAdapters {
-  throw new Error("sui live adapters are not built yet");
+export function suiAdapters(opts: AccountAdapterOptions): AccountAdapters {
+  const gql = suiGraphql({ urls: opts.urls, timeoutMs: opts.timeoutMs, onRpc: opts.onRpc });
+  return { reader: suiReader(gql), payer: suiPayer(gql, opts.signer) };
 }

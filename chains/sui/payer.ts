@@ -1,0 +1,263 @@
+/**
+ * The Sui payer: payouts from the hot wallet and sweeps of deposit addresses into it, built offline with @mysten/sui's
+ * `Transaction` (sender, gas coins read over GraphQL, the epoch's reference gas price, a fixed gas budget, and an
+ * expiration at the next epoch), signed through the signer (ed25519 over the BLAKE2b-256 digest of the intent message;
+ * the key never leaves it) and executed with the `executeTransaction` mutation.
+ *
+ * Write-ahead: a prepared transaction names the exact gas coin versions it spends, returned as `consumes` and as
+ * `coins` reservations (objectId as `txHash`, version as `index`). Two transactions signed over the same coin version
+ * would equivocate (Sui locks such coins until the epoch ends): the recording atomic refuses the second, which is
+ * prepared again once the first has executed and the coins have new versions, or once it is proven dead.
+ */
+import { messageWithIntent, toSerializedSignature } from "@mysten/sui/cryptography";
+import { Ed25519PublicKey } from "@mysten/sui/keypairs/ed25519";
+import { Transaction, TransactionDataBuilder } from "@mysten/sui/transactions";
+import { blake2b } from "@noble/hashes/blake2.js";
+import type {
+  AccountAdapterOptions,
+  NativePayer,
+  Outpoint,
+  PayoutCheck,
+  PayoutRequest,
+  PreparedTx,
+  SweepRequest,
+} from "../adapter.ts";
+import { base64 } from "@scure/base";
+import { bigIntOf, normalizeSuiAddress, type SuiGraphql, SuiGraphqlError, uint53Of } from "./client.ts";
+import { EPOCH, EXECUTE_TRANSACTION, GAS_COINS } from "./graphql.ts";
+
+/**
+ * Gas budget of every payout and sweep, in MIST (0.01 SUI): a transfer costs about 1,000 computation units at the
+ * reference gas price plus storage for one new coin, well under this; unspent budget is not charged.
+ */
+export const SUI_GAS_BUDGET = 10_000_000n;
+/** Sui accepts at most 256 gas payment objects; leave one spare. */
+const MAX_GAS_COINS = 255;
+
+export interface SuiGasCoin {
+  objectId: string;
+  version: string;
+  digest: string;
+  balance: bigint;
+}
+
+/** What `broadcast` sends: the transaction bytes and the serialized signature, both base64 (`raw` is their JSON). */
+export interface SuiSignedTx {
+  bytes: string;
+  signature: string;
+}
+
+export function encodeSuiRaw(signed: SuiSignedTx): string {
+  return JSON.stringify({ bytes: signed.bytes, signature: signed.signature });
+}
+
+export function decodeSuiRaw(raw: string): SuiSignedTx {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new Error("A Sui transaction is recorded as JSON {bytes, signature}: this one is not JSON");
+  }
+  const { bytes, signature } = parsed as Partial<SuiSignedTx>;
+  if (typeof bytes !== "string" || typeof signature !== "string") {
+    throw new Error("A recorded Sui transaction needs base64 `bytes` and `signature`");
+  }
+  return { bytes, signature };
+}
+
+/** The coins of `owner` as gas payment objects, largest first (ties by object id: the same choice every time). */
+export async function suiGasCoins(gql: SuiGraphql, owner: string): Promise<SuiGasCoin[]> {
+  const coins: SuiGasCoin[] = [];
+  let after: string | null = null;
+  for (;;) {
+    const data: {
+      address: {
+        objects: {
+          pageInfo: { hasNextPage: boolean; endCursor: string | null };
+          nodes: { address: string; version: number; digest: string | null; contents: { json: unknown } | null }[];
+        } | null;
+      } | null;
+    } = await gql.request(GAS_COINS, { owner: normalizeSuiAddress(owner), after });
+    const page = data.address?.objects;
+    if (!page) break;
+    for (const node of page.nodes) {
+      const json = node.contents?.json as { balance?: unknown } | undefined;
+      if (!node.digest || json?.balance === undefined) continue;
+      coins.push({
+        objectId: normalizeSuiAddress(node.address),
+        version: String(uint53Of(node.version, "coin version")),
+        digest: node.digest,
+        balance: bigIntOf(json.balance, `balance of coin ${node.address}`),
+      });
+    }
+    if (!page.pageInfo.hasNextPage) break;
+    after = page.pageInfo.endCursor;
+  }
+  return coins.sort((a, b) =>
+    a.balance > b.balance ? -1 : a.balance < b.balance ? 1 : a.objectId < b.objectId ? -1 : 1
+  );
+}
+
+/** The outpoint form of a coin version, for `consumes` and coin locks. */
+export function coinOutpoint(coin: Pick<SuiGasCoin, "objectId" | "version">): Outpoint {
+  return { txHash: coin.objectId, index: Number(coin.version) };
+}
+
+export function suiPayer(gql: SuiGraphql, signer: AccountAdapterOptions["signer"]): NativePayer {
+  const hotWallet = normalizeSuiAddress(signer.address("sui", 0, "hot"));
+
+  async function epoch(): Promise<{ epochId: number; referenceGasPrice: bigint }> {
+    const data = await gql.request<{ epoch: { epochId: number; referenceGasPrice: string | null } | null }>(EPOCH);
+    if (!data.epoch?.referenceGasPrice) throw new Error("sui GraphQL: the node did not give the current epoch");
+    return {
+      epochId: uint53Of(data.epoch.epochId, "epoch"),
+      referenceGasPrice: bigIntOf(data.epoch.referenceGasPrice, "reference gas price"),
+    };
+  }
+
+  /** Coins of `owner` covering `needed`, largest first; throws when they cannot. */
+  function choose(coins: SuiGasCoin[], needed: bigint, owner: string): SuiGasCoin[] {
+    const chosen: SuiGasCoin[] = [];
+    let sum = 0n;
+    for (const c of coins.slice(0, MAX_GAS_COINS)) {
+      if (sum >= needed) break;
+      chosen.push(c);
+      sum += c.balance;
+    }
+    if (sum < needed) {
+      throw new Error(
+        `Sui address ${owner} holds ${sum} MIST in its largest coins, less than the ${needed} MIST needed`,
+      );
+    }
+    return chosen;
+  }
+
+  /** Builds, signs and describes one transaction spending `coins` as gas, sent by the key (`index`, `branch`). */
+  async function sign(
+    build: (tx: Transaction) => void,
+    from: { address: string; index: number; branch: "deposit" | "hot" },
+    coins: SuiGasCoin[],
+  ): Promise<PreparedTx> {
+    const { epochId, referenceGasPrice } = await epoch();
+    const tx = new Transaction();
+    tx.setSender(from.address);
+    tx.setGasOwner(from.address);
+    tx.setGasPayment(coins.map((c) => ({ objectId: c.objectId, version: c.version, digest: c.digest })));
+    tx.setGasPrice(referenceGasPrice);
+    tx.setGasBudget(SUI_GAS_BUDGET);
+    // Valid through the next epoch: past it, an unknown digest is proven dead.
+    const expiration = epochId + 1;
+    tx.setExpiration({ Epoch: expiration });
+    build(tx);
+    const bytes = await tx.build();
+    const digest = blake2b(messageWithIntent("TransactionData", bytes), { dkLen: 32 });
+    const publicKey = new Ed25519PublicKey(signer.publicKey("sui", from.index, from.branch));
+    if (normalizeSuiAddress(publicKey.toSuiAddress()) !== from.address) {
+      throw new Error(`The signer's sui key ${from.branch} ${from.index} is not the key of ${from.address}`);
+    }
+    const signature = toSerializedSignature({
+      signature: signer.signMessage("sui", from.index, digest, from.branch),
+      signatureScheme: "ED25519",
+      publicKey,
+    });
+    const outpoints = coins.map(coinOutpoint);
+    return {
+      txHash: TransactionDataBuilder.getDigestFromBytes(bytes),
+      raw: encodeSuiRaw({ bytes: base64.encode(bytes), signature }),
+      expiry: { kind: "epoch", value: expiration },
+      consumes: { kind: "outpoints", outpoints },
+      reservations: [{ kind: "coins", chain: "sui", outpoints }],
+    };
+  }
+
+  async function send(raw: string): Promise<void> {
+    const { bytes, signature } = decodeSuiRaw(raw);
+    try {
+      await gql.request(EXECUTE_TRANSACTION, { transactionDataBcs: bytes, signatures: [signature] });
+    } catch (err) {
+      // The same bytes again: the node answers with (or errors about) the effects it already has. Success.
+      if (err instanceof SuiGraphqlError && err.messages.some((m) => /already (been )?executed/i.test(m))) return;
+      throw err;
+    }
+  }
+
+  function destinationOf(to: string): string {
+    if (!/^0x[0-9a-fA-F]{64}$/.test(to)) throw new Error(`Invalid destination address: ${to} is not a Sui address`);
+    return normalizeSuiAddress(to);
+  }
+
+  return {
+    chain: "sui",
+    hotWallet,
+
+    async checkPayout(req: PayoutRequest): Promise<PayoutCheck> {
+      destinationOf(req.to);
+      const coins = await suiGasCoins(gql, hotWallet);
+      const usable = coins.slice(0, MAX_GAS_COINS).reduce((s, c) => s + c.balance, 0n);
+      if (usable - SUI_GAS_BUDGET < req.amount) {
+        return {
+          ok: false,
+          reason: "unfunded",
+          detail:
+            `The Sui hot wallet ${hotWallet} holds ${usable} MIST; this payout needs ${req.amount} MIST plus up to ` +
+            `${SUI_GAS_BUDGET} MIST of gas.`,
+        };
+      }
+      return { ok: true };
+    },
+
+    async preparePayout(req: PayoutRequest): Promise<PreparedTx> {
+      const to = destinationOf(req.to);
+      if (req.amount <= 0n) throw new Error(`A Sui payout needs a positive amount, not ${req.amount}`);
+      const coins = choose(await suiGasCoins(gql, hotWallet), req.amount + SUI_GAS_BUDGET, hotWallet);
+      return await sign(
+        (tx) => {
+          const [coin] = tx.splitCoins(tx.gas, [tx.pure.u64(req.amount)]);
+          tx.transferObjects([coin], tx.pure.address(to));
+        },
+        { address: hotWallet, index: 0, branch: "hot" },
+        coins,
+      );
+    },
+
+    async prepareSweep(req: SweepRequest): Promise<PreparedTx> {
+      const from = normalizeSuiAddress(req.from);
+      const own = normalizeSuiAddress(signer.address("sui", req.derivationIndex, "deposit"));
+      if (own !== from) throw new Error(`Sui deposit key ${req.derivationIndex} is not the key of ${req.from}`);
+      const coins = (await suiGasCoins(gql, from)).slice(0, MAX_GAS_COINS);
+      const total = coins.reduce((s, c) => s + c.balance, 0n);
+      if (total <= SUI_GAS_BUDGET) {
+        throw new Error(
+          `Sui deposit address ${from} holds ${total} MIST: not more than the ${SUI_GAS_BUDGET} MIST gas`,
+        );
+      }
+      if (req.amount !== undefined && req.amount > total) {
+        throw new Error(
+          `Sui deposit address ${from} holds ${total} MIST in coins, less than the ${req.amount} to sweep`,
+        );
+      }
+      // The whole gas coin (every coin merged into it) goes to the hot wallet, less the gas actually charged.
+      return await sign(
+        (tx) => {
+          tx.transferObjects([tx.gas], tx.pure.address(hotWallet));
+        },
+        { address: from, index: req.derivationIndex, branch: "deposit" },
+        coins,
+      );
+    },
+
+    async broadcast(tx: PreparedTx): Promise<void> {
+      await send(tx.raw);
+    },
+
+    async nudge(tx: PreparedTx): Promise<void> {
+      // The recorded bytes again, never a new signature. A refusal (expired, coins used) changes nothing: txStatus
+      // proves the transaction included or dead.
+      try {
+        await send(tx.raw);
+      } catch (err) {
+        if (!(err instanceof SuiGraphqlError)) throw err;
+      }
+    },
+  };
+}

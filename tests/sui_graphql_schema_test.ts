@@ -1,0 +1,59 @@
+/**
+ * Every GraphQL document the Sui adapter sends (chains/sui/graphql.ts) parses and validates against the schema shipped
+ * inside `@mysten/sui` (src/graphql/generated/schema.graphql): a field or argument that does not exist, or a variable
+ * of the wrong type, fails here and never in production.
+ */
+import assert from "node:assert/strict";
+import { buildSchema, type GraphQLSchema, parse, validate } from "graphql";
+import { operationName, SUI_DOCUMENTS } from "../chains/sui/graphql.ts";
+import { MAX_OUTPUT_NODES, outputNodes } from "./support/sui_graphql_server.ts";
+
+/** The schema file of the pinned @mysten/sui, from node_modules (`nodeModulesDir: auto`). */
+export async function suiSchema(): Promise<GraphQLSchema> {
+  const root = new URL("../node_modules/", import.meta.url);
+  const direct = new URL("@mysten/sui/src/graphql/generated/schema.graphql", root);
+  const pinned = new URL(
+    ".deno/@mysten+sui@2.33.1/node_modules/@mysten/sui/src/graphql/generated/schema.graphql",
+    root,
+  );
+  let text: string;
+  try {
+    text = await Deno.readTextFile(direct);
+  } catch {
+    text = await Deno.readTextFile(pinned);
+  }
+  return buildSchema(text);
+}
+
+function errorsOf(schema: GraphQLSchema, document: string): string[] {
+  return validate(schema, parse(document)).map((e) => e.message);
+}
+
+Deno.test("sui: every GraphQL document we send validates against the schema shipped in @mysten/sui", async (t) => {
+  const schema = await suiSchema();
+  assert.ok(Object.keys(SUI_DOCUMENTS).length >= 10);
+  const names = new Set<string>();
+  for (const [name, document] of Object.entries(SUI_DOCUMENTS)) {
+    await t.step(name, () => {
+      assert.deepEqual(errorsOf(schema, document), [], `${name} is not valid against the Sui schema`);
+      const nodes = outputNodes(parse(document));
+      assert.ok(nodes <= MAX_OUTPUT_NODES, `${name}: about ${nodes} output nodes, over Sui's default limit`);
+      const op = operationName(document);
+      assert.ok(!names.has(op), `operation name ${op} is unique`);
+      names.add(op);
+    });
+  }
+});
+
+Deno.test("sui: the schema check fails on a misspelt field, a wrong argument and a wrong variable type", async () => {
+  const schema = await suiSchema();
+  const { TX_STATUS, SCAN_CHECKPOINTS, BALANCE } = SUI_DOCUMENTS;
+  const misspelt = TX_STATUS.replace("executionError", "executionErrors");
+  assert.notEqual(misspelt, TX_STATUS);
+  assert.match(errorsOf(schema, misspelt).join("\n"), /Cannot query field "executionErrors"/);
+  const wrongArg = SCAN_CHECKPOINTS.replace("filter: { afterCheckpoint:", "filter: { afterSequence:");
+  assert.notEqual(wrongArg, SCAN_CHECKPOINTS);
+  assert.ok(errorsOf(schema, wrongArg).length > 0);
+  const wrongType = BALANCE.replace("$address: SuiAddress!", "$address: String!");
+  assert.ok(errorsOf(schema, wrongType).length > 0);
+});

@@ -16,7 +16,10 @@ import { depositAddress, elsewhere, hotWallet, withRippled, XRP, xrpOn } from ".
 
 const NAME = "xrp adapter on a rippled-shaped server (no rippled runs here)";
 
-const kills: Record<"expired" | "conflict", (server: RippledServer, send: (tx: PreparedTx) => Promise<void>) => (tx: PreparedTx) => Promise<void>> = {
+const kills: Record<
+  "expired" | "conflict",
+  (server: RippledServer, send: (tx: PreparedTx) => Promise<void>) => (tx: PreparedTx) => Promise<void>
+> = {
   // Accepted by the node, then lost: it never reaches a ledger and its LastLedgerSequence passes.
   expired: (server, send) => async (tx) => {
     server.hooks.drop(tx.txHash);
@@ -50,7 +53,11 @@ for (const kind of ["expired", "conflict"] as const) {
           const lock = await kv.get<{ txHash: string }>(sequenceLockKey("xrp", hotWallet, tx.consumes.nonce));
           const holder = lock.value ? byHash.get(lock.value.txHash) : undefined;
           if (!holder || holder.txHash === tx.txHash) return;
-          const s = await xrp.reader.txStatus(holder.txHash, { raw: holder.raw, expiry: holder.expiry, consumes: holder.consumes });
+          const s = await xrp.reader.txStatus(holder.txHash, {
+            raw: holder.raw,
+            expiry: holder.expiry,
+            consumes: holder.consumes,
+          });
           if (s.state !== "dead") return;
           const intent: Intent = {
             chain: "xrp",
@@ -74,7 +81,12 @@ for (const kind of ["expired", "conflict"] as const) {
           confirmations: 1,
           async prepare(label) {
             const amount = XRP + BigInt(++labelNumber) * 1_000n; // distinct per label
-            const tx = await xrp.payer.preparePayout({ orderId: label, to: elsewhere, amount, memo: String(labelNumber) });
+            const tx = await xrp.payer.preparePayout({
+              orderId: label,
+              to: elsewhere,
+              amount,
+              memo: String(labelNumber),
+            });
             await releaseIfDead(tx);
             byLabel.set(label, [...(byLabel.get(label) ?? []), tx]);
             byHash.set(tx.txHash, tx);

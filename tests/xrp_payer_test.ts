@@ -37,7 +37,10 @@ Deno.test("xrp checkPayout on a rippled-shaped server: reserve of a new destinat
     funded(server, 10n * XRP);
     const below = await payer.checkPayout(req(elsewhere, XRP - 1n));
     assert.ok(!below.ok && below.reason === "destination_below_reserve", JSON.stringify(below));
-    assert.match(below.detail, /does not exist on the XRP Ledger and 999999 drops is below the 1000000 drops base reserve/);
+    assert.match(
+      below.detail,
+      /does not exist on the XRP Ledger and 999999 drops is below the 1000000 drops base reserve/,
+    );
     assert.deepEqual(await payer.checkPayout(req(elsewhere, XRP)), { ok: true });
     // 10 XRP less the 1 XRP reserve and the 10-drop fee.
     assert.deepEqual(await payer.checkPayout(req(elsewhere, 9n * XRP - 10n)), { ok: true });
@@ -140,7 +143,14 @@ Deno.test("xrp payout on a rippled-shaped server: a lost payout is dead only onc
       const again = await payer.preparePayout({ orderId: "o1", to: elsewhere, amount: 2n * XRP, memo: "5" });
       assert.equal((again.consumes as { nonce: number }).nonce, seq);
       assert.equal(await record(kv, again), false, "held until the death is recorded");
-      const intent: Intent = { chain: "xrp", txHash: tx.txHash, raw: tx.raw, preparedAt: new Date().toISOString(), expiry: tx.expiry, consumes: tx.consumes };
+      const intent: Intent = {
+        chain: "xrp",
+        txHash: tx.txHash,
+        raw: tx.raw,
+        preparedAt: new Date().toISOString(),
+        expiry: tx.expiry,
+        consumes: tx.consumes,
+      };
       const atomic = kv.atomic();
       deadDecision(intent, dead.proof, dead.detail).effects!(atomic);
       assert.ok((await atomic.commit()).ok);
@@ -181,6 +191,9 @@ Deno.test("xrp sweep on a rippled-shaped server: the deposit moves to the hot wa
     assert.ok(status.state === "included" && status.success && status.final);
     assert.equal(await reader.balance!(from), XRP, "the base reserve stays");
     assert.equal(await reader.balance!(hotWallet), 11n * XRP - 10n);
-    await assert.rejects(payer.prepareSweep({ sweepId: "s2", from, derivationIndex: 4 }), /nothing above its 1000000 reserve/);
+    await assert.rejects(
+      payer.prepareSweep({ sweepId: "s2", from, derivationIndex: 4 }),
+      /nothing above its 1000000 reserve/,
+    );
   });
 });

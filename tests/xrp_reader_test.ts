@@ -33,7 +33,14 @@ for (const version of [1, 2] as const) {
       const { blocks, transfers } = await scanned(server, hashes);
       assert.equal(blocks.length, 1);
       const byHash = (h: string) => transfers.filter((t) => t.txHash === h);
-      assert.deepEqual(byHash(plain), [{ txHash: plain, index: 0, from: "rHb9CJAWyB4rj91VRWn96DkukG4bwdtyTh", to: us, amount: 30n * XRP, asset: "native" }]);
+      assert.deepEqual(byHash(plain), [{
+        txHash: plain,
+        index: 0,
+        from: "rHb9CJAWyB4rj91VRWn96DkukG4bwdtyTh",
+        to: us,
+        amount: 30n * XRP,
+        asset: "native",
+      }]);
       const [p] = byHash(partial);
       assert.equal(p.amount, 2n * XRP, "delivered_amount, never Amount (500 XRP)");
       assert.equal(p.heldReason, undefined);
@@ -68,7 +75,10 @@ Deno.test("xrp reader on a rippled-shaped server: one scan across ledgers of bot
     server.hooks.validateThrough(from + 1);
     const blocks = await reader.scan(from, from + 1);
     assert.deepEqual(blocks.map((x) => x.number), [from, from + 1]);
-    assert.deepEqual(blocks.flatMap((x) => x.transfers).map((t) => [t.txHash, t.amount]), [[a, 2n * XRP], [b, 3n * XRP]]);
+    assert.deepEqual(blocks.flatMap((x) => x.transfers).map((t) => [t.txHash, t.amount]), [[a, 2n * XRP], [
+      b,
+      3n * XRP,
+    ]]);
     assert.equal(blocks[1].parentHash, blocks[0].hash);
   });
 });
@@ -105,10 +115,16 @@ Deno.test("xrp reader on a rippled-shaped server: balances, and errors typed", a
     assert.equal(await reader.balance!(elsewhere), 0n, "actNotFound is an empty account");
     assert.equal((await reader.txStatus("AB".repeat(32))).state, "unknown");
     assert.equal(await reader.transfersOf("AB".repeat(32)), null);
-    await assert.rejects(rpc.call("account_info", { account: hotWallet, ledger_index: "validated" }), (e) => e instanceof XrplRpcError && e.code === "actNotFound");
+    await assert.rejects(
+      rpc.call("account_info", { account: hotWallet, ledger_index: "validated" }),
+      (e) => e instanceof XrplRpcError && e.code === "actNotFound",
+    );
     await assert.rejects(rpc.call("no_such_method"), (e) => e instanceof XrplRpcError && e.code === "unknownCmd");
     // Overloaded nodes and dead URLs are transient.
-    const busy = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () => Response.json({ result: { status: "error", error: "slowDown" } }));
+    const busy = Deno.serve(
+      { hostname: "127.0.0.1", port: 0, onListen() {} },
+      () => Response.json({ result: { status: "error", error: "slowDown" } }),
+    );
     try {
       const url = `http://127.0.0.1:${(busy.addr as Deno.NetAddr).port}/`;
       const { reader: slow } = xrpOn({ ...server, url });

@@ -59,7 +59,10 @@ Deno.test("xrp payout on a rippled-shaped server: the memo must be a uint32 dest
         `memo ${JSON.stringify(memo)}`,
       );
     }
-    await assert.rejects(payer.preparePayout({ orderId: "o", to: "rNotAnAddress", amount: XRP, memo: "1" }), /classic address/);
+    await assert.rejects(
+      payer.preparePayout({ orderId: "o", to: "rNotAnAddress", amount: XRP, memo: "1" }),
+      /classic address/,
+    );
     await assert.rejects(payer.preparePayout({ orderId: "o", to: elsewhere, amount: 0n, memo: "1" }), /positive/);
     const tx = await payer.preparePayout({ orderId: "o", to: elsewhere, amount: XRP, memo: "0" });
     assert.equal((decode(tx.raw) as Record<string, unknown>).DestinationTag, 0);

@@ -66,7 +66,9 @@ export interface XrpPayerOptions {
   signer: AccountAdapterOptions["signer"];
 }
 
-export function xrpPayer(opts: XrpPayerOptions): NativePayer & Required<Pick<NativePayer, "checkPayout" | "prepareSweep">> & { hotWallet: string } {
+export function xrpPayer(
+  opts: XrpPayerOptions,
+): NativePayer & Required<Pick<NativePayer, "checkPayout" | "prepareSweep">> & { hotWallet: string } {
   const { rpc, signer } = opts;
   const hotWallet = signer.address("xrp", 0, "hot");
 
@@ -148,7 +150,9 @@ export function xrpPayer(opts: XrpPayerOptions): NativePayer & Required<Pick<Nat
   }
 
   function checkAmount(amount: bigint): void {
-    if (typeof amount !== "bigint" || amount <= 0n) throw new RangeError("an XRP amount must be a positive number of drops");
+    if (typeof amount !== "bigint" || amount <= 0n) {
+      throw new RangeError("an XRP amount must be a positive number of drops");
+    }
     if (amount > 100_000_000_000_000_000n) throw new RangeError(`${amount} drops is more XRP than exists`);
   }
 
@@ -199,16 +203,20 @@ export function xrpPayer(opts: XrpPayerOptions): NativePayer & Required<Pick<Nat
       if (req.to === hotWallet) throw new RangeError("an XRP payout cannot go to the hot wallet itself");
       const net = await network();
       const sequence = await nextSequence(hotWallet);
-      return sign({
-        TransactionType: "Payment",
-        Account: hotWallet,
-        Destination: req.to,
-        DestinationTag: tag,
-        Amount: req.amount.toString(),
-        Fee: (await fee(net.baseFee)).toString(),
-        Sequence: sequence,
-        LastLedgerSequence: net.validatedLedger + EXPIRY_WINDOW,
-      }, 0, "hot");
+      return sign(
+        {
+          TransactionType: "Payment",
+          Account: hotWallet,
+          Destination: req.to,
+          DestinationTag: tag,
+          Amount: req.amount.toString(),
+          Fee: (await fee(net.baseFee)).toString(),
+          Sequence: sequence,
+          LastLedgerSequence: net.validatedLedger + EXPIRY_WINDOW,
+        },
+        0,
+        "hot",
+      );
     },
 
     async prepareSweep(req: SweepRequest): Promise<PreparedTx> {
@@ -229,15 +237,19 @@ export function xrpPayer(opts: XrpPayerOptions): NativePayer & Required<Pick<Nat
             `and the ${feeDrops} fee to sweep`,
         );
       }
-      return sign({
-        TransactionType: "Payment",
-        Account: from,
-        Destination: hotWallet,
-        Amount: amount.toString(),
-        Fee: feeDrops.toString(),
-        Sequence: await nextSequence(from),
-        LastLedgerSequence: net.validatedLedger + EXPIRY_WINDOW,
-      }, req.derivationIndex, "deposit");
+      return sign(
+        {
+          TransactionType: "Payment",
+          Account: from,
+          Destination: hotWallet,
+          Amount: amount.toString(),
+          Fee: feeDrops.toString(),
+          Sequence: await nextSequence(from),
+          LastLedgerSequence: net.validatedLedger + EXPIRY_WINDOW,
+        },
+        req.derivationIndex,
+        "deposit",
+      );
     },
 
     async broadcast(tx: PreparedTx): Promise<void> {

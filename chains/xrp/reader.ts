@@ -12,15 +12,7 @@
  * with the transaction's fields inline and the metadata under `metaData` (`meta` in v1 `tx` answers).
  */
 import { decode } from "xrpl";
-import type {
-  BlockRef,
-  ChainReader,
-  Finality,
-  ObservedTransfer,
-  OwnTx,
-  ScannedBlock,
-  TxStatus,
-} from "../adapter.ts";
+import type { BlockRef, ChainReader, Finality, ObservedTransfer, OwnTx, ScannedBlock, TxStatus } from "../adapter.ts";
 import { TransientChainError } from "../adapter.ts";
 import { NATIVE } from "../catalog.ts";
 import { isXrplError, type XrplResult, type XrplRpc } from "./rpc.ts";
@@ -34,7 +26,9 @@ export interface XrplTxEntry {
 
 /** Normalises a ledger `transactions` entry or a `tx` answer (v1 or v2) to `XrplTxEntry`. */
 export function txEntryOf(raw: unknown): XrplTxEntry {
-  if (typeof raw !== "object" || raw === null) throw new TransientChainError("xrp: a transaction entry is not an object");
+  if (typeof raw !== "object" || raw === null) {
+    throw new TransientChainError("xrp: a transaction entry is not an object");
+  }
   const e = raw as Record<string, unknown>;
   const tx = (typeof e.tx_json === "object" && e.tx_json !== null ? e.tx_json : e) as Record<string, unknown>;
   const metaRaw = e.meta ?? e.metaData;
@@ -164,7 +158,10 @@ export function xrpReader(opts: XrpReaderOptions): ChainReader {
   async function validatedLedger(n: number, transactions: boolean): Promise<XrplResult | null> {
     let r: XrplResult;
     try {
-      r = await rpc.call("ledger", transactions ? { ledger_index: n, transactions: true, expand: true } : { ledger_index: n });
+      r = await rpc.call(
+        "ledger",
+        transactions ? { ledger_index: n, transactions: true, expand: true } : { ledger_index: n },
+      );
     } catch (err) {
       if (!isXrplError(err, "lgrNotFound")) throw err;
       if (n > (await tip()).number) return null;

@@ -18,7 +18,15 @@ export class XrplRpcError extends Error {
 }
 
 /** Codes that describe the node's state, not the request: another try (or another node) may answer. */
-const TRANSIENT_CODES = new Set(["slowDown", "tooBusy", "noNetwork", "noCurrent", "noClosed", "notSynced", "amendmentBlocked"]);
+const TRANSIENT_CODES = new Set([
+  "slowDown",
+  "tooBusy",
+  "noNetwork",
+  "noCurrent",
+  "noClosed",
+  "notSynced",
+  "amendmentBlocked",
+]);
 
 export type XrplResult = Record<string, unknown>;
 

@@ -136,7 +136,7 @@ export function startRippledServer(opts: RippledServerOptions = {}): RippledServ
   let injected = 0;
 
   const ledgers: Ledger[] = [];
-  let open: Accounts = new Map([[GENESIS, { balance: 99_000_000_000_000_000n, sequence: 1, ownerCount: 0 }]]);
+  const open: Accounts = new Map([[GENESIS, { balance: 99_000_000_000_000_000n, sequence: 1, ownerCount: 0 }]]);
   let pending: StoredTx[] = [];
 
   const closed = () => ledgers[ledgers.length - 1];
@@ -219,7 +219,9 @@ export function startRippledServer(opts: RippledServerOptions = {}): RippledServ
     for (const m of moves) {
       sender.balance -= m.drops;
       const prior = open.get(m.to);
-      const after = prior ? { ...prior, balance: prior.balance + m.drops } : { balance: m.drops, sequence: openIndex(), ownerCount: 0 };
+      const after = prior
+        ? { ...prior, balance: prior.balance + m.drops }
+        : { balance: m.drops, sequence: openIndex(), ownerCount: 0 };
       nodes.push(accountNode(m.to, prior ? { ...prior } : undefined, after));
       open.set(m.to, after);
     }
@@ -275,7 +277,10 @@ export function startRippledServer(opts: RippledServerOptions = {}): RippledServ
     },
     fund(address, drops) {
       const tx = genesisTx({ TransactionType: "Payment", Destination: address, Amount: drops.toString() });
-      return inject(tx, applyToOpen(GENESIS, baseFee, "tesSUCCESS", [{ to: address, drops }], { delivered_amount: drops.toString() }));
+      return inject(
+        tx,
+        applyToOpen(GENESIS, baseFee, "tesSUCCESS", [{ to: address, drops }], { delivered_amount: drops.toString() }),
+      );
     },
     drop(txHash) {
       dropped.add(txHash.toUpperCase());
@@ -283,12 +288,29 @@ export function startRippledServer(opts: RippledServerOptions = {}): RippledServ
     useSequence(address) {
       const root = open.get(address);
       if (!root) throw new Error(`useSequence: ${address} does not exist`);
-      const tx = { TransactionType: "AccountSet", Account: address, Fee: baseFee.toString(), Sequence: root.sequence, SigningPubKey: "" };
+      const tx = {
+        TransactionType: "AccountSet",
+        Account: address,
+        Fee: baseFee.toString(),
+        Sequence: root.sequence,
+        SigningPubKey: "",
+      };
       return inject(tx, applyToOpen(address, baseFee, "tesSUCCESS", []));
     },
     partialPayment(to, amount, delivered) {
-      const tx = genesisTx({ TransactionType: "Payment", Destination: to, Amount: amount.toString(), Flags: 0x20000, SendMax: amount.toString() });
-      return inject(tx, applyToOpen(GENESIS, baseFee, "tesSUCCESS", [{ to, drops: delivered }], { delivered_amount: delivered.toString() }));
+      const tx = genesisTx({
+        TransactionType: "Payment",
+        Destination: to,
+        Amount: amount.toString(),
+        Flags: 0x20000,
+        SendMax: amount.toString(),
+      });
+      return inject(
+        tx,
+        applyToOpen(GENESIS, baseFee, "tesSUCCESS", [{ to, drops: delivered }], {
+          delivered_amount: delivered.toString(),
+        }),
+      );
     },
     failedPayment(to, amount, code = "tecNO_DST_INSUF_XRP") {
       const tx = genesisTx({ TransactionType: "Payment", Destination: to, Amount: amount.toString() });
@@ -311,8 +333,18 @@ export function startRippledServer(opts: RippledServerOptions = {}): RippledServ
     accountDelete(from, to, drops) {
       open.set(from, { balance: drops + baseFee * 500n, sequence: 1, ownerCount: 0 });
       const root = open.get(from)!;
-      const tx = { TransactionType: "AccountDelete", Account: from, Destination: to, Fee: (baseFee * 500n).toString(), Sequence: root.sequence, SigningPubKey: "" };
-      return inject(tx, applyToOpen(from, baseFee * 500n, "tesSUCCESS", [{ to, drops }], { delivered_amount: drops.toString() }, true));
+      const tx = {
+        TransactionType: "AccountDelete",
+        Account: from,
+        Destination: to,
+        Fee: (baseFee * 500n).toString(),
+        Sequence: root.sequence,
+        SigningPubKey: "",
+      };
+      return inject(
+        tx,
+        applyToOpen(from, baseFee * 500n, "tesSUCCESS", [{ to, drops }], { delivered_amount: drops.toString() }, true),
+      );
     },
     account(address) {
       const a = closed().accounts.get(address);
@@ -327,11 +359,15 @@ export function startRippledServer(opts: RippledServerOptions = {}): RippledServ
   // ------------------------------------------------------------------ methods
 
   function resolveLedger(spec: unknown): { ledger: Ledger | null; index: number } {
-    if (spec === undefined || spec === "validated") return { ledger: ledgerByIndex(validatedIndex())!, index: validatedIndex() };
+    if (spec === undefined || spec === "validated") {
+      return { ledger: ledgerByIndex(validatedIndex())!, index: validatedIndex() };
+    }
     if (spec === "closed") return { ledger: closed(), index: closedIndex() };
     if (spec === "current") return { ledger: null, index: openIndex() };
     const n = typeof spec === "string" && /^\d+$/.test(spec) ? Number(spec) : spec;
-    if (typeof n !== "number" || !Number.isInteger(n)) throw new RpcError("invalidParams", "Invalid field 'ledger_index'.");
+    if (typeof n !== "number" || !Number.isInteger(n)) {
+      throw new RpcError("invalidParams", "Invalid field 'ledger_index'.");
+    }
     if (n === openIndex()) return { ledger: null, index: n };
     const l = ledgerByIndex(n);
     if (!l) throw new RpcError("lgrNotFound", "ledgerNotFound");
@@ -341,11 +377,21 @@ export function startRippledServer(opts: RippledServerOptions = {}): RippledServ
   function txShape(l: Ledger, t: StoredTx, inLedger: boolean): Record<string, unknown> {
     const validated = l.index <= validatedIndex();
     if (l.apiVersion === 1) {
-      return inLedger ? { ...t.tx, hash: t.hash, metaData: t.meta } : { ...t.tx, hash: t.hash, meta: t.meta, ledger_index: l.index, validated, inLedger: l.index };
+      return inLedger
+        ? { ...t.tx, hash: t.hash, metaData: t.meta }
+        : { ...t.tx, hash: t.hash, meta: t.meta, ledger_index: l.index, validated, inLedger: l.index };
     }
     const { hash: _h, Amount, ...rest } = t.tx;
-    const tx_json = t.tx.TransactionType === "Payment" ? { ...rest, DeliverMax: Amount } : { ...rest, ...(Amount !== undefined ? { Amount } : {}) };
-    const common = { hash: t.hash, meta: t.meta, tx_json, ledger_index: l.index, close_time_iso: new Date((l.closeTime + 946_684_800) * 1000).toISOString() };
+    const tx_json = t.tx.TransactionType === "Payment"
+      ? { ...rest, DeliverMax: Amount }
+      : { ...rest, ...(Amount !== undefined ? { Amount } : {}) };
+    const common = {
+      hash: t.hash,
+      meta: t.meta,
+      tx_json,
+      ledger_index: l.index,
+      close_time_iso: new Date((l.closeTime + 946_684_800) * 1000).toISOString(),
+    };
     return inLedger ? common : { ...common, ledger_hash: l.hash, validated };
   }
 
@@ -363,7 +409,9 @@ export function startRippledServer(opts: RippledServerOptions = {}): RippledServ
         total_coins: "99999999999999999",
       };
       if (p.transactions === true) {
-        body.transactions = p.expand === true ? ledger.txs.map((t) => txShape(ledger, t, true)) : ledger.txs.map((t) => t.hash);
+        body.transactions = p.expand === true
+          ? ledger.txs.map((t) => txShape(ledger, t, true))
+          : ledger.txs.map((t) => t.hash);
       }
       return { ledger: body, ledger_hash: ledger.hash, ledger_index: index, validated };
     },
@@ -375,7 +423,9 @@ export function startRippledServer(opts: RippledServerOptions = {}): RippledServ
       if (ranged) {
         min = Number(p.min_ledger);
         max = Number(p.max_ledger);
-        if (!Number.isInteger(min) || !Number.isInteger(max) || min > max) throw new RpcError("invalidLgrRange", "Ledger range is invalid.");
+        if (!Number.isInteger(min) || !Number.isInteger(max) || min > max) {
+          throw new RpcError("invalidLgrRange", "Ledger range is invalid.");
+        }
         if (max - min > 1000) throw new RpcError("excessiveLgrRange", "Ledger range exceeds 1000.");
       }
       for (const l of ledgers) {
@@ -383,7 +433,11 @@ export function startRippledServer(opts: RippledServerOptions = {}): RippledServ
         if (t && l.index >= min && l.index <= max) return txShape(l, t, false);
       }
       const inOpen = pending.find((x) => x.hash === hash);
-      if (inOpen && !ranged) return version === 1 ? { ...inOpen.tx, hash, validated: false } : { tx_json: inOpen.tx, hash, validated: false };
+      if (inOpen && !ranged) {
+        return version === 1
+          ? { ...inOpen.tx, hash, validated: false }
+          : { tx_json: inOpen.tx, hash, validated: false };
+      }
       const extra: Record<string, unknown> = {};
       // This server keeps every ledger: a range wholly closed was searched in full.
       if (ranged) extra.searched_all = max <= closedIndex() && min >= ledgers[0].index;
@@ -402,13 +456,20 @@ export function startRippledServer(opts: RippledServerOptions = {}): RippledServ
         OwnerCount: root.ownerCount,
         Sequence: root.sequence,
       };
-      return ledger ? { account_data: data, ledger_index: index, validated: index <= validatedIndex() } : { account_data: data, ledger_current_index: index, validated: false };
+      return ledger
+        ? { account_data: data, ledger_index: index, validated: index <= validatedIndex() }
+        : { account_data: data, ledger_current_index: index, validated: false };
     },
     fee() {
       return {
         current_ledger_size: String(pending.length),
         current_queue_size: "0",
-        drops: { base_fee: baseFee.toString(), median_fee: "5000", minimum_fee: baseFee.toString(), open_ledger_fee: baseFee.toString() },
+        drops: {
+          base_fee: baseFee.toString(),
+          median_fee: "5000",
+          minimum_fee: baseFee.toString(),
+          open_ledger_fee: baseFee.toString(),
+        },
         ledger_current_index: openIndex(),
         levels: { median_level: "128000", minimum_level: "256", open_ledger_level: "256", reference_level: "256" },
         max_queue_size: "2000",
@@ -460,7 +521,9 @@ export function startRippledServer(opts: RippledServerOptions = {}): RippledServ
       if (deriveAddress(String(tx.SigningPubKey)) !== account) return engine("tefBAD_AUTH");
       const root = open.get(account);
       if (!root) return engine("terNO_ACCOUNT");
-      if (typeof tx.LastLedgerSequence !== "number") throw new RpcError("invalidTransaction", "this server wants LastLedgerSequence on every transaction");
+      if (typeof tx.LastLedgerSequence !== "number") {
+        throw new RpcError("invalidTransaction", "this server wants LastLedgerSequence on every transaction");
+      }
       if (tx.LastLedgerSequence < openIndex()) return engine("tefMAX_LEDGER");
       const seq = Number(tx.Sequence);
       if (seq < root.sequence) return engine("tefPAST_SEQ");
@@ -479,7 +542,9 @@ export function startRippledServer(opts: RippledServerOptions = {}): RippledServ
       if (!open.has(destination) && amount < reserveBase) result = "tecNO_DST_INSUF_XRP";
       else if (root.balance - fee - amount < ownReserve) result = "tecUNFUNDED_PAYMENT";
       const meta = result === "tesSUCCESS"
-        ? applyToOpen(account, fee, result, [{ to: destination, drops: amount }], { delivered_amount: amount.toString() })
+        ? applyToOpen(account, fee, result, [{ to: destination, drops: amount }], {
+          delivered_amount: amount.toString(),
+        })
         : applyToOpen(account, fee, result, []);
       const stored = { ...tx };
       pending.push({ hash, tx: { ...stored, hash }, meta });
@@ -506,7 +571,13 @@ export function startRippledServer(opts: RippledServerOptions = {}): RippledServ
         result = { ...handler(params), status: "success" };
       } catch (err) {
         if (!(err instanceof RpcError)) throw err;
-        result = { status: "error", error: err.code, error_message: err.message, request: { command: method, ...params }, ...err.extra };
+        result = {
+          status: "error",
+          error: err.code,
+          error_message: err.message,
+          request: { command: method, ...params },
+          ...err.extra,
+        };
       }
     }
     return Response.json({ result });

@@ -82,6 +82,8 @@ export interface RippledHooks {
   fund(address: string, drops: bigint): string;
   /** A submitted transaction with this hash is answered tesSUCCESS and lost: it never reaches a ledger. */
   drop(txHash: string): void;
+  /** The next `n` submissions that would be applied are answered tesSUCCESS and lost (a node that drops them). */
+  loseNextSubmissions(n: number): void;
   /** Another transaction of `address` (an AccountSet, injected) takes its next Sequence in the next ledger. */
   useSequence(address: string): string;
   /** A tfPartialPayment whose Amount is `amount` but delivers only `delivered`. */
@@ -133,6 +135,7 @@ export function startRippledServer(opts: RippledServerOptions = {}): RippledServ
   const calls = new Map<string, number>();
   const submissions: { hash: string; engineResult: string }[] = [];
   const dropped = new Set<string>();
+  let loseNext = 0;
   let injected = 0;
 
   const ledgers: Ledger[] = [];
@@ -284,6 +287,9 @@ export function startRippledServer(opts: RippledServerOptions = {}): RippledServ
     },
     drop(txHash) {
       dropped.add(txHash.toUpperCase());
+    },
+    loseNextSubmissions(n) {
+      loseNext = n;
     },
     useSequence(address) {
       const root = open.get(address);
@@ -532,6 +538,10 @@ export function startRippledServer(opts: RippledServerOptions = {}): RippledServ
       if (fee < baseFee) return engine("telINSUF_FEE_P");
       const ownReserve = reserveBase + BigInt(root.ownerCount) * reserveInc;
       if (root.balance - fee < 0n) return engine("terINSUF_FEE_B");
+      if (loseNext > 0) {
+        loseNext--;
+        dropped.add(hash);
+      }
       if (dropped.has(hash)) return engine("tesSUCCESS"); // accepted by this node, then lost: never in a ledger
       if (tx.TransactionType !== "Payment" || typeof tx.Amount !== "string") {
         throw new RpcError("invalidTransaction", "this server applies XRP Payments only");

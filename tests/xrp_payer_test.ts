@@ -133,6 +133,10 @@ Deno.test("xrp payout on a rippled-shaped server: a lost payout is dead only onc
         assert.equal(s.state, "unknown", `validated ${server.hooks.validatedIndex} <= LastLedgerSequence ${last}`);
         server.hooks.closeLedgers(1);
       }
+      // A node that no longer keeps the start of the range cannot say it searched it all: no proof.
+      server.hooks.keepHistoryFrom(last - 10);
+      assert.equal((await reader.txStatus(tx.txHash, own(tx))).state, "unknown", "searched_all false: not dead");
+      server.hooks.keepHistoryFrom(0);
       const dead = await reader.txStatus(tx.txHash, own(tx));
       assert.ok(dead.state === "dead" && dead.proof.kind === "expired", JSON.stringify(dead));
       assert.deepEqual(dead.proof, { kind: "expired", expiry: tx.expiry, reached: last + 1 });

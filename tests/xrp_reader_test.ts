@@ -6,8 +6,9 @@
 import assert from "node:assert/strict";
 import { TransientChainError } from "../chains/adapter.ts";
 import { XrplRpcError } from "../chains/xrp/rpc.ts";
+import { xrpAdapters } from "../chains/xrp/index.ts";
 import type { RippledServer } from "./support/rippled_rpc_server.ts";
-import { depositAddress, elsewhere, hotWallet, withRippled, XRP, xrpOn } from "./support/xrp_env.ts";
+import { depositAddress, elsewhere, hotWallet, signer, withRippled, XRP, xrpOn } from "./support/xrp_env.ts";
 
 async function scanned(server: RippledServer, hashes: string[]) {
   const { reader } = xrpOn(server);
@@ -134,5 +135,33 @@ Deno.test("xrp reader on a rippled-shaped server: balances, and errors typed", a
     }
     const { reader: gone } = xrpOn({ ...server, url: "http://127.0.0.1:9/" });
     await assert.rejects(gone.tip(), TransientChainError);
+  });
+});
+
+Deno.test("xrp adapters on a rippled-shaped server: the factory checks its settings; one RPC call per scanned ledger", async () => {
+  assert.throws(() => xrpAdapters({ urls: [], signer, confirmations: 1 }), /XRP_RPC_URLS: no RPC URL configured/);
+  assert.throws(
+    () => xrpAdapters({ urls: ["ftp://x"], signer, confirmations: 1 }),
+    /XRP_RPC_URLS: .* must be http or https/,
+  );
+  assert.throws(() => xrpAdapters({ urls: ["http://x"], signer, confirmations: 0 }), /XRP_CONFIRMATIONS/);
+  await withRippled({}, async (server) => {
+    const methods: string[] = [];
+    const { reader, payer } = xrpAdapters({
+      urls: [server.url],
+      signer,
+      confirmations: 1,
+      onRpc: (i) => methods.push(i.method),
+    });
+    assert.equal(reader.chain, "xrp");
+    assert.deepEqual(reader.finality, { kind: "flag", flag: "validated" });
+    assert.equal(payer.hotWallet, hotWallet);
+    for (let i = 0; i < 10; i++) server.hooks.fund(depositAddress(i), XRP);
+    server.hooks.closeLedgers(3);
+    const tip = await reader.tip();
+    methods.length = 0;
+    const blocks = await reader.scan(tip.number - 2, tip.number);
+    assert.equal(blocks.length, 3);
+    assert.deepEqual(methods, ["ledger", "ledger", "ledger"], "one call per validated ledger, whatever it holds");
   });
 });

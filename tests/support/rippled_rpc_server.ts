@@ -82,6 +82,8 @@ export interface RippledHooks {
   fund(address: string, drops: bigint): string;
   /** A submitted transaction with this hash is answered tesSUCCESS and lost: it never reaches a ledger. */
   drop(txHash: string): void;
+  /** The node keeps ledgers from `index` only (online deletion): below it `ledger` and ranged `tx` cannot search. */
+  keepHistoryFrom(index: number): void;
   /** The next `n` submissions that would be applied are answered tesSUCCESS and lost (a node that drops them). */
   loseNextSubmissions(n: number): void;
   /** Another transaction of `address` (an AccountSet, injected) takes its next Sequence in the next ledger. */
@@ -136,6 +138,7 @@ export function startRippledServer(opts: RippledServerOptions = {}): RippledServ
   const submissions: { hash: string; engineResult: string }[] = [];
   const dropped = new Set<string>();
   let loseNext = 0;
+  let firstKept = 0;
   let injected = 0;
 
   const ledgers: Ledger[] = [];
@@ -168,6 +171,7 @@ export function startRippledServer(opts: RippledServerOptions = {}): RippledServ
   for (let i = 0; i < (opts.initialLedgers ?? 5); i++) closeLedger();
 
   function ledgerByIndex(n: number): Ledger | undefined {
+    if (n < firstKept) return undefined;
     const first = ledgers[0].index;
     return ledgers[n - first];
   }
@@ -287,6 +291,9 @@ export function startRippledServer(opts: RippledServerOptions = {}): RippledServ
     },
     drop(txHash) {
       dropped.add(txHash.toUpperCase());
+    },
+    keepHistoryFrom(index) {
+      firstKept = index;
     },
     loseNextSubmissions(n) {
       loseNext = n;
@@ -446,7 +453,7 @@ export function startRippledServer(opts: RippledServerOptions = {}): RippledServ
       }
       const extra: Record<string, unknown> = {};
       // This server keeps every ledger: a range wholly closed was searched in full.
-      if (ranged) extra.searched_all = max <= closedIndex() && min >= ledgers[0].index;
+      if (ranged) extra.searched_all = max <= closedIndex() && min >= Math.max(firstKept, ledgers[0].index);
       throw new RpcError("txnNotFound", "Transaction not found.", extra);
     },
     account_info(p) {
@@ -486,7 +493,7 @@ export function startRippledServer(opts: RippledServerOptions = {}): RippledServ
       return {
         state: {
           server_state: "full",
-          complete_ledgers: `${ledgers[0].index}-${closedIndex()}`,
+          complete_ledgers: `${Math.max(firstKept, ledgers[0].index)}-${closedIndex()}`,
           validated_ledger: {
             base_fee: Number(baseFee),
             close_time: v.closeTime,

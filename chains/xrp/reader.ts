@@ -13,7 +13,7 @@
  */
 import { decode } from "xrpl";
 import type { BlockRef, ChainReader, Finality, ObservedTransfer, OwnTx, ScannedBlock, TxStatus } from "../adapter.ts";
-import { TransientChainError } from "../adapter.ts";
+import { SKIPPED, TransientChainError } from "../adapter.ts";
 import { NATIVE } from "../catalog.ts";
 import { isXrplError, type XrplResult, type XrplRpc } from "./rpc.ts";
 
@@ -250,6 +250,8 @@ export function xrpReader(opts: XrpReaderOptions): ChainReader {
     finality,
     tip,
     async blockHash(n) {
+      // The XRP Ledger starts at ledger 1: below it there is no ledger, which is not "above the tip" either.
+      if (n < 1) return SKIPPED;
       const r = await validatedLedger(n, false);
       if (!r) return null;
       return String(r.ledger_hash ?? (r.ledger as Record<string, unknown>).ledger_hash).toUpperCase();

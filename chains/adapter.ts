@@ -206,11 +206,16 @@ export interface ChainReader {
  *   contract instead of five.
  * - `coins`: each outpoint is locked to this transaction; the commit fails if any is already locked. Released in the
  *   commit that records the transaction dead (its `consumes`).
+ * - `sequence` (xrp): the account's `Sequence` is locked to this transaction; the commit fails if another recorded
+ *   transaction holds it, so two payouts prepared at once never both take it. Not a counter like an EVM nonce: an
+ *   XRPL transaction expires (LastLedgerSequence) without using its Sequence, and the next one must take that same
+ *   Sequence again, so the lock is released in the commit that records the transaction dead or failed.
  */
 export type Reservation =
   | { kind: "nonce"; chain: EvmChain; account: string; nonce: bigint; expectVersion: string | null }
   | { kind: "mintNote"; chain: EvmChain; depositId: string; asset: UAsset; txHash: string }
-  | { kind: "coins"; chain: ChainSymbol; outpoints: Outpoint[] };
+  | { kind: "coins"; chain: ChainSymbol; outpoints: Outpoint[] }
+  | { kind: "sequence"; chain: "xrp"; account: string; sequence: number };
 
 export interface PreparedTx {
   txHash: string;

@@ -13,6 +13,14 @@ export function nonceKey(chain: EvmChain, address: string): Deno.KvKey {
   return ["evm_nonce", chain, address.toLowerCase()];
 }
 
+/**
+ * An XRPL account's `Sequence` held by the recorded transaction using it (`sequence` reservation): one transaction per
+ * (account, Sequence) until it is proven dead. Addresses are case-sensitive base58: kept as given.
+ */
+export function sequenceLockKey(chain: "xrp", account: string, sequence: number): Deno.KvKey {
+  return ["account_sequence_lock", chain, account, sequence];
+}
+
 /** Which uAsset contract a deposit id is minted on, and the transaction recorded for it (replacements under it). */
 export interface MintNote {
   asset: UAsset;
@@ -130,13 +138,19 @@ function addReservation(atomic: Deno.AtomicOperation, r: Reservation, txHash: st
         atomic.check({ key, versionstamp: null }).set(key, { txHash } satisfies CoinLock);
       }
       return;
+    case "sequence": {
+      const key = sequenceLockKey(r.chain, r.account, r.sequence);
+      atomic.check({ key, versionstamp: null }).set(key, { txHash } satisfies CoinLock);
+      return;
+    }
   }
 }
 
 /**
  * Gives back what a transaction proven dead consumed, in the atomic that records its death (checked against the
- * order's version, so it runs once): its coins are free again. A nonce is never given back: the transaction that
- * proved it dead used it.
+ * order's version, so it runs once): its coins are free again. An EVM nonce is never given back: the transaction that
+ * proved it dead used it. An XRPL Sequence lock is: an expired transaction did not use its Sequence, and one used by
+ * another transaction (or by our own failed one) is past the account's Sequence, so no new transaction can take it.
  */
 export function addReleases(
   atomic: Deno.AtomicOperation,
@@ -144,5 +158,8 @@ export function addReleases(
   consumes: Consumed | undefined,
 ): Deno.AtomicOperation {
   if (consumes?.kind === "outpoints") { for (const o of consumes.outpoints) atomic.delete(coinLockKey(chain, o)); }
+  if (consumes?.kind === "nonce" && chain === "xrp") {
+    atomic.delete(sequenceLockKey(chain, consumes.account, consumes.nonce));
+  }
   return atomic;
 }

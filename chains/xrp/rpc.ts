@@ -1,0 +1,64 @@
+/**
+ * rippled's JSON-RPC over chains/shared/http_failover.ts: POST `{method, params: [{...}]}`, answered
+ * `{result: {status: "success" | "error", error?, ...}}`. An error status is the node's answer about the request
+ * (`XrplRpcError` with rippled's `error` code: `txnNotFound`, `actNotFound`, `lgrNotFound`, ...), except `slowDown`,
+ * `tooBusy` and the like, which say the node is overloaded or not synced: `TransientChainError`, as is every transport
+ * failure.
+ */
+import { TransientChainError } from "../adapter.ts";
+import { httpFailover } from "../shared/http_failover.ts";
+
+/** rippled answered the request with an error status: `code` is its `error` field; `result` the whole answer. */
+export class XrplRpcError extends Error {
+  constructor(readonly method: string, readonly code: string, readonly result: Record<string, unknown>) {
+    const message = typeof result.error_message === "string" ? `: ${result.error_message}` : "";
+    super(`xrp RPC ${method} answered ${code}${message}`);
+    this.name = "XrplRpcError";
+  }
+}
+
+/** Codes that describe the node's state, not the request: another try (or another node) may answer. */
+const TRANSIENT_CODES = new Set([
+  "slowDown",
+  "tooBusy",
+  "noNetwork",
+  "noCurrent",
+  "noClosed",
+  "notSynced",
+  "amendmentBlocked",
+]);
+
+export type XrplResult = Record<string, unknown>;
+
+export interface XrplRpc {
+  call(method: string, params?: Record<string, unknown>): Promise<XrplResult>;
+}
+
+export interface XrplRpcOptions {
+  urls: readonly string[];
+  timeoutMs?: number;
+  onRpc?: (info: { url: string; method: string }) => void;
+}
+
+export function xrplRpc(opts: XrplRpcOptions): XrplRpc {
+  const http = httpFailover({ variable: "XRP", urls: opts.urls, timeoutMs: opts.timeoutMs, onRpc: opts.onRpc });
+  return {
+    async call(method, params = {}) {
+      const answer = await http.post([method], { method, params: [params] });
+      const result = (answer as { result?: unknown } | null)?.result;
+      if (typeof result !== "object" || result === null || Array.isArray(result)) {
+        throw new TransientChainError(`xrp RPC ${method}: the answer has no result object`);
+      }
+      const r = result as XrplResult;
+      if (r.status === "success") return r;
+      const code = typeof r.error === "string" ? r.error : "unknownError";
+      if (TRANSIENT_CODES.has(code)) throw new TransientChainError(`xrp RPC ${method}: the node answered ${code}`);
+      throw new XrplRpcError(method, code, r);
+    },
+  };
+}
+
+/** Whether `err` is rippled's answer `code` to a request. */
+export function isXrplError(err: unknown, code: string): err is XrplRpcError {
+  return err instanceof XrplRpcError && err.code === code;
+}

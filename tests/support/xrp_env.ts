@@ -1,0 +1,36 @@
+/** The xrp adapters on a rippled-shaped server (tests/support/rippled_rpc_server.ts), with the test-only mnemonic. */
+import { xrpPayer } from "../../chains/xrp/payer.ts";
+import { xrpReader } from "../../chains/xrp/reader.ts";
+import { xrplRpc } from "../../chains/xrp/rpc.ts";
+import { Signer } from "../../chains/signer.ts";
+import { type RippledServer, type RippledServerOptions, startRippledServer } from "./rippled_rpc_server.ts";
+
+/** Test-only mnemonic (public): never fund its keys anywhere real. */
+export const signer = Signer.fromMnemonic("test test test test test test test test test test test junk");
+/** Not ours: an address of another mnemonic. */
+export const elsewhere = Signer.fromMnemonic(
+  "legal winner thank year wave sausage worth useful legal winner thank yellow",
+).address("xrp", 0);
+export const depositAddress = (index: number) => signer.address("xrp", index);
+export const hotWallet = signer.address("xrp", 0, "hot");
+
+export const XRP = 1_000_000n;
+
+export function xrpOn(server: RippledServer, onRpc?: (info: { url: string; method: string }) => void) {
+  // The factory's parts, typed as they are (the payer's sweep and check are always there).
+  const rpc = xrplRpc({ urls: [server.url], onRpc });
+  return { rpc, reader: xrpReader({ rpc, confirmations: 1 }), payer: xrpPayer({ rpc, signer }) };
+}
+
+/** Starts a server, runs `fn`, closes it. */
+export async function withRippled(
+  opts: RippledServerOptions,
+  fn: (server: RippledServer) => Promise<void>,
+): Promise<void> {
+  const server = startRippledServer(opts);
+  try {
+    await fn(server);
+  } finally {
+    await server.close();
+  }
+}

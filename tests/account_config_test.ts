@@ -366,14 +366,13 @@ Deno.test("registry: each live account chain's factory is called with its URLs, 
     assert.ok(signer instanceof Signer);
     assert.equal(liveSigner({ ...plan, liveAccount: [], liveUtxo: [] }, MNEMONIC), undefined, "no live chain, no key");
 
-    // Without a seam, the real factories are called: the stubs on this branch throw their own message.
-    await assert.rejects(
-      () =>
-        buildChains(kv, plan, config.evm, "0x" + "a".repeat(40), {
-          account: { config: config.account, signer, settings },
-        }),
-      /sol live adapters are not built yet/,
-    );
+    // Without a seam, the real factories build the live adapters (no node is asked until they are used).
+    const real = (await buildChains(kv, plan, config.evm, "0x" + "a".repeat(40), {
+      account: { config: config.account, signer, settings },
+    })).chains;
+    assert.equal(real.payer("sol").hotWallet, signer.address("sol", 0, "hot"));
+    assert.equal(real.payer("sui").hotWallet, signer.address("sui", 0, "hot"));
+    assert.deepEqual(real.reader("sol").finality, { kind: "flag", flag: "finalized" });
 
     const calls: [string, AccountAdapterOptions][] = [];
     const fake = (chain: "sol" | "sui") => (opts: AccountAdapterOptions) => {

@@ -67,8 +67,14 @@ async function fixture(chain: BenchChain): Promise<Fixture> {
         let n = 0;
         for (let b = 0; b < BLOCKS; b++) {
           for (let i = 0; i < TX_PER_BLOCK; i++, n++) {
-            server.inject({ payer: stranger(n % 7), credits: [{ to: ours(n % REAL_ADDRESSES), lamports: 10_000_000n }] });
-            server.inject({ payer: stranger(7 + n % 7), credits: [{ to: stranger(20 + n % 5), lamports: 1_000_000n }] });
+            server.inject({
+              payer: stranger(n % 7),
+              credits: [{ to: ours(n % REAL_ADDRESSES), lamports: 10_000_000n }],
+            });
+            server.inject({
+              payer: stranger(7 + n % 7),
+              credits: [{ to: stranger(20 + n % 5), lamports: 1_000_000n }],
+            });
           }
           server.produce(1);
         }
@@ -139,8 +145,10 @@ async function benchChain(chain: BenchChain): Promise<Run[]> {
     await f.fill(ours, (i) => other.address(chain, i));
     const tip = await plain.reader.tip();
     const blocks = tip.number - start.number;
-    console.log(`${chain}: ${f.server}, ${blocks} blocks with ${BLOCKS * TX_PER_BLOCK} deposits to our first ` +
-      `${REAL_ADDRESSES} addresses and ${BLOCKS * TX_PER_BLOCK} unrelated transfers`);
+    console.log(
+      `${chain}: ${f.server}, ${blocks} blocks with ${BLOCKS * TX_PER_BLOCK} deposits to our first ` +
+        `${REAL_ADDRESSES} addresses and ${BLOCKS * TX_PER_BLOCK} unrelated transfers`,
+    );
     for (const addresses of [REAL_ADDRESSES, ADDRESSES]) {
       const byMethod: Record<string, number> = {};
       let calls = 0;

@@ -13,26 +13,18 @@
  */
 import { watchOnce } from "../actors/watcher.ts";
 import type { Chains } from "../chains/adapter.ts";
-import { EVM_CHAINS } from "../chains/catalog.ts";
 import { depositAddressSet } from "../kv/address_index.ts";
 import { scriptAddress } from "../chains/utxo/network.ts";
 import { cursorKey } from "../kv/pipeline.ts";
-import { addMintWallet, type MintWallet, setAllocatedIndexCount } from "../kv/mint_wallets.ts";
 import { DOGE_REGTEST, dogeOnLitecoind } from "../tests/support/doge_regtest.ts";
 import { LITECOIND, startLitecoind } from "../tests/support/litecoind.ts";
 import { handPipeline } from "../tests/support/watch.ts";
+import { positiveIntEnv as num, randomBytes, seedDepositAddresses } from "./support/seed_addresses.ts";
 
-const num = (name: string, fallback: number) => {
-  const n = Number(Deno.env.get(name) ?? fallback);
-  if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer`);
-  return n;
-};
 const ADDRESSES = num("BENCH_ADDRESSES", 100_000);
 const BLOCKS = num("BENCH_BLOCKS", 20);
 const TX_PER_BLOCK = num("BENCH_TX_PER_BLOCK", 5);
 const REAL_ADDRESSES = 10;
-/** Wallets per commit while seeding: three records each, under KV's 1,000 mutations per atomic. */
-const SEED_BATCH = 300;
 
 try {
   Deno.statSync(LITECOIND);
@@ -44,10 +36,8 @@ try {
 const randomRegtestAddress = () =>
   scriptAddress(
     DOGE_REGTEST,
-    Uint8Array.of(0x76, 0xa9, 0x14, ...crypto.getRandomValues(new Uint8Array(20)), 0x88, 0xac),
+    Uint8Array.of(0x76, 0xa9, 0x14, ...randomBytes(20), 0x88, 0xac),
   )!;
-const evmAddress = () =>
-  "0x" + Array.from(crypto.getRandomValues(new Uint8Array(20)), (b) => b.toString(16).padStart(2, "0")).join("");
 
 const node = await startLitecoind();
 try {
@@ -91,24 +81,13 @@ try {
       }),
     });
     try {
-      const seedStarted = performance.now();
-      for (let from = 0; from < addresses; from += SEED_BATCH) {
-        const atomic = pipeline.kv.atomic();
-        const to = Math.min(addresses, from + SEED_BATCH);
-        for (let index = from; index < to; index++) {
-          const wallet: MintWallet = {
-            address: index < REAL_ADDRESSES ? doge.address(index) : randomRegtestAddress(),
-            chain: "doge",
-            destinationChain: EVM_CHAINS[index % EVM_CHAINS.length],
-            owner: evmAddress(),
-            derivationIndex: index,
-            createdAt: new Date().toISOString(),
-          };
-          addMintWallet(atomic, wallet);
-        }
-        if (!(await setAllocatedIndexCount(atomic, "doge", to).commit()).ok) throw new Error("seeding failed");
-      }
-      const seedMs = performance.now() - seedStarted;
+      const seedMs = await seedDepositAddresses(pipeline.kv, {
+        chain: "doge",
+        count: addresses,
+        real: REAL_ADDRESSES,
+        ours: (index) => doge.address(index),
+        random: randomRegtestAddress,
+      });
       // The watcher loads the address set once per process (then appends): loaded here, timed apart from the scan.
       const loadStarted = performance.now();
       await depositAddressSet(pipeline.kv, "doge").refresh();

@@ -1,7 +1,7 @@
 /**
  * A rippled-shaped server: a local Deno.serve endpoint answering rippled's JSON-RPC (`{method, params: [{...}]}` ->
  * `{result: {status, ...}}`) in the shapes rippled documents (xrpl.org "ledger", "tx", "account_info", "fee",
- * "server_state", "submit"), over an in-memory chain of ledgers. No rippled runs on this machine kind (DESIGN.md): the
+ * "server_state", "server_info", "submit"), over an in-memory chain of ledgers. No rippled runs on this machine kind (DESIGN.md): the
  * xrp tests talk to this and say so in their names.
  *
  * - Ledgers close on demand (`closeLedgers`); the validated ledger lags the last closed one by `validatedLag`, so a
@@ -59,6 +59,11 @@ export interface RippledServerOptions {
   baseFee?: bigint;
   /** Ledgers closed at start (default 5). */
   initialLedgers?: number;
+  /**
+   * `server_info` `info.network_id` (config/chain_mode.ts `NODE_IDENTITY`): 1 (testnet) by default, as devnet
+   * requires; null leaves it out, as a mainnet rippled does.
+   */
+  networkId?: number | null;
 }
 
 export interface RippledServer {
@@ -486,6 +491,17 @@ export function startRippledServer(opts: RippledServerOptions = {}): RippledServ
         ledger_current_index: openIndex(),
         levels: { median_level: "128000", minimum_level: "256", open_ledger_level: "256", reference_level: "256" },
         max_queue_size: "2000",
+      };
+    },
+    server_info() {
+      const networkId = opts.networkId === undefined ? 1 : opts.networkId;
+      return {
+        info: {
+          build_version: "2.4.0",
+          server_state: "full",
+          complete_ledgers: `${Math.max(firstKept, ledgers[0].index)}-${closedIndex()}`,
+          ...(networkId === null ? {} : { network_id: networkId }),
+        },
       };
     },
     server_state() {

@@ -7,6 +7,7 @@
  * blocks; balances are kept per block, so `getBalance` at `finalized` reads the finalized state.
  *
  * Methods and shapes:
+ * - `getGenesisHash()`: the `genesisHash` option (a made-up hash unless a test asks for mainnet's).
  * - `getSlot({commitment})`, `getBlockHeight({commitment})`: numbers (finalized, or the tip for confirmed/processed).
  * - `getBlocks(start, end, {commitment})`: slots with a block in [start, min(end, that commitment's slot)].
  * - `getBlock(slot, {commitment, encoding: "json", transactionDetails: "accounts"|"none", ...})`: {blockhash,
@@ -103,6 +104,11 @@ export interface SolanaRpcServerOptions {
   blockhashValidity?: number;
   /** Blocks made at start (slot 0 included). */
   initialBlocks?: number;
+  /**
+   * What `getGenesisHash` answers (config/chain_mode.ts `NODE_IDENTITY`): a made-up hash by default (not mainnet's, as
+   * devnet requires); `SOL_MAINNET_GENESIS_HASH` for a test of `CHAIN_MODE=live`.
+   */
+  genesisHash?: string;
 }
 
 export interface SolanaRpcServer {
@@ -392,6 +398,7 @@ export function startSolanaRpcServer(opts: SolanaRpcServerOptions = {}): SolanaR
   }
 
   const methods: Record<string, (params: unknown[]) => unknown> = {
+    getGenesisHash: () => opts.genesisHash ?? hashOf("local genesis"),
     getSlot: ([cfg]) => commitmentBlock(cfg).slot,
     getBlockHeight: ([cfg]) => commitmentBlock(cfg).height,
     getBlocks: ([start, end, cfg]) => {

@@ -36,8 +36,11 @@ import {
 } from "graphql";
 import { normalizeSuiAddress } from "../../chains/sui/client.ts";
 import { operationName, SUI_DOCUMENTS } from "../../chains/sui/graphql.ts";
+import { NODE_IDENTITY } from "../../config/chain_mode.ts";
 
 const PAGE_MAX = 50;
+/** The node-identity question the service asks at start (config/chain_mode.ts `NODE_IDENTITY`). */
+const IDENTITY_QUERY = (NODE_IDENTITY.sui.body as { query: string }).query;
 /** Sui GraphQL's default `maxOutputNodes`. */
 export const MAX_OUTPUT_NODES = 100_000;
 /** Sui GraphQL's default page size, for a connection asked without `first`. */
@@ -86,6 +89,11 @@ export interface SuiGraphqlServerOptions {
   /** Checkpoints sealed per epoch by `mine` (an epoch change after every this many). */
   checkpointsPerEpoch?: number;
   referenceGasPrice?: bigint;
+  /**
+   * What `{ chainIdentifier }` answers (config/chain_mode.ts `NODE_IDENTITY`, the one query besides chains/sui/graphql.ts's
+   * documents): testnet's "4c78adac" by default, as devnet requires; `SUI_MAINNET_CHAIN_IDENTIFIER` for `CHAIN_MODE=live`.
+   */
+  chainIdentifier?: string;
 }
 
 export interface SuiGraphqlServer {
@@ -410,6 +418,7 @@ export async function startSuiGraphqlServer(opts: SuiGraphqlServerOptions = {}):
   }
 
   const root = {
+    chainIdentifier: () => opts.chainIdentifier ?? "4c78adac",
     checkpoint: (args: { sequenceNumber?: number | null }) => {
       const cp = args.sequenceNumber === undefined || args.sequenceNumber === null
         ? checkpoints.at(-1)
@@ -501,6 +510,10 @@ export async function startSuiGraphqlServer(opts: SuiGraphqlServerOptions = {}):
     if (req.method !== "POST") return new Response("POST GraphQL requests here", { status: 405 });
     const body = await req.json() as { query?: string; variables?: Record<string, unknown> };
     const query = body.query ?? "";
+    if (query === IDENTITY_QUERY) {
+      calls.push("chainIdentifier");
+      return Response.json(await graphql({ schema, source: query, rootValue: root }));
+    }
     let op: string;
     try {
       op = operationName(query);

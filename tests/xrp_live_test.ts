@@ -88,7 +88,13 @@ async function xrpSetup() {
   };
 }
 
-/** Every validated-or-closed transaction paying `to` (XRP Payments applied with tesSUCCESS). */
+/** Whether `txHash` is in a validated ledger of `rippled` (a probe for `waitUntil`). */
+function isValidated(rippled: RippledServer, txHash: string): Promise<boolean> {
+  const ledger = rippled.hooks.ledgerOf(txHash);
+  return Promise.resolve(ledger !== null && ledger <= rippled.hooks.validatedIndex);
+}
+
+/** Every transaction in a closed ledger paying `to` (XRP Payments applied with tesSUCCESS). */
 function paymentsTo(rippled: RippledServer, to: string) {
   return rippled.hooks.transactions().filter((t) =>
     t.tx.TransactionType === "Payment" && t.tx.Destination === to && t.meta.TransactionResult === "tesSUCCESS"
@@ -155,7 +161,7 @@ Deno.test("live xrp on a rippled-shaped JSON-RPC server: a deposit mints exact u
     assert.equal(BigInt(sweep.amount), drops - s.h.reserveBase);
     assert.equal(BigInt(sweep.leave), s.h.reserveBase);
     const swept = drops - s.h.reserveBase - s.h.baseFee;
-    await waitUntil("the sweep validated", async () => s.h.validatedIndex >= (s.h.ledgerOf(sweep.txHash) ?? Infinity));
+    await waitUntil("the sweep validated", () => isValidated(s.rippled, sweep.txHash));
     assert.equal(s.h.account(s.hotWallet)?.balance, swept, "the hot wallet grew by the swept amount");
     assert.equal(s.h.account(address)?.balance, s.h.reserveBase, "the deposit address keeps its base reserve");
     const fromDeposit = s.h.transactions().filter((t) => t.tx.Account === address);
@@ -218,7 +224,7 @@ Deno.test("live xrp on a rippled-shaped JSON-RPC server: a uXRP burn on anvil is
     assert.equal(paid[0].tx.Amount, drops.toString());
     assert.equal(paid[0].tx.DestinationTag, Number(TAG), "the registered memo is the DestinationTag");
     assert.equal(paid[0].meta.delivered_amount, drops.toString());
-    await waitUntil("the payout validated", async () => s.h.validatedIndex >= s.h.ledgerOf(intent.txHash)!);
+    await waitUntil("the payout validated", () => isValidated(s.rippled, intent.txHash));
     assert.equal(s.h.account(elsewhere)?.balance, drops, "the destination balance is exact");
     assert.equal(s.h.account(s.hotWallet)?.balance, funded - drops - BigInt(String(paid[0].tx.Fee)));
     assert.equal(await s.live.balanceOf("uXRP", s.server.services.uAssetTransferAddress), wei);
@@ -269,7 +275,7 @@ Deno.test("live xrp on a rippled-shaped JSON-RPC server: a payout the node loses
     assert.deepEqual(paid.map((t) => t.hash), [intent.txHash], "the destination paid once");
     assert.equal(paid[0].tx.Amount, drops.toString());
     assert.equal(paid[0].tx.DestinationTag, Number(TAG));
-    await waitUntil("the payout validated", async () => s.h.validatedIndex >= s.h.ledgerOf(intent.txHash)!);
+    await waitUntil("the payout validated", () => isValidated(s.rippled, intent.txHash));
     assert.equal(s.h.account(elsewhere)?.balance, drops);
     assert.equal(s.h.account(s.hotWallet)?.balance, funded - drops - BigInt(String(paid[0].tx.Fee)));
   } finally {
@@ -335,7 +341,7 @@ Deno.test("live xrp on a rippled-shaped JSON-RPC server: SIGKILL after recording
       body: { destinationChain: "xrp", destinationAddress: elsewhere, memo: TAG },
     });
     assert.equal(configured.status, 201, JSON.stringify(configured.body));
-    await waitUntil("the hot wallet funded", async () => h.validatedIndex >= (h.ledgerOf(fundTx) ?? Infinity));
+    await waitUntil("the hot wallet funded", () => isValidated(rippled, fundTx));
     // The ledgers stand still while the server is down: the recorded payout must not expire before the restart
     // (20 ledgers are 60-80 s on the network, well beyond a restart; here they would be half a second).
     closer.pause();

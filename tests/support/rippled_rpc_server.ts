@@ -14,6 +14,7 @@
  *   sender would go below its reserve: both claim the fee and use the Sequence), and applies it in the next ledger.
  * - `tx` with `min_ledger`/`max_ledger` answers `txnNotFound` with `searched_all: true` (this server keeps every
  *   ledger) once the range is below the current ledger.
+ * - `server_info` answers `info.network_id` when `networkId` is given (the question CHAIN_MODE asks a node).
  * - Test hooks: `fund`, `closeLedgers`, `drop` (a submitted transaction is accepted and lost: it expires),
  *   `useSequence` (another transaction of the account takes its next Sequence), and the traps a scan must survive:
  *   `partialPayment`, `failedPayment` (tec), `iouPayment`, `accountDelete`.
@@ -109,6 +110,8 @@ export interface RippledHooks {
   readonly calls: Map<string, number>;
   /** The ledger index a transaction is in (closed ledgers), or null. */
   ledgerOf(txHash: string): number | null;
+  /** Every transaction in a closed ledger, oldest first, as submitted (decoded) with its metadata. */
+  transactions(): { ledgerIndex: number; hash: string; tx: Record<string, unknown>; meta: Record<string, unknown> }[];
 }
 
 class RpcError extends Error {
@@ -372,6 +375,9 @@ export function startRippledServer(opts: RippledServerOptions = {}): RippledServ
       const h = txHash.toUpperCase();
       return ledgers.find((l) => l.txs.some((t) => t.hash === h))?.index ?? null;
     },
+    transactions() {
+      return ledgers.flatMap((l) => l.txs.map((t) => ({ ledgerIndex: l.index, hash: t.hash, tx: t.tx, meta: t.meta })));
+    },
   };
 
   // ------------------------------------------------------------------ methods
@@ -495,12 +501,15 @@ export function startRippledServer(opts: RippledServerOptions = {}): RippledServ
     },
     server_info() {
       const networkId = opts.networkId === undefined ? 1 : opts.networkId;
+      const v = ledgerByIndex(validatedIndex())!;
       return {
         info: {
           build_version: "2.4.0",
           server_state: "full",
           complete_ledgers: `${Math.max(firstKept, ledgers[0].index)}-${closedIndex()}`,
           ...(networkId === null ? {} : { network_id: networkId }),
+          // The reserves and fee in XRP (server_info's unit) are left out: the adapters read drops from server_state.
+          validated_ledger: { hash: v.hash, seq: v.index, age: 0 },
         },
       };
     },

@@ -36,6 +36,7 @@ import {
 } from "graphql";
 import { normalizeSuiAddress } from "../../chains/sui/client.ts";
 import { operationName, SUI_DOCUMENTS } from "../../chains/sui/graphql.ts";
+import { NODE_IDENTITY } from "../../config/chain_mode.ts";
 
 const PAGE_MAX = 50;
 /** Sui GraphQL's default `maxOutputNodes`. */
@@ -86,6 +87,11 @@ export interface SuiGraphqlServerOptions {
   /** Checkpoints sealed per epoch by `mine` (an epoch change after every this many). */
   checkpointsPerEpoch?: number;
   referenceGasPrice?: bigint;
+  /**
+   * What `chainIdentifier` answers (the service's NODE_IDENTITY question, config/chain_mode.ts). Like Sui's: the first
+   * four bytes of the genesis checkpoint's digest, in hex; a random genesis is never mainnet's "35834a8a".
+   */
+  chainIdentifier?: string;
 }
 
 export interface SuiGraphqlServer {
@@ -119,6 +125,9 @@ export interface SuiGraphqlServer {
   balance(address: string): bigint;
   /** Whether `digest` is in a checkpoint. */
   included(digest: string): boolean;
+  /** Whether `digest` was accepted by `executeTransaction` and waits for the next checkpoint. */
+  isPending(digest: string): boolean;
+  readonly chainIdentifier: string;
   close(): Promise<void>;
 }
 
@@ -410,6 +419,7 @@ export async function startSuiGraphqlServer(opts: SuiGraphqlServerOptions = {}):
   }
 
   const root = {
+    chainIdentifier: () => chainIdentifier(),
     checkpoint: (args: { sequenceNumber?: number | null }) => {
       const cp = args.sequenceNumber === undefined || args.sequenceNumber === null
         ? checkpoints.at(-1)
@@ -501,6 +511,12 @@ export async function startSuiGraphqlServer(opts: SuiGraphqlServerOptions = {}):
     if (req.method !== "POST") return new Response("POST GraphQL requests here", { status: 405 });
     const body = await req.json() as { query?: string; variables?: Record<string, unknown> };
     const query = body.query ?? "";
+    // The one anonymous document: the service's network check at start (NODE_IDENTITY in config/chain_mode.ts).
+    if (query === (NODE_IDENTITY.sui.body as { query: string }).query) {
+      calls.push("chainIdentifier");
+      const result = await graphql({ schema, source: query, rootValue: root });
+      return Response.json({ data: result.data, ...(result.errors ? { errors: result.errors } : {}) });
+    }
     let op: string;
     try {
       op = operationName(query);
@@ -524,6 +540,9 @@ export async function startSuiGraphqlServer(opts: SuiGraphqlServerOptions = {}):
   });
   const { port } = server.addr as Deno.NetAddr;
   seal(); // genesis
+  const chainIdentifier = () =>
+    opts.chainIdentifier ??
+      Array.from(base58.decode(checkpoints[0].digest).slice(0, 4), (b) => b.toString(16).padStart(2, "0")).join("");
 
   return {
     url: `http://127.0.0.1:${port}/graphql`,
@@ -553,6 +572,10 @@ export async function startSuiGraphqlServer(opts: SuiGraphqlServerOptions = {}):
     coins: ownedCoins,
     balance: (address) => ownedCoins(address).reduce((s, c) => s + c.balance, 0n),
     included: (digest) => txs.has(digest),
+    isPending: (digest) => pending.some((t) => t.digest === digest),
+    get chainIdentifier() {
+      return chainIdentifier();
+    },
     close: () => server.shutdown(),
   };
 }

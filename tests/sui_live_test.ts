@@ -158,91 +158,82 @@ function assertPaidOnce(sui: SuiGraphqlServer, destination: string, mist: bigint
   assert.deepEqual(sui.coins(destination).map((c) => c.balance), [mist], "the destination paid exactly, once");
 }
 
-// ---------------------------------------------------------------- 1. deposit -> mint -> sweep
+// ---------------------------------------------------------------- 1, 2. deposit -> mint -> sweep; burn -> payout
 
-Deno.test("live sui on a Sui-GraphQL-shaped server: a deposit mints exact uSUI on anvil and is swept into the hot wallet once", async () => {
-  const started = performance.now();
-  const s = await suiSetup();
-  try {
-    assert.ok(s.sui.calls.includes("chainIdentifier"), "devnet asked the node which network it serves");
-    assert.notEqual(s.sui.chainIdentifier, "35834a8a");
-    const hotBefore = s.sui.balance(s.hotWallet);
-    assert.equal(hotBefore, 0n);
-    const amount = 3_210_987_654n; // 3.210987654 SUI
-    const r = await mintAndSweep(s.server, s.sui, s.live, amount);
-    assert.deepEqual(r.statuses.filter((x) => x === "pending" || x === "completed").at(-1), "completed");
-    assert.equal(await s.live.client.getTransactionCount({ address: minter.address }), 1, "one mint sent");
-
-    // The sweep: recorded from the deposit address to the hot wallet, completed, exactly one.
-    assert.equal(r.sweep.from.address, normalizeSuiAddress(r.address));
-    assert.equal(r.sweep.to, s.hotWallet);
-    assert.equal(r.sweep.amount, amount.toString(), "the whole balance: sui has no reserve");
-    assert.equal(r.sweep.leave, "0");
-    assert.ok(s.sui.included(r.sweep.txHash), "the sweep is in a checkpoint");
-    assert.deepEqual((await allSweeps(s.server.services.kv)).map((x) => x.txHash), [r.sweep.txHash], "one sweep");
-    // On the server: the hot wallet grew by the deposit less the sweep's gas; the deposit address is empty.
-    assert.equal(s.sui.balance(s.hotWallet), hotBefore + amount - gasOf(s.sui));
-    assert.equal(s.sui.coins(s.hotWallet).length, 1, "the deposit's coin moved whole");
-    assert.equal(s.sui.balance(r.address), 0n);
-    // More checkpoints and sweeper ticks later: still one sweep, nothing else left the deposit address.
-    s.sui.mine(3);
-    await sleep(200);
-    assert.equal((await allSweeps(s.server.services.kv)).length, 1);
-    assert.equal(s.sui.balance(s.hotWallet), amount - gasOf(s.sui));
-  } finally {
-    await s.close();
-    console.log(`sui mint and sweep test: ${Math.round(performance.now() - started)} ms`);
-  }
-});
-
-// ---------------------------------------------------------------- 2. burn -> payout from the hot wallet
-
-Deno.test("live sui on a Sui-GraphQL-shaped server: a uSUI burn on anvil is paid from the swept hot wallet, exactly, once", async () => {
+Deno.test("live sui on a Sui-GraphQL-shaped server: a deposit mints exact uSUI on anvil and is swept into the hot wallet once; a uSUI burn is paid from it exactly, once", async (t) => {
   const started = performance.now();
   const s = await suiSetup();
   try {
     const kv = s.server.services.kv;
-    const deposited = 5n * SUI;
-    await mintAndSweep(s.server, s.sui, s.live, deposited);
-    const hotFunded = s.sui.balance(s.hotWallet);
-    assert.equal(hotFunded, deposited - gasOf(s.sui));
+    const amount = 3_210_987_654n; // 3.210987654 SUI
+    let hotFunded = 0n;
+    await t.step("deposit -> completed mint -> one sweep into the hot wallet", async () => {
+      assert.ok(s.sui.calls.includes("chainIdentifier"), "devnet asked the node which network it serves");
+      assert.notEqual(s.sui.chainIdentifier, "35834a8a");
+      assert.equal(s.sui.balance(s.hotWallet), 0n);
+      const r = await mintAndSweep(s.server, s.sui, s.live, amount);
+      assert.equal(r.statuses.at(-1), "completed");
+      assert.equal(await s.live.client.getTransactionCount({ address: minter.address }), 1, "one mint sent");
 
-    const destination = randomSuiAddress();
-    const token = await suiBurner(s.server, destination);
-    await s.live.fund("uSUI", holder.address, 10n * 10n ** 18n);
-    // 2.000000001 SUI and 77 wei below one MIST: 2000000001 MIST are paid, the 77 wei recorded.
-    const mist = 2_000_000_001n;
-    const wei = mist * MIST_TO_WEI + 77n;
-    const transfer = await s.live.transfer("uSUI", s.server.services.uAssetTransferAddress, wei);
-    const stopMining = mineEvery(s.sui, 30);
-    let order: Json;
-    try {
-      [order] = await waitForOrders(s.server, token, (o) => o.length === 1 && terminal(o[0]), { timeoutMs: 15_000 });
-    } finally {
-      await stopMining();
-    }
-    assert.equal(order.status, "completed", JSON.stringify(order));
-    assert.equal(order.type, "burn");
-    assert.equal(order.destinationChain, "sui");
-    assert.equal(order.amount, wei.toString());
-    const stored = await storedOrder(kv, order.id);
-    assert.ok(stored.type === "burn");
-    const intent = stored.details.intent!;
-    assert.equal(order.transactionHash, intent.txHash, "the recorded payout is the one in a checkpoint");
-    assert.equal(stored.details.source.txHash, transfer.toLowerCase());
-    assert.equal(stored.details.nativeAmount, mist.toString());
-    assert.equal(stored.details.remainderWei, "77");
-    assert.equal(stored.details.deadIntents, undefined);
-    assert.equal(intent.expiry?.kind, "epoch");
-    assert.equal(intent.consumes?.kind, "outpoints", "the hot wallet's gas coin version it spends");
+      // The sweep: recorded from the deposit address to the hot wallet, completed, exactly one.
+      assert.equal(r.sweep.from.address, normalizeSuiAddress(r.address));
+      assert.equal(r.sweep.to, s.hotWallet);
+      assert.equal(r.sweep.amount, amount.toString(), "the whole balance: sui has no reserve");
+      assert.equal(r.sweep.leave, "0");
+      assert.ok(s.sui.included(r.sweep.txHash), "the sweep is in a checkpoint");
+      assert.deepEqual((await allSweeps(kv)).map((x) => x.txHash), [r.sweep.txHash], "one sweep");
+      // On the server: the hot wallet grew by the deposit less the sweep's gas; the deposit address is empty.
+      assert.equal(s.sui.balance(s.hotWallet), amount - gasOf(s.sui));
+      assert.equal(s.sui.coins(s.hotWallet).length, 1, "the deposit's coin moved whole");
+      assert.equal(s.sui.balance(r.address), 0n);
+      // More checkpoints and sweeper ticks later: still one sweep, nothing else moved.
+      s.sui.mine(3);
+      await sleep(200);
+      assert.equal((await allSweeps(kv)).length, 1);
+      hotFunded = s.sui.balance(s.hotWallet);
+      assert.equal(hotFunded, amount - gasOf(s.sui));
+    });
 
-    assert.ok(s.sui.included(intent.txHash));
-    assertPaidOnce(s.sui, destination, mist);
-    assert.equal(s.sui.balance(s.hotWallet), hotFunded - mist - gasOf(s.sui), "the hot wallet paid amount and gas");
-    assert.equal(await s.live.balanceOf("uSUI", s.server.services.uAssetTransferAddress), wei);
+    await t.step("burn on anvil -> payout from the swept hot wallet, exact, once", async () => {
+      const destination = randomSuiAddress();
+      const token = await suiBurner(s.server, destination);
+      await s.live.fund("uSUI", holder.address, 10n * 10n ** 18n);
+      // 2.000000001 SUI and 77 wei below one MIST: 2000000001 MIST are paid, the 77 wei recorded.
+      const mist = 2_000_000_001n;
+      const wei = mist * MIST_TO_WEI + 77n;
+      const transfer = await s.live.transfer("uSUI", s.server.services.uAssetTransferAddress, wei);
+      const stopMining = mineEvery(s.sui, 30);
+      let order: Json;
+      try {
+        [order] = await waitForOrders(s.server, token, (o) => o.length === 1 && terminal(o[0]), {
+          timeoutMs: 15_000,
+        });
+      } finally {
+        await stopMining();
+      }
+      assert.equal(order.status, "completed", JSON.stringify(order));
+      assert.equal(order.type, "burn");
+      assert.equal(order.destinationChain, "sui");
+      assert.equal(order.amount, wei.toString());
+      const stored = await storedOrder(kv, order.id);
+      assert.ok(stored.type === "burn");
+      const intent = stored.details.intent!;
+      assert.equal(order.transactionHash, intent.txHash, "the recorded payout is the one in a checkpoint");
+      assert.equal(stored.details.source.txHash, transfer.toLowerCase());
+      assert.equal(stored.details.nativeAmount, mist.toString());
+      assert.equal(stored.details.remainderWei, "77");
+      assert.equal(stored.details.deadIntents, undefined);
+      assert.equal(intent.expiry?.kind, "epoch");
+      assert.equal(intent.consumes?.kind, "outpoints", "the hot wallet's gas coin version it spends");
+
+      assert.ok(s.sui.included(intent.txHash));
+      assertPaidOnce(s.sui, destination, mist);
+      assert.equal(s.sui.balance(s.hotWallet), hotFunded - mist - gasOf(s.sui), "the hot wallet paid amount and gas");
+      assert.equal(await s.live.balanceOf("uSUI", s.server.services.uAssetTransferAddress), wei);
+    });
   } finally {
     await s.close();
-    console.log(`sui burn test: ${Math.round(performance.now() - started)} ms`);
+    console.log(`sui mint, sweep and burn test: ${Math.round(performance.now() - started)} ms`);
   }
 });
 

@@ -354,7 +354,7 @@ Deno.test("live sui on a Sui-GraphQL-shaped server: SIGKILL after recording the 
       body: { destinationChain: "sui", destinationAddress: destination },
     });
     assert.equal(configured.status, 201, JSON.stringify(configured.body));
-    await waitUntil("the hot wallet funded", async () => sui.balance(hotWallet) === 4n * SUI);
+    await waitUntil("the hot wallet funded", () => Promise.resolve(sui.balance(hotWallet) === 4n * SUI));
     await live.fund("uSUI", holder.address, 10n * 10n ** 18n);
     const mist = 1_250_000_000n;
     await live.transfer("uSUI", configured.body.data.uAssetTransferAddress, mist * MIST_TO_WEI);

@@ -90,8 +90,9 @@ export interface SuiGraphqlServerOptions {
   checkpointsPerEpoch?: number;
   referenceGasPrice?: bigint;
   /**
-   * What `{ chainIdentifier }` answers (config/chain_mode.ts `NODE_IDENTITY`, the one query besides chains/sui/graphql.ts's
-   * documents): testnet's "4c78adac" by default, as devnet requires; `SUI_MAINNET_CHAIN_IDENTIFIER` for `CHAIN_MODE=live`.
+   * What `chainIdentifier` answers (the service's NODE_IDENTITY question, config/chain_mode.ts): by default, like Sui's,
+   * the first four bytes of the genesis checkpoint's digest in hex (a random genesis is never mainnet's "35834a8a", as
+   * devnet requires); `SUI_MAINNET_CHAIN_IDENTIFIER` for `CHAIN_MODE=live`.
    */
   chainIdentifier?: string;
 }
@@ -127,6 +128,9 @@ export interface SuiGraphqlServer {
   balance(address: string): bigint;
   /** Whether `digest` is in a checkpoint. */
   included(digest: string): boolean;
+  /** Whether `digest` was accepted by `executeTransaction` and waits for the next checkpoint. */
+  isPending(digest: string): boolean;
+  readonly chainIdentifier: string;
   close(): Promise<void>;
 }
 
@@ -418,7 +422,7 @@ export async function startSuiGraphqlServer(opts: SuiGraphqlServerOptions = {}):
   }
 
   const root = {
-    chainIdentifier: () => opts.chainIdentifier ?? "4c78adac",
+    chainIdentifier: () => chainIdentifier(),
     checkpoint: (args: { sequenceNumber?: number | null }) => {
       const cp = args.sequenceNumber === undefined || args.sequenceNumber === null
         ? checkpoints.at(-1)
@@ -510,9 +514,11 @@ export async function startSuiGraphqlServer(opts: SuiGraphqlServerOptions = {}):
     if (req.method !== "POST") return new Response("POST GraphQL requests here", { status: 405 });
     const body = await req.json() as { query?: string; variables?: Record<string, unknown> };
     const query = body.query ?? "";
+    // The one anonymous document: the service's network check at start (NODE_IDENTITY in config/chain_mode.ts).
     if (query === IDENTITY_QUERY) {
       calls.push("chainIdentifier");
-      return Response.json(await graphql({ schema, source: query, rootValue: root }));
+      const result = await graphql({ schema, source: query, rootValue: root });
+      return Response.json({ data: result.data, ...(result.errors ? { errors: result.errors } : {}) });
     }
     let op: string;
     try {
@@ -537,6 +543,9 @@ export async function startSuiGraphqlServer(opts: SuiGraphqlServerOptions = {}):
   });
   const { port } = server.addr as Deno.NetAddr;
   seal(); // genesis
+  const chainIdentifier = () =>
+    opts.chainIdentifier ??
+      Array.from(base58.decode(checkpoints[0].digest).slice(0, 4), (b) => b.toString(16).padStart(2, "0")).join("");
 
   return {
     url: `http://127.0.0.1:${port}/graphql`,
@@ -566,6 +575,10 @@ export async function startSuiGraphqlServer(opts: SuiGraphqlServerOptions = {}):
     coins: ownedCoins,
     balance: (address) => ownedCoins(address).reduce((s, c) => s + c.balance, 0n),
     included: (digest) => txs.has(digest),
+    isPending: (digest) => pending.some((t) => t.digest === digest),
+    get chainIdentifier() {
+      return chainIdentifier();
+    },
     close: () => server.shutdown(),
   };
 }

@@ -237,6 +237,7 @@ Deno.test("live sol on a Solana-RPC-shaped server: a payout the leader drops is 
     assert.equal(order.transactionHash, intent.txHash);
     assert.ok(intent.expiry!.kind === "height" && intent.expiry!.value > expiry.value, "a newer blockhash");
     assert.equal(s.sol.landedAt(dropped), null, "the dropped one never landed");
+    assert.ok(s.sol.sends(dropped) >= 2, "while unknown, the same bytes were sent again before the proof");
     assert.deepEqual(s.sol.paymentsTo(destination).map((p) => [p.signature, p.lamports]), [[intent.txHash, lamports]]);
     assert.equal(s.sol.balance(destination), lamports, "paid once");
   } finally {

@@ -31,9 +31,14 @@
  *   the fee, as on chain. A fee payer the fee alone would leave between 0 and the rent-exempt minimum fails fee
  *   validation: not included at all.
  *
+ * - `getGenesisHash`: a hash of this server's own (never mainnet-beta's), so `CHAIN_MODE=devnet` accepts it.
+ *
  * Hooks: `inject` (a transaction of someone else's, with the traps: failed, v0 with lookup-table accounts, several
- * recipients, a transfer inside another program), `produce`, `skip`, `finalize`, `drop` (a sent transaction is
- * never included, so it expires), `fund`.
+ * recipients, a transfer inside another program), `produce`, `produceEvery` (a block every few ms, as a validator
+ * would, until stopped), `skip`, `finalize`, `drop` (a sent transaction is never included, so it expires),
+ * `dropNextSent` (the next matching transaction sent is accepted and never included, as a leader may drop it), `fund`.
+ * Reads for assertions: `balance`, `landedAt`, `paymentsTo` (every successful credit of an address), `memosOf`,
+ * `sends` (sendTransaction calls per signature).
  */
 import { ed25519 } from "@noble/curves/ed25519.js";
 import { base58, base64 } from "@scure/base";
@@ -64,6 +69,8 @@ interface StoredTx {
   fee: bigint;
   version: "legacy" | 0;
   recentBlockhash: string;
+  /** Memo program texts, in instruction order (our transactions only). */
+  memos?: string[];
 }
 
 interface Block {
@@ -104,11 +111,15 @@ export interface SolanaRpcServerOptions {
   blockhashValidity?: number;
   /** Blocks made at start (slot 0 included). */
   initialBlocks?: number;
-  /**
-   * What `getGenesisHash` answers (config/chain_mode.ts `NODE_IDENTITY`): a made-up hash by default (not mainnet's, as
-   * devnet requires); `SOL_MAINNET_GENESIS_HASH` for a test of `CHAIN_MODE=live`.
-   */
+  /** What `getGenesisHash` answers; a test ledger's own by default (never mainnet-beta's). */
   genesisHash?: string;
+}
+
+/** A successful credit of an address in a landed transaction: `post - pre` of its balance. */
+export interface Payment {
+  signature: string;
+  slot: number;
+  lamports: bigint;
 }
 
 export interface SolanaRpcServer {
@@ -123,11 +134,24 @@ export interface SolanaRpcServer {
   balance(address: string): bigint;
   inject(tx: InjectedTx): string;
   produce(blocks?: number): void;
+  /** A block every `ms` until the returned stop is called. */
+  produceEvery(ms: number): () => void;
   skip(slots?: number): void;
   finalize(): void;
   drop(signature: string): void;
+  /**
+   * The next transaction sent (first time) that `match` accepts is answered with its signature and never included,
+   * nor any later copy of it. Resolves with that signature.
+   */
+  dropNextSent(match?: (tx: { signature: string; accounts: string[] }) => boolean): Promise<string>;
   /** Where a signature landed, if it did. */
   landedAt(signature: string): number | null;
+  /** Every successful credit of `address` in a landed transaction, in ledger order. */
+  paymentsTo(address: string): Payment[];
+  /** The memo texts of a landed or pending transaction of ours. */
+  memosOf(signature: string): string[] | null;
+  /** sendTransaction calls that carried `signature`. */
+  sends(signature: string): number;
   close(): Promise<void>;
 }
 
@@ -154,7 +178,12 @@ export function startSolanaRpcServer(opts: SolanaRpcServerOptions = {}): SolanaR
   const seen = new Set<string>();
   const landed = new Map<string, { slot: number; tx: StoredTx }>();
   const calls = new Map<string, number>();
+  const sendCounts = new Map<string, number>();
+  const memos = new Map<string, string[]>();
+  let dropRules: { match: (tx: { signature: string; accounts: string[] }) => boolean; resolve: (s: string) => void }[] =
+    [];
   let injected = 0;
+  const genesisHash = opts.genesisHash ?? hashOf("issuance test ledger genesis");
 
   const blockAt = (slot: number) => blocks.get(slot);
   const tipBlock = () => blocks.get(order.at(-1)!)!;
@@ -309,6 +338,7 @@ export function startSolanaRpcServer(opts: SolanaRpcServerOptions = {}): SolanaR
       }
     }
     const signature = base58.encode(new Uint8Array(signers[0][1]!));
+    sendCounts.set(signature, (sendCounts.get(signature) ?? 0) + 1);
     if (seen.has(signature)) return signature; // already received: the same transaction
     const blockhash = message.lifetimeToken;
     const lastValid = validBlockhash(blockhash, tipBlock().height + 1);
@@ -329,10 +359,14 @@ export function startSolanaRpcServer(opts: SolanaRpcServerOptions = {}): SolanaR
       source: "transaction",
     }));
     const transfers: { from: number; to: number; lamports: bigint }[] = [];
+    const texts: string[] = [];
     for (const ix of message.instructions) {
       const program = staticAccounts[ix.programAddressIndex];
       const data = new Uint8Array(ix.data ?? []);
-      if (MEMO_PROGRAMS.has(program)) continue;
+      if (MEMO_PROGRAMS.has(program)) {
+        texts.push(new TextDecoder("utf-8", { fatal: true }).decode(data));
+        continue;
+      }
       if (program !== SYSTEM_PROGRAM) throw new RpcFailure(-32602, `program ${program} is not run by this server`);
       const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
       if (data.length !== 12 || view.getUint32(0, true) !== 2) {
@@ -342,6 +376,14 @@ export function startSolanaRpcServer(opts: SolanaRpcServerOptions = {}): SolanaR
       transfers.push({ from, to, lamports: view.getBigUint64(4, true) });
     }
     seen.add(signature);
+    memos.set(signature, texts);
+    const rule = dropRules.find((r) => r.match({ signature, accounts: staticAccounts }));
+    if (rule) {
+      dropRules = dropRules.filter((r) => r !== rule);
+      dropped.add(signature);
+      rule.resolve(signature);
+      return signature; // accepted, never included
+    }
     pending.push({
       tx: {
         signature,
@@ -398,7 +440,7 @@ export function startSolanaRpcServer(opts: SolanaRpcServerOptions = {}): SolanaR
   }
 
   const methods: Record<string, (params: unknown[]) => unknown> = {
-    getGenesisHash: () => opts.genesisHash ?? hashOf("local genesis"),
+    getGenesisHash: () => genesisHash,
     getSlot: ([cfg]) => commitmentBlock(cfg).slot,
     getBlockHeight: ([cfg]) => commitmentBlock(cfg).height,
     getBlocks: ([start, end, cfg]) => {
@@ -493,6 +535,10 @@ export function startSolanaRpcServer(opts: SolanaRpcServerOptions = {}): SolanaR
     balance: (address) => current.get(address) ?? 0n,
     inject,
     produce,
+    produceEvery(ms) {
+      const timer = setInterval(() => produce(1), ms);
+      return () => clearInterval(timer);
+    },
     skip(n = 1) {
       tipSlot += n;
     },
@@ -503,7 +549,26 @@ export function startSolanaRpcServer(opts: SolanaRpcServerOptions = {}): SolanaR
       dropped.add(signature);
       pending = pending.filter((p) => p.tx.signature !== signature);
     },
+    dropNextSent(match = () => true) {
+      return new Promise<string>((resolve) => dropRules.push({ match, resolve }));
+    },
     landedAt: (signature) => landed.get(signature)?.slot ?? null,
+    paymentsTo(address) {
+      const out: Payment[] = [];
+      for (const slot of order) {
+        for (const tx of blocks.get(slot)!.txs) {
+          if (tx.err !== null) continue;
+          tx.keys.forEach((k, i) => {
+            if (k.pubkey === address && tx.post[i] > tx.pre[i]) {
+              out.push({ signature: tx.signature, slot, lamports: tx.post[i] - tx.pre[i] });
+            }
+          });
+        }
+      }
+      return out;
+    },
+    memosOf: (signature) => memos.get(signature) ?? null,
+    sends: (signature) => sendCounts.get(signature) ?? 0,
     close: () => server.shutdown(),
   };
 }

@@ -388,26 +388,10 @@ Deno.test("live doge on litecoind regtest standing in for Dogecoin Core: a burn 
 
 // ---------------------------------------------------------------- 4. SIGKILL mid-payout
 
-/** A partner's token from a child server (the operator's API key was written on the KV file before it started). */
-async function childToken(server: ChildServer, apiKey: string, wallet: string): Promise<string> {
-  const auth = await server.call("POST", "/auth/token", {
-    headers: { "X-API-Key": apiKey },
-    body: { walletAddress: wallet },
-  });
-  assert.equal(auth.status, 200, JSON.stringify(auth.body));
-  return auth.body.token as string;
-}
-
-async function childOrders(server: ChildServer, token: string): Promise<Json[]> {
-  const res = await server.call("GET", "/orders", { token });
-  assert.equal(res.status, 200, JSON.stringify(res.body));
-  return res.body.data.orders;
-}
-
 async function childTerminal(server: ChildServer, token: string, what: string): Promise<Json> {
   let last: Json = null;
   return await waitUntil(what, async () => {
-    last = await childOrders(server, token);
+    last = await server.orders(token);
     return last.length === 1 && terminal(last[0]) ? last[0] : null;
   }, 20_000).catch(async (err) => {
     throw new Error(`${err.message}; last ${JSON.stringify(last)}; log: ${await server.errTail()}`);
@@ -435,7 +419,7 @@ async function payoutCrashCase(point: "after-record" | "after-broadcast") {
     // A completed mint first, by a server without a crash point: the treasury holds its deposit coin.
     server = await ChildServer.start(live.dir, env);
     const minterWallet = randomWallet().toLowerCase();
-    const mintToken = await childToken(server, apiKey, minterWallet);
+    const mintToken = await server.token(apiKey, minterWallet);
     const created = await server.call("POST", "/mint/wallets", {
       token: mintToken,
       body: { chain: "doge", destinationChain: "base" },
@@ -444,13 +428,13 @@ async function payoutCrashCase(point: "after-record" | "after-broadcast") {
     const deposited = 2_000_000_007n;
     const depositTx = await node.send(created.body.data.address, deposited);
     await node.mine(1);
-    await waitUntil("the deposit seen", async () => (await childOrders(server!, mintToken)).length === 1);
+    await waitUntil("the deposit seen", async () => (await server!.orders(mintToken)).length === 1);
     await node.mine(CONFIRMATIONS - 1);
     const mint = await childTerminal(server, mintToken, "the mint to end");
     assert.equal(mint.status, "completed", JSON.stringify(mint));
     assert.equal(await live.balanceOf("uDOGE", minterWallet), deposited * KOINU_TO_WEI);
     const destination = await node.call<string>("getnewaddress", ["", "legacy"]);
-    const burnToken = await childToken(server, apiKey, holder.address);
+    const burnToken = await server.token(apiKey, holder.address);
     const configured = await server.call("POST", "/burn/wallets", {
       token: burnToken,
       body: { destinationChain: "doge", destinationAddress: destination },

@@ -248,15 +248,6 @@ Deno.test("live sol on a Solana-RPC-shaped server: a payout the leader drops is 
 
 // ---------------------------------------------------------------- 4. SIGKILL between record and broadcast
 
-async function childToken(server: ChildServer, apiKey: string, wallet: string): Promise<string> {
-  const auth = await server.call("POST", "/auth/token", {
-    headers: { "X-API-Key": apiKey },
-    body: { walletAddress: wallet },
-  });
-  assert.equal(auth.status, 200, JSON.stringify(auth.body));
-  return auth.body.token as string;
-}
-
 async function childTerminal(server: ChildServer, token: string, what: string): Promise<Json> {
   let last: Json = null;
   return await waitUntil(what, async () => {
@@ -296,7 +287,7 @@ Deno.test("live sol on a Solana-RPC-shaped server: SIGKILL after recording the p
     // The burn, on a server that dies right after recording its payout. No blocks are produced while it is down.
     server = await ChildServer.start(live.dir, { ...env, FAULT_CRASH_POINT: "after-record" });
     const destination = stranger(13);
-    const token = await childToken(server, apiKey, holder.address);
+    const token = await server.token(apiKey, holder.address);
     const configured = await server.call("POST", "/burn/wallets", {
       token,
       body: { destinationChain: "sol", destinationAddress: destination, memo: "crash-case" },

@@ -307,15 +307,6 @@ Deno.test("live sui on a Sui-GraphQL-shaped server: a payout the server drops is
 
 // ---------------------------------------------------------------- 4. SIGKILL after record, before broadcast
 
-async function childToken(server: ChildServer, apiKey: string, wallet: string): Promise<string> {
-  const auth = await server.call("POST", "/auth/token", {
-    headers: { "X-API-Key": apiKey },
-    body: { walletAddress: wallet },
-  });
-  assert.equal(auth.status, 200, JSON.stringify(auth.body));
-  return auth.body.token as string;
-}
-
 /**
  * The child server's hot wallet, derived from the master mnemonic it generated in its data folder (the address it
  * prints at start goes to a piped stdout that Deno does not flush line by line, so the test cannot wait for it).
@@ -348,7 +339,7 @@ Deno.test("live sui on a Sui-GraphQL-shaped server: SIGKILL after recording the 
     const hotWallet = await childHotWallet(live.dir);
     sui.deposit(hotWallet, 4n * SUI);
     const destination = randomSuiAddress();
-    const token = await childToken(server, apiKey, holder.address);
+    const token = await server.token(apiKey, holder.address);
     const configured = await server.call("POST", "/burn/wallets", {
       token,
       body: { destinationChain: "sui", destinationAddress: destination },

@@ -23,7 +23,7 @@ import { readSweep } from "../kv/treasury.ts";
 import { expectedDepositId, toWei, waitUntil } from "./support/chain_facts.ts";
 import { ChildServer } from "./support/child_server.ts";
 import { holder, type LiveBase, liveBase, minter } from "./support/live_base.ts";
-import { FAST_PIPELINE, type Json, terminal, waitForOrders } from "./support/pipeline.ts";
+import { FAST_PIPELINE, terminal, waitForOrders } from "./support/pipeline.ts";
 import { type RippledServer, startRippledServer } from "./support/rippled_rpc_server.ts";
 import { call, randomWallet, startTestServer, type TestServer, tokenFor } from "./support/server.ts";
 import { elsewhere, XRP } from "./support/xrp_env.ts";
@@ -286,21 +286,6 @@ Deno.test("live xrp on a rippled-shaped JSON-RPC server: a payout the node loses
 
 // ---------------------------------------------------------------- 4. SIGKILL between record and broadcast
 
-async function childToken(server: ChildServer, apiKey: string, wallet: string): Promise<string> {
-  const auth = await server.call("POST", "/auth/token", {
-    headers: { "X-API-Key": apiKey },
-    body: { walletAddress: wallet },
-  });
-  assert.equal(auth.status, 200, JSON.stringify(auth.body));
-  return auth.body.token as string;
-}
-
-async function childOrders(server: ChildServer, token: string): Promise<Json[]> {
-  const res = await server.call("GET", "/orders", { token });
-  assert.equal(res.status, 200, JSON.stringify(res.body));
-  return res.body.data.orders;
-}
-
 /**
  * The hot wallet of a child server, from the master mnemonic it generated beside its KV file (devnet). Its stdout,
  * where app.ts announces the address, is not reliably in the log file while the child runs.
@@ -335,7 +320,7 @@ Deno.test("live xrp on a rippled-shaped JSON-RPC server: SIGKILL after recording
     const hotWallet = await childHotWallet(live.dir);
     const funded = 300n * XRP;
     const fundTx = h.fund(hotWallet, funded);
-    const token = await childToken(server, apiKey, holder.address);
+    const token = await server.token(apiKey, holder.address);
     const configured = await server.call("POST", "/burn/wallets", {
       token,
       body: { destinationChain: "xrp", destinationAddress: elsewhere, memo: TAG },
@@ -368,7 +353,7 @@ Deno.test("live xrp on a rippled-shaped JSON-RPC server: SIGKILL after recording
     server = await ChildServer.start(live.dir, env);
     closer.resume();
     const order = await waitUntil("the burn to end after the restart", async () => {
-      const o = await childOrders(server!, token);
+      const o = await server!.orders(token);
       return o.length === 1 && terminal(o[0]) ? o[0] : null;
     }, 20_000).catch(async (err) => {
       throw new Error(`${err.message}; log: ${await server!.errTail()}`);

@@ -78,6 +78,23 @@ export class ChildServer {
     return { status: res.status, body };
   }
 
+  /** A partner's token (the operator's API key was written on the KV file before the server started). */
+  async token(apiKey: string, wallet: string): Promise<string> {
+    const auth = await this.call("POST", "/auth/token", {
+      headers: { "X-API-Key": apiKey },
+      body: { walletAddress: wallet },
+    });
+    if (auth.status !== 200) throw new Error(`POST /auth/token: ${auth.status} ${JSON.stringify(auth.body)}`);
+    return auth.body.token as string;
+  }
+
+  /** The partner's orders, first page (`GET /orders`). */
+  async orders(token: string): Promise<Json[]> {
+    const res = await this.call("GET", "/orders", { token });
+    if (res.status !== 200) throw new Error(`GET /orders: ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body.data.orders;
+  }
+
   /** Resolves with the exit status, or null after `ms`. */
   async exited(ms: number): Promise<Deno.CommandStatus | null> {
     let timer: ReturnType<typeof setTimeout> | undefined;

@@ -25,7 +25,7 @@ import { expectedDepositId, toWei, waitUntil } from "./support/chain_facts.ts";
 import { ChildServer } from "./support/child_server.ts";
 import { type Litecoind, litecoindAvailable, startLitecoind } from "./support/litecoind.ts";
 import { holder, type LiveBase, liveBase, minter } from "./support/live_base.ts";
-import { FAST_PIPELINE, type Json, terminal, waitForOrders } from "./support/pipeline.ts";
+import { depositAddress, FAST_PIPELINE, type Json, terminal, waitForOrders } from "./support/pipeline.ts";
 import { call, randomWallet, startTestServer, type TestServer, tokenFor } from "./support/server.ts";
 
 const DOGE_REGTEST = utxoNetwork("doge", "regtest");
@@ -102,12 +102,7 @@ async function spendersOf(node: Litecoind, outpoint: { txHash: string; index: nu
 async function dogePartner(server: TestServer) {
   const wallet = randomWallet().toLowerCase();
   const token = await tokenFor(server, wallet);
-  const created = await call(server, "POST", "/mint/wallets", {
-    token,
-    body: { chain: "doge", destinationChain: "base" },
-  });
-  assert.equal(created.status, 201, JSON.stringify(created.body));
-  const address = created.body.data.address as string;
+  const address = await depositAddress(server, token, "doge", "base");
   assert.match(address, /^[mn]/, "a regtest P2PKH address");
   return { wallet, token, address };
 }

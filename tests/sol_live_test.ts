@@ -17,7 +17,7 @@ import { readSweep } from "../kv/treasury.ts";
 import { expectedDepositId, waitUntil } from "./support/chain_facts.ts";
 import { ChildServer } from "./support/child_server.ts";
 import { holder, type LiveBase, liveBase, minter } from "./support/live_base.ts";
-import { FAST_PIPELINE, type Json, terminal, waitForOrders } from "./support/pipeline.ts";
+import { depositAddress, FAST_PIPELINE, type Json, terminal, waitForOrders } from "./support/pipeline.ts";
 import { call, randomWallet, startTestServer, type TestServer, tokenFor } from "./support/server.ts";
 import { signer as testSigner, stranger } from "./support/sol_env.ts";
 import {
@@ -83,12 +83,7 @@ async function mintAndSweep(s: Awaited<ReturnType<typeof solSetup>>, lamports: b
   const kv = server.services.kv;
   const wallet = randomWallet().toLowerCase();
   const token = await tokenFor(server, wallet);
-  const created = await call(server, "POST", "/mint/wallets", {
-    token,
-    body: { chain: "sol", destinationChain: "base" },
-  });
-  assert.equal(created.status, 201, JSON.stringify(created.body));
-  const address = created.body.data.address as string;
+  const address = await depositAddress(server, token, "sol", "base");
   const hotBefore = sol.balance(hot);
   const sender = stranger(7);
   const signature = sol.inject({ payer: sender, credits: [{ to: address, lamports }] });

@@ -20,7 +20,7 @@ import { readSweep, type Sweep } from "../kv/treasury.ts";
 import { expectedDepositId, waitUntil } from "./support/chain_facts.ts";
 import { ChildServer } from "./support/child_server.ts";
 import { holder, type LiveBase, liveBase, minter } from "./support/live_base.ts";
-import { FAST_PIPELINE, type Json, terminal, waitForOrders } from "./support/pipeline.ts";
+import { depositAddress, FAST_PIPELINE, type Json, terminal, waitForOrders } from "./support/pipeline.ts";
 import { call, randomWallet, startTestServer, type TestServer, tokenFor } from "./support/server.ts";
 import { startSuiGraphqlServer, type SuiGraphqlServer } from "./support/sui_graphql_server.ts";
 
@@ -102,12 +102,7 @@ async function mintAndSweep(server: TestServer, sui: SuiGraphqlServer, live: Liv
   const kv = server.services.kv;
   const wallet = randomWallet().toLowerCase();
   const token = await tokenFor(server, wallet);
-  const created = await call(server, "POST", "/mint/wallets", {
-    token,
-    body: { chain: "sui", destinationChain: "base" },
-  });
-  assert.equal(created.status, 201, JSON.stringify(created.body));
-  const address = created.body.data.address as string;
+  const address = await depositAddress(server, token, "sui", "base");
   assert.match(address, /^0x[0-9a-f]{64}$/, "a Sui address");
   const stopMining = mineEvery(sui, 30);
   try {

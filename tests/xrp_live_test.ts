@@ -23,7 +23,7 @@ import { readSweep } from "../kv/treasury.ts";
 import { expectedDepositId, toWei, waitUntil } from "./support/chain_facts.ts";
 import { ChildServer } from "./support/child_server.ts";
 import { holder, type LiveBase, liveBase, minter } from "./support/live_base.ts";
-import { FAST_PIPELINE, terminal, waitForOrders } from "./support/pipeline.ts";
+import { depositAddress, FAST_PIPELINE, terminal, waitForOrders } from "./support/pipeline.ts";
 import { type RippledServer, startRippledServer } from "./support/rippled_rpc_server.ts";
 import { call, randomWallet, startTestServer, type TestServer, tokenFor } from "./support/server.ts";
 import { elsewhere, XRP } from "./support/xrp_env.ts";
@@ -123,12 +123,7 @@ Deno.test("live xrp on a rippled-shaped JSON-RPC server: a deposit mints exact u
     assert.equal(s.h.account(s.hotWallet), null, "the hot wallet does not exist yet");
     const wallet = randomWallet().toLowerCase();
     const token = await tokenFor(s.server, wallet);
-    const created = await call(s.server, "POST", "/mint/wallets", {
-      token,
-      body: { chain: "xrp", destinationChain: "base" },
-    });
-    assert.equal(created.status, 201, JSON.stringify(created.body));
-    const address = created.body.data.address as string;
+    const address = await depositAddress(s.server, token, "xrp", "base");
     assert.match(address, /^r/, "a classic address");
 
     const drops = 30_123_457n; // 30.123457 XRP

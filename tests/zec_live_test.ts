@@ -14,7 +14,7 @@ import { getOrder, type Order } from "../kv/orders.ts";
 import { readCoin, spendableCoins, spentBy } from "../kv/treasury.ts";
 import { expectedDepositId, waitUntil } from "./support/chain_facts.ts";
 import { holder, type LiveBase, liveBase, minter } from "./support/live_base.ts";
-import { FAST_PIPELINE, terminal, waitForOrders } from "./support/pipeline.ts";
+import { depositAddress, FAST_PIPELINE, terminal, waitForOrders } from "./support/pipeline.ts";
 import { call, randomWallet, startTestServer, type TestServer, tokenFor } from "./support/server.ts";
 import { ZebraShapedServer } from "./support/zebra_rpc_server.ts";
 
@@ -60,12 +60,7 @@ async function zecSetup() {
 async function zecMint(server: TestServer, zebra: ZebraShapedServer, live: LiveBase, amount: bigint) {
   const wallet = randomWallet().toLowerCase();
   const token = await tokenFor(server, wallet);
-  const created = await call(server, "POST", "/mint/wallets", {
-    token,
-    body: { chain: "zec", destinationChain: "base" },
-  });
-  assert.equal(created.status, 201, JSON.stringify(created.body));
-  const address = created.body.data.address as string;
+  const address = await depositAddress(server, token, "zec", "base");
   assert.match(address, /^tm/, "a regtest transparent address");
   const outpoint = zebra.deposit(address, amount);
   zebra.mine(1);

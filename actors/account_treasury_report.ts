@@ -8,9 +8,9 @@
 import type { Chains, PayoutCheck } from "../chains/adapter.ts";
 import { type AccountChain, NATIVE, weiToNative } from "../chains/catalog.ts";
 import { formatError } from "../chains/shared/redact.ts";
-import { getOrder, listOrderIdsByStatus, type Order, type OrderStatus } from "../kv/orders.ts";
-import { type PayoutObservation, readPayoutObservation, type Sweep, type SweepDue } from "../kv/treasury.ts";
-import { formatAge } from "./treasury_report.ts";
+import { getOrder } from "../kv/orders.ts";
+import { type PayoutObservation, type Sweep, type SweepDue } from "../kv/treasury.ts";
+import { ageSince, formatAge, ordersIn, stuckPayoutsOf } from "./treasury_report.ts";
 
 export interface AccountTreasuryReport {
   chain: AccountChain;
@@ -61,17 +61,6 @@ export interface AccountTreasuryReport {
     lastStatus: PayoutObservation | null;
   }[];
 }
-
-async function ordersIn(kv: Deno.Kv, status: OrderStatus, keep: (o: Order) => boolean): Promise<Order[]> {
-  const out: Order[] = [];
-  for (const id of await listOrderIdsByStatus(kv, status)) {
-    const entry = await getOrder(kv, id);
-    if (entry.versionstamp !== null && !entry.invalid && keep(entry.value)) out.push(entry.value);
-  }
-  return out.sort((a, b) => a.id < b.id ? -1 : 1); // UUIDv7: creation order
-}
-
-const ageSince = (iso: string, now: Date) => Math.max(0, now.getTime() - Date.parse(iso));
 
 export async function accountTreasuryReport(
   kv: Deno.Kv,
@@ -167,21 +156,9 @@ export async function accountTreasuryReport(
     });
   }
 
-  const stuckPayouts: AccountTreasuryReport["stuckPayouts"] = [];
-  for (const o of await ordersIn(kv, "burning", (o) => o.type === "burn" && o.destinationChain === chain)) {
-    const intent = o.details.intent;
-    if (!intent || o.type !== "burn") continue;
-    const ageMs = ageSince(intent.preparedAt, now);
-    stuckPayouts.push({
-      orderId: o.id,
-      txHash: intent.txHash,
-      amount: o.details.nativeAmount ?? "",
-      recordedAt: intent.preparedAt,
-      ageMs,
-      age: formatAge(ageMs),
-      lastStatus: await readPayoutObservation(kv, o.id),
-    });
-  }
+  const stuckPayouts: AccountTreasuryReport["stuckPayouts"] = (await stuckPayoutsOf(kv, chain, now)).map(
+    ({ consumes: _consumes, ...p }) => p,
+  );
 
   return {
     chain,

@@ -5,7 +5,7 @@
  * fundable now (coin selection under the chain's fee rule, oldest first, each taking its coins from the pool), the
  * payouts recorded but not yet counted (stuck payouts) with their age and last status, and any open consolidation.
  */
-import { type UtxoChain, weiToNative } from "../chains/catalog.ts";
+import { type NativeChain, type UtxoChain, weiToNative } from "../chains/catalog.ts";
 import { selectCoins } from "../chains/shared/coin_select.ts";
 import { changeDustLimit, utxoFee } from "../chains/shared/utxo_fee.ts";
 import type { FeeFunction } from "../chains/shared/coin_select.ts";
@@ -56,7 +56,8 @@ export interface TreasuryReport {
 
 const outpointText = (o: { txHash: string; index: number }) => `${o.txHash}:${o.index}`;
 
-async function ordersIn(kv: Deno.Kv, status: OrderStatus, keep: (o: Order) => boolean): Promise<Order[]> {
+/** The orders in `status` that `keep` accepts, in creation order (both treasury reports list orders this way). */
+export async function ordersIn(kv: Deno.Kv, status: OrderStatus, keep: (o: Order) => boolean): Promise<Order[]> {
   const out: Order[] = [];
   for (const id of await listOrderIdsByStatus(kv, status)) {
     const entry = await getOrder(kv, id);
@@ -128,22 +129,12 @@ export async function treasuryReport(
     pendingPayouts.push({ ...base, fundable: true, inputs: selection.inputs.length, fee: selection.fee.toString() });
   }
 
-  const stuckPayouts: TreasuryReport["stuckPayouts"] = [];
-  for (const o of await ordersIn(kv, "burning", (o) => o.type === "burn" && o.destinationChain === chain)) {
-    const intent = o.details.intent;
-    if (!intent) continue;
-    const ageMs = Math.max(0, now.getTime() - Date.parse(intent.preparedAt));
-    stuckPayouts.push({
-      orderId: o.id,
-      txHash: intent.txHash,
-      outpoints: intent.consumes?.kind === "outpoints" ? intent.consumes.outpoints.map(outpointText) : [],
-      amount: o.type === "burn" ? o.details.nativeAmount ?? "" : "",
-      recordedAt: intent.preparedAt,
-      ageMs,
-      age: formatAge(ageMs),
-      lastStatus: await readPayoutObservation(kv, o.id),
-    });
-  }
+  const stuckPayouts: TreasuryReport["stuckPayouts"] = (await stuckPayoutsOf(kv, chain, now)).map(
+    ({ consumes, ...p }) => ({
+      ...p,
+      outpoints: consumes?.kind === "outpoints" ? consumes.outpoints.map(outpointText) : [],
+    }),
+  );
 
   return {
     chain,
@@ -167,6 +158,33 @@ export async function treasuryReport(
 }
 
 /** "3d 4h", "2h 5m", "7m 12s", "40s": how long, for people. */
+/** Milliseconds from `iso` to `now`, never negative (a clock behind a record's time). */
+export const ageSince = (iso: string, now: Date): number => Math.max(0, now.getTime() - Date.parse(iso));
+
+/**
+ * The burn orders of `chain` whose payout is recorded and not yet counted (`burning`), with the payout's age and the
+ * last status the pipeline saw: what both treasury reports list as stuck payouts. `consumes` is what it spends.
+ */
+export async function stuckPayoutsOf(kv: Deno.Kv, chain: NativeChain, now: Date) {
+  const out = [];
+  for (const o of await ordersIn(kv, "burning", (o) => o.type === "burn" && o.destinationChain === chain)) {
+    const intent = o.details.intent;
+    if (!intent || o.type !== "burn") continue;
+    const ageMs = ageSince(intent.preparedAt, now);
+    out.push({
+      orderId: o.id,
+      txHash: intent.txHash,
+      consumes: intent.consumes,
+      amount: o.details.nativeAmount ?? "",
+      recordedAt: intent.preparedAt,
+      ageMs,
+      age: formatAge(ageMs),
+      lastStatus: await readPayoutObservation(kv, o.id),
+    });
+  }
+  return out;
+}
+
 export function formatAge(ms: number): string {
   const s = Math.floor(ms / 1000);
   const d = Math.floor(s / 86400), h = Math.floor(s / 3600) % 24, m = Math.floor(s / 60) % 60, sec = s % 60;

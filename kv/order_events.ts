@@ -42,3 +42,21 @@ export interface EventSink {
     events: readonly OrderEvent[],
   ): Promise<(atomic: Deno.AtomicOperation, event: OrderEvent) => void>;
 }
+
+/**
+ * Sequences up to `opts.limit` outbox events (see the module comment) and returns how many it sequenced; called by
+ * the pipeline runtime under a lease. IMPLEMENTED BY THE `events` BRANCH.
+ */
+export declare function sequenceOrderEvents(
+  kv: Deno.Kv,
+  sinks: readonly EventSink[],
+  opts?: { limit?: number },
+): Promise<number>;
+
+/** The owner's events with `seq > afterSeq`, oldest first, at most `limit`. IMPLEMENTED BY THE `events` BRANCH. */
+export declare function listOwnerEvents(
+  kv: Deno.Kv,
+  owner: string,
+  afterSeq: number,
+  limit: number,
+): Promise<OrderEvent[]>;

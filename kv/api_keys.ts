@@ -23,8 +23,8 @@ export type ApiKeyCheck =
 export const apiKeyKey = (keyId: string): Deno.KvKey => ["api_key", keyId];
 const apiKeyPrefix: Deno.KvKey = ["api_key"];
 
-/** keyId: `ak_` + 16 hex; secret: 43 base64url characters. */
-const API_KEY_PATTERN = /^(ak_[0-9a-f]{16})\.([A-Za-z0-9_-]{43})$/;
+/** The keys we issue: keyId `ak_` + 16 hex; secret 43 base64url characters. */
+const KEY_ID_PATTERN = /^ak_[0-9a-f]{16}$/;
 export const PARTNER_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
 function hashSecret(secret: string): string {
@@ -57,17 +57,34 @@ export async function createApiKey(
   }
 }
 
-/** Verifies an `X-API-Key` header value. Unknown, revoked and expired keys are all just "invalid". */
+/**
+ * Splits an `X-API-Key` value into `<keyId>.<secret>` (spec 5): exactly two non-empty parts around one dot, or null
+ * (the header is then "malformed", 401). Nothing else about the shape is checked here: a value of the right shape that
+ * is not one of our keys is "invalid" (403), whatever the lengths or characters of its parts.
+ */
+export function splitApiKey(header: string | undefined): { keyId: string; secret: string } | null {
+  if (header === undefined) return null;
+  const parts = header.trim().split(".");
+  if (parts.length !== 2 || parts[0] === "" || parts[1] === "") return null;
+  return { keyId: parts[0], secret: parts[1] };
+}
+
+/**
+ * Verifies an `X-API-Key` header value. Absent or not `<keyId>.<secret>` is "malformed"; every other value that is not
+ * an active key of ours (unknown id, a secret that differs in any way or length, revoked, expired) is "invalid".
+ * The secret's hash is compared in constant time against the stored hash, or against a dummy when the id is unknown,
+ * so timing does not tell which key ids exist. The secret is never logged nor kept.
+ */
 export async function verifyApiKey(kv: Deno.Kv, header: string | undefined, now = new Date()): Promise<ApiKeyCheck> {
-  const match = header === undefined ? null : API_KEY_PATTERN.exec(header.trim());
-  if (!match) return { ok: false, reason: "malformed" };
-  const [, keyId, secret] = match;
-  const entry = await kv.get<ApiKeyRecord>(apiKeyKey(keyId));
+  const parts = splitApiKey(header);
+  if (!parts) return { ok: false, reason: "malformed" };
+  const { keyId, secret } = parts;
+  // Only ids of our own format are looked up (an id of another shape cannot exist, and KV keys have a size limit).
+  const key = KEY_ID_PATTERN.test(keyId) ? (await kv.get<ApiKeyRecord>(apiKeyKey(keyId))).value : null;
+  // Both sides are 64 hex characters whatever the secret's length, so timingSafeEqual always compares.
   const presented = new TextEncoder().encode(hashSecret(secret));
-  // Compare even when the key is unknown, so timing does not tell which key ids exist.
-  const stored = new TextEncoder().encode(entry.value?.secretHash ?? "0".repeat(64));
+  const stored = new TextEncoder().encode(key?.secretHash ?? "0".repeat(64));
   const same = timingSafeEqual(presented, stored);
-  const key = entry.value;
   if (!key || !same || key.revokedAt !== null || isExpired(key, now)) return { ok: false, reason: "invalid" };
   return { ok: true, key };
 }

@@ -8,7 +8,8 @@ import { openKv } from "./kv/open.ts";
 import { uAssetTransferAddress } from "./chains/transfer_address.ts";
 import { authMountPath, type Config } from "./config/env.ts";
 import { loadSecrets, type Secrets } from "./config/secrets.ts";
-import { authRoutes } from "./routes/auth.ts";
+import { authRoutes, requireApiKey, TOKEN_PATHS } from "./routes/auth.ts";
+import { idempotency } from "./routes/idempotency.ts";
 import { burnRoutes } from "./routes/burn.ts";
 import { configRoutes } from "./routes/config.ts";
 import { notFound, onError } from "./routes/errors.ts";
@@ -187,7 +188,9 @@ export function createApp(s: Services): Hono {
   });
   const enabled = s.chainPlan.enabled;
   app.route("/config", configRoutes(enabled));
-  app.route(authMountPath(s.config), authRoutes(s.kv, s.tokens, s.uAssetTransferAddress));
+  const authMount = authMountPath(s.config);
+  // The X-API-Key gate of the token endpoints, before the Idempotency-Key middleware below.
+  for (const path of TOKEN_PATHS) app.use(`${authMount === "/" ? "" : authMount}${path}`, requireApiKey(s.kv));
 
   // The JWT gate covers the partner resources only, so an unknown path still answers 404.
   const cache = new VerifiedTokenCache();
@@ -195,6 +198,9 @@ export function createApp(s: Services): Hono {
   // "/x/*" also matches "/x" in Hono, so each gate is registered once.
   for (const path of ["/mint/*", "/burn/*"]) app.use(path, jwt);
   app.use("/orders/*", requireJwt(s.kv, s.tokens, { cache, prefetch: orderRoutesPrefetch }));
+  // Idempotency-Key on every POST: after every credential gate above, before every route below (docs/idempotency.md).
+  app.use("*", idempotency(s.kv));
+  app.route(authMount, authRoutes(s.kv, s.tokens, s.uAssetTransferAddress));
   app.route("/mint", mintRoutes(s.kv, (chain, index) => s.deriver.depositAddress(chain, index), enabled));
   app.route("/burn", burnRoutes(s.kv, s.uAssetTransferAddress, enabled, s.chainPlan.utxoNetworks));
   app.route("/orders", orderRoutes(s.kv));

@@ -8,7 +8,7 @@ import type { NativeChain } from "./chains/catalog.ts";
 
 /** An API error as the partner sees it: the status and the envelope's `message`. */
 export interface PartnerError {
-  readonly status: 400 | 401 | 403 | 404 | 500;
+  readonly status: 400 | 401 | 403 | 404 | 409 | 422 | 500;
   readonly message: string;
 }
 
@@ -44,6 +44,17 @@ export const API_ERRORS = {
 
   // Spec 4.7 and 7: orders.
   ordersUnavailable: error(500, "Failed to retrieve orders"),
+
+  // docs/idempotency.md: the Idempotency-Key header of every POST.
+  idempotencyKeyMalformed: error(400, "Idempotency-Key must be 1 to 255 printable ASCII characters"),
+  idempotencyKeyInFlight: error(
+    409,
+    "A request with this Idempotency-Key is still in progress; retry once it has completed",
+  ),
+  idempotencyKeyReused: error(
+    422,
+    "This Idempotency-Key was already used with a different request (method, path or body); use a new key",
+  ),
 
   // README: unknown routes and unexpected failures (details only in the server log).
   notFound: error(404, "Not found"),

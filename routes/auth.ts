@@ -1,13 +1,42 @@
-/** Token endpoints (spec 4.1), served under AUTH_URL's path, and the JWKS that lets anyone verify our tokens. */
-import { type Context, Hono } from "hono";
+/**
+ * Token endpoints (spec 4.1), served under AUTH_URL's path, the `X-API-Key` gate in front of them, and the JWKS that
+ * lets anyone verify our tokens. The gate is mounted by the app before the Idempotency-Key middleware (so a replay is
+ * only ever served to the key that made the first request); the routes assume it ran.
+ */
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import type { MiddlewareHandler } from "hono";
 import { zeroAddress } from "viem";
 import { z } from "zod";
 import { isEvmAddress } from "../chains/addresses.ts";
-import { verifyApiKey } from "../kv/api_keys.ts";
+import { type ApiKeyRecord, verifyApiKey } from "../kv/api_keys.ts";
 import { ensureUserWallet } from "../kv/user_wallets.ts";
 import { API_ERRORS, ISSUE_MESSAGES } from "../messages.ts";
-import { apiError, parseBody, requiredString } from "./errors.ts";
+import { apiError, requiredString } from "./errors.ts";
 import { AUTH_ERRORS, issueToken, type TokenSettings } from "./jwt.ts";
+import { apiKeySecurity, errorResponses, jsonBody, jsonResponse, router } from "./openapi.ts";
+
+export interface ApiKeyVariables {
+  /** The verified API key of a token request (set by `requireApiKey`). */
+  apiKey: ApiKeyRecord;
+}
+
+/** Paths of the token endpoints, relative to the auth mount path. */
+export const TOKEN_PATHS = ["/token", "/token/refresh"] as const;
+
+/**
+ * The `X-API-Key` gate (spec 5): 401 `Missing or malformed X-API-Key` when absent or not `<keyId>.<secret>`, 403
+ * `Invalid API key` for any other value that is not an active key. Runs before the body is read, as before.
+ */
+export function requireApiKey(kv: Deno.Kv): MiddlewareHandler<{ Variables: ApiKeyVariables }> {
+  return async (c, next) => {
+    const check = await verifyApiKey(kv, c.req.header("X-API-Key"));
+    if (!check.ok) {
+      throw apiError(check.reason === "malformed" ? API_ERRORS.missingApiKey : API_ERRORS.invalidApiKey);
+    }
+    c.set("apiKey", check.key);
+    await next();
+  };
+}
 
 /**
  * Addresses no user can own: the zero address (nobody holds its key), and our own uAsset transfer address, whose
@@ -19,29 +48,79 @@ function tokenRequest(transferAddress: string) {
     walletAddress: requiredString()
       .refine(isEvmAddress, ISSUE_MESSAGES.evmAddress)
       .refine((a) => a.toLowerCase() !== zeroAddress, ISSUE_MESSAGES.zeroAddress)
-      .refine((a) => a.toLowerCase() !== transfer, ISSUE_MESSAGES.transferAddress),
+      .refine((a) => a.toLowerCase() !== transfer, ISSUE_MESSAGES.transferAddress)
+      .describe("EVM address to bind the token to (any case; the token's `sub` is lowercase)"),
   });
 }
 
-export function authRoutes(kv: Deno.Kv, tokens: TokenSettings, transferAddress: string): Hono {
-  const app = new Hono();
+/** Spec 4.1: not wrapped in the envelope. */
+export const TokenResponse = z.object({
+  token: z.string().describe("The RS256 JWT"),
+  expiresAt: z.number().int().describe("Expiry, Unix seconds (365 days after issuance)"),
+});
+
+const JSON_MEDIA = /^application\/([\w.-]+\+)?json$/i;
+
+/**
+ * The body is JSON whatever the Content-Type says, as it always was here (a `curl -d` without a JSON header works):
+ * unparsable JSON is 400 `Invalid request body`; a body sent with another or no Content-Type is handed to the route's
+ * validator as JSON. Runs after the API-key gate and before the route's body validation.
+ */
+const jsonWhateverContentType: MiddlewareHandler = async (c, next) => {
+  let text: string;
+  try {
+    text = await c.req.text();
+    JSON.parse(text);
+  } catch {
+    throw apiError(API_ERRORS.invalidRequestBody);
+  }
+  const type = (c.req.header("Content-Type") ?? "").split(";")[0].trim();
+  if (!JSON_MEDIA.test(type)) {
+    const headers = new Headers(c.req.raw.headers);
+    headers.set("Content-Type", "application/json");
+    // The validator reads the cached text; only the headers of this copy are new.
+    c.req.raw = new Request(c.req.raw.url, { method: c.req.method, headers, body: text });
+  }
+  await next();
+};
+
+function tokenRoute(path: string, summary: string, TokenRequest: ReturnType<typeof tokenRequest>) {
+  return createRoute({
+    method: "post",
+    path,
+    summary,
+    tags: ["Authentication"],
+    security: apiKeySecurity,
+    middleware: [jsonWhateverContentType] as const,
+    request: { body: jsonBody(TokenRequest) },
+    responses: {
+      200: jsonResponse(TokenResponse, "A JWT bound to `walletAddress` (not enveloped)"),
+      ...errorResponses(400, 401, 403, 409, 422, 500),
+    },
+  });
+}
+
+export function authRoutes(kv: Deno.Kv, tokens: TokenSettings, transferAddress: string): OpenAPIHono<
+  { Variables: ApiKeyVariables }
+> {
+  const app = router<{ Variables: ApiKeyVariables }>();
   const TokenRequest = tokenRequest(transferAddress);
-
-  const issue = async (c: Context) => {
-    const check = await verifyApiKey(kv, c.req.header("X-API-Key"));
-    if (!check.ok) {
-      throw apiError(check.reason === "malformed" ? API_ERRORS.missingApiKey : API_ERRORS.invalidApiKey);
-    }
-    const { walletAddress } = await parseBody(c, TokenRequest);
-    const wallet = await ensureUserWallet(kv, walletAddress, check.key.partnerId);
-    if (wallet.partnerId !== check.key.partnerId) throw AUTH_ERRORS.otherPartner();
-    // A deactivated wallet gets no new token: deactivation must not be undone by a refresh.
-    if (wallet.status !== "active") throw AUTH_ERRORS.inactive();
-    return c.json(await issueToken(tokens, walletAddress, check.key.partnerId, check.key.keyId), 200);
-  };
-
-  app.post("/token", issue);
-  app.post("/token/refresh", issue);
+  const routes = [
+    tokenRoute(TOKEN_PATHS[0], "Issue a JWT for a wallet", TokenRequest),
+    tokenRoute(TOKEN_PATHS[1], "Refresh the JWT of a wallet", TokenRequest),
+  ];
+  for (const route of routes) {
+    app.openapi(route, async (c) => {
+      const key = c.get("apiKey");
+      if (!key) throw new Error("the X-API-Key gate (requireApiKey) is not mounted in front of the token routes");
+      const { walletAddress } = c.req.valid("json");
+      const wallet = await ensureUserWallet(kv, walletAddress, key.partnerId);
+      if (wallet.partnerId !== key.partnerId) throw AUTH_ERRORS.otherPartner();
+      // A deactivated wallet gets no new token: deactivation must not be undone by a refresh.
+      if (wallet.status !== "active") throw AUTH_ERRORS.inactive();
+      return c.json(await issueToken(tokens, walletAddress, key.partnerId, key.keyId), 200);
+    });
+  }
   app.get("/.well-known/jwks.json", (c) => c.json({ keys: [tokens.keys.publicJwk] }));
   return app;
 }

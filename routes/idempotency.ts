@@ -1,0 +1,102 @@
+/**
+ * The `Idempotency-Key` header on every POST (docs/idempotency.md), one middleware mounted once by the app after the
+ * credential gates and before the routes, so every POST route, present or future, gets it without knowing of it.
+ * It reads the raw body through Hono's body cache, so the route still reads (and validates) it as usual.
+ *
+ * Scope of a key: the JWT's wallet, else the verified API key's id (token endpoints), else, for a request no gate
+ * verified, a hash of the credentials it presented (none: the path; the /sim routes). Partners never share a scope.
+ */
+import type { Context, MiddlewareHandler } from "hono";
+import { sha256 } from "@noble/hashes/sha2.js";
+import { hex } from "@scure/base";
+import {
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  releaseIdempotencyKey,
+  requestFingerprint,
+  seal,
+  sealKeyFrom,
+  unseal,
+} from "../kv/idempotency.ts";
+import type { ApiKeyRecord } from "../kv/api_keys.ts";
+import { API_ERRORS } from "../messages.ts";
+import { apiError } from "./errors.ts";
+import { type Log, redactedLog } from "../chains/shared/redact.ts";
+
+export const IDEMPOTENCY_HEADER = "Idempotency-Key";
+export const REPLAYED_HEADER = "Idempotent-Replayed";
+/** 1 to 255 printable ASCII characters (space to tilde). */
+export const IDEMPOTENCY_KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
+/** Deno KV values are at most 64 KiB; a larger response is not kept (the key is released instead). */
+const MAX_STORED_BODY = 60 * 1024;
+
+interface CredentialVariables {
+  wallet?: string;
+  apiKey?: ApiKeyRecord;
+}
+
+const digest = (s: string) => hex.encode(sha256(new TextEncoder().encode(s)));
+
+function scopeOf(c: Context<{ Variables: CredentialVariables }>): string {
+  const wallet = c.get("wallet");
+  if (wallet) return `wallet:${wallet}`;
+  const apiKey = c.get("apiKey");
+  if (apiKey) return `key:${apiKey.keyId}`;
+  // No gate verified this request (yet): only the very same credentials can meet its key again.
+  const presented = [c.req.header("Authorization"), c.req.header("X-API-Key")];
+  if (presented.some((h) => h !== undefined)) return `unverified:${digest(JSON.stringify(presented))}`;
+  return `path:${c.req.path}`;
+}
+
+/** Which responses are kept: everything but 5xx, so a request that failed on our side can be retried with its key. */
+export const isStored = (status: number) => status < 500;
+
+export function idempotency(kv: Deno.Kv, log: Log = redactedLog()): MiddlewareHandler {
+  return async (c: Context<{ Variables: CredentialVariables }>, next) => {
+    if (c.req.method !== "POST") return await next();
+    const key = c.req.header(IDEMPOTENCY_HEADER);
+    if (key === undefined) return await next();
+    if (!IDEMPOTENCY_KEY_PATTERN.test(key)) throw apiError(API_ERRORS.idempotencyKeyMalformed);
+
+    const scope = scopeOf(c);
+    // A verified API key seals the stored response (a JWT) with a key derived from its secret, never stored.
+    const sealWith = c.get("apiKey") ? await sealKeyFrom(c.req.header("X-API-Key")!) : null;
+    const body = new Uint8Array(await c.req.arrayBuffer());
+    const fingerprint = requestFingerprint(c.req.method, c.req.path, body);
+    const claim = await claimIdempotencyKey(kv, scope, key, fingerprint);
+    if (claim.kind === "mismatch") throw apiError(API_ERRORS.idempotencyKeyReused);
+    if (claim.kind === "in_flight") throw apiError(API_ERRORS.idempotencyKeyInFlight);
+    if (claim.kind === "replay") {
+      const { record } = claim;
+      const plain = record.sealed ? (sealWith ? await unseal(sealWith, record.body) : null) : record.body;
+      // Unreadable only if the same key id came with another secret, which the gate refuses first.
+      if (plain === null) throw apiError(API_ERRORS.idempotencyKeyReused);
+      const headers = new Headers({ [REPLAYED_HEADER]: "true" });
+      if (record.contentType) headers.set("Content-Type", record.contentType);
+      return c.body(plain as Uint8Array<ArrayBuffer>, record.status as 200, Object.fromEntries(headers));
+    }
+
+    const { lockId } = claim;
+    let kept = false;
+    try {
+      await next();
+      const res = c.res;
+      if (isStored(res.status)) {
+        const out = new Uint8Array(await res.clone().arrayBuffer());
+        if (out.length <= MAX_STORED_BODY) {
+          kept = await completeIdempotencyKey(kv, scope, key, lockId, {
+            fingerprint,
+            status: res.status,
+            contentType: res.headers.get("Content-Type"),
+            body: sealWith ? await seal(sealWith, out) : out,
+            sealed: sealWith !== null,
+          });
+        }
+      }
+    } finally {
+      if (!kept) {
+        await releaseIdempotencyKey(kv, scope, key, lockId).catch((err) => log("releasing an Idempotency-Key", err));
+      }
+    }
+  };
+}

@@ -199,7 +199,7 @@ export function createApp(s: Services): Hono {
   for (const path of ["/mint/*", "/burn/*"]) app.use(path, jwt);
   app.use("/orders/*", requireJwt(s.kv, s.tokens, { cache, prefetch: orderRoutesPrefetch }));
   // Idempotency-Key on every POST: after every credential gate above, before every route below (docs/idempotency.md).
-  app.use("*", idempotency(s.kv));
+  app.on("POST", "*", idempotency(s.kv));
   app.route(authMount, authRoutes(s.kv, s.tokens, s.uAssetTransferAddress));
   app.route("/mint", mintRoutes(s.kv, (chain, index) => s.deriver.depositAddress(chain, index), enabled));
   app.route("/burn", burnRoutes(s.kv, s.uAssetTransferAddress, enabled, s.chainPlan.utxoNetworks));

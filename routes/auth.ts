@@ -100,6 +100,16 @@ function tokenRoute(path: string, summary: string, TokenRequest: ReturnType<type
   });
 }
 
+const Jwk = z.looseObject({ kty: z.string(), kid: z.string().optional(), alg: z.string().optional() });
+
+const jwksRoute = createRoute({
+  method: "get",
+  path: "/.well-known/jwks.json",
+  summary: "The public keys that verify our JWTs (RS256)",
+  tags: ["Authentication"],
+  responses: { 200: jsonResponse(z.object({ keys: z.array(Jwk) }), "A JWK Set (not enveloped)") },
+});
+
 export function authRoutes(kv: Deno.Kv, tokens: TokenSettings, transferAddress: string): OpenAPIHono<
   { Variables: ApiKeyVariables }
 > {
@@ -121,6 +131,6 @@ export function authRoutes(kv: Deno.Kv, tokens: TokenSettings, transferAddress: 
       return c.json(await issueToken(tokens, walletAddress, key.partnerId, key.keyId), 200);
     });
   }
-  app.get("/.well-known/jwks.json", (c) => c.json({ keys: [tokens.keys.publicJwk] }));
+  app.openapi(jwksRoute, (c) => c.json({ keys: [tokens.keys.publicJwk as z.infer<typeof Jwk>] }, 200));
   return app;
 }

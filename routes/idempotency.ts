@@ -100,3 +100,46 @@ export function idempotency(kv: Deno.Kv, log: Log = redactedLog()): MiddlewareHa
     }
   };
 }
+
+/** The header as an OpenAPI 3.1 parameter object. */
+export const IDEMPOTENCY_OPENAPI_PARAMETER = {
+  name: IDEMPOTENCY_HEADER,
+  in: "header",
+  required: false,
+  description: "Optional. The same key and request within 24 hours returns the first response (status below 500) " +
+    `with \`${REPLAYED_HEADER}: true\`; see docs/idempotency.md. Scoped to the caller's credential.`,
+  schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x20-\\x7E]{1,255}$" },
+} as const;
+
+const errorEnvelopeSchema = {
+  type: "object",
+  properties: { success: { type: "boolean", const: false }, message: { type: "string" } },
+  required: ["success", "message"],
+};
+
+/**
+ * Adds what the middleware does to every POST operation of a generated OpenAPI document, since routes do not declare
+ * it (new POST routes get it as they get the middleware): the header parameter and the 409 and 422 answers.
+ */
+export function documentIdempotency<D extends { paths?: Record<string, unknown> }>(doc: D): D {
+  for (const item of Object.values(doc.paths ?? {})) {
+    // deno-lint-ignore no-explicit-any
+    const op = (item as Record<string, any>)?.post;
+    if (!op) continue;
+    // deno-lint-ignore no-explicit-any
+    const others = (op.parameters ?? []).filter((p: any) => p?.name?.toLowerCase() !== "idempotency-key");
+    op.parameters = [...others, IDEMPOTENCY_OPENAPI_PARAMETER];
+    op.responses ??= {};
+    const answers: [string, string][] = [
+      ["409", API_ERRORS.idempotencyKeyInFlight.message],
+      ["422", API_ERRORS.idempotencyKeyReused.message],
+    ];
+    for (const [status, message] of answers) {
+      op.responses[status] ??= {
+        description: message,
+        content: { "application/json": { schema: errorEnvelopeSchema } },
+      };
+    }
+  }
+  return doc;
+}

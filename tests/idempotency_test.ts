@@ -4,7 +4,8 @@ import { Hono } from "hono";
 import { claimIdempotencyKey, IDEMPOTENCY_TTL_MS, IN_FLIGHT_LEASE_MS } from "../kv/idempotency.ts";
 import { openKv } from "../kv/open.ts";
 import { apiError, onError } from "../routes/errors.ts";
-import { idempotency } from "../routes/idempotency.ts";
+import { documentIdempotency, idempotency } from "../routes/idempotency.ts";
+import { authRoutes } from "../routes/auth.ts";
 import { API_ERRORS } from "../messages.ts";
 import { newApiKey, randomWallet, startTestServer, type TestServer, tokenFor } from "./support/server.ts";
 
@@ -322,5 +323,33 @@ Deno.test("Idempotency-Key: in flight is 409, 5xx is not kept, records expire af
     await server.shutdown();
     kv.close();
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("documentIdempotency adds the header and the 409 and 422 answers to every POST of a document", async () => {
+  const server = await startTestServer();
+  try {
+    const router = authRoutes(server.services.kv, server.services.tokens, server.services.uAssetTransferAddress);
+    const doc = documentIdempotency(
+      router.getOpenAPI31Document({ openapi: "3.1.0", info: { title: "t", version: "1" } }),
+    );
+    for (const path of ["/token", "/token/refresh"]) {
+      // deno-lint-ignore no-explicit-any
+      const post = (doc.paths as any)[path].post;
+      // deno-lint-ignore no-explicit-any
+      assert.deepEqual(post.parameters.filter((p: any) => p.name === "Idempotency-Key").length, 1, path);
+      assert.ok(post.responses["409"] && post.responses["422"], path);
+      assert.equal(post.responses["200"].description, "A JWT bound to `walletAddress` (not enveloped)");
+    }
+    // deno-lint-ignore no-explicit-any
+    assert.equal((doc.paths as any)["/.well-known/jwks.json"].get.parameters, undefined, "GET untouched");
+    const bare = documentIdempotency({ paths: { "/x": { post: { responses: {} } } } });
+    // deno-lint-ignore no-explicit-any
+    const x = (bare.paths as any)["/x"].post;
+    assert.deepEqual(Object.keys(x.responses).sort(), ["409", "422"]);
+    assert.equal(x.responses["409"].description, IN_FLIGHT);
+    assert.equal(x.responses["422"].description, REUSED);
+  } finally {
+    await server.close();
   }
 });

@@ -84,13 +84,18 @@ export function idempotency(kv: Deno.Kv, log: Log = redactedLog()): MiddlewareHa
       if (isStored(res.status)) {
         const out = new Uint8Array(await res.clone().arrayBuffer());
         if (out.length <= MAX_STORED_BODY) {
-          kept = await completeIdempotencyKey(kv, scope, key, lockId, {
-            fingerprint,
-            status: res.status,
-            contentType: res.headers.get("Content-Type"),
-            body: sealWith ? await seal(sealWith, out) : out,
-            sealed: sealWith !== null,
-          });
+          try {
+            kept = await completeIdempotencyKey(kv, scope, key, lockId, {
+              fingerprint,
+              status: res.status,
+              contentType: res.headers.get("Content-Type"),
+              body: sealWith ? await seal(sealWith, out) : out,
+              sealed: sealWith !== null,
+            });
+          } catch (err) {
+            // The request took effect: answer it. Only the replay is lost (the key is released below).
+            log("storing an Idempotency-Key response", err);
+          }
         }
       }
     } finally {

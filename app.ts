@@ -190,7 +190,7 @@ export function createApp(s: Services): Hono {
   app.route("/config", configRoutes(enabled));
   const authMount = authMountPath(s.config);
   // The X-API-Key gate of the token endpoints, before the Idempotency-Key middleware below.
-  for (const path of TOKEN_PATHS) app.use(`${authMount === "/" ? "" : authMount}${path}`, requireApiKey(s.kv));
+  for (const path of TOKEN_PATHS) app.on("POST", `${authMount === "/" ? "" : authMount}${path}`, requireApiKey(s.kv));
 
   // The JWT gate covers the partner resources only, so an unknown path still answers 404.
   const cache = new VerifiedTokenCache();

@@ -308,3 +308,28 @@ Deno.test("README decisions: memo of chains without a destination tag, GET /orde
  * `errorMessage` `Amount below minimum burn` (spec 2.4), tested in tests/pipeline_failures_test.ts ("a burn below the
  * minimum"), or, from a sender with no burn configuration, a held dust record (README "How the order pipeline works").
  */
+
+Deno.test("spec 4.1 and 5: token endpoints at the root of {auth_url} keep the API-key statuses", async () => {
+  const server = await startTestServer({ AUTH_URL: "https://auth.test" });
+  try {
+    const apiKey = await newApiKey(server, "acme");
+    const wallet = randomWallet();
+    for (const path of ["/token", "/token/refresh"]) {
+      const ok = await call(server, "POST", path, {
+        headers: { "X-API-Key": apiKey },
+        body: { walletAddress: wallet },
+      });
+      assert.equal(ok.status, 200, JSON.stringify(ok.body));
+      const none = await call(server, "POST", path, { body: { walletAddress: wallet } });
+      assertError(none, 401, "Missing or malformed X-API-Key", path);
+      const unknown = await call(server, "POST", path, {
+        headers: { "X-API-Key": "nokey.nosecret" },
+        body: { walletAddress: wallet },
+      });
+      assertError(unknown, 403, "Invalid API key", path);
+    }
+    assertError(await call(server, "DELETE", "/token"), 404, "Not found", "DELETE /token");
+  } finally {
+    await server.close();
+  }
+});

@@ -1,0 +1,138 @@
+/**
+ * Graceful shutdown on SIGTERM and SIGINT, bounded in time.
+ *
+ * On the first signal: /readyz answers 503 (and `Readiness.stopping` aborts), the HTTP server stops accepting
+ * connections and lets the requests in flight finish, the pipeline runtime stops scheduling and lets the actor steps
+ * and ticks in flight finish, then the flushes run (work batched in memory: cursors), the KV closes and the process
+ * exits 0. If that takes longer than the bound, the process logs what it was still waiting for and exits 1: the work
+ * in flight is abandoned exactly as a crash abandons it (every step is safe to interrupt, leases expire and the next
+ * process resumes it). A second signal exits 1 at once.
+ *
+ * A signal that arrives while the service is still starting is remembered: shutdown begins as soon as `attach` hands
+ * over the parts, and the bound counts from the signal.
+ */
+import type { Readiness } from "../routes/health.ts";
+
+/** Below Docker's and Kubernetes' default grace of 10 s before SIGKILL. */
+export const SHUTDOWN_TIMEOUT_MS = 8_000;
+
+export interface ShutdownParts {
+  readiness: Readiness;
+  /** The HTTP server (`Deno.serve`). */
+  server: { shutdown(): Promise<void> };
+  /** The pipeline runtime, null with PIPELINE=off. */
+  runtime: { stop(): Promise<void> } | null;
+  kv: Deno.Kv;
+  /** Run in order once nothing runs any more, before the KV closes (e.g. batched cursor writes). */
+  flush?: { name: string; run: () => Promise<unknown> }[];
+}
+
+export interface ShutdownOptions {
+  timeoutMs?: number;
+  log?: (line: string) => void;
+  /** Ends the process; injectable for tests of this module. */
+  exit?: (code: number) => void;
+}
+
+export class Shutdown {
+  #parts: ShutdownParts | null = null;
+  #signal: Deno.Signal | null = null;
+  #began = 0;
+  #done: Promise<number> | null = null;
+  /** What the shutdown still waits for, named in the log line when the bound is exceeded. */
+  #waiting: string[] = [];
+  readonly #timeoutMs: number;
+  readonly #log: (line: string) => void;
+  readonly #exit: (code: number) => void;
+  readonly #listeners: [Deno.Signal, () => void][] = [];
+
+  constructor(opts: ShutdownOptions = {}) {
+    this.#timeoutMs = opts.timeoutMs ?? SHUTDOWN_TIMEOUT_MS;
+    this.#log = opts.log ?? ((line) => console.error(line));
+    this.#exit = opts.exit ?? ((code) => Deno.exit(code));
+  }
+
+  /** Listens for the signals (SIGTERM and SIGINT by default); call first thing, before the service starts. */
+  listen(signals: Deno.Signal[] = ["SIGTERM", "SIGINT"]): this {
+    for (const signal of signals) {
+      const handler = () => this.#onSignal(signal);
+      try {
+        Deno.addSignalListener(signal, handler);
+        this.#listeners.push([signal, handler]);
+      } catch { /* a signal this OS does not have (SIGTERM on Windows) */ }
+    }
+    return this;
+  }
+
+  /** Hands over what to stop; a signal received while starting begins the shutdown now. */
+  attach(parts: ShutdownParts) {
+    this.#parts = parts;
+    if (this.#signal !== null) this.#begin();
+  }
+
+  /** Resolves with the exit code once a shutdown has run (for tests); null when none has begun. */
+  get done(): Promise<number> | null {
+    return this.#done;
+  }
+
+  #onSignal(signal: Deno.Signal) {
+    if (this.#signal !== null) {
+      this.#log(`shutdown: ${signal} received again while shutting down (${signal} first); exiting 1 now`);
+      this.#exit(1);
+      return;
+    }
+    this.#signal = signal;
+    this.#began = performance.now();
+    this.#log(`shutdown: ${signal} received; finishing in-flight work (at most ${this.#timeoutMs} ms)`);
+    const timer = setTimeout(() => {
+      this.#log(
+        `shutdown: not done after ${this.#timeoutMs} ms (still waiting for: ${this.#waiting.join(", ") || "start"}); ` +
+          "exiting 1, in-flight work abandoned (leases expire and the next process resumes it)",
+      );
+      this.#exit(1);
+    }, this.#timeoutMs);
+    // The bound applies whatever happens; the timer must not keep an otherwise finished process alive.
+    Deno.unrefTimer(timer);
+    if (this.#parts) this.#begin();
+  }
+
+  #begin() {
+    if (this.#done) return;
+    this.#done = this.#run(this.#parts!).then((code) => {
+      for (const [signal, handler] of this.#listeners) {
+        try {
+          Deno.removeSignalListener(signal, handler);
+        } catch { /* gone */ }
+      }
+      this.#exit(code);
+      return code;
+    });
+  }
+
+  async #run(parts: ShutdownParts): Promise<number> {
+    parts.readiness.markStopping();
+    const track = async (name: string, work: () => Promise<unknown>) => {
+      this.#waiting.push(name);
+      try {
+        await work();
+      } catch (err) {
+        this.#log(`shutdown: ${name} failed: ${err instanceof Error ? err.message : err}`);
+        return false;
+      } finally {
+        this.#waiting = this.#waiting.filter((w) => w !== name);
+      }
+      return true;
+    };
+    // No new connections and no new steps; what is in flight finishes. Both need the KV, which closes last.
+    const stopped = await Promise.all([
+      track("HTTP requests in flight", () => parts.server.shutdown()),
+      parts.runtime ? track("actor steps and ticks in flight", () => parts.runtime!.stop()) : true,
+    ]);
+    let ok = stopped.every(Boolean);
+    for (const f of parts.flush ?? []) ok = (await track(f.name, f.run)) && ok;
+    ok = (await track("closing the KV", () => Promise.resolve(parts.kv.close()))) && ok;
+    const ms = Math.round(performance.now() - this.#began);
+    this.#log(`shutdown: ${ok ? "clean" : "done with errors"} after ${ms} ms; exiting ${ok ? 0 : 1}`);
+    return ok ? 0 : 1;
+  }
+}

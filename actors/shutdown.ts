@@ -41,6 +41,7 @@ export class Shutdown {
   #done: Promise<number> | null = null;
   /** What the shutdown still waits for, named in the log line when the bound is exceeded. */
   #waiting: string[] = [];
+  #timer: ReturnType<typeof setTimeout> | undefined;
   readonly #timeoutMs: number;
   readonly #log: (line: string) => void;
   readonly #exit: (code: number) => void;
@@ -55,7 +56,7 @@ export class Shutdown {
   /** Listens for the signals (SIGTERM and SIGINT by default); call first thing, before the service starts. */
   listen(signals: Deno.Signal[] = ["SIGTERM", "SIGINT"]): this {
     for (const signal of signals) {
-      const handler = () => this.#onSignal(signal);
+      const handler = () => this.signal(signal);
       try {
         Deno.addSignalListener(signal, handler);
         this.#listeners.push([signal, handler]);
@@ -75,10 +76,11 @@ export class Shutdown {
     return this.#done;
   }
 
-  #onSignal(signal: Deno.Signal) {
+  /** What a received signal does (called by the listeners; tests call it directly). */
+  signal(signal: Deno.Signal) {
     if (this.#signal !== null) {
-      this.#log(`shutdown: ${signal} received again while shutting down (${signal} first); exiting 1 now`);
-      this.#exit(1);
+      this.#log(`shutdown: ${signal} received again while shutting down (after ${this.#signal}); exiting 1 now`);
+      this.#end(1);
       return;
     }
     this.#signal = signal;
@@ -86,27 +88,35 @@ export class Shutdown {
     this.#log(`shutdown: ${signal} received; finishing in-flight work (at most ${this.#timeoutMs} ms)`);
     const timer = setTimeout(() => {
       this.#log(
-        `shutdown: not done after ${this.#timeoutMs} ms (still waiting for: ${this.#waiting.join(", ") || "start"}); ` +
+        `shutdown: not done after ${this.#timeoutMs} ms (still waiting for: ${
+          this.#waiting.join(", ") || "the service to finish starting"
+        }); ` +
           "exiting 1, in-flight work abandoned (leases expire and the next process resumes it)",
       );
-      this.#exit(1);
+      this.#end(1);
     }, this.#timeoutMs);
     // The bound applies whatever happens; the timer must not keep an otherwise finished process alive.
     Deno.unrefTimer(timer);
+    this.#timer = timer;
     if (this.#parts) this.#begin();
   }
 
   #begin() {
     if (this.#done) return;
     this.#done = this.#run(this.#parts!).then((code) => {
-      for (const [signal, handler] of this.#listeners) {
-        try {
-          Deno.removeSignalListener(signal, handler);
-        } catch { /* gone */ }
-      }
-      this.#exit(code);
+      this.#end(code);
       return code;
     });
+  }
+
+  #end(code: number) {
+    clearTimeout(this.#timer);
+    for (const [signal, handler] of this.#listeners.splice(0)) {
+      try {
+        Deno.removeSignalListener(signal, handler);
+      } catch { /* gone */ }
+    }
+    this.#exit(code);
   }
 
   async #run(parts: ShutdownParts): Promise<number> {

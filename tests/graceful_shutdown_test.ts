@@ -23,6 +23,8 @@ import {
   setUp,
   verify,
 } from "./support/chaos.ts";
+import { FAST_PIPELINE } from "./support/pipeline.ts";
+import { startTestServer } from "./support/server.ts";
 
 const OPTIONS: Omit<ChaosOptions, "seed"> = {
   operations: 90,
@@ -127,5 +129,23 @@ Deno.test("SIGTERM under load, 5 restarts: each exit is clean (code 0), nothing 
     client.close();
     if (problems.length === 0) await Deno.remove(dir, { recursive: true }).catch(() => {});
     else console.log(`kept ${dir} (KV file and server logs)`);
+  }
+});
+
+Deno.test("runtime stop: ticks in flight finish, then its leases are released for the next process", async () => {
+  const server = await startTestServer(FAST_PIPELINE);
+  try {
+    const kv = server.services.kv;
+    const leases = async () => {
+      const out: string[] = [];
+      for await (const e of kv.list<{ owner: string }>({ prefix: ["lease"] })) out.push(String(e.key[1]));
+      return out.sort();
+    };
+    // Every enabled chain's watcher takes its lease on its first tick.
+    while ((await leases()).filter((l) => l.startsWith("watch:")).length < 10) await sleep(20);
+    await server.pipeline!.stop();
+    assert.deepEqual(await leases(), []);
+  } finally {
+    await server.close();
   }
 });

@@ -237,7 +237,12 @@ Deno.test("the service reads and writes only KV_PATH's folder and its secret fil
       assert.ok([200, 404].includes(res.status), `GET ${path}: ${res.status} ${JSON.stringify(res.body)}`);
     }
 
+    // The Dockerfile's HEALTHCHECK: the same program with `healthcheck [path]`, on the same port, same permissions.
+    const port = new URL(s.url).port;
+    assert.equal(await healthcheck(["/readyz"], port, kvDir, [jwtFile, mnemonicFile]), 0);
+
     await s.stop();
+    assert.equal(await healthcheck(["/healthz"], port, kvDir, [jwtFile, mnemonicFile]), 1);
     const status = await s.status;
     const log = await Deno.readTextFile(s.errLog);
     assert.equal(status.code, 0, log.slice(-2000));
@@ -250,6 +255,17 @@ Deno.test("the service reads and writes only KV_PATH's folder and its secret fil
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
 });
+
+async function healthcheck(args: string[], port: string, kvDir: string, secretFiles: string[]): Promise<number> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", ...narrowFlags(kvDir, secretFiles), "main.ts", "healthcheck", ...args],
+    cwd: ROOT,
+    env: { PORT: port },
+    stdout: "null",
+    stderr: "null",
+  }).output();
+  return out.code;
+}
 
 /** The narrowing is real: without read access to its mnemonic file the service refuses to start, naming it. */
 async function t_refusesWithoutItsSecret(

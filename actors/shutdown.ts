@@ -2,7 +2,8 @@
  * Graceful shutdown on SIGTERM and SIGINT, bounded in time.
  *
  * On the first signal: /readyz answers 503 (and `Readiness.stopping` aborts), the HTTP server stops accepting
- * connections and lets the requests in flight finish, the pipeline runtime stops scheduling and lets the actor steps
+ * connections and lets the requests in flight finish (responses still open after half the bound, such as event
+ * streams, are cut), the pipeline runtime stops scheduling and lets the actor steps
  * and ticks in flight finish, then the flushes run (work batched in memory: cursors), the KV closes and the process
  * exits 0. If that takes longer than the bound, the process logs what it was still waiting for and exits 1: the work
  * in flight is abandoned exactly as a crash abandons it (every step is safe to interrupt, leases expire and the next
@@ -30,6 +31,8 @@ export interface ShutdownParts {
 export interface ShutdownOptions {
   timeoutMs?: number;
   log?: (line: string) => void;
+  /** How long open HTTP responses may delay the rest of the shutdown; half the bound unless given. */
+  httpGraceMs?: number;
   /** Ends the process; injectable for tests of this module. */
   exit?: (code: number) => void;
 }
@@ -43,12 +46,14 @@ export class Shutdown {
   #waiting: string[] = [];
   #timer: ReturnType<typeof setTimeout> | undefined;
   readonly #timeoutMs: number;
+  readonly #httpGraceMs: number;
   readonly #log: (line: string) => void;
   readonly #exit: (code: number) => void;
   readonly #listeners: [Deno.Signal, () => void][] = [];
 
   constructor(opts: ShutdownOptions = {}) {
     this.#timeoutMs = opts.timeoutMs ?? SHUTDOWN_TIMEOUT_MS;
+    this.#httpGraceMs = opts.httpGraceMs ?? this.#timeoutMs / 2;
     this.#log = opts.log ?? ((line) => console.error(line));
     this.#exit = opts.exit ?? ((code) => Deno.exit(code));
   }
@@ -134,11 +139,21 @@ export class Shutdown {
       return true;
     };
     // No new connections and no new steps; what is in flight finishes. Both need the KV, which closes last.
-    const stopped = await Promise.all([
-      track("HTTP requests in flight", () => parts.server.shutdown()),
-      parts.runtime ? track("actor steps and ticks in flight", () => parts.runtime!.stop()) : true,
+    const http = track("HTTP requests in flight", () => parts.server.shutdown());
+    const runtime = parts.runtime ? track("actor steps and ticks in flight", () => parts.runtime!.stop()) : true;
+    // The server waits for every open response, and a long-lived one (an event stream whose handler does not end it
+    // on `readiness.stopping`) never ends: past the grace it is cut, as a crash would cut it, and clients reconnect.
+    let grace: ReturnType<typeof setTimeout> | undefined;
+    const httpDone = await Promise.race([
+      http,
+      new Promise<"open">((resolve) => (grace = setTimeout(() => resolve("open"), this.#httpGraceMs))),
     ]);
-    let ok = stopped.every(Boolean);
+    clearTimeout(grace);
+    if (httpDone === "open") {
+      this.#log(`shutdown: HTTP responses still open after ${this.#httpGraceMs} ms (streams); closing without them`);
+    }
+    const runtimeDone = await runtime;
+    let ok = httpDone !== false && runtimeDone;
     for (const f of parts.flush ?? []) ok = (await track(f.name, f.run)) && ok;
     ok = (await track("closing the KV", () => Promise.resolve(parts.kv.close()))) && ok;
     const ms = Math.round(performance.now() - this.#began);

@@ -106,7 +106,15 @@ interface Harness {
   cleanup(): Promise<void>;
 }
 
-async function harness(opts: { stop?: () => Promise<void>; flush?: () => Promise<unknown>; timeoutMs?: number } = {}) {
+async function harness(
+  opts: {
+    stop?: () => Promise<void>;
+    serverShutdown?: () => Promise<void>;
+    flush?: () => Promise<unknown>;
+    timeoutMs?: number;
+    httpGraceMs?: number;
+  } = {},
+) {
   const dir = await Deno.makeTempDir();
   const kv = await openKv(`${dir}/kv.sqlite3`);
   const events: string[] = [];
@@ -120,7 +128,7 @@ async function harness(opts: { stop?: () => Promise<void>; flush?: () => Promise
     server: {
       shutdown: () => {
         events.push(`server (readiness ${readiness.state})`);
-        return Promise.resolve();
+        return opts.serverShutdown?.() ?? Promise.resolve();
       },
     },
     runtime: {
@@ -140,6 +148,7 @@ async function harness(opts: { stop?: () => Promise<void>; flush?: () => Promise
   };
   const shutdown = new Shutdown({
     timeoutMs: opts.timeoutMs ?? 5_000,
+    httpGraceMs: opts.httpGraceMs,
     log: (line) => logs.push(line),
     exit: (code) => {
       exits.push(code);
@@ -225,6 +234,22 @@ Deno.test("shutdown: a failing flush still closes the KV, and the exit code is 1
     assert.equal(await h.shutdown.done, 1);
     assert.ok(h.logs.includes("shutdown: cursors failed: disk full"), h.logs.join("\n"));
     await assert.rejects(() => h.parts.kv.get(["x"]));
+  } finally {
+    await h.cleanup();
+  }
+});
+
+Deno.test("shutdown: a response that never ends (an event stream) is cut after the HTTP grace; exit 0", async () => {
+  const h = await harness({ serverShutdown: () => new Promise(() => {}), httpGraceMs: 30 });
+  try {
+    h.shutdown.attach(h.parts);
+    h.shutdown.signal("SIGTERM");
+    assert.equal(await h.shutdown.done, 0);
+    assert.deepEqual(h.events, ["server (readiness stopping)", "runtime", "flush"]);
+    assert.ok(
+      h.logs.includes("shutdown: HTTP responses still open after 30 ms (streams); closing without them"),
+      h.logs.join("\n"),
+    );
   } finally {
     await h.cleanup();
   }

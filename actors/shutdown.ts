@@ -7,7 +7,7 @@
  * and ticks in flight finish, then the flushes run (work batched in memory: cursors), the KV closes and the process
  * exits 0. If that takes longer than the bound, the process logs what it was still waiting for and exits 1: the work
  * in flight is abandoned exactly as a crash abandons it (every step is safe to interrupt, leases expire and the next
- * process resumes it). A second signal exits 1 at once.
+ * process resumes it). Signals received while shutting down change nothing.
  *
  * A signal that arrives while the service is still starting is remembered: shutdown begins as soon as `attach` hands
  * over the parts, and the bound counts from the signal.
@@ -83,11 +83,8 @@ export class Shutdown {
 
   /** What a received signal does (called by the listeners; tests call it directly). */
   signal(signal: Deno.Signal) {
-    if (this.#signal !== null) {
-      this.#log(`shutdown: ${signal} received again while shutting down (after ${this.#signal}); exiting 1 now`);
-      this.#end(1);
-      return;
-    }
+    // Already shutting down: the bound ends it anyway. (`deno run --watch` passes one Ctrl-C on twice.)
+    if (this.#signal !== null) return;
     this.#signal = signal;
     this.#began = performance.now();
     this.#log(`shutdown: ${signal} received; finishing in-flight work (at most ${this.#timeoutMs} ms)`);

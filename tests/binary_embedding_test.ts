@@ -175,7 +175,7 @@ Deno.test("the service reads and writes only KV_PATH's folder and its secret fil
   };
   let server: ChildServer | null = null;
   try {
-    await t_refusesWithoutItsSecret(dir, env, kvDir, mnemonicFile);
+    await refusesWithoutItsSecret(dir, env, kvDir, mnemonicFile);
 
     server = await ChildServer.start(dir, env, narrowFlags(kvDir, [jwtFile, mnemonicFile]));
     const s = server;
@@ -268,7 +268,7 @@ async function healthcheck(args: string[], port: string, kvDir: string, secretFi
 }
 
 /** The narrowing is real: without read access to its mnemonic file the service refuses to start, naming it. */
-async function t_refusesWithoutItsSecret(
+async function refusesWithoutItsSecret(
   dir: string,
   env: Record<string, string>,
   kvDir: string,

@@ -16,6 +16,7 @@ import { notFound, onError } from "./routes/errors.ts";
 import { requireJwt, type TokenSettings, VerifiedTokenCache } from "./routes/jwt.ts";
 import { mintRoutes } from "./routes/mint.ts";
 import { simRoutes } from "./routes/sim.ts";
+import { healthRoutes, Readiness } from "./routes/health.ts";
 import type { PipelineContext, PipelineSettings } from "./actors/context.ts";
 import { settingsFromConfig } from "./config/pipeline.ts";
 import { buildChains, type ChainSetup, liveSigner } from "./chains/registry.ts";
@@ -177,15 +178,13 @@ export function pipelineRuntime(s: Services): PipelineRuntime | null {
   });
 }
 
-export function createApp(s: Services): Hono {
+/** `readiness`: what /readyz reports; main.ts passes its own (starting until the pipeline runs), tests a ready one. */
+export function createApp(s: Services, readiness: Readiness = new Readiness("ready")): Hono {
   const app = new Hono();
   app.onError(onError());
   app.notFound(notFound);
 
-  app.get("/healthz", async (c) => {
-    await s.kv.get(["healthz"]);
-    return c.json({ success: true, data: { status: "ok", chainMode: s.config.chainMode } });
-  });
+  app.route("/", healthRoutes(s.kv, s.config.chainMode, readiness));
   const enabled = s.chainPlan.enabled;
   app.route("/config", configRoutes(enabled));
   const authMount = authMountPath(s.config);

@@ -105,3 +105,10 @@ export const ORDER_ERRORS = {
 
 export type OrderErrorKind = keyof typeof ORDER_ERRORS;
 export const ORDER_ERROR_KINDS = Object.keys(ORDER_ERRORS) as [OrderErrorKind, ...OrderErrorKind[]];
+
+/** Operators' readiness probe (`GET /readyz`, 503): why this process takes no traffic right now. */
+export const NOT_READY = {
+  starting: "Starting",
+  shuttingDown: "Shutting down",
+  kvUnreachable: "KV store unreachable",
+} as const;

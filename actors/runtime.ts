@@ -81,12 +81,28 @@ export class PipelineRuntime {
     }
   }
 
+  // ---- the stop path (graceful shutdown, actors/shutdown.ts) ----
+
+  /**
+   * Stops scheduling and waits for the work in flight: no timer fires again, queued wakes are dropped (the sweep finds
+   * their orders again after a restart), ticks and steps already running finish. Then the leases this process holds
+   * are released, so the next process takes the watchers and block producers over at once instead of after expiry.
+   */
   async stop() {
     this.#running = false;
     for (const t of this.#timers) clearTimeout(t);
     this.#timers.clear();
+    for (const orderId of this.#waiting.splice(0)) this.#inFlight.delete(orderId);
     await Promise.allSettled([...this.#ticks]);
     while (this.#active > 0) await new Promise((r) => setTimeout(r, 10));
+    await this.#releaseLeases().catch((err) => this.ctx.log("stop: leases not released; they expire", err));
+  }
+
+  /** Deletes the leases owned by this process (each only if unchanged since read: never a successor's). */
+  async #releaseLeases() {
+    for await (const e of this.ctx.kv.list<{ owner?: string }>({ prefix: ["lease"] })) {
+      if (e.value?.owner === this.opts.id) await this.ctx.kv.atomic().check(e).delete(e.key).commit();
+    }
   }
 
   /** Steps the order soon; a wake during its step makes it step once more afterwards. */

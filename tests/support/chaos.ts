@@ -292,17 +292,29 @@ export class ServerProcess {
 
   /** SIGKILL, and no restart: another server on the same KV file must carry on alone. */
   kill(): Promise<void> {
-    return this.#queue(() => this.#kill("SIGKILL"));
-  }
-
-  stop(): Promise<void> {
     return this.#queue(async () => {
-      this.#stopping = true;
-      await this.#kill("SIGTERM");
+      await this.#kill("SIGKILL");
     });
   }
 
-  #queue(work: () => Promise<void>): Promise<void> {
+  /** SIGTERM, and no restart; resolves with the exit status (null when no server ran). */
+  stop(): Promise<Deno.CommandStatus | null> {
+    return this.#queue(() => {
+      this.#stopping = true;
+      return this.#kill("SIGTERM");
+    });
+  }
+
+  /** SIGTERM (a graceful shutdown), then a new process on the same KV file; resolves with the old one's exit status. */
+  terminateAndRestart(): Promise<Deno.CommandStatus | null> {
+    return this.#queue(async () => {
+      const status = await this.#kill("SIGTERM");
+      await this.#start();
+      return status;
+    });
+  }
+
+  #queue<T>(work: () => Promise<T>): Promise<T> {
     const next = this.#serial.then(work);
     this.#serial = next.catch(() => {});
     return next;
@@ -359,17 +371,18 @@ export class ServerProcess {
     throw new Error(`${this.name} ${n} did not become healthy${exited ? " (it exited)" : ""}: ${tail.slice(-2000)}`);
   }
 
-  async #kill(signal: Deno.Signal) {
+  async #kill(signal: Deno.Signal): Promise<Deno.CommandStatus | null> {
     const child = this.#child;
-    if (!child) return;
+    if (!child) return null;
     this.#markDown();
     this.#killedByUs.add(child);
     try {
       child.kill(signal);
     } catch { /* already gone */ }
-    await child.status;
+    const status = await child.status;
     await Promise.allSettled(this.#pipes);
     if (this.#stopping) this.#child = null;
+    return status;
   }
 }
 

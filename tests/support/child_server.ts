@@ -16,11 +16,16 @@ export class ChildServer {
     readonly errLog: string,
   ) {}
 
-  static async start(dir: string, env: Record<string, string>): Promise<ChildServer> {
+  /** `flags`: `deno run`'s flags (permissions, unstable features); all permissions unless given. */
+  static async start(
+    dir: string,
+    env: Record<string, string>,
+    flags: string[] = ["-A", "--unstable-kv", "--unstable-cron"],
+  ): Promise<ChildServer> {
     const port = freePort();
     const n = ++ChildServer.#starts;
     const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", "--unstable-kv", "--unstable-cron", "main.ts"],
+      args: ["run", ...flags, "main.ts"],
       cwd: ROOT,
       env: { ...env, PORT: String(port) },
       stdin: "null",

@@ -123,63 +123,57 @@ class Recorder {
 
   /** A recording stand-in for Deno.AtomicOperation (commit is not for sinks to call). */
   asAtomic(): Deno.AtomicOperation {
-    const self = this;
     const mutation = (key: Deno.KvKey, value: unknown, op: Op) => {
-      self.mutations++;
+      this.mutations++;
       const k = sizeOf(key);
-      self.keyBytes += k;
-      self.mutationBytes += k + sizeOf(value);
-      self.ops.push(op);
+      this.keyBytes += k;
+      this.mutationBytes += k + sizeOf(value);
+      this.ops.push(op);
     };
     const atomic = {
-      check(...checks: Deno.AtomicCheck[]) {
+      check: (...checks: Deno.AtomicCheck[]) => {
         for (const c of checks) {
           const id = JSON.stringify([c.key, c.versionstamp], (_k, x) => (typeof x === "bigint" ? `${x}n` : x));
-          if (self.checkIds.has(id)) continue;
-          self.checkIds.add(id);
-          self.keyBytes += sizeOf(c.key);
-          self.ops.push((a) => a.check(c));
+          if (this.checkIds.has(id)) continue;
+          this.checkIds.add(id);
+          this.keyBytes += sizeOf(c.key);
+          this.ops.push((a) => a.check(c));
         }
         return atomic;
       },
-      mutate(...ms: Deno.KvMutation[]) {
+      mutate: (...ms: Deno.KvMutation[]) => {
         for (const m of ms) mutation(m.key, "value" in m ? m.value : null, (a) => a.mutate(m));
         return atomic;
       },
-      set(key: Deno.KvKey, value: unknown, options?: { expireIn?: number }) {
+      set: (key: Deno.KvKey, value: unknown, options?: { expireIn?: number }) => {
         mutation(key, value, (a) => a.set(key, value, options));
         return atomic;
       },
-      delete(key: Deno.KvKey) {
+      delete: (key: Deno.KvKey) => {
         mutation(key, null, (a) => a.delete(key));
         return atomic;
       },
-      sum(key: Deno.KvKey, n: bigint) {
+      sum: (key: Deno.KvKey, n: bigint) => {
         mutation(key, 8, (a) => a.sum(key, n));
         return atomic;
       },
-      min(key: Deno.KvKey, n: bigint) {
+      min: (key: Deno.KvKey, n: bigint) => {
         mutation(key, 8, (a) => a.min(key, n));
         return atomic;
       },
-      max(key: Deno.KvKey, n: bigint) {
+      max: (key: Deno.KvKey, n: bigint) => {
         mutation(key, 8, (a) => a.max(key, n));
         return atomic;
       },
-      enqueue(value: unknown, options?: Parameters<Deno.AtomicOperation["enqueue"]>[1]) {
+      enqueue: (value: unknown, options?: Parameters<Deno.AtomicOperation["enqueue"]>[1]) => {
         mutation([], value, (a) => a.enqueue(value, options));
         return atomic;
       },
-      commit(): never {
+      commit: (): never => {
         throw new Error("an event sink must not commit the sequencer's atomic");
       },
     };
     return atomic as unknown as Deno.AtomicOperation;
-  }
-
-  fits(): boolean {
-    return this.checkIds.size <= ATOMIC_LIMITS.checks && this.mutations <= ATOMIC_LIMITS.mutations &&
-      this.keyBytes <= ATOMIC_LIMITS.keyBytes && this.mutationBytes <= ATOMIC_LIMITS.mutationBytes;
   }
 
   /** The counts after adding `other` (for a trial: an event's operations recorded apart). */

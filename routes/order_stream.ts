@@ -87,7 +87,6 @@ export function orderStreamRoutes(kv: Deno.Kv, opts: OrderStreamOptions = {}) {
       const end = () => done.abort();
       if (opts.shutdown?.aborted) return;
       opts.shutdown?.addEventListener("abort", end, { once: true });
-      c.req.raw.signal.addEventListener("abort", end, { once: true });
       stream.onAbort(end);
       let wake = () => {};
       const watch = kv.watch([ownerSeqKey(wallet)]).getReader();

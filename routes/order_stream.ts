@@ -24,6 +24,8 @@ export interface OrderStreamOptions {
    */
   pollMs?: number;
   log?: Log;
+  /** Counts the streams open in this process (for operators and tests). */
+  gauge?: { open: number };
 }
 
 const PAGE = 100;
@@ -89,6 +91,7 @@ export function orderStreamRoutes(kv: Deno.Kv, opts: OrderStreamOptions = {}) {
       opts.shutdown?.addEventListener("abort", end, { once: true });
       stream.onAbort(end);
       let wake = () => {};
+      if (opts.gauge) opts.gauge.open++;
       const watch = kv.watch([ownerSeqKey(wallet)]).getReader();
       const watching = (async () => {
         try {
@@ -130,6 +133,7 @@ export function orderStreamRoutes(kv: Deno.Kv, opts: OrderStreamOptions = {}) {
         opts.shutdown?.removeEventListener("abort", end);
         await watch.cancel().catch(() => {});
         await watching;
+        if (opts.gauge) opts.gauge.open--;
       }
     });
   });

@@ -227,7 +227,7 @@ Deno.test("SSE: auth and input errors use the spec's envelopes", async () => {
 });
 
 /** The stream route alone on a real KV file and real HTTP, the JWT gate replaced by a fixed wallet. */
-async function serveRoute(kv: Deno.Kv, owner: string) {
+async function serveRoute(kv: Deno.Kv, owner: string, heartbeatMs: number) {
   const shutdown = new AbortController();
   const gauge = { open: 0 };
   const app = new Hono<{ Variables: AuthVariables }>();
@@ -236,7 +236,7 @@ async function serveRoute(kv: Deno.Kv, owner: string) {
     c.set("wallet", owner);
     await next();
   });
-  app.route("/orders", orderStreamRoutes(kv, { shutdown: shutdown.signal, heartbeatMs: 30, pollMs: 20, gauge }));
+  app.route("/orders", orderStreamRoutes(kv, { shutdown: shutdown.signal, heartbeatMs, pollMs: 20, gauge }));
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app.fetch);
   return { url: `http://127.0.0.1:${server.addr.port}`, shutdown, server, gauge };
 }
@@ -244,7 +244,8 @@ async function serveRoute(kv: Deno.Kv, owner: string) {
 Deno.test("SSE route: from now without an id, heartbeats, another process's events, ends on abort and shutdown", async () => {
   await withKv("order-stream-", async (kv, path) => {
     const owner = "0x" + "d4".repeat(20);
-    const route = await serveRoute(kv, owner);
+    // Heartbeats far apart: only the server noticing a client leave can end its stream below.
+    const route = await serveRoute(kv, owner, 60_000);
     const otherProcess = await openKv(path);
     try {
       const newEvent = async (i: number, handle: Deno.Kv) => {
@@ -262,8 +263,13 @@ Deno.test("SSE route: from now without an id, heartbeats, another process's even
       assert.deepEqual((await past.take(2)).map((e) => e.id), ["2", "3"]);
 
       // Idle: comment lines keep the connection alive, and nothing else comes.
-      assert.equal(await fromNow.read(), "comment");
-      assert.equal(await fromNow.read(), "comment");
+      const beating = await serveRoute(kv, owner, 30);
+      const idle = await SseClient.open(beating.url, "/orders/stream");
+      assert.equal(await idle.read(), "comment");
+      assert.equal(await idle.read(), "comment");
+      idle.close();
+      beating.shutdown.abort();
+      await beating.server.shutdown();
 
       // A client leaving ends its stream on the server; server shutdown ends the others.
       assert.equal(route.gauge.open, 3);

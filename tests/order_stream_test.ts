@@ -227,7 +227,7 @@ Deno.test("SSE: auth and input errors use the spec's envelopes", async () => {
 });
 
 /** The stream route alone on a real KV file and real HTTP, the JWT gate replaced by a fixed wallet. */
-async function serveRoute(kv: Deno.Kv, owner: string, heartbeatMs: number) {
+function serveRoute(kv: Deno.Kv, owner: string, heartbeatMs: number) {
   const shutdown = new AbortController();
   const gauge = { open: 0 };
   const app = new Hono<{ Variables: AuthVariables }>();
@@ -245,7 +245,7 @@ Deno.test("SSE route: from now without an id, heartbeats, another process's even
   await withKv("order-stream-", async (kv, path) => {
     const owner = "0x" + "d4".repeat(20);
     // Heartbeats far apart: only the server noticing a client leave can end its stream below.
-    const route = await serveRoute(kv, owner, 60_000);
+    const route = serveRoute(kv, owner, 60_000);
     const otherProcess = await openKv(path);
     try {
       const newEvent = async (i: number, handle: Deno.Kv) => {
@@ -263,7 +263,7 @@ Deno.test("SSE route: from now without an id, heartbeats, another process's even
       assert.deepEqual((await past.take(2)).map((e) => e.id), ["2", "3"]);
 
       // Idle: comment lines keep the connection alive, and nothing else comes.
-      const beating = await serveRoute(kv, owner, 30);
+      const beating = serveRoute(kv, owner, 30);
       const idle = await SseClient.open(beating.url, "/orders/stream");
       assert.equal(await idle.read(), "comment");
       assert.equal(await idle.read(), "comment");

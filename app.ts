@@ -27,6 +27,7 @@ import { type ChainPlan, chainPlan, DEVNET_CHAIN_ID, proveChainNodes } from "./c
 import { PipelineRuntime } from "./actors/runtime.ts";
 import { SimLedger } from "./chains/sim/ledger.ts";
 import { orderRoutes, orderRoutesPrefetch } from "./routes/orders.ts";
+import { orderStreamRoutes } from "./routes/order_stream.ts";
 import { redactedLog } from "./chains/shared/redact.ts";
 import { Signer } from "./chains/signer.ts";
 
@@ -42,6 +43,8 @@ export interface Services {
   chainPlan: ChainPlan;
   /** Chains served by embedded simulated ledgers. */
   simulatedChains: ChainSymbol[];
+  /** Abort before shutting the server down: open event streams (GET /orders/stream) end instead of holding it. */
+  shutdown: AbortController;
 }
 
 export async function buildServices(config: Config, secrets?: Secrets): Promise<Services> {
@@ -96,6 +99,7 @@ export async function buildServices(config: Config, secrets?: Secrets): Promise<
     pipeline: setup.chains ? pipelineContext(config, kv, transferAddress, setup as ChainSetup, plan, settings) : null,
     chainPlan: plan,
     simulatedChains: setup.simulated,
+    shutdown: new AbortController(),
   };
 }
 
@@ -175,6 +179,7 @@ export function pipelineRuntime(s: Services): PipelineRuntime | null {
     blockMs,
     blockChains: s.simulatedChains,
     produceBlock: (chain) => new SimLedger(kv, chain).sealBlock(),
+    eventSinks: [],
   });
 }
 
@@ -202,6 +207,7 @@ export function createApp(s: Services, readiness: Readiness = new Readiness("rea
   app.route(authMount, authRoutes(s.kv, s.tokens, s.uAssetTransferAddress));
   app.route("/mint", mintRoutes(s.kv, (chain, index) => s.deriver.depositAddress(chain, index), enabled));
   app.route("/burn", burnRoutes(s.kv, s.uAssetTransferAddress, enabled, s.chainPlan.utxoNetworks));
+  app.route("/orders", orderStreamRoutes(s.kv, { shutdown: s.shutdown.signal })); // before /orders/:id
   app.route("/orders", orderRoutes(s.kv));
   // Sim and devnet only, and then for the simulated chains only; live mode never mounts it (404).
   if (s.config.chainMode !== "live" && s.simulatedChains.length > 0) {

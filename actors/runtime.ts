@@ -11,6 +11,7 @@ import type { PipelineContext } from "./context.ts";
 import { stepOrder, WAKE, type WakeMessage } from "./order_actor.ts";
 import { watchOnce } from "./watcher.ts";
 import { treasuryTick } from "./sweeper.ts";
+import { type EventSink, hasOutboxEvents, sequenceOrderEvents } from "../kv/order_events.ts";
 
 export const ALL_CHAINS: ChainSymbol[] = [...NATIVE_CHAINS, ...EVM_CHAINS];
 
@@ -27,6 +28,10 @@ export interface RuntimeOptions {
   blockChains?: ChainSymbol[];
   blockMs?: number;
   useQueue: boolean;
+  /** What reacts to each order event in the sequencer's atomic (kv/order_events.ts): webhook deliveries. */
+  eventSinks?: EventSink[];
+  /** How often the order event sequencer looks at the outbox (idle: one read); default 50 ms. */
+  eventsMs?: number;
 }
 
 export class PipelineRuntime {
@@ -70,6 +75,13 @@ export class PipelineRuntime {
         () => treasuryTick(this.ctx, chain, this.opts.id, this.opts.watchMs * 10),
       );
     }
+    // Order events get their per-owner seq from one process at a time (the sequencer is also safe without it).
+    const eventsMs = this.opts.eventsMs ?? 50;
+    this.#loop("order events", eventsMs, async () => {
+      if (!(await hasOutboxEvents(this.ctx.kv))) return;
+      if (!(await acquireLease(this.ctx.kv, "order-events", this.opts.id, Math.max(5_000, eventsMs * 20)))) return;
+      await sequenceOrderEvents(this.ctx.kv, this.opts.eventSinks ?? []);
+    });
     if (this.opts.produceBlock) {
       const produce = this.opts.produceBlock;
       const blockMs = this.opts.blockMs ?? 1000;

@@ -189,6 +189,8 @@ export function createApp(s: Services, readiness: Readiness = new Readiness("rea
   app.onError(onError());
   app.notFound(notFound);
 
+  // A stopping process ends its open event streams at once (actors/shutdown.ts would otherwise wait, then cut them).
+  readiness.stopping.addEventListener("abort", () => s.shutdown.abort(), { once: true });
   app.route("/", healthRoutes(s.kv, s.config.chainMode, readiness));
   const enabled = s.chainPlan.enabled;
   app.route("/config", configRoutes(enabled));

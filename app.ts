@@ -2,16 +2,19 @@
  * Builds the service from a configuration: opens KV, loads secrets, derives the shared transfer address and mounts
  * every router. `main.ts` serves the result; tests serve the same thing on a temporary KV.
  */
-import { Hono } from "hono";
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "zod";
 import { Deriver } from "./chains/derivation.ts";
 import { openKv } from "./kv/open.ts";
 import { uAssetTransferAddress } from "./chains/transfer_address.ts";
-import { authMountPath, type Config } from "./config/env.ts";
+import { authMountPath, CHAIN_MODES, type Config } from "./config/env.ts";
 import { loadSecrets, type Secrets } from "./config/secrets.ts";
 import { authRoutes } from "./routes/auth.ts";
 import { burnRoutes } from "./routes/burn.ts";
 import { configRoutes } from "./routes/config.ts";
 import { notFound, onError } from "./routes/errors.ts";
+import { mountDocs } from "./routes/docs.ts";
+import { errorResponses, jsonResponse, okEnvelope, registerSecuritySchemes, router, TAGS } from "./routes/openapi.ts";
 import { requireJwt, type TokenSettings, VerifiedTokenCache } from "./routes/jwt.ts";
 import { mintRoutes } from "./routes/mint.ts";
 import { simRoutes } from "./routes/sim.ts";
@@ -176,14 +179,35 @@ export function pipelineRuntime(s: Services): PipelineRuntime | null {
   });
 }
 
-export function createApp(s: Services): Hono {
-  const app = new Hono();
+const healthRoute = createRoute({
+  method: "get",
+  path: "/healthz",
+  tags: [TAGS.health],
+  summary: "Liveness",
+  description: "Answers once the service reads its KV store.",
+  responses: {
+    200: jsonResponse(
+      okEnvelope(z.object({ status: z.literal("ok"), chainMode: z.enum(CHAIN_MODES) })),
+      "The service is up",
+    ),
+    ...errorResponses(500),
+  },
+});
+
+/**
+ * The service's routes on one OpenAPIHono: every router is an OpenAPI router (routes/openapi.ts), so
+ * `/openapi.json` (routes/docs.ts) documents exactly what is mounted here.
+ */
+export function createApp(s: Services): OpenAPIHono {
+  const app = router();
   app.onError(onError());
   app.notFound(notFound);
+  registerSecuritySchemes(app);
+  mountDocs(app, { baseUrl: s.config.baseUrl, authUrl: s.config.authUrl, chainMode: s.config.chainMode });
 
-  app.get("/healthz", async (c) => {
+  app.openapi(healthRoute, async (c) => {
     await s.kv.get(["healthz"]);
-    return c.json({ success: true, data: { status: "ok", chainMode: s.config.chainMode } });
+    return c.json({ success: true as const, data: { status: "ok" as const, chainMode: s.config.chainMode } }, 200);
   });
   const enabled = s.chainPlan.enabled;
   app.route("/config", configRoutes(enabled));

@@ -1,11 +1,13 @@
 /** Order listing (spec 4.7): newest first, scoped to the caller's wallet, with exact totals from counters. */
-import { Hono } from "hono";
+import { createRoute } from "@hono/zod-openapi";
 import { z } from "zod";
 import { type Log, redactedLog } from "../chains/shared/redact.ts";
 import { ORDER_STATUSES, ORDER_TYPES, OrderPageCache, ownerVersionKey, toOrderView } from "../kv/orders.ts";
 import { API_ERRORS, ISSUE_MESSAGES } from "../messages.ts";
-import { apiError, validationError } from "./errors.ts";
+import { apiError } from "./errors.ts";
 import type { AuthVariables } from "./jwt.ts";
+import { bearerSecurity, errorResponses, jsonResponse, okEnvelope, router, TAGS } from "./openapi.ts";
+import { OrderViewSchema } from "./order_view.ts";
 
 const integerParam = (min: number, max: number, fallback: number) =>
   z.string().regex(/^\d{1,9}$/, ISSUE_MESSAGES.nonNegativeInteger).optional()
@@ -22,14 +24,36 @@ const OrdersQuery = z.object({
 /** Mount behind `requireJwt(kv, tokens, orderRoutesPrefetch)`: the gate then reads the owner's order version. */
 export const orderRoutesPrefetch = (wallet: string) => [ownerVersionKey(wallet)];
 
+const listRoute = createRoute({
+  method: "get",
+  path: "/",
+  tags: [TAGS.orders],
+  summary: "List orders",
+  security: bearerSecurity,
+  request: { query: OrdersQuery },
+  responses: {
+    200: jsonResponse(
+      okEnvelope(z.object({
+        orders: z.array(OrderViewSchema),
+        pagination: z.object({
+          limit: z.number().int(),
+          offset: z.number().int(),
+          total: z.number().int(),
+          hasMore: z.boolean(),
+        }),
+      })),
+      "A page of orders",
+    ),
+    ...errorResponses(400, 401, 403, 500),
+  },
+});
+
 export function orderRoutes(kv: Deno.Kv, log: Log = redactedLog()) {
-  const app = new Hono<{ Variables: AuthVariables }>();
+  const app = router<{ Variables: AuthVariables }>();
   const pages = new OrderPageCache(kv);
 
-  app.get("/", async (c) => {
-    const parsed = OrdersQuery.safeParse(c.req.query());
-    if (!parsed.success) throw validationError(parsed.error);
-    const { limit, offset, type, status } = parsed.data;
+  app.openapi(listRoute, async (c) => {
+    const { limit, offset, type, status } = c.req.valid("query");
     let page;
     try {
       page = await pages.list(c.get("wallet"), { type, status, limit, offset }, c.get("prefetched")?.[0]);
@@ -43,7 +67,7 @@ export function orderRoutes(kv: Deno.Kv, log: Log = redactedLog()) {
         orders: page.orders.map(toOrderView),
         pagination: { limit, offset, total: page.total, hasMore: offset + page.orders.length < page.total },
       },
-    });
+    }, 200) as never;
   });
 
   return app;

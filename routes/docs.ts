@@ -57,7 +57,10 @@ function docsPage(): string {
     withDefaultFonts: false,
     telemetry: false,
     agent: { disabled: true },
+    mcp: { disabled: true },
+    showDeveloperTools: "never",
     hideClientButton: true,
+    defaultOpenAllTags: true,
   };
   return `<!doctype html>
 <html lang="en">

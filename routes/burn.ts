@@ -33,7 +33,7 @@ export const BurnConfigSchema = z.object({
   destinationChain: z.enum(NATIVE_CHAINS),
   destinationAddress: z.string(),
   memo: z.string().nullable(),
-});
+}).meta({ id: "BurnWalletConfiguration" });
 
 const burnConfigResponse = (description: string) => jsonResponse(okEnvelope(BurnConfigSchema), description);
 

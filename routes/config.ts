@@ -25,7 +25,7 @@ export const MintConfigSchema = z.object({
   sourceChains: z.array(NativeChainSchema),
   destinationChains: z.array(EvmChainSchema),
   supportedTokens: z.array(TokenSchema),
-});
+}).meta({ id: "MintConfiguration" });
 
 export const BurnConfigViewSchema = z.object({
   sourceChains: z.array(EvmChainSchema),
@@ -33,7 +33,7 @@ export const BurnConfigViewSchema = z.object({
   supportedTokens: z.array(TokenSchema.extend({
     minimumBurnAmount: z.string().regex(/^(0|[1-9][0-9]*)$/).describe("In the uAsset's smallest unit (wei)"),
   })),
-});
+}).meta({ id: "BurnConfiguration" });
 
 const mintRoute = createRoute({
   method: "get",

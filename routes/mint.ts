@@ -26,7 +26,7 @@ export const MintWalletSchema = z.object({
   address: z.string().describe("The deposit address on the native chain"),
   chain: z.enum(NATIVE_CHAINS),
   destinationChain: z.enum(EVM_CHAINS),
-});
+}).meta({ id: "MintWallet" });
 
 const create = createRoute({
   method: "post",

@@ -91,8 +91,8 @@ export const ErrorEnvelope = z.object({
   message: z.string(),
   error: z.object({
     issues: z.array(z.object({ path: z.array(z.string()), message: z.string() })),
-  }).optional(),
-});
+  }).optional().describe("Present on `Validation error`: one issue per invalid field"),
+}).meta({ id: "ErrorEnvelope" });
 
 /** A JSON response object of `createRoute`'s `responses`. */
 export function jsonResponse<T extends z.ZodType>(schema: T, description: string) {

@@ -41,7 +41,7 @@ Deno.test("every route the app serves is in /openapi.json with its method and pa
     assert.match(res.headers.get("Content-Type") ?? "", /^application\/json/);
     const doc = await res.json();
 
-    const served = servedRoutes(createApp(server.services));
+    const served = servedRoutes(server.app);
     const documented = documentedRoutes(doc);
     assert.ok(served.includes("POST /sim/deposits") && served.includes("GET /healthz"), served.join("\n"));
     assert.deepEqual(

@@ -16,6 +16,8 @@ export const TEST_BASE_URL = "https://api.test";
 export interface TestServer {
   url: string;
   services: Services;
+  /** The app being served (tests/openapi_test.ts walks its routes). */
+  app?: ReturnType<typeof createApp>;
   /** Running when the server was started with PIPELINE=on. */
   pipeline: PipelineRuntime | null;
   dir: string;
@@ -40,6 +42,7 @@ export async function startTestServer(env: Record<string, string> = {}) {
   return {
     url: `http://127.0.0.1:${server.addr.port}`,
     services,
+    app,
     pipeline,
     dir,
     kvPath,

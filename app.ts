@@ -2,7 +2,7 @@
  * Builds the service from a configuration: opens KV, loads secrets, derives the shared transfer address and mounts
  * every router. `main.ts` serves the result; tests serve the same thing on a temporary KV.
  */
-import { Hono } from "hono";
+import type { OpenAPIHono } from "@hono/zod-openapi";
 import { Deriver } from "./chains/derivation.ts";
 import { openKv } from "./kv/open.ts";
 import { uAssetTransferAddress } from "./chains/transfer_address.ts";
@@ -13,6 +13,8 @@ import { idempotency } from "./routes/idempotency.ts";
 import { burnRoutes } from "./routes/burn.ts";
 import { configRoutes } from "./routes/config.ts";
 import { notFound, onError } from "./routes/errors.ts";
+import { mountDocs } from "./routes/docs.ts";
+import { registerSecuritySchemes, router } from "./routes/openapi.ts";
 import { requireJwt, type TokenSettings, VerifiedTokenCache } from "./routes/jwt.ts";
 import { mintRoutes } from "./routes/mint.ts";
 import { simRoutes } from "./routes/sim.ts";
@@ -183,11 +185,17 @@ export function pipelineRuntime(s: Services): PipelineRuntime | null {
   });
 }
 
-/** `readiness`: what /readyz reports; main.ts passes its own (starting until the pipeline runs), tests a ready one. */
-export function createApp(s: Services, readiness: Readiness = new Readiness("ready")): Hono {
-  const app = new Hono();
+/**
+ * The service's routes on one OpenAPIHono: every router is an OpenAPI router (routes/openapi.ts), so
+ * `/openapi.json` (routes/docs.ts) documents exactly what is mounted here. `readiness`: what /readyz reports; main.ts
+ * passes its own (starting until the pipeline runs), tests a ready one.
+ */
+export function createApp(s: Services, readiness: Readiness = new Readiness("ready")): OpenAPIHono {
+  const app = router();
   app.onError(onError());
   app.notFound(notFound);
+  registerSecuritySchemes(app);
+  mountDocs(app, { baseUrl: s.config.baseUrl, authUrl: s.config.authUrl, chainMode: s.config.chainMode });
 
   // A stopping process ends its open event streams at once (actors/shutdown.ts would otherwise wait, then cut them).
   readiness.stopping.addEventListener("abort", () => s.shutdown.abort(), { once: true });

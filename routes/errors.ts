@@ -3,6 +3,7 @@
  * one `onError` and one `notFound` that turn everything into `{success:false, message, error?}`.
  */
 import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "zod";
 import { type Log, redactedLog } from "../chains/shared/redact.ts";
@@ -58,10 +59,21 @@ export function errorResponse(c: Context, err: ApiError) {
   );
 }
 
+/**
+ * The request-body refusals of the OpenAPI routers' validators (routes/openapi.ts): hono's validator throws 400
+ * "Malformed JSON in request body" and @hono/zod-openapi's media-type gate 415 for a body that is not JSON. Both are
+ * spec 7's `Invalid request body`, as `parseBody` answers.
+ */
+function isBodyRefusal(err: Error): boolean {
+  return err instanceof HTTPException &&
+    (err.status === 415 || (err.status === 400 && err.message === "Malformed JSON in request body"));
+}
+
 /** Unexpected errors are logged redacted (a library error may quote an RPC URL with its key) and answered 500. */
 export function onError(log: Log = redactedLog()) {
   return (err: Error, c: Context) => {
     if (err instanceof ApiError) return errorResponse(c, err);
+    if (isBodyRefusal(err)) return errorResponse(c, apiError(API_ERRORS.invalidRequestBody));
     log(`unhandled error on ${c.req.method} ${c.req.path}`, err);
     return errorResponse(c, apiError(API_ERRORS.internal));
   };

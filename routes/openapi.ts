@@ -5,22 +5,76 @@
  * Shared response shapes (the envelope, the error statuses) and the security schemes live here, once.
  */
 import { OpenAPIHono } from "@hono/zod-openapi";
-import type { Env } from "hono";
+import type { Context, Env } from "hono";
 import { z } from "zod";
-import { validationError } from "./errors.ts";
+import { API_ERRORS } from "../messages.ts";
+import { apiError, validationError } from "./errors.ts";
 
-/** A router whose request validation failures become the spec's `Validation error` (400) envelope. */
+/** `application/json` or `application/<x>+json`, with parameters (the JSON media types hono's validator reads). */
+const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json(\s*;.*)?$/i;
+
+/**
+ * A router whose request validation failures become the spec's `Validation error` (400) envelope.
+ *
+ * JSON bodies (spec 4: "Content-Type: application/json where a body is sent"): a body under another media type, or
+ * without `Content-Type`, is 400 `Invalid request body` like malformed JSON (the 415 of @hono/zod-openapi's media-type
+ * gate and hono's "Malformed JSON" 400 are mapped in routes/errors.ts `onError`). The hook below covers the case the
+ * gate lets through, an empty body without `Content-Type`, which hono's validator would read as `{}`: before the
+ * OpenAPI routers that was `Invalid request body` too (README "Decisions where the spec is silent").
+ */
 export function router<E extends Env = Env>(): OpenAPIHono<E> {
   return new OpenAPIHono<E>({
-    defaultHook: (result) => {
+    defaultHook: (result, c: Context) => {
+      if (result.target === "json" && !JSON_MEDIA_TYPE.test(c.req.header("Content-Type") ?? "")) {
+        throw apiError(API_ERRORS.invalidRequestBody);
+      }
       if (!result.success) throw validationError(result.error as z.ZodError);
     },
   });
 }
 
-/** Security scheme names, registered on the document by the app (see `openApiDocument` users). */
+/** Security scheme names, registered once on the app's document by `registerSecuritySchemes`. */
 export const BEARER_AUTH = "bearerAuth";
 export const API_KEY_AUTH = "apiKeyAuth";
+
+/** Registers the two security schemes (spec 5) on the app whose document is served. */
+export function registerSecuritySchemes(app: OpenAPIHono<Env>) {
+  app.openAPIRegistry.registerComponent("securitySchemes", BEARER_AUTH, {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "JWT",
+    description: "An access token from POST /auth/token (RS256, bound to one EVM wallet; spec 5)",
+  });
+  app.openAPIRegistry.registerComponent("securitySchemes", API_KEY_AUTH, {
+    type: "apiKey",
+    in: "header",
+    name: "X-API-Key",
+    description: "A partner API key `<keyId>.<secret>`, issued by an operator (spec 5)",
+  });
+}
+
+/** The document's tags, in the order the reference lists them; routes name one each. */
+export const TAGS = {
+  auth: "Authentication",
+  mint: "Mint",
+  burn: "Burn",
+  orders: "Orders",
+  config: "Configuration",
+  health: "Health",
+  sim: "Simulator",
+  reference: "Reference",
+} as const;
+
+export const TAG_DESCRIPTIONS: Record<string, string> = {
+  [TAGS.auth]: "API keys for access tokens (spec 4.1, 5)",
+  [TAGS.mint]: "Deposit addresses: native coins in, uAssets out (spec 4.2, 4.3)",
+  [TAGS.burn]: "Where redeemed coins are paid (spec 4.4-4.6)",
+  [TAGS.orders]: "Mint and burn orders (spec 4.7)",
+  [TAGS.config]: "Supported chains and tokens (spec 4.8, 4.9)",
+  [TAGS.health]: "Liveness",
+  [TAGS.sim]: "Sim and devnet modes only: drive the simulated chains (never served in live mode)",
+  [TAGS.reference]: "This document and its rendered reference page",
+};
 /** `security` of a route behind the JWT gate. */
 export const bearerSecurity = [{ [BEARER_AUTH]: [] }];
 /** `security` of a route that takes `X-API-Key`. */
@@ -37,8 +91,8 @@ export const ErrorEnvelope = z.object({
   message: z.string(),
   error: z.object({
     issues: z.array(z.object({ path: z.array(z.string()), message: z.string() })),
-  }).optional(),
-});
+  }).optional().describe("Present on `Validation error`: one issue per invalid field"),
+}).meta({ id: "ErrorEnvelope" });
 
 /** A JSON response object of `createRoute`'s `responses`. */
 export function jsonResponse<T extends z.ZodType>(schema: T, description: string) {

@@ -7,12 +7,17 @@ import type { PipelineRuntime } from "../../actors/runtime.ts";
 import { loadConfig } from "../../config/env.ts";
 import { loadSecrets } from "../../config/secrets.ts";
 import { createApiKey } from "../../kv/api_keys.ts";
+import { API_ERRORS } from "../../messages.ts";
+import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
 
 export const TEST_BASE_URL = "https://api.test";
 
 export interface TestServer {
   url: string;
   services: Services;
+  /** The app being served (tests/openapi_test.ts walks its routes). */
+  app?: ReturnType<typeof createApp>;
   /** Running when the server was started with PIPELINE=on. */
   pipeline: PipelineRuntime | null;
   dir: string;
@@ -37,6 +42,7 @@ export async function startTestServer(env: Record<string, string> = {}) {
   return {
     url: `http://127.0.0.1:${server.addr.port}`,
     services,
+    app,
     pipeline,
     dir,
     kvPath,
@@ -50,7 +56,10 @@ export async function startTestServer(env: Record<string, string> = {}) {
   } satisfies TestServer;
 }
 
-/** A small client: JSON in, `{status, body}` out. */
+/**
+ * A small client: JSON in, `{status, body}` out. Every response is checked against the server's `/openapi.json`
+ * (`checkResponse`): a status or body the document does not describe fails the test that received it.
+ */
 export async function call(
   server: TestServer,
   method: string,
@@ -69,7 +78,103 @@ export async function call(
   try {
     parsed = JSON.parse(text);
   } catch { /* leave as text */ }
+  await checkResponse(server, method, path, res.status, res.headers.get("Content-Type"), parsed);
   return { status: res.status, body: parsed };
+}
+
+// ---- every response a test receives validates against the server's OpenAPI document ----
+
+// deno-lint-ignore no-explicit-any
+type Json = any;
+
+/** The document of one server and its compiled response validators (JSON Schema 2020-12, as OpenAPI 3.1 says). */
+export class ResponseChecker {
+  readonly #ajv = new Ajv2020({ strict: false, allErrors: true });
+  readonly #validators = new Map<string, ValidateFunction>();
+  readonly #paths: { template: string; pattern: RegExp; params: number }[];
+
+  constructor(readonly document: Json) {
+    addFormats.default(this.#ajv);
+    this.#ajv.addSchema(document, "openapi.json");
+    this.#paths = Object.keys(document.paths ?? {}).map((template) => ({
+      template,
+      pattern: new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{[^}]+\}/g, "[^/]+")}$`),
+      params: (template.match(/\{/g) ?? []).length,
+    }));
+  }
+
+  /** The document's path template serving `path` (a literal path wins over a templated one), or undefined. */
+  template(path: string): string | undefined {
+    const matches = this.#paths.filter((p) => p.pattern.test(path)).sort((a, b) => a.params - b.params);
+    return matches[0]?.template;
+  }
+
+  /** Why this response does not match the document, or null when it does. */
+  problem(method: string, url: string, status: number, contentType: string | null, body: unknown): string | null {
+    const path = url.split("?")[0];
+    const m = method.toLowerCase();
+    const template = this.template(path);
+    const operation = template === undefined ? undefined : this.document.paths[template][m];
+    if (!operation) {
+      // No documented route: only the service's 404 for unknown routes is a right answer.
+      const notFound = { success: false, message: API_ERRORS.notFound.message };
+      if (status === 404 && JSON.stringify(body) === JSON.stringify(notFound)) return null;
+      return `${method} ${path} is not in /openapi.json, yet it answered ${status} ${JSON.stringify(body)}`;
+    }
+    const responses = operation.responses ?? {};
+    const key = String(status) in responses ? String(status) : "default" in responses ? "default" : undefined;
+    if (key === undefined) {
+      return `${method} ${template} answered ${status}, a status /openapi.json does not list for it ` +
+        `(documented: ${Object.keys(responses).join(", ")}); body ${JSON.stringify(body)}`;
+    }
+    const content = responses[key].content as Record<string, unknown> | undefined;
+    if (!content) return status === 304 || body === "" ? null : `${method} ${template} ${status}: body undocumented`;
+    const mediaType = (contentType ?? "").split(";")[0].trim().toLowerCase();
+    if (!(mediaType in content)) {
+      return `${method} ${template} ${status} answered ${contentType}, documented: ${Object.keys(content).join(", ")}`;
+    }
+    if (!/json$/.test(mediaType)) return null;
+    const pointer = ["paths", template!, m, "responses", key, "content", mediaType, "schema"]
+      .map((p) => p.replaceAll("~", "~0").replaceAll("/", "~1")).join("/");
+    let validate = this.#validators.get(pointer);
+    if (!validate) {
+      validate = this.#ajv.compile({ $ref: `openapi.json#/${pointer}` });
+      this.#validators.set(pointer, validate);
+    }
+    if (validate(body)) return null;
+    const errors = validate.errors!.map((e) => `${e.instancePath || "/"} ${e.message}`).join("; ");
+    return `${method} ${template} ${status}: the body does not match /openapi.json (${errors}): ${
+      JSON.stringify(body)
+    }`;
+  }
+}
+
+const checkers = new WeakMap<TestServer, Promise<ResponseChecker>>();
+
+/** The checker of `server`, built from its `/openapi.json` on first use. */
+export function responseChecker(server: TestServer): Promise<ResponseChecker> {
+  let checker = checkers.get(server);
+  if (!checker) {
+    checker = fetch(`${server.url}/openapi.json`).then(async (res) => {
+      if (res.status !== 200) throw new Error(`GET /openapi.json answered ${res.status}`);
+      return new ResponseChecker(await res.json());
+    });
+    checkers.set(server, checker);
+  }
+  return checker;
+}
+
+/** Throws, failing the test, when the response is one the server's document does not describe. */
+export async function checkResponse(
+  server: TestServer,
+  method: string,
+  path: string,
+  status: number,
+  contentType: string | null,
+  body: unknown,
+): Promise<void> {
+  const problem = (await responseChecker(server)).problem(method, path, status, contentType, body);
+  if (problem) throw new Error(`response not as documented: ${problem}`);
 }
 
 export async function newApiKey(server: TestServer, partner = "partner-a", expiresInDays?: number): Promise<string> {

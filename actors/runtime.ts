@@ -11,6 +11,7 @@ import type { PipelineContext } from "./context.ts";
 import { stepOrder, WAKE, type WakeMessage } from "./order_actor.ts";
 import { watchOnce } from "./watcher.ts";
 import { treasuryTick } from "./sweeper.ts";
+import { type WebhookDeliveryOptions, WebhookDeliveryWorker } from "./webhook_delivery.ts";
 
 export const ALL_CHAINS: ChainSymbol[] = [...NATIVE_CHAINS, ...EVM_CHAINS];
 
@@ -27,6 +28,8 @@ export interface RuntimeOptions {
   blockChains?: ChainSymbol[];
   blockMs?: number;
   useQueue: boolean;
+  /** Webhook deliveries (actors/webhook_delivery.ts): a worker loop of its own; unset, none are attempted. */
+  webhooks?: WebhookDeliveryOptions;
 }
 
 export class PipelineRuntime {
@@ -38,8 +41,12 @@ export class PipelineRuntime {
   readonly #ticks = new Set<Promise<void>>();
   /** Steps completed by this process, for benchmarks and operators. */
   steps = 0;
+  /** The webhook delivery worker (its clock is injectable for tests); null without `opts.webhooks`. */
+  readonly webhooks: WebhookDeliveryWorker | null;
 
-  constructor(private readonly ctx: PipelineContext, private readonly opts: RuntimeOptions) {}
+  constructor(private readonly ctx: PipelineContext, private readonly opts: RuntimeOptions) {
+    this.webhooks = opts.webhooks ? new WebhookDeliveryWorker(ctx.kv, opts.id, opts.webhooks, ctx.log) : null;
+  }
 
   start() {
     if (this.#running) return;
@@ -70,6 +77,8 @@ export class PipelineRuntime {
         () => treasuryTick(this.ctx, chain, this.opts.id, this.opts.watchMs * 10),
       );
     }
+    const webhooks = this.webhooks;
+    if (webhooks) this.#loop("webhooks", webhooks.opts.pollMs, () => webhooks.tick());
     if (this.opts.produceBlock) {
       const produce = this.opts.produceBlock;
       const blockMs = this.opts.blockMs ?? 1000;
@@ -86,6 +95,7 @@ export class PipelineRuntime {
     for (const t of this.#timers) clearTimeout(t);
     this.#timers.clear();
     await Promise.allSettled([...this.#ticks]);
+    await this.webhooks?.stop();
     while (this.#active > 0) await new Promise((r) => setTimeout(r, 10));
   }
 

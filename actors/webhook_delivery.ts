@@ -13,7 +13,6 @@ import { type Log, redactUrls } from "../chains/shared/redact.ts";
 import {
   DELIVERY_RETENTION_MS,
   type DeliveryAttempt,
-  deliveryKey,
   dueKey,
   getDelivery,
   getEndpoint,

@@ -25,10 +25,11 @@ import { type ChainPlan, chainPlan, DEVNET_CHAIN_ID, proveChainNodes } from "./c
 import { PipelineRuntime } from "./actors/runtime.ts";
 import { SimLedger } from "./chains/sim/ledger.ts";
 import { orderRoutes, orderRoutesPrefetch } from "./routes/orders.ts";
+import { orderStreamRoutes } from "./routes/order_stream.ts";
 import { redactedLog } from "./chains/shared/redact.ts";
 import { Signer } from "./chains/signer.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
-// import { webhookSink } from "./kv/webhooks.ts";
+import { webhookSink } from "./kv/webhooks.ts";
 import { DEFAULT_WEBHOOK_OPTIONS } from "./actors/webhook_delivery.ts";
 
 export interface Services {
@@ -43,6 +44,8 @@ export interface Services {
   chainPlan: ChainPlan;
   /** Chains served by embedded simulated ledgers. */
   simulatedChains: ChainSymbol[];
+  /** Abort before shutting the server down: open event streams (GET /orders/stream) end instead of holding it. */
+  shutdown: AbortController;
 }
 
 export async function buildServices(config: Config, secrets?: Secrets): Promise<Services> {
@@ -97,6 +100,7 @@ export async function buildServices(config: Config, secrets?: Secrets): Promise<
     pipeline: setup.chains ? pipelineContext(config, kv, transferAddress, setup as ChainSetup, plan, settings) : null,
     chainPlan: plan,
     simulatedChains: setup.simulated,
+    shutdown: new AbortController(),
   };
 }
 
@@ -176,7 +180,7 @@ export function pipelineRuntime(s: Services): PipelineRuntime | null {
     blockMs,
     blockChains: s.simulatedChains,
     produceBlock: (chain) => new SimLedger(kv, chain).sealBlock(),
-    // eventSinks: [webhookSink()], (with the events branch)
+    eventSinks: [webhookSink()],
     webhooks: {
       ...DEFAULT_WEBHOOK_OPTIONS,
       pollMs: Math.min(DEFAULT_WEBHOOK_OPTIONS.pollMs, s.config.sweepMs),
@@ -207,6 +211,7 @@ export function createApp(s: Services): Hono {
   app.use("/orders/*", requireJwt(s.kv, s.tokens, { cache, prefetch: orderRoutesPrefetch }));
   app.route("/mint", mintRoutes(s.kv, (chain, index) => s.deriver.depositAddress(chain, index), enabled));
   app.route("/burn", burnRoutes(s.kv, s.uAssetTransferAddress, enabled, s.chainPlan.utxoNetworks));
+  app.route("/orders", orderStreamRoutes(s.kv, { shutdown: s.shutdown.signal })); // before /orders/:id
   app.route("/orders", orderRoutes(s.kv));
   app.route("/webhooks", webhookRoutes(s.kv, { chainMode: s.config.chainMode }));
   // Sim and devnet only, and then for the simulated chains only; live mode never mounts it (404).

@@ -12,6 +12,7 @@ import { stepOrder, WAKE, type WakeMessage } from "./order_actor.ts";
 import { watchOnce } from "./watcher.ts";
 import { treasuryTick } from "./sweeper.ts";
 import { type WebhookDeliveryOptions, WebhookDeliveryWorker } from "./webhook_delivery.ts";
+import { type EventSink, hasOutboxEvents, sequenceOrderEvents } from "../kv/order_events.ts";
 
 export const ALL_CHAINS: ChainSymbol[] = [...NATIVE_CHAINS, ...EVM_CHAINS];
 
@@ -30,6 +31,10 @@ export interface RuntimeOptions {
   useQueue: boolean;
   /** Webhook deliveries (actors/webhook_delivery.ts): a worker loop of its own; unset, none are attempted. */
   webhooks?: WebhookDeliveryOptions;
+  /** What reacts to each order event in the sequencer's atomic (kv/order_events.ts): webhook deliveries. */
+  eventSinks?: EventSink[];
+  /** How often the order event sequencer looks at the outbox (idle: one read); default 50 ms. */
+  eventsMs?: number;
 }
 
 export class PipelineRuntime {
@@ -79,6 +84,13 @@ export class PipelineRuntime {
     }
     const webhooks = this.webhooks;
     if (webhooks) this.#loop("webhooks", webhooks.opts.pollMs, () => webhooks.tick());
+    // Order events get their per-owner seq from one process at a time (the sequencer is also safe without it).
+    const eventsMs = this.opts.eventsMs ?? 50;
+    this.#loop("order events", eventsMs, async () => {
+      if (!(await hasOutboxEvents(this.ctx.kv))) return;
+      if (!(await acquireLease(this.ctx.kv, "order-events", this.opts.id, Math.max(5_000, eventsMs * 20)))) return;
+      await sequenceOrderEvents(this.ctx.kv, this.opts.eventSinks ?? []);
+    });
     if (this.opts.produceBlock) {
       const produce = this.opts.produceBlock;
       const blockMs = this.opts.blockMs ?? 1000;

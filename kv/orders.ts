@@ -7,6 +7,7 @@ import { z } from "zod";
 import { EVM_CHAINS, NATIVE, NATIVE_CHAINS, type NativeChain, nativeToWei } from "../chains/catalog.ts";
 import { ORDER_ERROR_KINDS } from "../messages.ts";
 import type { Consumed, DeathProof, Expiry } from "../chains/adapter.ts";
+import { addOutboxEvent } from "./order_events.ts";
 
 export const ORDER_TYPES = ["mint", "burn"] as const;
 export const ORDER_STATUSES = [
@@ -402,7 +403,22 @@ export function addOrderCreate(atomic: Deno.AtomicOperation, order: Order): Deno
   for (const f of filtersOf(o)) {
     atomic.set(ownerIndexKey(o.owner, f, o.id), o).sum(ownerCounterKey(o.owner, f), ONE);
   }
+  addStatusEvent(atomic, o, o.createdAt);
   return atomic.set(statusIndexKey(o.status, o.id), o.id).sum(ownerVersionKey(o.owner), ONE);
+}
+
+/**
+ * The order event of `o` entering its status (kv/order_events.ts), in the same atomic as the change: an event exists
+ * exactly when the change committed.
+ */
+function addStatusEvent(atomic: Deno.AtomicOperation, o: Order, at: string) {
+  addOutboxEvent(atomic, {
+    id: newOrderId(),
+    type: `order.${o.status}`,
+    createdAt: at,
+    owner: o.owner,
+    order: toOrderView(o),
+  });
 }
 
 /**
@@ -433,6 +449,7 @@ export function addOrderUpdate(
   }
   if (before.status !== o.status) {
     atomic.delete(statusIndexKey(before.status, o.id)).set(statusIndexKey(o.status, o.id), o.id);
+    addStatusEvent(atomic, o, o.updatedAt ?? new Date().toISOString());
   }
   return atomic.sum(ownerVersionKey(o.owner), ONE);
 }

@@ -41,6 +41,7 @@ export async function startTestServer(env: Record<string, string> = {}) {
     dir,
     kvPath,
     async close() {
+      services.shutdown.abort(); // ends open event streams, which server.shutdown() would wait for
       await pipeline?.stop();
       await server.shutdown();
       services.kv.close();

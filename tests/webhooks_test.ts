@@ -13,6 +13,8 @@ import { MAX_ENDPOINTS_PER_WALLET, webhookSink } from "../kv/webhooks.ts";
 import { API_ERRORS, webhookEndpointLimit } from "../messages.ts";
 import { checkWebhookUrl } from "../routes/webhooks.ts";
 import { WebhookDeliveryWorker } from "../actors/webhook_delivery.ts";
+import { listOwnerEvents } from "../kv/order_events.ts";
+import { depositAddress, FAST_PIPELINE, sim, terminal, waitForOrders } from "./support/pipeline.ts";
 import { call, randomWallet, startTestServer, TEST_BASE_URL, type TestServer, tokenFor } from "./support/server.ts";
 
 // Fast retries: the first retry after about 20 ms; requests time out after 2 s.
@@ -44,7 +46,9 @@ interface Received {
 
 function receiver(answer: (r: Omit<Received, "answered">, all: Received[]) => number | Promise<number> = () => 200) {
   const requests: Received[] = [];
+  let arrived = 0;
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+    arrived++;
     const raw = await req.text();
     const r = { raw, event: JSON.parse(raw) as OrderEvent, headers: req.headers };
     const status = await answer(r, requests);
@@ -54,6 +58,8 @@ function receiver(answer: (r: Omit<Received, "answered">, all: Received[]) => nu
   return {
     url: `http://127.0.0.1:${server.addr.port}/hook`,
     requests,
+    /** Requests received, answered or not. */
+    arrived: () => arrived,
     delivered: () => requests.filter((r) => r.answered >= 200 && r.answered < 300),
     close: () => server.shutdown(),
   };
@@ -645,5 +651,78 @@ Deno.test("webhook delivery: a timeout is a failed attempt with its error; delet
     release();
     await server.close();
     await hook.close();
+  }
+});
+
+Deno.test("webhook delivery of real mints: a hanging endpoint does not delay the pipeline; every event arrives in order", async () => {
+  // Requests are never timed out during the test: the hanging receiver holds every request it gets.
+  const server = await startTestServer({ ...FAST_PIPELINE, WEBHOOK_TIMEOUT_MS: "60000" });
+  let release: () => void = () => {};
+  const released = new Promise<void>((r) => (release = r));
+  const slow = receiver(async () => {
+    await released;
+    return 200;
+  });
+  const fast = receiver();
+  try {
+    const withSlow = await partnerWith(server); // a fast and a hanging endpoint
+    const without = await partnerWith(server); // a fast endpoint only
+    await register(server, withSlow.token, fast.url);
+    await register(server, withSlow.token, slow.url);
+    await register(server, without.token, fast.url);
+    for (const p of [withSlow, without]) {
+      const address = await depositAddress(server, p.token, "sol", "base");
+      for (let i = 0; i < 3; i++) {
+        await sim(server, "deposits", { chain: "sol", address, amount: `${500_000_000 + i}` });
+      }
+    }
+    const done = (orders: { status: string }[]) => orders.length === 3 && orders.every(terminal);
+    const ordersWith = await waitForOrders(server, withSlow.token, done, { timeoutMs: 30_000 });
+    const ordersWithout = await waitForOrders(server, without.token, done, { timeoutMs: 30_000 });
+    // The mints of the wallet whose endpoint hangs completed like the others', while that endpoint answered nothing.
+    assert.deepEqual(ordersWith.map((o) => o.status), ["completed", "completed", "completed"]);
+    assert.deepEqual(ordersWithout.map((o) => o.status), ["completed", "completed", "completed"]);
+    await waitFor("the hanging endpoint to be called", () => slow.arrived() > 0);
+    assert.equal(slow.requests.length, 0, "the hanging endpoint has not answered yet");
+
+    // Each wallet's event log (what the sequencer recorded) reaches the fast endpoint, in order per order.
+    const kv = server.services.kv;
+    const logs = new Map<string, OrderEvent[]>();
+    for (const p of [withSlow, without]) {
+      // The sequencer may be a moment behind the orders.
+      logs.set(
+        p.owner,
+        await waitFor("the event log", async () => {
+          const log = await listOwnerEvents(kv, p.owner, 0, 1000);
+          return log.filter((e) => e.type === "order.completed").length === 3 && log;
+        }),
+      );
+    }
+    const expected = (owner: string, orderId: string) =>
+      logs.get(owner)!.filter((e) => e.order.id === orderId).map((e) => e.order.status);
+    const total = [...logs.values()].reduce((n, l) => n + l.length, 0);
+    await waitFor("the fast endpoint's events", () => fast.delivered().length === total, 20_000);
+    for (const [owner, log] of logs) {
+      for (const orderId of new Set(log.map((e) => e.order.id))) {
+        const statuses = expected(owner, orderId);
+        assert.deepEqual(statuses.at(0), "pending");
+        assert.deepEqual(statuses.at(-1), "completed");
+        assert.deepEqual(statusesOf(fast.delivered(), orderId), statuses);
+      }
+    }
+
+    // Released, the hanging endpoint gets its wallet's events too, in order per order.
+    release();
+    const own = logs.get(withSlow.owner)!;
+    await waitFor("the slow endpoint's events", () => slow.delivered().length === own.length, 20_000);
+    for (const orderId of new Set(own.map((e) => e.order.id))) {
+      assert.deepEqual(statusesOf(slow.delivered(), orderId), expected(withSlow.owner, orderId));
+    }
+    assert.ok(slow.delivered().every((r) => r.event.owner === withSlow.owner), "scoped to the endpoint's wallet");
+  } finally {
+    release();
+    await server.close();
+    await slow.close();
+    await fast.close();
   }
 });

@@ -13,10 +13,10 @@ import { type Log, redactUrls } from "../chains/shared/redact.ts";
 import {
   DELIVERY_RETENTION_MS,
   type DeliveryAttempt,
+  dueDeliveries,
   dueKey,
   getDelivery,
   getEndpoint,
-  listDueDeliveries,
   queueHead,
   queueKey,
   signingSecrets,
@@ -42,8 +42,8 @@ export interface WebhookDeliveryOptions {
 
 export const DEFAULT_WEBHOOK_OPTIONS: WebhookDeliveryOptions = {
   pollMs: 250,
-  concurrency: 16,
-  perEndpoint: 4,
+  concurrency: 32,
+  perEndpoint: 8,
   timeoutMs: 10_000,
   backoffBaseMs: 10_000,
   backoffMaxMs: 3600_000,
@@ -77,6 +77,9 @@ export class WebhookDeliveryWorker {
   readonly #perEndpoint = new Map<string, number>();
   readonly #tasks = new Set<Promise<void>>();
   readonly #stop = new AbortController();
+  #kicked = false;
+  #scanning = false;
+  #again = false;
 
   constructor(
     private readonly kv: Deno.Kv,
@@ -85,11 +88,30 @@ export class WebhookDeliveryWorker {
     private readonly log: Log,
   ) {}
 
-  /** Starts attempts of due deliveries, up to the limits; returns without waiting for them. */
+  /**
+   * Starts attempts of due deliveries, up to the limits; returns without waiting for them. Calls that overlap one in
+   * progress make it scan once more instead of scanning beside it.
+   */
   async tick(): Promise<void> {
+    if (this.#scanning) {
+      this.#again = true;
+      return;
+    }
+    this.#scanning = true;
+    try {
+      do {
+        this.#again = false;
+        await this.#scan();
+      } while (this.#again && !this.#stop.signal.aborted);
+    } finally {
+      this.#scanning = false;
+    }
+  }
+
+  async #scan(): Promise<void> {
     if (this.#stop.signal.aborted || this.#inFlight.size >= this.opts.concurrency) return;
-    const due = await listDueDeliveries(this.kv, this.now(), 500);
-    for (const { endpointId, deliveryId, dueAt } of due) {
+    // Read lazily: the scan stops as soon as the slots are full; entries of busy endpoints are passed over.
+    for await (const { endpointId, deliveryId, dueAt } of dueDeliveries(this.kv, this.now(), 1000)) {
       if (this.#inFlight.size >= this.opts.concurrency) break;
       if (this.#inFlight.has(deliveryId)) continue;
       const busy = this.#perEndpoint.get(endpointId) ?? 0;
@@ -104,9 +126,23 @@ export class WebhookDeliveryWorker {
           if (left > 0) this.#perEndpoint.set(endpointId, left);
           else this.#perEndpoint.delete(endpointId);
           this.#tasks.delete(task);
+          this.#kick();
         });
       this.#tasks.add(task);
     }
+  }
+
+  /** A freed slot looks for more work at once instead of at the next poll (bursts and ordered chains). */
+  #kick() {
+    if (this.#kicked || this.#stop.signal.aborted) return;
+    this.#kicked = true;
+    setTimeout(() => {
+      this.#kicked = false;
+      if (this.#stop.signal.aborted) return;
+      const tick = this.tick().catch((err) => this.log("webhook deliveries: tick failed; retrying", err));
+      this.#tasks.add(tick);
+      tick.finally(() => this.#tasks.delete(tick));
+    }, 0);
   }
 
   /** Aborts requests in flight (their deliveries become due again when their leases end) and waits for the tasks. */

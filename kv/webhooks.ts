@@ -224,8 +224,8 @@ function newDelivery(
 
 /** Adds a new pending delivery to `atomic`: its record, its queue entry and its due entry (the worker checks order). */
 function addDelivery(atomic: Deno.AtomicOperation, d: WebhookDelivery): Deno.AtomicOperation {
+  // No check: the id is a new UUIDv7 (random bits), and the sequencer's atomic has room for 100 checks only.
   return atomic
-    .check({ key: deliveryKey(d.endpointId, d.id), versionstamp: null })
     .set(deliveryKey(d.endpointId, d.id), d)
     .set(queueKey(d), d.id)
     .set(dueKey(d.dueAt!, d.id), d.endpointId);
@@ -325,18 +325,17 @@ export async function queueHead(
   return out;
 }
 
-/** Due deliveries (`dueAt <= nowMs`), earliest first. */
-export async function listDueDeliveries(
+/** Due deliveries (`dueAt <= nowMs`), earliest first, read lazily in pages of `pageSize` (stop early by breaking). */
+export async function* dueDeliveries(
   kv: Deno.Kv,
   nowMs: number,
-  limit: number,
-): Promise<{ endpointId: string; deliveryId: string; dueAt: number }[]> {
-  const out = [];
-  const iter = kv.list<string>({ start: ["webhook_due", 0], end: ["webhook_due", nowMs + 1] }, { limit });
-  for await (const e of iter) {
-    out.push({ endpointId: e.value, deliveryId: e.key[2] as string, dueAt: e.key[1] as number });
+  max: number,
+  pageSize = 64,
+): AsyncGenerator<{ endpointId: string; deliveryId: string; dueAt: number }> {
+  const selector = { start: ["webhook_due", 0], end: ["webhook_due", nowMs + 1] };
+  for await (const e of kv.list<string>(selector, { limit: max, batchSize: pageSize })) {
+    yield { endpointId: e.value, deliveryId: e.key[2] as string, dueAt: e.key[1] as number };
   }
-  return out;
 }
 
 /** Appends an attempt, keeping the newest `MAX_ATTEMPTS_KEPT`. */

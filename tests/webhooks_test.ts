@@ -12,7 +12,7 @@ import type { OrderEvent } from "../kv/order_events.ts";
 import { MAX_ENDPOINTS_PER_WALLET, webhookSink } from "../kv/webhooks.ts";
 import { API_ERRORS, webhookEndpointLimit } from "../messages.ts";
 import { checkWebhookUrl } from "../routes/webhooks.ts";
-import { WebhookDeliveryWorker } from "../actors/webhook_delivery.ts";
+import { backoffMs, DEFAULT_WEBHOOK_OPTIONS, WebhookDeliveryWorker } from "../actors/webhook_delivery.ts";
 import { listOwnerEvents } from "../kv/order_events.ts";
 import { depositAddress, FAST_PIPELINE, sim, terminal, waitForOrders } from "./support/pipeline.ts";
 import { call, randomWallet, startTestServer, TEST_BASE_URL, type TestServer, tokenFor } from "./support/server.ts";
@@ -181,6 +181,15 @@ Deno.test("webhook endpoints: register shows the whsec_ secret once, list hides 
       assert.equal(r.status, 404, `${method} ${path}`);
       assert.deepEqual(r.body, notFound);
     }
+    // A bad delivery-log limit.
+    for (const limit of ["0", "101", "abc"]) {
+      const bad = await call(server, "GET", `/webhooks/endpoints/${created.id}/deliveries?limit=${limit}`, {
+        token: a.token,
+      });
+      assert.equal(bad.status, 400, limit);
+      assert.equal(bad.body.message, API_ERRORS.validationError.message);
+      assert.deepEqual(bad.body.error.issues.map((i: { path: string[] }) => i.path), [["limit"]]);
+    }
     // Unknown delivery of one's own endpoint.
     const r = await call(server, "POST", `/webhooks/endpoints/${created.id}/deliveries/${newOrderId()}/replay`, {
       token: a.token,
@@ -287,6 +296,25 @@ Deno.test("webhook URL rules: live mode refuses http, localhost and loopback/pri
 });
 
 // ---- deliveries ----
+
+Deno.test("webhook backoff: 10 s doubling with jitter within 20%, capped at 1 h; retries span more than 24 h", () => {
+  const { backoffBaseMs: base, backoffMaxMs: max, giveUpMs } = DEFAULT_WEBHOOK_OPTIONS;
+  assert.equal(base, 10_000);
+  assert.equal(max, 3600_000);
+  assert.equal(giveUpMs, 24 * 3600_000);
+  for (let n = 1; n <= 12; n++) {
+    const plain = Math.min(max, base * 2 ** (n - 1));
+    assert.equal(backoffMs(n, base, max, () => 0.5), plain, `attempt ${n} without jitter`);
+    assert.ok(backoffMs(n, base, max, () => 0) >= Math.round(plain * 0.8));
+    assert.ok(backoffMs(n, base, max, () => 0.999) <= Math.min(max, Math.round(plain * 1.2)));
+  }
+  assert.equal(backoffMs(1000, base, max, () => 0.999), max, "never above the cap");
+  // With the shortest jitter, the attempts needed to pass 24 h: a delivery is tried until then (then failed).
+  let elapsed = 0;
+  let attempts = 1;
+  while (elapsed < giveUpMs) elapsed += backoffMs(attempts++, base, max, () => 0);
+  assert.ok(attempts > 20 && attempts < 40, `${attempts} attempts over 24 h`);
+});
 
 Deno.test("webhook delivery: the signed request verifies with the docs' snippet and fails with a wrong secret", async () => {
   const verifyWebhook = await docSnippet();

@@ -13,10 +13,11 @@ import { type Log, redactUrls } from "../chains/shared/redact.ts";
 import {
   DELIVERY_RETENTION_MS,
   type DeliveryAttempt,
-  dueDeliveries,
   dueKey,
+  dueOfEndpoint,
   getDelivery,
   getEndpoint,
+  nextDueEndpoint,
   queueHead,
   queueKey,
   signingSecrets,
@@ -51,6 +52,8 @@ export const DEFAULT_WEBHOOK_OPTIONS: WebhookDeliveryOptions = {
 };
 
 const encoder = new TextEncoder();
+/** Endpoints with due entries looked at by one scan, at most (the next scan goes on from there). */
+const MAX_ENDPOINTS_PER_SCAN = 200;
 
 /** `v1` of `Webhook-Signature`: hex HMAC-SHA256 keyed with the secret string over `${timestamp}.${rawBody}`. */
 export function signPayload(secret: string, timestamp: number, rawBody: string): string {
@@ -79,6 +82,8 @@ export class WebhookDeliveryWorker {
   readonly #stop = new AbortController();
   #kicked = false;
   #scanning = false;
+  /** The endpoint the last scan stopped at; the next one starts after it. */
+  #cursor: string | null = null;
   #again = false;
 
   constructor(
@@ -108,28 +113,52 @@ export class WebhookDeliveryWorker {
     }
   }
 
+  /**
+   * Visits the endpoints that have due entries, from where the last scan stopped and around (fairness when slots are
+   * few), at most `MAX_ENDPOINTS_PER_SCAN` of them, and starts their due deliveries while slots are free.
+   */
   async #scan(): Promise<void> {
-    if (this.#stop.signal.aborted || this.#inFlight.size >= this.opts.concurrency) return;
-    // Read lazily: the scan stops as soon as the slots are full; entries of busy endpoints are passed over.
-    for await (const { endpointId, deliveryId, dueAt } of dueDeliveries(this.kv, this.now(), 1000)) {
-      if (this.#inFlight.size >= this.opts.concurrency) break;
-      if (this.#inFlight.has(deliveryId)) continue;
+    const start = this.#cursor;
+    let cursor = start;
+    let wrapped = false;
+    for (let visited = 0; visited < MAX_ENDPOINTS_PER_SCAN; visited++) {
+      if (this.#stop.signal.aborted || this.#inFlight.size >= this.opts.concurrency) break;
+      const endpointId = await nextDueEndpoint(this.kv, cursor);
+      if (endpointId === null) {
+        if (wrapped || start === null) break;
+        wrapped = true;
+        cursor = null;
+        visited--;
+        continue;
+      }
+      if (wrapped && start !== null && endpointId > start) break; // around once
+      cursor = endpointId;
       const busy = this.#perEndpoint.get(endpointId) ?? 0;
       if (busy >= this.opts.perEndpoint) continue;
-      this.#inFlight.add(deliveryId);
-      this.#perEndpoint.set(endpointId, busy + 1);
-      const task = this.#process(endpointId, deliveryId, dueAt)
-        .catch((err) => this.log(`webhook delivery ${deliveryId}: attempt crashed; it will be retried`, err))
-        .finally(() => {
-          this.#inFlight.delete(deliveryId);
-          const left = (this.#perEndpoint.get(endpointId) ?? 1) - 1;
-          if (left > 0) this.#perEndpoint.set(endpointId, left);
-          else this.#perEndpoint.delete(endpointId);
-          this.#tasks.delete(task);
-          this.#kick();
-        });
-      this.#tasks.add(task);
+      const due = await dueOfEndpoint(this.kv, endpointId, this.now(), this.opts.perEndpoint);
+      for (const { deliveryId, dueAt } of due) {
+        if (this.#inFlight.size >= this.opts.concurrency) break;
+        if ((this.#perEndpoint.get(endpointId) ?? 0) >= this.opts.perEndpoint) break;
+        if (!this.#inFlight.has(deliveryId)) this.#start(endpointId, deliveryId, dueAt);
+      }
     }
+    this.#cursor = cursor;
+  }
+
+  #start(endpointId: string, deliveryId: string, dueAt: number) {
+    this.#inFlight.add(deliveryId);
+    this.#perEndpoint.set(endpointId, (this.#perEndpoint.get(endpointId) ?? 0) + 1);
+    const task = this.#process(endpointId, deliveryId, dueAt)
+      .catch((err) => this.log(`webhook delivery ${deliveryId}: attempt crashed; it will be retried`, err))
+      .finally(() => {
+        this.#inFlight.delete(deliveryId);
+        const left = (this.#perEndpoint.get(endpointId) ?? 1) - 1;
+        if (left > 0) this.#perEndpoint.set(endpointId, left);
+        else this.#perEndpoint.delete(endpointId);
+        this.#tasks.delete(task);
+        this.#kick();
+      });
+    this.#tasks.add(task);
   }
 
   /** A freed slot looks for more work at once instead of at the next poll (bursts and ordered chains). */
@@ -157,7 +186,7 @@ export class WebhookDeliveryWorker {
     const d = entry.value;
     if (!d || d.state !== "pending" || d.dueAt !== listedDueAt) {
       // A stale due entry (the delivery moved on): drop it unless the delivery changed meanwhile.
-      await kv.atomic().check(entry).delete(dueKey(listedDueAt, deliveryId)).commit();
+      await kv.atomic().check(entry).delete(dueKey(endpointId, listedDueAt, deliveryId)).commit();
       return;
     }
     const now = this.now();
@@ -167,7 +196,8 @@ export class WebhookDeliveryWorker {
     const [head] = await queueHead(kv, endpointId, d.orderId);
     if (head && head.value !== d.id) {
       const waiting: WebhookDelivery = { ...d, dueAt: null, lease: null };
-      await kv.atomic().check(entry).check(head).set(entry.key, waiting).delete(dueKey(d.dueAt, d.id)).commit();
+      await kv.atomic().check(entry).check(head).set(entry.key, waiting).delete(dueKey(endpointId, d.dueAt, d.id))
+        .commit();
       return;
     }
 
@@ -183,8 +213,8 @@ export class WebhookDeliveryWorker {
     const claim = await kv.atomic()
       .check(entry)
       .set(entry.key, claimed)
-      .delete(dueKey(d.dueAt, d.id))
-      .set(dueKey(leaseUntil, d.id), endpointId)
+      .delete(dueKey(endpointId, d.dueAt, d.id))
+      .set(dueKey(endpointId, leaseUntil, d.id), null)
       .commit();
     if (!claim.ok) return; // another worker has it
 
@@ -220,9 +250,9 @@ export class WebhookDeliveryWorker {
   async #finish(claimed: Deno.KvEntry<WebhookDelivery>, next: WebhookDelivery, dueAt: number): Promise<boolean> {
     const kv = this.kv;
     for (let tries = 0; tries < 20; tries++) {
-      const atomic = kv.atomic().check(claimed).delete(dueKey(dueAt, next.id));
+      const atomic = kv.atomic().check(claimed).delete(dueKey(next.endpointId, dueAt, next.id));
       if (next.state === "pending") {
-        atomic.set(claimed.key, next).set(dueKey(next.dueAt!, next.id), next.endpointId);
+        atomic.set(claimed.key, next).set(dueKey(next.endpointId, next.dueAt!, next.id), null);
       } else {
         const now = this.now();
         const final = { ...next, dueAt: null, lease: null, finishedAt: new Date(now).toISOString() };
@@ -233,7 +263,7 @@ export class WebhookDeliveryWorker {
           // Checked whatever its state: a delivery that starts waiting meanwhile makes this commit retry.
           atomic.check(n);
           if (n.value && n.value.state === "pending" && n.value.dueAt === null) {
-            atomic.set(n.key, { ...n.value, dueAt: now }).set(dueKey(now, n.value.id), n.value.endpointId);
+            atomic.set(n.key, { ...n.value, dueAt: now }).set(dueKey(n.value.endpointId, now, n.value.id), null);
           }
         }
       }

@@ -10,8 +10,9 @@
  *   log lists in creation order). Finished deliveries expire after `DELIVERY_RETENTION_MS`.
  * - `["webhook_queue", endpointId, orderId, seq, sub]` -> deliveryId: the deliveries of one order to one endpoint not
  *   yet finished, in event order; only the first is ever attempted (ordering per order and endpoint).
- * - `["webhook_due", dueAtMs, deliveryId]` -> endpointId: when the delivery may next be attempted. A delivery waiting
- *   behind an earlier one of its order has `dueAt: null` and no due entry; the one before it puts it back when done.
+ * - `["webhook_due", endpointId, dueAtMs, deliveryId]` -> null: when the delivery may next be attempted, per endpoint
+ *   (so a slow endpoint's backlog never hides another endpoint's due deliveries from the worker's scan). A delivery
+ *   waiting behind an earlier one of its order has `dueAt: null` and no due entry; the one before it puts it back.
  */
 import { newOrderId } from "./orders.ts";
 import type { OrderEvent } from "./order_events.ts";
@@ -78,7 +79,12 @@ export const queueKey = (d: Pick<WebhookDelivery, "endpointId" | "orderId" | "po
   d.position[0],
   d.position[1],
 ];
-export const dueKey = (dueAt: number, deliveryId: string): Deno.KvKey => ["webhook_due", dueAt, deliveryId];
+export const dueKey = (endpointId: string, dueAt: number, deliveryId: string): Deno.KvKey => [
+  "webhook_due",
+  endpointId,
+  dueAt,
+  deliveryId,
+];
 
 /** A new signing secret: `whsec_` and 32 random bytes in hex. The HMAC key is this whole string (UTF-8). */
 export function newSecret(): string {
@@ -228,7 +234,7 @@ function addDelivery(atomic: Deno.AtomicOperation, d: WebhookDelivery): Deno.Ato
   return atomic
     .set(deliveryKey(d.endpointId, d.id), d)
     .set(queueKey(d), d.id)
-    .set(dueKey(d.dueAt!, d.id), d.endpointId);
+    .set(dueKey(d.endpointId, d.dueAt!, d.id), null);
 }
 
 /**
@@ -325,17 +331,29 @@ export async function queueHead(
   return out;
 }
 
-/** Due deliveries (`dueAt <= nowMs`), earliest first, read lazily in pages of `pageSize` (stop early by breaking). */
-export async function* dueDeliveries(
+/** The first endpoint after `after` (in key order; from the first when null) with a due entry, now or later. */
+export async function nextDueEndpoint(kv: Deno.Kv, after: string | null): Promise<string | null> {
+  // `after + "\0"` is the smallest id above `after`: every key of `after` sorts before it.
+  const selector = after === null
+    ? { prefix: ["webhook_due"] }
+    : { prefix: ["webhook_due"], start: ["webhook_due", after + "\0"] };
+  for await (const e of kv.list(selector, { limit: 1 })) return e.key[1] as string;
+  return null;
+}
+
+/** The endpoint's deliveries due by `nowMs`, earliest first. */
+export async function dueOfEndpoint(
   kv: Deno.Kv,
+  endpointId: string,
   nowMs: number,
-  max: number,
-  pageSize = 64,
-): AsyncGenerator<{ endpointId: string; deliveryId: string; dueAt: number }> {
-  const selector = { start: ["webhook_due", 0], end: ["webhook_due", nowMs + 1] };
-  for await (const e of kv.list<string>(selector, { limit: max, batchSize: pageSize })) {
-    yield { endpointId: e.value, deliveryId: e.key[2] as string, dueAt: e.key[1] as number };
+  limit: number,
+): Promise<{ deliveryId: string; dueAt: number }[]> {
+  const out = [];
+  const selector = { start: ["webhook_due", endpointId], end: ["webhook_due", endpointId, nowMs + 1] };
+  for await (const e of kv.list(selector, { limit })) {
+    out.push({ deliveryId: e.key[3] as string, dueAt: e.key[2] as number });
   }
+  return out;
 }
 
 /** Appends an attempt, keeping the newest `MAX_ATTEMPTS_KEPT`. */

@@ -754,3 +754,32 @@ Deno.test("webhook delivery of real mints: a hanging endpoint does not delay the
     await fast.close();
   }
 });
+
+Deno.test("webhook delivery: a hanging endpoint's backlog of 300 due deliveries does not hold back another endpoint", async () => {
+  const server = await startTestServer(WEBHOOK_ENV);
+  let release: () => void = () => {};
+  const released = new Promise<void>((r) => (release = r));
+  const hanging = receiver(async () => {
+    await released;
+    return 200;
+  });
+  const fast = receiver();
+  try {
+    const a = await partnerWith(server);
+    const b = await partnerWith(server);
+    await register(server, a.token, hanging.url);
+    await register(server, b.token, fast.url);
+    const backlog = Array.from({ length: 300 }, () => orderEvent(a.owner, newOrderId(), "pending"));
+    for (let i = 0; i < backlog.length; i += 50) await emit(server.services.kv, backlog.slice(i, i + 50));
+    await waitFor("the hanging endpoint to be called", () => hanging.arrived() > 0);
+    await emit(server.services.kv, Array.from({ length: 20 }, () => orderEvent(b.owner, newOrderId(), "pending")));
+    await waitFor("the other endpoint's deliveries", () => fast.delivered().length === 20);
+    assert.equal(hanging.requests.length, 0, "the hanging endpoint has answered nothing yet");
+    assert.ok(hanging.arrived() <= DEFAULT_WEBHOOK_OPTIONS.perEndpoint, "at most perEndpoint requests to it at once");
+  } finally {
+    release();
+    await server.close();
+    await hanging.close();
+    await fast.close();
+  }
+});

@@ -24,6 +24,8 @@ export interface OrderStreamOptions {
    */
   pollMs?: number;
   log?: Log;
+  /** Counts the streams open in this process (for operators and tests). */
+  gauge?: { open: number };
 }
 
 const PAGE = 100;
@@ -87,18 +89,25 @@ export function orderStreamRoutes(kv: Deno.Kv, opts: OrderStreamOptions = {}) {
       const end = () => done.abort();
       if (opts.shutdown?.aborted) return;
       opts.shutdown?.addEventListener("abort", end, { once: true });
-      c.req.raw.signal.addEventListener("abort", end, { once: true });
       stream.onAbort(end);
+      // Set by the watch when the owner's seq record changes: the next wait returns at once, so a change seen
+      // while events are being written is not left for the poll.
+      let changed = false;
       let wake = () => {};
+      if (opts.gauge) opts.gauge.open++;
       const watch = kv.watch([ownerSeqKey(wallet)]).getReader();
       const watching = (async () => {
         try {
-          while (!(await watch.read()).done) wake();
+          while (!(await watch.read()).done) {
+            changed = true;
+            wake();
+          }
         } catch { /* cancelled */ }
       })();
       try {
         let lastOutput = Date.now();
         while (!done.signal.aborted) {
+          changed = false;
           for (;;) {
             const events = await listOwnerEvents(kv, wallet, after, PAGE);
             for (const event of events) {
@@ -113,6 +122,7 @@ export function orderStreamRoutes(kv: Deno.Kv, opts: OrderStreamOptions = {}) {
             lastOutput = Date.now();
           }
           await new Promise<void>((resolve) => {
+            if (changed || done.signal.aborted) return resolve();
             const timer = setTimeout(finish, Math.min(pollMs, heartbeatMs));
             function finish() {
               clearTimeout(timer);
@@ -131,6 +141,7 @@ export function orderStreamRoutes(kv: Deno.Kv, opts: OrderStreamOptions = {}) {
         opts.shutdown?.removeEventListener("abort", end);
         await watch.cancel().catch(() => {});
         await watching;
+        if (opts.gauge) opts.gauge.open--;
       }
     });
   });

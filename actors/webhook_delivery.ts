@@ -30,7 +30,10 @@ export interface WebhookDeliveryOptions {
   pollMs: number;
   /** Requests in flight at once in this process. */
   concurrency: number;
-  /** Requests in flight at once to one endpoint, so one slow endpoint cannot take every slot. */
+  /**
+   * Requests in flight at once to one endpoint, so one slow endpoint cannot take every slot; an endpoint whose last
+   * attempt failed or took over `SLOW_MS` gets `SLOW_PER_ENDPOINT` until an attempt is quick and accepted again.
+   */
   perEndpoint: number;
   /** Per request; no answer by then is a failed attempt. */
   timeoutMs: number;
@@ -43,7 +46,7 @@ export interface WebhookDeliveryOptions {
 
 export const DEFAULT_WEBHOOK_OPTIONS: WebhookDeliveryOptions = {
   pollMs: 250,
-  concurrency: 32,
+  concurrency: 256,
   perEndpoint: 8,
   timeoutMs: 10_000,
   backoffBaseMs: 10_000,
@@ -54,6 +57,10 @@ export const DEFAULT_WEBHOOK_OPTIONS: WebhookDeliveryOptions = {
 const encoder = new TextEncoder();
 /** Endpoints with due entries looked at by one scan, at most (the next scan goes on from there). */
 const MAX_ENDPOINTS_PER_SCAN = 200;
+/** An attempt slower than this (or failed) marks its endpoint slow: `SLOW_PER_ENDPOINT` requests at once to it. */
+const SLOW_MS = 1000;
+const SLOW_PER_ENDPOINT = 2;
+const MAX_SLOW_REMEMBERED = 10_000;
 
 /** `v1` of `Webhook-Signature`: hex HMAC-SHA256 keyed with the secret string over `${timestamp}.${rawBody}`. */
 export function signPayload(secret: string, timestamp: number, rawBody: string): string {
@@ -73,8 +80,6 @@ export class WebhookDeliveryWorker {
   delivered = 0;
   failed = 0;
   attempts = 0;
-  /** Called after each delivery is recorded delivered (benchmarks measure latency with it). */
-  onDelivered?: (d: WebhookDelivery, atMs: number) => void;
 
   readonly #inFlight = new Set<string>();
   readonly #perEndpoint = new Map<string, number>();
@@ -82,6 +87,8 @@ export class WebhookDeliveryWorker {
   readonly #stop = new AbortController();
   #kicked = false;
   #scanning = false;
+  /** Endpoints whose last attempt was slow or failed (see `SLOW_MS`). */
+  readonly #slow = new Set<string>();
   /** The endpoint the last scan stopped at; the next one starts after it. */
   #cursor: string | null = null;
   #again = false;
@@ -133,16 +140,20 @@ export class WebhookDeliveryWorker {
       }
       if (wrapped && start !== null && endpointId > start) break; // around once
       cursor = endpointId;
-      const busy = this.#perEndpoint.get(endpointId) ?? 0;
-      if (busy >= this.opts.perEndpoint) continue;
-      const due = await dueOfEndpoint(this.kv, endpointId, this.now(), this.opts.perEndpoint);
+      const limit = this.#limitOf(endpointId);
+      if ((this.#perEndpoint.get(endpointId) ?? 0) >= limit) continue;
+      const due = await dueOfEndpoint(this.kv, endpointId, this.now(), limit);
       for (const { deliveryId, dueAt } of due) {
         if (this.#inFlight.size >= this.opts.concurrency) break;
-        if ((this.#perEndpoint.get(endpointId) ?? 0) >= this.opts.perEndpoint) break;
+        if ((this.#perEndpoint.get(endpointId) ?? 0) >= limit) break;
         if (!this.#inFlight.has(deliveryId)) this.#start(endpointId, deliveryId, dueAt);
       }
     }
     this.#cursor = cursor;
+  }
+
+  #limitOf(endpointId: string): number {
+    return this.#slow.has(endpointId) ? Math.min(SLOW_PER_ENDPOINT, this.opts.perEndpoint) : this.opts.perEndpoint;
   }
 
   #start(endpointId: string, deliveryId: string, dueAt: number) {
@@ -223,6 +234,11 @@ export class WebhookDeliveryWorker {
     const after = this.now();
     let next = withAttempt(claimed, attempt);
     const ok = attempt.status !== null && attempt.status >= 200 && attempt.status < 300;
+    if (ok && attempt.latencyMs < SLOW_MS) this.#slow.delete(endpointId);
+    else if (!this.#stop.signal.aborted) {
+      if (this.#slow.size >= MAX_SLOW_REMEMBERED) this.#slow.clear();
+      this.#slow.add(endpointId);
+    }
     if (ok) {
       next = { ...next, state: "delivered" };
     } else if (after - Date.parse(next.firstAttemptAt!) >= this.opts.giveUpMs) {
@@ -236,10 +252,8 @@ export class WebhookDeliveryWorker {
       next,
       leaseUntil,
     );
-    if (done && next.state === "delivered") {
-      this.delivered++;
-      this.onDelivered?.(next, Date.now());
-    } else if (done && next.state === "failed") this.failed++;
+    if (done && next.state === "delivered") this.delivered++;
+    else if (done && next.state === "failed") this.failed++;
   }
 
   /**

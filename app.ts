@@ -32,6 +32,9 @@ import { orderRoutes, orderRoutesPrefetch } from "./routes/orders.ts";
 import { orderStreamRoutes } from "./routes/order_stream.ts";
 import { redactedLog } from "./chains/shared/redact.ts";
 import { Signer } from "./chains/signer.ts";
+import { webhookRoutes } from "./routes/webhooks.ts";
+import { webhookSink } from "./kv/webhooks.ts";
+import { DEFAULT_WEBHOOK_OPTIONS } from "./actors/webhook_delivery.ts";
 
 export interface Services {
   config: Config;
@@ -181,7 +184,13 @@ export function pipelineRuntime(s: Services): PipelineRuntime | null {
     blockMs,
     blockChains: s.simulatedChains,
     produceBlock: (chain) => new SimLedger(kv, chain).sealBlock(),
-    eventSinks: [],
+    eventSinks: [webhookSink()],
+    webhooks: {
+      ...DEFAULT_WEBHOOK_OPTIONS,
+      pollMs: Math.min(DEFAULT_WEBHOOK_OPTIONS.pollMs, s.config.sweepMs),
+      timeoutMs: s.config.webhookTimeoutMs,
+      backoffBaseMs: s.config.webhookBackoffBaseMs,
+    },
   });
 }
 
@@ -210,7 +219,7 @@ export function createApp(s: Services, readiness: Readiness = new Readiness("rea
   const cache = new VerifiedTokenCache();
   const jwt = requireJwt(s.kv, s.tokens, { cache });
   // "/x/*" also matches "/x" in Hono, so each gate is registered once.
-  for (const path of ["/mint/*", "/burn/*"]) app.use(path, jwt);
+  for (const path of ["/mint/*", "/burn/*", "/webhooks/*"]) app.use(path, jwt);
   app.use("/orders/*", requireJwt(s.kv, s.tokens, { cache, prefetch: orderRoutesPrefetch }));
   // Idempotency-Key on every POST: after every credential gate above, before every route below (docs/idempotency.md).
   app.on("POST", "*", idempotency(s.kv));
@@ -219,6 +228,7 @@ export function createApp(s: Services, readiness: Readiness = new Readiness("rea
   app.route("/burn", burnRoutes(s.kv, s.uAssetTransferAddress, enabled, s.chainPlan.utxoNetworks));
   app.route("/orders", orderStreamRoutes(s.kv, { shutdown: s.shutdown.signal })); // before /orders/:id
   app.route("/orders", orderRoutes(s.kv));
+  app.route("/webhooks", webhookRoutes(s.kv, { chainMode: s.config.chainMode }));
   // Sim and devnet only, and then for the simulated chains only; live mode never mounts it (404).
   if (s.config.chainMode !== "live" && s.simulatedChains.length > 0) {
     app.route("/sim", simRoutes(s.kv, s.uAssetTransferAddress, s.simulatedChains));

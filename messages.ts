@@ -55,6 +55,19 @@ export const API_ERRORS = {
     422,
     "This Idempotency-Key was already used with a different request (method, path or body); use a new key",
   ),
+  // docs/webhooks.md: endpoints and their delivery logs, scoped to the token's wallet.
+  webhookUrlInvalid: error(400, "Webhook URL must be an absolute https URL"),
+  webhookUrlNotHttps: error(
+    400,
+    "Webhook URL must use https (plain http is accepted only to a loopback address in sim and devnet modes)",
+  ),
+  webhookUrlCredentials: error(400, "Webhook URL must not contain credentials"),
+  webhookUrlPrivateHost: error(
+    400,
+    "Webhook URL must not point to localhost or a loopback, private or link-local address",
+  ),
+  webhookEndpointNotFound: error(404, "Webhook endpoint not found"),
+  webhookDeliveryNotFound: error(404, "Webhook delivery not found"),
 
   // README: unknown routes and unexpected failures (details only in the server log).
   notFound: error(404, "Not found"),
@@ -63,6 +76,10 @@ export const API_ERRORS = {
 
 /** Spec 7: an xrp memo (destination tag) above the chain's maximum, which the catalog's memo rule gives. */
 export const memoTooLarge = (max: bigint) => error(400, `Memo must not exceed maximum value (${max})`);
+
+/** docs/webhooks.md: registering more endpoints than a wallet may have. */
+export const webhookEndpointLimit = (max: number) =>
+  error(400, `A wallet may register at most ${max} webhook endpoints`);
 
 /** Sim mode's /sim routes (developers): a chain that runs live has no simulator to drive. */
 export const notSimulated = (chain: string) => error(400, `${chain} is a live chain here; it has no simulator`);

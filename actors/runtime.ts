@@ -11,6 +11,7 @@ import type { PipelineContext } from "./context.ts";
 import { stepOrder, WAKE, type WakeMessage } from "./order_actor.ts";
 import { watchOnce } from "./watcher.ts";
 import { treasuryTick } from "./sweeper.ts";
+import { type WebhookDeliveryOptions, WebhookDeliveryWorker } from "./webhook_delivery.ts";
 import { type EventSink, hasOutboxEvents, sequenceOrderEvents } from "../kv/order_events.ts";
 
 export const ALL_CHAINS: ChainSymbol[] = [...NATIVE_CHAINS, ...EVM_CHAINS];
@@ -28,6 +29,8 @@ export interface RuntimeOptions {
   blockChains?: ChainSymbol[];
   blockMs?: number;
   useQueue: boolean;
+  /** Webhook deliveries (actors/webhook_delivery.ts): a worker loop of its own; unset, none are attempted. */
+  webhooks?: WebhookDeliveryOptions;
   /** What reacts to each order event in the sequencer's atomic (kv/order_events.ts): webhook deliveries. */
   eventSinks?: EventSink[];
   /** How often the order event sequencer looks at the outbox (idle: one read); default 50 ms. */
@@ -43,8 +46,12 @@ export class PipelineRuntime {
   readonly #ticks = new Set<Promise<void>>();
   /** Steps completed by this process, for benchmarks and operators. */
   steps = 0;
+  /** The webhook delivery worker (its clock is injectable for tests); null without `opts.webhooks`. */
+  readonly webhooks: WebhookDeliveryWorker | null;
 
-  constructor(private readonly ctx: PipelineContext, private readonly opts: RuntimeOptions) {}
+  constructor(private readonly ctx: PipelineContext, private readonly opts: RuntimeOptions) {
+    this.webhooks = opts.webhooks ? new WebhookDeliveryWorker(ctx.kv, opts.id, opts.webhooks, ctx.log) : null;
+  }
 
   start() {
     if (this.#running) return;
@@ -75,6 +82,8 @@ export class PipelineRuntime {
         () => treasuryTick(this.ctx, chain, this.opts.id, this.opts.watchMs * 10),
       );
     }
+    const webhooks = this.webhooks;
+    if (webhooks) this.#loop("webhooks", webhooks.opts.pollMs, () => webhooks.tick());
     // Order events get their per-owner seq from one process at a time (the sequencer is also safe without it).
     const eventsMs = this.opts.eventsMs ?? 50;
     this.#loop("order events", eventsMs, async () => {
@@ -106,6 +115,7 @@ export class PipelineRuntime {
     this.#timers.clear();
     for (const orderId of this.#waiting.splice(0)) this.#inFlight.delete(orderId);
     await Promise.allSettled([...this.#ticks]);
+    await this.webhooks?.stop();
     while (this.#active > 0) await new Promise((r) => setTimeout(r, 10));
     await this.#releaseLeases().catch((err) => this.ctx.log("stop: leases not released; they expire", err));
   }

@@ -55,6 +55,9 @@ export interface Config {
   utxo: UtxoConfig;
   /** Live account chains (`SOL_RPC_URLS`, `XRP_RPC_URLS`, `SUI_RPC_URLS`, ...): config/account.ts. */
   account: AccountConfig;
+  /** Webhook deliveries: the timeout of one request and the first retry's delay (doubling, capped at 1 h). */
+  webhookTimeoutMs: number;
+  webhookBackoffBaseMs: number;
   /** Crash tests only: the process SIGKILLs itself the first time an order step reaches this point. */
   faultCrashPoint: FaultPoint | undefined;
 }
@@ -81,6 +84,8 @@ const EnvSchema = z.object({
     .optional(),
   SIM_UTXO_GENESIS: z.string().regex(/^(0|[1-9][0-9]{0,29})$/, "SIM_UTXO_GENESIS must be a whole number").optional(),
   SWEEP_MS: z.string().regex(/^\d{1,7}$/, "SWEEP_MS must be a whole number of ms").optional(),
+  WEBHOOK_TIMEOUT_MS: z.string().regex(/^[1-9]\d{0,6}$/, "WEBHOOK_TIMEOUT_MS must be a whole number of ms").optional(),
+  WEBHOOK_BACKOFF_BASE_MS: z.string().regex(/^[1-9]\d{0,7}$/, "must be a whole number of ms").optional(),
 });
 
 const NAMES = Object.keys(EnvSchema.shape) as (keyof typeof EnvSchema.shape)[];
@@ -122,6 +127,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     evm: loadEvmConfig(env),
     utxo: loadUtxoConfig(env),
     account: loadAccountConfig(env),
+    webhookTimeoutMs: Number(e.WEBHOOK_TIMEOUT_MS ?? 10_000),
+    webhookBackoffBaseMs: Number(e.WEBHOOK_BACKOFF_BASE_MS ?? 10_000),
     faultCrashPoint: e.FAULT_CRASH_POINT,
   };
 }

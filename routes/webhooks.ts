@@ -20,8 +20,7 @@ import {
   toEndpointView,
 } from "../kv/webhooks.ts";
 import { API_ERRORS, ISSUE_MESSAGES, type PartnerError, webhookEndpointLimit } from "../messages.ts";
-import { HTTPException } from "hono/http-exception";
-import { apiError, onError, requiredString } from "./errors.ts";
+import { apiError, requiredString } from "./errors.ts";
 import type { AuthVariables } from "./jwt.ts";
 import { bearerSecurity, errorResponses, jsonBody, jsonResponse, okEnvelope, router } from "./openapi.ts";
 
@@ -153,13 +152,6 @@ export interface WebhookRouteOptions {
 
 export function webhookRoutes(kv: Deno.Kv, opts: WebhookRouteOptions) {
   const app = router<{ Variables: AuthVariables }>();
-  // A body that is not JSON is spec 7's `Invalid request body` (the validator throws 400 or 415 for it). The openapi
-  // branch maps these in routes/errors.ts `onError` for every router; this keeps them right here until it lands.
-  const errors = onError();
-  app.onError((err, c) => {
-    const notJson = err instanceof HTTPException && (err.status === 415 || err.status === 400);
-    return errors(notJson ? apiError(API_ERRORS.invalidRequestBody) : err, c);
-  });
   const now = opts.now ?? (() => new Date());
 
   const ownEndpoint = async (wallet: string, id: string) => {

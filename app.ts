@@ -176,6 +176,19 @@ export function pipelineRuntime(s: Services): PipelineRuntime | null {
   });
 }
 
+/**
+ * The pipeline's settings for the read side (confirmations shown on pending orders): this process's, or with
+ * PIPELINE=off the ones a pipeline process on the same configuration runs with; null when they cannot be built.
+ */
+function readSettings(s: Services): PipelineSettings | null {
+  if (s.pipeline) return s.pipeline.settings;
+  try {
+    return settingsFromConfig(s.config, s.uAssetTransferAddress, s.chainPlan.enabled, s.chainPlan);
+  } catch {
+    return null;
+  }
+}
+
 export function createApp(s: Services): Hono {
   const app = new Hono();
   app.onError(onError());
@@ -197,7 +210,7 @@ export function createApp(s: Services): Hono {
   app.use("/orders/*", requireJwt(s.kv, s.tokens, { cache, prefetch: orderRoutesPrefetch }));
   app.route("/mint", mintRoutes(s.kv, (chain, index) => s.deriver.depositAddress(chain, index), enabled));
   app.route("/burn", burnRoutes(s.kv, s.uAssetTransferAddress, enabled, s.chainPlan.utxoNetworks));
-  app.route("/orders", orderRoutes(s.kv));
+  app.route("/orders", orderRoutes(s.kv, { settings: readSettings(s) }));
   // Sim and devnet only, and then for the simulated chains only; live mode never mounts it (404).
   if (s.config.chainMode !== "live" && s.simulatedChains.length > 0) {
     app.route("/sim", simRoutes(s.kv, s.uAssetTransferAddress, s.simulatedChains));

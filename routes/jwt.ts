@@ -126,15 +126,20 @@ export class VerifiedTokenCache {
 
   constructor(private readonly maxEntries = 10_000) {}
 
-  async verify(s: TokenSettings, token: string, now = new Date()): Promise<VerifiedToken> {
+  /** The token's claims if it verified before and has not expired since (throws if it has); undefined if unknown. */
+  cached(token: string, now = Date.now()): VerifiedToken | undefined {
     const hit = this.#tokens.get(token);
-    if (hit) {
-      if (hit.exp * 1000 <= now.getTime()) {
-        this.#tokens.delete(token);
-        throw AUTH_ERRORS.expired();
-      }
-      return hit.verified;
+    if (hit === undefined) return undefined;
+    if (hit.exp * 1000 <= now) {
+      this.#tokens.delete(token);
+      throw AUTH_ERRORS.expired();
     }
+    return hit.verified;
+  }
+
+  async verify(s: TokenSettings, token: string, now = new Date()): Promise<VerifiedToken> {
+    const hit = this.cached(token, now.getTime());
+    if (hit) return hit;
     const verified = await verifyToken(s, token, now);
     const exp = decodeJwt(token).exp!;
     this.#tokens.set(token, { verified, exp });
@@ -164,7 +169,7 @@ export function requireJwt(
     if (header === undefined || header.trim() === "") throw AUTH_ERRORS.missingHeader();
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match) throw AUTH_ERRORS.unreadable();
-    const verified = await cache.verify(s, match[1]);
+    const verified = cache.cached(match[1]) ?? await cache.verify(s, match[1]);
     const [wallet, key, ...prefetched] = await reads.getMany(
       `${verified.wallet}|${verified.keyId}`,
       () => [userWalletKey(verified.wallet), apiKeyKey(verified.keyId), ...prefetch(verified.wallet)],

@@ -27,7 +27,7 @@ import {
   toOrderView,
 } from "../kv/orders.ts";
 import { API_ERRORS, ISSUE_MESSAGES } from "../messages.ts";
-import { apiError } from "./errors.ts";
+import { apiError, validationError } from "./errors.ts";
 import type { AuthVariables } from "./jwt.ts";
 import { bearerSecurity, errorResponses, jsonResponse, okEnvelope, router } from "./openapi.ts";
 import { OrderViewSchema } from "./order_view.ts";
@@ -57,8 +57,8 @@ const OrdersPage = okEnvelope(z.object({
   }),
 }));
 
-const listRoute = createRoute({
-  method: "get",
+const listDoc = {
+  method: "get" as const,
   path: "/",
   summary: "List the caller's orders",
   description: "Newest first, scoped to the token's wallet (spec 4.7). Pending orders also show `confirmations` and " +
@@ -69,7 +69,28 @@ const listRoute = createRoute({
     200: jsonResponse(OrdersPage, "One page of orders"),
     ...errorResponses(400, 401, 403, 500),
   },
-});
+};
+// The document's route; the served one validates the same OrdersQuery itself, remembering the outcome per query
+// string (partners poll the same few URLs), instead of an async zod parse per request.
+const listDocRoute = createRoute(listDoc);
+const listRoute = createRoute({ ...listDoc, request: {}, hide: true });
+
+/** OrdersQuery's outcome per raw query string, bounded. */
+class QueryMemo {
+  readonly #outcomes = new Map<string, ReturnType<typeof OrdersQuery.safeParse>>();
+  constructor(private readonly maxEntries = 1_000) {}
+
+  parse(raw: string, query: () => Record<string, string>): OrderQuery {
+    let outcome = this.#outcomes.get(raw);
+    if (outcome === undefined) {
+      outcome = OrdersQuery.safeParse(query());
+      if (this.#outcomes.size >= this.maxEntries) this.#outcomes.clear();
+      this.#outcomes.set(raw, outcome);
+    }
+    if (!outcome.success) throw validationError(outcome.error);
+    return outcome.data;
+  }
+}
 
 const byIdParams = z.object({
   id: z.string().regex(new RegExp(`^${UUID_PATTERN}$`)).describe("The order's id (UUIDv7)"),
@@ -182,8 +203,12 @@ export function orderRoutes(kv: Deno.Kv, opts: OrderRoutesOptions | Log = {}) {
     return body;
   };
 
+  const queries = new QueryMemo();
+  app.openAPIRegistry.registerPath(listDocRoute);
   app.openapi(listRoute, async (c) => {
-    const q = c.req.valid("query");
+    const url = c.req.url;
+    const at = url.indexOf("?");
+    const q = queries.parse(at < 0 ? "" : url.slice(at + 1), () => c.req.query());
     let body: Uint8Array;
     try {
       const page = await pages.list(c.get("wallet"), q, c.get("prefetched")?.[0]);

@@ -29,9 +29,15 @@ export class ChainTips {
     private readonly now: () => number = Date.now,
   ) {}
 
-  snapshot(): Promise<TipSnapshot> {
+  /** The last snapshot if it is young enough: no await on the hot path. */
+  fresh(): TipSnapshot | null {
     const last = this.#last;
-    if (last && this.now() - last.at <= this.maxAgeMs) return Promise.resolve(last);
+    return last && this.now() - last.at <= this.maxAgeMs ? last : null;
+  }
+
+  snapshot(): Promise<TipSnapshot> {
+    const last = this.fresh();
+    if (last) return Promise.resolve(last);
     return this.#reading ??= this.#read().finally(() => (this.#reading = null));
   }
 

@@ -560,6 +560,9 @@ export type OrderPage = { orders: Order[]; total: number };
  * committed before its request's version read, from this process or another one on the same KV.
  * The version is read before the page, so a cached page is never older than the version it is filed under.
  */
+const pageKey = (who: string, q: OrderQuery) => `${who}|${q.type ?? ANY}|${q.status ?? ANY}|${q.limit}|${q.offset}`;
+const versionOf = (entry: Deno.KvEntryMaybe<unknown>) => entry.value instanceof Deno.KvU64 ? entry.value.value : 0n;
+
 export class OrderPageCache<T = OrderPage> {
   readonly #pages = new Map<string, { version: bigint; value: T }>();
   readonly #render: (page: OrderPage, q: OrderQuery) => T;
@@ -572,20 +575,26 @@ export class OrderPageCache<T = OrderPage> {
     this.#render = render ?? ((page) => page as T);
   }
 
+  /** The page filed under exactly this version, if any: the hot path, without an await. */
+  cached(owner: string, q: OrderQuery, versionEntry: Deno.KvEntryMaybe<unknown>): T | undefined {
+    const key = pageKey(owner.toLowerCase(), q);
+    const hit = this.#pages.get(key);
+    if (hit === undefined || hit.version !== versionOf(versionEntry)) return undefined;
+    if (this.#pages.size > 1) {
+      this.#pages.delete(key); // re-inserted: Map order is the LRU order
+      this.#pages.set(key, hit);
+    }
+    return hit.value;
+  }
+
   /** `versionEntry`: the owner's version entry when the caller already read it (in the same snapshot as its auth). */
   async list(owner: string, q: OrderQuery, versionEntry?: Deno.KvEntryMaybe<unknown>): Promise<T> {
     const who = owner.toLowerCase();
     const entry = versionEntry ?? await this.kv.get<Deno.KvU64>(ownerVersionKey(who), STRONG);
-    const version = entry.value instanceof Deno.KvU64 ? entry.value.value : 0n;
-    const key = `${who}|${q.type ?? ANY}|${q.status ?? ANY}|${q.limit}|${q.offset}`;
-    const hit = this.#pages.get(key);
-    if (hit && hit.version === version) {
-      if (this.#pages.size > 1) {
-        this.#pages.delete(key); // re-inserted: Map order is the LRU order
-        this.#pages.set(key, hit);
-      }
-      return hit.value;
-    }
+    const hit = this.cached(who, q, entry);
+    if (hit !== undefined) return hit;
+    const version = versionOf(entry);
+    const key = pageKey(who, q);
     const value = this.#render(await listOrders(this.kv, who, q), q);
     // A slower miss must not replace a page filed under a newer version.
     const now = this.#pages.get(key);

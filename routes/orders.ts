@@ -211,8 +211,10 @@ export function orderRoutes(kv: Deno.Kv, opts: OrderRoutesOptions | Log = {}) {
     const q = queries.parse(at < 0 ? "" : url.slice(at + 1), () => c.req.query());
     let body: Uint8Array;
     try {
-      const page = await pages.list(c.get("wallet"), q, c.get("prefetched")?.[0]);
-      body = page.pending.length === 0 ? page.segments[0] : assemble(page, await tips.snapshot());
+      const wallet = c.get("wallet");
+      const version = c.get("prefetched")?.[0];
+      const page = (version && pages.cached(wallet, q, version)) ?? await pages.list(wallet, q, version);
+      body = page.pending.length === 0 ? page.segments[0] : assemble(page, tips.fresh() ?? await tips.snapshot());
     } catch (err) {
       log("listing orders failed", err);
       throw apiError(API_ERRORS.ordersUnavailable);

@@ -179,7 +179,8 @@ export function orderRoutes(kv: Deno.Kv, opts: OrderRoutesOptions | Log = {}) {
     segments.push(`${current}],"pagination":${JSON.stringify(pagination)}}}`);
     return { segments: segments.map((s) => encoder.encode(s)), pending };
   };
-  const pages = new OrderPageCache(kv, render);
+  // Up to 2,000 pages of at most 100 orders (about 50 KB each with their assembled copy): bounded memory.
+  const pages = new OrderPageCache(kv, render, 2_000);
 
   const assemble = (page: RenderedPage, snapshot: TipSnapshot): Uint8Array => {
     if (page.assembled?.gen === snapshot.gen) return page.assembled.body;

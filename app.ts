@@ -195,6 +195,19 @@ export function pipelineRuntime(s: Services): PipelineRuntime | null {
 }
 
 /**
+ * The pipeline's settings for the read side (confirmations shown on pending orders): this process's, or with
+ * PIPELINE=off the ones a pipeline process on the same configuration runs with; null when they cannot be built.
+ */
+function readSettings(s: Services): PipelineSettings | null {
+  if (s.pipeline) return s.pipeline.settings;
+  try {
+    return settingsFromConfig(s.config, s.uAssetTransferAddress, s.chainPlan.enabled, s.chainPlan);
+  } catch {
+    return null;
+  }
+}
+
+/**
  * The service's routes on one OpenAPIHono: every router is an OpenAPI router (routes/openapi.ts), so
  * `/openapi.json` (routes/docs.ts) documents exactly what is mounted here. `readiness`: what /readyz reports; main.ts
  * passes its own (starting until the pipeline runs), tests a ready one.
@@ -227,7 +240,7 @@ export function createApp(s: Services, readiness: Readiness = new Readiness("rea
   app.route("/mint", mintRoutes(s.kv, (chain, index) => s.deriver.depositAddress(chain, index), enabled));
   app.route("/burn", burnRoutes(s.kv, s.uAssetTransferAddress, enabled, s.chainPlan.utxoNetworks));
   app.route("/orders", orderStreamRoutes(s.kv, { shutdown: s.shutdown.signal })); // before /orders/:id
-  app.route("/orders", orderRoutes(s.kv));
+  app.route("/orders", orderRoutes(s.kv, { settings: readSettings(s) }));
   app.route("/webhooks", webhookRoutes(s.kv, { chainMode: s.config.chainMode }));
   // Sim and devnet only, and then for the simulated chains only; live mode never mounts it (404).
   if (s.config.chainMode !== "live" && s.simulatedChains.length > 0) {

@@ -44,6 +44,10 @@ export const API_ERRORS = {
 
   // Spec 4.7 and 7: orders.
   ordersUnavailable: error(500, "Failed to retrieve orders"),
+  /** Issue 12: GET /orders/:id for an id that is unknown, malformed or another wallet's (never told apart). */
+  orderNotFound: error(404, "Order not found"),
+  /** Issue 12: GET /orders/:id when the store could not be read. */
+  orderUnavailable: error(500, "Failed to retrieve order"),
 
   // docs/idempotency.md: the Idempotency-Key header of every POST.
   idempotencyKeyMalformed: error(400, "Idempotency-Key must be 1 to 255 printable ASCII characters"),

@@ -320,6 +320,37 @@ export function toOrderView(o: Order) {
 }
 export type OrderView = ReturnType<typeof toOrderView>;
 
+/** How the read side counts a chain's confirmations (from the pipeline's settings, actors/context.ts). */
+export interface ConfirmationRule {
+  /** `PipelineSettings.confirmations(chain)`: what the pending step requires. */
+  required: number;
+  /**
+   * Final by a flag its adapter reports (live sol `finalized`, xrp `validated`, sui `checkpointed`), not by depth:
+   * the depth the watcher saw says nothing about the flag, so such a deposit shows 0 until its order leaves pending.
+   */
+  flag: boolean;
+}
+
+/** The additions a pending order shows (issue 12), none: what a partner sees to tell a slow chain from a stuck one. */
+export interface Confirmations {
+  confirmations: number;
+  requiredConfirmations: number;
+}
+
+/**
+ * A pending order's confirmations: the watcher's tip on its source chain (the last block scanned, kv/chain_tips.ts)
+ * minus the block its transfer was seen in, plus one, between 0 and the required count (the pending step moves the
+ * order on once it counts). 0 while the tip is unknown or below that block (a reorg rewound the watcher) and on a
+ * flag-final chain. Null for any other status: the fields are shown only while pending.
+ */
+export function pendingConfirmations(o: Order, rule: ConfirmationRule, tip: number | undefined): Confirmations | null {
+  if (o.status !== "pending") return null;
+  const required = rule.required;
+  if (rule.flag || tip === undefined) return { confirmations: 0, requiredConfirmations: required };
+  const depth = tip - o.details.source.blockNumber + 1;
+  return { confirmations: Math.max(0, Math.min(required, depth)), requiredConfirmations: required };
+}
+
 // ---- ids ----
 
 let lastMs = 0;
@@ -535,35 +566,60 @@ export async function listOrders(
   return { orders, total: Number(counter.value?.value ?? 0n) };
 }
 
-type OrderQuery = { type?: OrderType; status?: OrderStatus; limit: number; offset: number };
-type OrderPage = { orders: Order[]; total: number };
+export type OrderQuery = { type?: OrderType; status?: OrderStatus; limit: number; offset: number };
+export type OrderPage = { orders: Order[]; total: number };
 
 /**
- * Pages of `listOrders`, kept per process and reused while the owner's order version is unchanged. Partners poll
- * (spec 6), so most reads repeat the last one: a hit costs one KV read instead of a list and a counter read.
+ * Pages of `listOrders`, rendered once (`render`: the response bytes, say) and kept per process while the owner's
+ * order version is unchanged. Partners poll (spec 6), so most reads repeat the last one: a hit costs no KV read beyond
+ * the version, which the caller reads per request (in the JWT gate's read). Every write to an owner's orders bumps
+ * that version in its own atomic (addOrderCreate, addOrderUpdate), so a page is never served after a write that
+ * committed before its request's version read, from this process or another one on the same KV.
  * The version is read before the page, so a cached page is never older than the version it is filed under.
  */
-export class OrderPageCache {
-  readonly #pages = new Map<string, { version: bigint; page: OrderPage }>();
+const pageKey = (who: string, q: OrderQuery) => `${who}|${q.type ?? ANY}|${q.status ?? ANY}|${q.limit}|${q.offset}`;
+const versionOf = (entry: Deno.KvEntryMaybe<unknown>) => entry.value instanceof Deno.KvU64 ? entry.value.value : 0n;
 
-  constructor(private readonly kv: Deno.Kv, private readonly maxEntries = 5_000) {}
+export class OrderPageCache<T = OrderPage> {
+  readonly #pages = new Map<string, { version: bigint; value: T }>();
+  readonly #render: (page: OrderPage, q: OrderQuery) => T;
+
+  constructor(
+    private readonly kv: Deno.Kv,
+    render?: (page: OrderPage, q: OrderQuery) => T,
+    private readonly maxEntries = 5_000,
+  ) {
+    this.#render = render ?? ((page) => page as T);
+  }
+
+  /** The page filed under exactly this version, if any: the hot path, without an await. */
+  cached(owner: string, q: OrderQuery, versionEntry: Deno.KvEntryMaybe<unknown>): T | undefined {
+    const key = pageKey(owner.toLowerCase(), q);
+    const hit = this.#pages.get(key);
+    if (hit === undefined || hit.version !== versionOf(versionEntry)) return undefined;
+    if (this.#pages.size > 1) {
+      this.#pages.delete(key); // re-inserted: Map order is the LRU order
+      this.#pages.set(key, hit);
+    }
+    return hit.value;
+  }
 
   /** `versionEntry`: the owner's version entry when the caller already read it (in the same snapshot as its auth). */
-  async list(owner: string, q: OrderQuery, versionEntry?: Deno.KvEntryMaybe<unknown>): Promise<OrderPage> {
+  async list(owner: string, q: OrderQuery, versionEntry?: Deno.KvEntryMaybe<unknown>): Promise<T> {
     const who = owner.toLowerCase();
     const entry = versionEntry ?? await this.kv.get<Deno.KvU64>(ownerVersionKey(who), STRONG);
-    const version = entry.value instanceof Deno.KvU64 ? entry.value.value : 0n;
-    const key = `${who}|${q.type ?? ANY}|${q.status ?? ANY}|${q.limit}|${q.offset}`;
-    const hit = this.#pages.get(key);
-    this.#pages.delete(key); // re-inserted below: Map order is the LRU order
-    if (hit && hit.version === version) {
-      this.#pages.set(key, hit);
-      return hit.page;
-    }
-    const page = await listOrders(this.kv, who, q);
-    this.#pages.set(key, { version, page });
+    const hit = this.cached(who, q, entry);
+    if (hit !== undefined) return hit;
+    const version = versionOf(entry);
+    const key = pageKey(who, q);
+    const value = this.#render(await listOrders(this.kv, who, q), q);
+    // A slower miss must not replace a page filed under a newer version.
+    const now = this.#pages.get(key);
+    if (now && now.version > version) return value;
+    this.#pages.delete(key);
+    this.#pages.set(key, { version, value });
     if (this.#pages.size > this.maxEntries) this.#pages.delete(this.#pages.keys().next().value!);
-    return page;
+    return value;
   }
 }
 

@@ -126,15 +126,20 @@ export class VerifiedTokenCache {
 
   constructor(private readonly maxEntries = 10_000) {}
 
-  async verify(s: TokenSettings, token: string, now = new Date()): Promise<VerifiedToken> {
+  /** The token's claims if it verified before and has not expired since (throws if it has); undefined if unknown. */
+  cached(token: string, now = Date.now()): VerifiedToken | undefined {
     const hit = this.#tokens.get(token);
-    if (hit) {
-      if (hit.exp * 1000 <= now.getTime()) {
-        this.#tokens.delete(token);
-        throw AUTH_ERRORS.expired();
-      }
-      return hit.verified;
+    if (hit === undefined) return undefined;
+    if (hit.exp * 1000 <= now) {
+      this.#tokens.delete(token);
+      throw AUTH_ERRORS.expired();
     }
+    return hit.verified;
+  }
+
+  async verify(s: TokenSettings, token: string, now = new Date()): Promise<VerifiedToken> {
+    const hit = this.cached(token, now.getTime());
+    if (hit) return hit;
     const verified = await verifyToken(s, token, now);
     const exp = decodeJwt(token).exp!;
     this.#tokens.set(token, { verified, exp });
@@ -147,7 +152,9 @@ export class VerifiedTokenCache {
  * The `Authorization: Bearer` gate: a valid token, a usable issuing key, a wallet still owned by the token's partner
  * and active, in that order (ownership first, so another partner learns nothing of the wallet's state).
  * `prefetch` names keys of the caller's own data that the route will read first; they ride in the gate's single
- * KV read, since on a busy server the KV round trip, not the CPU, is what a request waits for.
+ * KV read, since on a busy server the KV round trip, not the CPU, is what a request waits for. Concurrent requests
+ * of the same wallet and key share that read (`CoalescedReads`) when it started after they arrived: every check still
+ * runs on every request against state read after the request came in.
  */
 export function requireJwt(
   kv: Deno.Kv,
@@ -156,17 +163,17 @@ export function requireJwt(
 ): MiddlewareHandler<{ Variables: AuthVariables }> {
   const prefetch = opts.prefetch ?? (() => []);
   const cache = opts.cache ?? new VerifiedTokenCache();
+  const reads = new CoalescedReads(kv);
   return async (c, next) => {
     const header = c.req.header("Authorization");
     if (header === undefined || header.trim() === "") throw AUTH_ERRORS.missingHeader();
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match) throw AUTH_ERRORS.unreadable();
-    const verified = await cache.verify(s, match[1]);
-    const [wallet, key, ...prefetched] = await kv.getMany<[UserWallet, ApiKeyRecord, ...unknown[]]>([
-      userWalletKey(verified.wallet),
-      apiKeyKey(verified.keyId),
-      ...prefetch(verified.wallet),
-    ]);
+    const verified = cache.cached(match[1]) ?? await cache.verify(s, match[1]);
+    const [wallet, key, ...prefetched] = await reads.getMany(
+      `${verified.wallet}|${verified.keyId}`,
+      () => [userWalletKey(verified.wallet), apiKeyKey(verified.keyId), ...prefetch(verified.wallet)],
+    ) as [Deno.KvEntryMaybe<UserWallet>, Deno.KvEntryMaybe<ApiKeyRecord>, ...Deno.KvEntryMaybe<unknown>[]];
     if (!isUsable(key.value)) throw AUTH_ERRORS.unreadable();
     if (wallet.value && wallet.value.partnerId !== verified.partnerId) throw AUTH_ERRORS.otherPartner();
     if (wallet.value?.status !== "active") throw AUTH_ERRORS.inactive();
@@ -176,3 +183,46 @@ export function requireJwt(
     await next();
   };
 }
+
+/**
+ * Concurrent reads of the same keys, shared: a request joins a read only if that read starts after the request
+ * arrived, so it sees every write committed before it came in (a partner reads its own writes, from this process or
+ * any other on the same KV) and every revocation or deactivation. Per group, at most one read runs; requests arriving
+ * while it runs wait for the next one, which starts when it ends and serves them all. Under load a burst of polls of
+ * one wallet costs one KV read instead of one each; alone, a request waits for exactly one read, as before.
+ */
+export class CoalescedReads {
+  readonly #groups = new Map<
+    string,
+    { running: Promise<Deno.KvEntryMaybe<unknown>[]> | null; next: Promise<Deno.KvEntryMaybe<unknown>[]> | null }
+  >();
+
+  constructor(private readonly kv: Deno.Kv) {}
+
+  /** `group` names the keys `keys()` returns: equal groups must mean equal keys. */
+  getMany(group: string, keys: () => Deno.KvKey[]): Promise<Deno.KvEntryMaybe<unknown>[]> {
+    let g = this.#groups.get(group);
+    if (!g) this.#groups.set(group, g = { running: null, next: null });
+    if (!g.running) return this.#start(group, g, keys());
+    const state = g;
+    return g.next ??= g.running.then(noop, noop).then(() => {
+      state.next = null;
+      return this.#start(group, state, keys());
+    });
+  }
+
+  #start(
+    group: string,
+    g: { running: Promise<Deno.KvEntryMaybe<unknown>[]> | null; next: Promise<unknown> | null },
+    keys: Deno.KvKey[],
+  ) {
+    const read: Promise<Deno.KvEntryMaybe<unknown>[]> = this.kv.getMany(keys).finally(() => {
+      if (g.running === read) g.running = null;
+      if (g.running === null && g.next === null && this.#groups.get(group) === g) this.#groups.delete(group);
+    });
+    g.running = read;
+    return read;
+  }
+}
+
+const noop = () => {};

@@ -13,7 +13,7 @@ import { ensureUserWallet } from "../kv/user_wallets.ts";
 import { API_ERRORS, ISSUE_MESSAGES } from "../messages.ts";
 import { apiError, requiredString } from "./errors.ts";
 import { AUTH_ERRORS, issueToken, type TokenSettings } from "./jwt.ts";
-import { apiKeySecurity, errorResponses, jsonBody, jsonResponse, router } from "./openapi.ts";
+import { apiKeySecurity, errorResponses, jsonBody, jsonResponse, router, TAGS } from "./openapi.ts";
 
 export interface ApiKeyVariables {
   /** The verified API key of a token request (set by `requireApiKey`). */
@@ -59,39 +59,13 @@ export const TokenResponse = z.object({
   expiresAt: z.number().int().describe("Expiry, Unix seconds (365 days after issuance)"),
 });
 
-const JSON_MEDIA = /^application\/([\w.-]+\+)?json$/i;
-
-/**
- * The body is JSON whatever the Content-Type says, as it always was here (a `curl -d` without a JSON header works):
- * unparsable JSON is 400 `Invalid request body`; a body sent with another or no Content-Type is handed to the route's
- * validator as JSON. Runs after the API-key gate and before the route's body validation.
- */
-const jsonWhateverContentType: MiddlewareHandler = async (c, next) => {
-  let text: string;
-  try {
-    text = await c.req.text();
-    JSON.parse(text);
-  } catch {
-    throw apiError(API_ERRORS.invalidRequestBody);
-  }
-  const type = (c.req.header("Content-Type") ?? "").split(";")[0].trim();
-  if (!JSON_MEDIA.test(type)) {
-    const headers = new Headers(c.req.raw.headers);
-    headers.set("Content-Type", "application/json");
-    // The validator reads the cached text; only the headers of this copy are new.
-    c.req.raw = new Request(c.req.raw.url, { method: c.req.method, headers, body: text });
-  }
-  await next();
-};
-
 function tokenRoute(path: string, summary: string, TokenRequest: ReturnType<typeof tokenRequest>) {
   return createRoute({
     method: "post",
     path,
     summary,
-    tags: ["Authentication"],
+    tags: [TAGS.auth],
     security: apiKeySecurity,
-    middleware: [jsonWhateverContentType] as const,
     request: { body: jsonBody(TokenRequest) },
     responses: {
       200: jsonResponse(TokenResponse, "A JWT bound to `walletAddress` (not enveloped)"),
@@ -106,7 +80,7 @@ const jwksRoute = createRoute({
   method: "get",
   path: "/.well-known/jwks.json",
   summary: "The public keys that verify our JWTs (RS256)",
-  tags: ["Authentication"],
+  tags: [TAGS.auth],
   responses: { 200: jsonResponse(z.object({ keys: z.array(Jwk) }), "A JWK Set (not enveloped)") },
 });
 

@@ -9,7 +9,7 @@ import { createRoute } from "@hono/zod-openapi";
 import { z } from "zod";
 import type { ChainMode } from "../config/env.ts";
 import { NOT_READY } from "../messages.ts";
-import { ErrorEnvelope, jsonResponse, okEnvelope, router } from "./openapi.ts";
+import { ErrorEnvelope, jsonResponse, okEnvelope, router, TAGS } from "./openapi.ts";
 
 export type ReadinessState = "starting" | "ready" | "stopping";
 
@@ -47,7 +47,7 @@ const Ready = z.object({ status: z.literal("ready"), chainMode: z.string() });
 const healthz = createRoute({
   method: "get",
   path: "/healthz",
-  tags: ["Operations"],
+  tags: [TAGS.health],
   summary: "Liveness: the process answers and reads its KV",
   responses: {
     200: jsonResponse(okEnvelope(Health), "Alive"),
@@ -58,7 +58,7 @@ const healthz = createRoute({
 const readyz = createRoute({
   method: "get",
   path: "/readyz",
-  tags: ["Operations"],
+  tags: [TAGS.health],
   summary: "Readiness: send traffic here (services built, pipeline started, KV reachable, not shutting down)",
   responses: {
     200: jsonResponse(okEnvelope(Ready), "Ready"),

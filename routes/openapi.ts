@@ -61,6 +61,7 @@ export const TAGS = {
   orders: "Orders",
   config: "Configuration",
   health: "Health",
+  webhooks: "Webhooks",
   sim: "Simulator",
   reference: "Reference",
 } as const;
@@ -71,7 +72,8 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   [TAGS.burn]: "Where redeemed coins are paid (spec 4.4-4.6)",
   [TAGS.orders]: "Mint and burn orders (spec 4.7)",
   [TAGS.config]: "Supported chains and tokens (spec 4.8, 4.9)",
-  [TAGS.health]: "Liveness",
+  [TAGS.health]: "Liveness and readiness for supervisors",
+  [TAGS.webhooks]: "Signed order events pushed to the partner's HTTPS endpoints (docs/webhooks.md)",
   [TAGS.sim]: "Sim and devnet modes only: drive the simulated chains (never served in live mode)",
   [TAGS.reference]: "This document and its rendered reference page",
 };

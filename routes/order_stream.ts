@@ -10,7 +10,7 @@ import { z } from "zod";
 import { type Log, redactedLog } from "../chains/shared/redact.ts";
 import { listOwnerEvents, ownerLastSeq, ownerSeqKey } from "../kv/order_events.ts";
 import { ISSUE_MESSAGES } from "../messages.ts";
-import { bearerSecurity, errorResponses, router } from "./openapi.ts";
+import { bearerSecurity, errorResponses, router, TAGS } from "./openapi.ts";
 import type { AuthVariables } from "./jwt.ts";
 
 export interface OrderStreamOptions {
@@ -54,7 +54,7 @@ const EVENT_STREAM_DESCRIPTION = "A `text/event-stream` of the caller's order ev
 export const orderStreamRoute = createRoute({
   method: "get",
   path: "/stream",
-  tags: ["Orders"],
+  tags: [TAGS.orders],
   summary: "Stream the caller's order events (SSE)",
   description: "Server-Sent Events of every order creation and status change of the caller's wallet. " +
     "Reconnect with `Last-Event-ID` to resume without gaps or duplicates. See docs/streaming.md.",

@@ -29,7 +29,7 @@ import {
 import { API_ERRORS, ISSUE_MESSAGES } from "../messages.ts";
 import { apiError, validationError } from "./errors.ts";
 import type { AuthVariables } from "./jwt.ts";
-import { bearerSecurity, errorResponses, jsonResponse, okEnvelope, router } from "./openapi.ts";
+import { bearerSecurity, errorResponses, jsonResponse, okEnvelope, router, TAGS } from "./openapi.ts";
 import { OrderViewSchema } from "./order_view.ts";
 
 const integerParam = (min: number, max: number, fallback: number) =>
@@ -61,6 +61,7 @@ const listDoc = {
   method: "get" as const,
   path: "/",
   summary: "List the caller's orders",
+  tags: [TAGS.orders],
   description: "Newest first, scoped to the token's wallet (spec 4.7). Pending orders also show `confirmations` and " +
     "`requiredConfirmations`.",
   security: bearerSecurity,
@@ -98,6 +99,7 @@ const byIdParams = z.object({
 const byIdDoc = {
   method: "get" as const,
   summary: "One of the caller's orders",
+  tags: [TAGS.orders],
   description: "The order as GET /orders shows it. 404 `Order not found` for an unknown id and for another " +
     "wallet's order alike.",
   security: bearerSecurity,

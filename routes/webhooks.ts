@@ -22,7 +22,7 @@ import {
 import { API_ERRORS, ISSUE_MESSAGES, type PartnerError, webhookEndpointLimit } from "../messages.ts";
 import { apiError, requiredString } from "./errors.ts";
 import type { AuthVariables } from "./jwt.ts";
-import { bearerSecurity, errorResponses, jsonBody, jsonResponse, okEnvelope, router } from "./openapi.ts";
+import { bearerSecurity, errorResponses, jsonBody, jsonResponse, okEnvelope, router, TAGS } from "./openapi.ts";
 
 const MAX_URL_LENGTH = 2048;
 
@@ -71,7 +71,7 @@ const DeliveriesQuery = z.object({
     .pipe(z.number().int().min(1).max(100)),
 });
 
-const tags = ["Webhooks"];
+const tags = [TAGS.webhooks];
 
 const registerRoute = createRoute({
   method: "post",

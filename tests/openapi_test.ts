@@ -24,11 +24,15 @@ function documentedRoutes(doc: Json): string[] {
     .sort();
 }
 
-/** `METHOD /path` of every handler Hono routes to, in OpenAPI's path syntax; middleware (`app.use`) is "ALL". */
+/**
+ * `METHOD /path` of every handler Hono routes to, in OpenAPI's path syntax (`:id{<pattern>}` is `{id}`, the pattern's
+ * own `{n}` quantifiers included). Middleware is not an operation: `app.use` registers it as "ALL", and a
+ * method-scoped middleware such as the Idempotency-Key one (`app.on("POST", "*")`) has a wildcard path.
+ */
 function servedRoutes(app: { routes: { method: string; path: string }[] }): string[] {
   const routes = app.routes
-    .filter((r) => r.method !== "ALL")
-    .map((r) => `${r.method} ${r.path.replace(/:([A-Za-z0-9_]+)(\{[^}]*\})?/g, "{$1}")}`);
+    .filter((r) => r.method !== "ALL" && !r.path.endsWith("*"))
+    .map((r) => `${r.method} ${r.path.replace(/:([A-Za-z0-9_]+)(\{(?:[^{}]|\{[^{}]*\})*\})?/g, "{$1}")}`);
   return [...new Set(routes)].sort();
 }
 

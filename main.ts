@@ -1,24 +1,45 @@
-/** Composition root: read config, build services, serve. */
+/** Composition root: read config, build services, register the cron jobs, serve. */
 import { buildServices, createApp, pipelineRuntime } from "./app.ts";
+import { cronJobs, registerCronJobs } from "./actors/cron.ts";
 import { formatError } from "./chains/shared/redact.ts";
 import { configFromProcess } from "./config/env.ts";
 
 async function start() {
   const config = configFromProcess();
-  return { config, services: await buildServices(config) };
+  const services = await buildServices(config);
+  return { config, services, pipeline: pipelineRuntime(services) };
 }
 
-const { config, services } = await start().catch((err) => {
+const ready = start().catch((err) => {
   // A refused start names its reason, redacted: RPC failures quote URLs that carry API keys.
   console.error(`refusing to start: ${formatError(err)}`);
   Deno.exit(1);
 });
+// Deno.cron must be called at the module top level, before Deno.serve and before any top-level await (Deno Deploy
+// discovers the jobs as the module loads and refuses later calls): the jobs are registered now, and each run waits for
+// the services. Locally Deno.cron needs --unstable-cron (deno task dev/start pass it); Deploy has it without flags.
+if (typeof Deno.cron === "function") {
+  registerCronJobs(
+    (name, schedule, handler) => Deno.cron(name, schedule, handler),
+    cronJobs(ready.then((r) => r.pipeline)),
+  );
+} else {
+  console.warn("Deno.cron is not available (run with --unstable-cron): the pipeline runs on its loops alone");
+}
+const { config, services, pipeline } = await ready;
 const app = createApp(services);
-const pipeline = pipelineRuntime(services);
-pipeline?.start();
+if (config.runtimeMode === "deploy") {
+  // Deno Deploy: no timer outlives a request, and KV has no queue; cron alone drives the pipeline.
+  pipeline?.startCronOnly();
+} else {
+  pipeline?.start();
+}
 if (!pipeline) console.warn("PIPELINE=off: serving the API without watchers or order actors");
 Deno.serve({
   port: config.port,
   onListen: ({ hostname, port }) =>
-    console.log(`listening on http://${hostname}:${port} (chain mode ${config.chainMode}, KV ${config.kvPath})`),
+    console.log(
+      `listening on http://${hostname}:${port} (chain mode ${config.chainMode}, runtime ${config.runtimeMode}, ` +
+        `KV ${config.kvPath || "the platform's"})`,
+    ),
 }, app.fetch);

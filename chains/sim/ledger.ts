@@ -484,6 +484,15 @@ export class SimLedger {
 
   // ---- reads ----
 
+  /**
+   * Whether a transaction waits for a block (pending, stalled ones included: only blocks past their expiry drop
+   * them): a lazy block producer seals blocks while this holds, or while the pipeline waits for confirmations.
+   */
+  async hasPending(): Promise<boolean> {
+    for await (const _ of this.kv.list({ prefix: pendingPrefix(this.chain) }, { limit: 1 })) return true;
+    return false;
+  }
+
   async head(): Promise<BlockRef> {
     return this.headOf(await this.kv.get<HeadRecord>(headKey(this.chain)));
   }

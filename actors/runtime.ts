@@ -12,6 +12,7 @@
 import { type ChainSymbol, EVM_CHAINS, NATIVE_CHAINS } from "../chains/catalog.ts";
 import type { PipelineContext } from "./context.ts";
 import { stepOrder, WAKE, type WakeMessage } from "./order_actor.ts";
+import { flushWatchCursors } from "./watcher.ts";
 import { budget, pipelineTicks, type Tick, type TickGroup, type TickHost, type TickTiming } from "./ticks.ts";
 
 export const ALL_CHAINS: ChainSymbol[] = [...NATIVE_CHAINS, ...EVM_CHAINS];
@@ -65,10 +66,10 @@ export class PipelineRuntime {
       blockMs: opts.blockMs ?? 1000,
       leaseMs: opts.leaseMs ?? opts.watchMs * 10,
       idleLeaseMs: opts.idleLeaseMs ?? Math.max(IDLE_LEASE_MS, opts.leaseMs ?? opts.watchMs * 10),
-      batchCursorMs: opts.batchCursorMs ?? BATCH_CURSOR_MS,
+      // At most a minute, and at most 100 blocks of a fast sim chain: what a crash makes a watcher rescan.
+      batchCursorMs: opts.batchCursorMs ?? Math.min(BATCH_CURSOR_MS, 100 * (opts.blockMs ?? 1000)),
       stuckAfterMs: 15 * 60_000,
     };
-    const self = this;
     const host: TickHost = {
       ctx,
       owner: opts.id,
@@ -76,9 +77,9 @@ export class PipelineRuntime {
       produceBlock: opts.produceBlock,
       hasPending: opts.hasPending,
       blockChains: opts.blockChains ?? ALL_CHAINS,
-      wake: (orderId) => self.wake(orderId),
-      isInFlight: (orderId) => self.#inFlight.has(orderId),
-      settle: (deadline) => self.#settle(deadline),
+      wake: (orderId) => this.wake(orderId),
+      isInFlight: (orderId) => this.#inFlight.has(orderId),
+      settle: (deadline) => this.#settle(deadline),
     };
     this.ticks = pipelineTicks(host);
   }
@@ -148,8 +149,10 @@ export class PipelineRuntime {
     this.#running = false;
     for (const t of this.#timers) clearTimeout(t);
     this.#timers.clear();
-    await Promise.allSettled([...this.#ticks]);
+    await Promise.allSettled([...this.#ticks, ...this.#tickRuns.values()]);
     while (this.#active > 0) await new Promise((r) => setTimeout(r, 10));
+    // Cursors scanned to but kept in memory (batched) are stored while this process still holds their leases.
+    await flushWatchCursors(this.ctx, this.opts.id).catch((err) => this.ctx.log("storing watcher cursors failed", err));
   }
 
   /** Steps the order soon; a wake during its step makes it step once more afterwards. */

@@ -52,6 +52,7 @@ import {
   orderHoldKey,
   ordersAbove,
   pruneDepositBlocks,
+  readLease,
   type RecentBlocks,
   recentBlocksKey,
   rememberBlocks,
@@ -243,6 +244,31 @@ export async function watchOnce(
   // was followed, or the cursor was never stored), else at most once per batch period.
   await store(last, rememberBlocks(recent, scanned, last), recorded > 0 || reorged || unstored);
   return { scannedTo: last.number, recorded };
+}
+
+/**
+ * Stores every cursor `owner` scanned to but kept in memory (batched), where it still holds the chain's lease; for a
+ * graceful stop. Commits nothing when nothing is unstored. Returns the chains stored.
+ */
+export async function flushWatchCursors(ctx: PipelineContext, owner: string): Promise<ChainSymbol[]> {
+  const stored: ChainSymbol[] = [];
+  const map = memoMap(ctx.kv);
+  for (const [key, memo] of map) {
+    if (!key.startsWith(`${owner}:`) || !memo.dirty) continue;
+    const chain = key.slice(owner.length + 1) as ChainSymbol;
+    const [lease, cursor] = await Promise.all([
+      readLease(ctx.kv, `watch:${chain}`),
+      ctx.kv.get<Cursor>(cursorKey(chain)),
+    ]);
+    if (lease.value?.owner !== owner || cursor.versionstamp !== memo.base) continue;
+    const res = await ctx.kv.atomic().check(lease, cursor).set(cursorKey(chain), memo.cursor)
+      .set(recentBlocksKey(chain), memo.recent).commit();
+    if (res.ok) {
+      map.set(key, { ...memo, base: res.versionstamp, dirty: false });
+      stored.push(chain);
+    }
+  }
+  return stored;
 }
 
 /**

@@ -273,6 +273,11 @@ export async function acquireLease(
   return { key, value: lease, versionstamp: res.versionstamp, renewed: true };
 }
 
+/** The lease record of `job` as stored (null value: never taken or pruned). */
+export function readLease(kv: Deno.Kv, job: string): Promise<Deno.KvEntryMaybe<Lease>> {
+  return kv.get<Lease>(leaseKey(job));
+}
+
 /** Every lease record, for operators and the runtime's checks. */
 export async function listLeases(kv: Deno.Kv): Promise<{ job: string; lease: Lease; entry: Deno.KvEntry<Lease> }[]> {
   const out: { job: string; lease: Lease; entry: Deno.KvEntry<Lease> }[] = [];

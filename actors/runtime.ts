@@ -13,6 +13,7 @@ import { type ChainSymbol, EVM_CHAINS, NATIVE_CHAINS } from "../chains/catalog.t
 import type { PipelineContext } from "./context.ts";
 import { stepOrder, WAKE, type WakeMessage } from "./order_actor.ts";
 import { flushWatchCursors } from "./watcher.ts";
+import { releaseLeases } from "../kv/pipeline.ts";
 import { budget, pipelineTicks, type Tick, type TickGroup, type TickHost, type TickTiming } from "./ticks.ts";
 
 export const ALL_CHAINS: ChainSymbol[] = [...NATIVE_CHAINS, ...EVM_CHAINS];
@@ -65,7 +66,9 @@ export class PipelineRuntime {
       sweepMs: opts.sweepMs,
       blockMs: opts.blockMs ?? 1000,
       leaseMs: opts.leaseMs ?? opts.watchMs * 10,
-      idleLeaseMs: opts.idleLeaseMs ?? Math.max(IDLE_LEASE_MS, opts.leaseMs ?? opts.watchMs * 10),
+      // Two minutes (renewed once a minute), shorter with fast sim blocks (tests): 120 blocks' time.
+      idleLeaseMs: opts.idleLeaseMs ??
+        Math.max(Math.min(IDLE_LEASE_MS, 120 * (opts.blockMs ?? 1000)), opts.leaseMs ?? opts.watchMs * 10),
       // At most a minute, and at most 100 blocks of a fast sim chain: what a crash makes a watcher rescan.
       batchCursorMs: opts.batchCursorMs ?? Math.min(BATCH_CURSOR_MS, 100 * (opts.blockMs ?? 1000)),
       stuckAfterMs: 15 * 60_000,
@@ -153,6 +156,8 @@ export class PipelineRuntime {
     while (this.#active > 0) await new Promise((r) => setTimeout(r, 10));
     // Cursors scanned to but kept in memory (batched) are stored while this process still holds their leases.
     await flushWatchCursors(this.ctx, this.opts.id).catch((err) => this.ctx.log("storing watcher cursors failed", err));
+    // Another process takes this one's chains on its next tick rather than when the leases expire.
+    await releaseLeases(this.ctx.kv, this.opts.id).catch((err) => this.ctx.log("releasing leases failed", err));
   }
 
   /** Steps the order soon; a wake during its step makes it step once more afterwards. */

@@ -278,6 +278,19 @@ export function readLease(kv: Deno.Kv, job: string): Promise<Deno.KvEntryMaybe<L
   return kv.get<Lease>(leaseKey(job));
 }
 
+/**
+ * Gives up every lease `owner` holds (a graceful stop), each checked against the version read: another process
+ * takes those jobs on its next tick instead of waiting for them to expire. Returns the jobs released.
+ */
+export async function releaseLeases(kv: Deno.Kv, owner: string): Promise<string[]> {
+  const released: string[] = [];
+  for (const { job, lease, entry } of await listLeases(kv)) {
+    if (lease.owner !== owner) continue;
+    if ((await kv.atomic().check(entry).delete(entry.key).commit()).ok) released.push(job);
+  }
+  return released;
+}
+
 /** Every lease record, for operators and the runtime's checks. */
 export async function listLeases(kv: Deno.Kv): Promise<{ job: string; lease: Lease; entry: Deno.KvEntry<Lease> }[]> {
   const out: { job: string; lease: Lease; entry: Deno.KvEntry<Lease> }[] = [];

@@ -7,7 +7,11 @@ import { configFromProcess } from "./config/env.ts";
 async function start() {
   const config = configFromProcess();
   const services = await buildServices(config);
-  return { config, services, pipeline: pipelineRuntime(services) };
+  const pipeline = pipelineRuntime(services);
+  // Deno Deploy: no timer outlives a request, and KV has no queue; cron alone drives the pipeline. Armed here, before
+  // any cron run can see the runtime.
+  if (config.runtimeMode === "deploy") pipeline?.startCronOnly();
+  return { config, services, pipeline };
 }
 
 const ready = start().catch((err) => {
@@ -28,12 +32,7 @@ if (typeof Deno.cron === "function") {
 }
 const { config, services, pipeline } = await ready;
 const app = createApp(services);
-if (config.runtimeMode === "deploy") {
-  // Deno Deploy: no timer outlives a request, and KV has no queue; cron alone drives the pipeline.
-  pipeline?.startCronOnly();
-} else {
-  pipeline?.start();
-}
+if (config.runtimeMode === "process") pipeline?.start();
 if (!pipeline) console.warn("PIPELINE=off: serving the API without watchers or order actors");
 Deno.serve({
   port: config.port,

@@ -200,7 +200,8 @@ function workWaiting(host: TickHost): () => Promise<boolean> {
     return false;
   };
   return () => {
-    const now = performance.now();
+    // The pipeline's clock, not the wall clock: a test that moves it sees a fresh look.
+    const now = host.ctx.now().getTime();
     const freshFor = Math.min(host.timing.sweepMs, 1000);
     if (!cached || now - cached.at > freshFor) cached = { at: now, value: look() };
     return cached.value;

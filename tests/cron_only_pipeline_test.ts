@@ -131,6 +131,9 @@ Deno.test("cron alone, no timer: deposits on every native chain mint and burns t
       assert.ok(minted > 0n, `${chain} -> ${evm}: minted`);
       assert.equal(nativeChainOfUAsset(NATIVE[chain].uAsset.symbol), chain);
     }
+    // Each chain needs at most 3 sim blocks for its confirmations, one per cron minute while work waits: a run that
+    // takes much longer means some minute made no block (or took no step) although something waited.
+    assert.ok(minutes <= 12, `ten orders took ${minutes} cron minutes`);
     const lags = orders.map((o) => sentAt.get(o.id)! - confirmedAt.get(o.id)!);
     for (const lag of lags) assert.ok(lag >= 0 && lag <= 1, `broadcast ${lag} cron periods after confirmation`);
     console.log(

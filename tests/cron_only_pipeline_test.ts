@@ -141,9 +141,10 @@ Deno.test("cron alone, no timer: deposits on every native chain mint and burns t
         `${lags.join(", ")} cron period(s) (max ${Math.max(...lags)})`,
     );
 
-    // Idle: once the sweeps that follow the mints are done and the cursors stored, a cron minute commits nothing.
+    // Idle: once the sweeps that follow the mints are done, the sim chains' last blocks made (SIM_ACTIVE_TAIL_BLOCKS
+    // after their last transaction) and the cursors stored, a cron minute commits nothing.
     let quiet = 0;
-    for (let i = 0; i < 15 && quiet < 3; i++) {
+    for (let i = 0; i < 30 && quiet < 3; i++) {
       const before = commits.n;
       await cronMinute();
       quiet = commits.n === before ? quiet + 1 : 0;

@@ -9,7 +9,10 @@
  * lost every timer still finishes every order from the cron runs alone.
  *
  * Adding a tick is one entry in `pipelineTicks`: a name, its group (the cron job that runs it), the period of its
- * loop, and `run(budget)`.
+ * loop, and `run(budget)`. The `events` group is for the order-event sequencer and the webhook delivery worker
+ * (issue 12). An idle tick must commit nothing: look first (a read), take a lease only when there is work, and pass
+ * `timing.leaseMs` (short: there is work) to `acquireLease`; with `budget.drain` keep going while work is left and
+ * `!outOfBudget(budget)`.
  */
 import { type ChainSymbol, isAccountChain, isNativeChain, isUtxoChain } from "../chains/catalog.ts";
 import { acquireLease, listDue, pruneExpiredLeases } from "../kv/pipeline.ts";

@@ -891,7 +891,8 @@ export class SimLedger {
         const keys = deltas.map((d) => balanceKey(c, d.address, d.asset));
         // A UTXO-mode payout is funded by its inputs, checked above, not by the hot wallet's balance.
         const hotWallet = tx.kind === "payout" && !utxo ? hotWalletKey(c, tx.from) : null;
-        const entries = await this.kv.getMany<unknown[]>(hotWallet ? [...keys, hotWallet] : keys);
+        // A UTXO payout's inputs can come from more addresses than one getMany may read (10).
+        const entries = await getManyBatched<unknown>(this.kv, hotWallet ? [...keys, hotWallet] : keys);
         const funded = hotWallet ? entries.pop()! : null;
         const balances = entries.map((e) => (e.value as bigint | null) ?? 0n);
         const source = tx.kind === "erc20" || (tx.kind === "payout" && !utxo) || tx.kind === "sweep" ? tx.from : null;

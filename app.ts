@@ -27,6 +27,7 @@ import { defaultSimOperatorAddress } from "./chains/sim/adapters.ts";
 import { seedSimUtxoGenesis } from "./actors/treasury_steps.ts";
 import { type ChainPlan, chainPlan, DEVNET_CHAIN_ID, proveChainNodes } from "./config/chain_mode.ts";
 import { PipelineRuntime } from "./actors/runtime.ts";
+import { CRON_LEASE_MS } from "./actors/cron.ts";
 import { SimLedger } from "./chains/sim/ledger.ts";
 import { orderRoutes, orderRoutesPrefetch } from "./routes/orders.ts";
 import { orderStreamRoutes } from "./routes/order_stream.ts";
@@ -66,7 +67,8 @@ export async function buildServices(config: Config, secrets?: Secrets): Promise<
   // operators fund them before payouts start.
   const signer = liveSigner(plan, loaded.mnemonic);
   if (signer) announceHotWallets(plan, signer);
-  const kv = await openKv(config.kvPath);
+  // Deploy mode: the platform's KV, which has no queues (the cron sweep drives the pipeline).
+  const kv = await openKv(config.kvPath, { queues: config.runtimeMode !== "deploy" });
   const transferAddress = uAssetTransferAddress(config, deriver);
   // PIPELINE=off serves the API alone: no chain adapter is built (the plan above was still checked).
   let setup;
@@ -180,7 +182,7 @@ export function pipelineRuntime(s: Services): PipelineRuntime | null {
     sweepMs: s.config.sweepMs,
     watchMs: Math.max(10, Math.floor(blockMs / 2)),
     concurrency: 32,
-    useQueue: !/^https?:/.test(s.config.kvPath),
+    useQueue: s.config.runtimeMode !== "deploy" && s.config.kvPath !== "" && !/^https?:/.test(s.config.kvPath),
     blockMs,
     blockChains: s.simulatedChains,
     produceBlock: (chain) => new SimLedger(kv, chain).sealBlock(),
@@ -191,6 +193,9 @@ export function pipelineRuntime(s: Services): PipelineRuntime | null {
       timeoutMs: s.config.webhookTimeoutMs,
       backoffBaseMs: s.config.webhookBackoffBaseMs,
     },
+    hasPending: (chain) => new SimLedger(kv, chain).hasPending(),
+    // Deploy mode: cron runs once a minute in whatever isolate; a lease outlives a run, not the period.
+    ...(s.config.runtimeMode === "deploy" ? { leaseMs: CRON_LEASE_MS, idleLeaseMs: CRON_LEASE_MS } : {}),
   });
 }
 

@@ -1,11 +1,16 @@
-/** Composition root: read config, build services, serve; SIGTERM and SIGINT shut down gracefully (actors/shutdown.ts). */
+/**
+ * Composition root: read config, build services, register the cron jobs, serve; SIGTERM and SIGINT shut down
+ * gracefully (actors/shutdown.ts).
+ */
 import { buildServices, createApp, pipelineRuntime } from "./app.ts";
+import { cronJobs, registerCronJobs } from "./actors/cron.ts";
 import { Shutdown } from "./actors/shutdown.ts";
 import { formatError } from "./chains/shared/redact.ts";
 import { configFromProcess } from "./config/env.ts";
 import { healthcheck, Readiness } from "./routes/health.ts";
 
-// `issuance healthcheck [/readyz]`: the Dockerfile's HEALTHCHECK probes the running server with the binary itself.
+// `issuance healthcheck [/readyz]`: the Dockerfile's HEALTHCHECK probes the running server with the binary itself. It
+// awaits only in that mode (then exits), so a serving process reaches the cron registration below with no await.
 if (Deno.args[0] === "healthcheck") Deno.exit(await healthcheck(Deno.args.slice(1), { PORT: Deno.env.get("PORT") }));
 
 // Listening from the start: a signal while starting is acted on once the service is up.
@@ -14,22 +19,41 @@ const readiness = new Readiness();
 
 async function start() {
   const config = configFromProcess();
-  return { config, services: await buildServices(config) };
+  const services = await buildServices(config);
+  const pipeline = pipelineRuntime(services);
+  // Deno Deploy: no timer outlives a request, and KV has no queue; cron alone drives the pipeline. Armed here, before
+  // any cron run can see the runtime.
+  if (config.runtimeMode === "deploy") pipeline?.startCronOnly();
+  return { config, services, pipeline };
 }
 
-const { config, services } = await start().catch((err) => {
+const ready = start().catch((err) => {
   // A refused start names its reason, redacted: RPC failures quote URLs that carry API keys.
   console.error(`refusing to start: ${formatError(err)}`);
   Deno.exit(1);
 });
+// Deno.cron must be called at the module top level, before Deno.serve and before any top-level await (Deno Deploy
+// discovers the jobs as the module loads and refuses later calls): the jobs are registered now, and each run waits for
+// the services. Locally Deno.cron needs --unstable-cron (deno task dev/start pass it); Deploy has it without flags.
+if (typeof Deno.cron === "function") {
+  registerCronJobs(
+    (name, schedule, handler) => Deno.cron(name, schedule, handler),
+    cronJobs(ready.then((r) => r.pipeline)),
+  );
+} else {
+  console.warn("Deno.cron is not available (run with --unstable-cron): the pipeline runs on its loops alone");
+}
+const { config, services, pipeline } = await ready;
 const app = createApp(services, readiness);
-const pipeline = pipelineRuntime(services);
-pipeline?.start();
+if (config.runtimeMode === "process") pipeline?.start();
 if (!pipeline) console.warn("PIPELINE=off: serving the API without watchers or order actors");
 const server = Deno.serve({
   port: config.port,
   onListen: ({ hostname, port }) =>
-    console.log(`listening on http://${hostname}:${port} (chain mode ${config.chainMode}, KV ${config.kvPath})`),
+    console.log(
+      `listening on http://${hostname}:${port} (chain mode ${config.chainMode}, runtime ${config.runtimeMode}, ` +
+        `KV ${config.kvPath || "the platform's"})`,
+    ),
 }, app.fetch);
 readiness.markReady();
 shutdown.attach({ readiness, server, runtime: pipeline, kv: services.kv });

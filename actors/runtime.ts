@@ -3,16 +3,20 @@
  * due index), one watcher per enabled chain under a lease, and the block producers of simulated chains. KV state is
  * the truth; the queue only makes things fast. Without `kv.listenQueue` (KV Connect, Deploy) the sweep alone drives
  * everything.
+ *
+ * The periodic work is the tick list of actors/ticks.ts. `start()` (a long-running process) runs each tick in its own
+ * `setTimeout` loop; `startCronOnly()` (Deno Deploy, the cron-only test) starts no timer and no queue listener, and
+ * `runGroup` runs a group's ticks for one cron invocation (actors/cron.ts). A tick never runs twice at once in one
+ * process: a cron run finding its loop's run in flight waits for that run instead.
  */
-import { type ChainSymbol, EVM_CHAINS, isNativeChain, NATIVE_CHAINS } from "../chains/catalog.ts";
-import { acquireLease } from "../kv/pipeline.ts";
-import { listDue } from "../kv/pipeline.ts";
+import { type ChainSymbol, EVM_CHAINS, NATIVE_CHAINS } from "../chains/catalog.ts";
 import type { PipelineContext } from "./context.ts";
 import { stepOrder, WAKE, type WakeMessage } from "./order_actor.ts";
-import { watchOnce } from "./watcher.ts";
-import { treasuryTick } from "./sweeper.ts";
+import { flushWatchCursors } from "./watcher.ts";
+import { releaseLeases } from "../kv/pipeline.ts";
 import { type WebhookDeliveryOptions, WebhookDeliveryWorker } from "./webhook_delivery.ts";
-import { type EventSink, hasOutboxEvents, sequenceOrderEvents } from "../kv/order_events.ts";
+import type { EventSink } from "../kv/order_events.ts";
+import { budget, pipelineTicks, type Tick, type TickGroup, type TickHost, type TickTiming } from "./ticks.ts";
 
 export const ALL_CHAINS: ChainSymbol[] = [...NATIVE_CHAINS, ...EVM_CHAINS];
 
@@ -25,17 +29,30 @@ export interface RuntimeOptions {
   concurrency: number;
   /** Sim mode: seals a block on `chain`; called every `blockMs` under a lease, so one process produces blocks. */
   produceBlock?: (chain: ChainSymbol) => Promise<unknown>;
+  /** Sim mode: whether `chain` has transactions waiting for a block (the producer is lazy without them). */
+  hasPending?: (chain: ChainSymbol) => Promise<boolean>;
   /** The chains `produceBlock` runs for (the simulated ones). */
   blockChains?: ChainSymbol[];
   blockMs?: number;
   useQueue: boolean;
-  /** Webhook deliveries (actors/webhook_delivery.ts): a worker loop of its own; unset, none are attempted. */
+  /** Webhook deliveries (actors/webhook_delivery.ts): a tick of their own; unset, none are attempted. */
   webhooks?: WebhookDeliveryOptions;
   /** What reacts to each order event in the sequencer's atomic (kv/order_events.ts): webhook deliveries. */
   eventSinks?: EventSink[];
-  /** How often the order event sequencer looks at the outbox (idle: one read); default 50 ms. */
+  /** How often the order event sequencer looks at the outbox (idle: one read, no commit); default 50 ms. */
   eventsMs?: number;
+  /** Leases while work waits (default 10 x watchMs). */
+  leaseMs?: number;
+  /** Leases while nothing waits (default 120 s: an idle holder renews once a minute). */
+  idleLeaseMs?: number;
+  /** A watcher with nothing recorded stores its cursor at most this often (default 60 s). */
+  batchCursorMs?: number;
 }
+
+/** The idle lease: renewed when half is left, so once a minute per chain. */
+export const IDLE_LEASE_MS = 120_000;
+/** How often an advanced cursor with nothing recorded is stored at most. */
+export const BATCH_CURSOR_MS = 60_000;
 
 export class PipelineRuntime {
   #running = false;
@@ -44,15 +61,47 @@ export class PipelineRuntime {
   #active = 0;
   readonly #timers = new Set<ReturnType<typeof setTimeout>>();
   readonly #ticks = new Set<Promise<void>>();
+  readonly #tickRuns = new Map<string, Promise<unknown>>();
+  readonly #idleWaiters = new Set<() => void>();
   /** Steps completed by this process, for benchmarks and operators. */
   steps = 0;
+  /** The periodic work (actors/ticks.ts), run by the loops of `start()` or by cron through `runGroup`. */
+  readonly ticks: Tick[];
   /** The webhook delivery worker (its clock is injectable for tests); null without `opts.webhooks`. */
   readonly webhooks: WebhookDeliveryWorker | null;
 
   constructor(private readonly ctx: PipelineContext, private readonly opts: RuntimeOptions) {
     this.webhooks = opts.webhooks ? new WebhookDeliveryWorker(ctx.kv, opts.id, opts.webhooks, ctx.log) : null;
+    const timing: TickTiming = {
+      watchMs: opts.watchMs,
+      sweepMs: opts.sweepMs,
+      blockMs: opts.blockMs ?? 1000,
+      leaseMs: opts.leaseMs ?? opts.watchMs * 10,
+      // Two minutes (renewed once a minute), shorter with fast sim blocks (tests): 120 blocks' time.
+      idleLeaseMs: opts.idleLeaseMs ??
+        Math.max(Math.min(IDLE_LEASE_MS, 120 * (opts.blockMs ?? 1000)), opts.leaseMs ?? opts.watchMs * 10),
+      // At most a minute, and at most 100 blocks of a fast sim chain: what a crash makes a watcher rescan.
+      batchCursorMs: opts.batchCursorMs ?? Math.min(BATCH_CURSOR_MS, 100 * (opts.blockMs ?? 1000)),
+      stuckAfterMs: 15 * 60_000,
+    };
+    const host: TickHost = {
+      ctx,
+      owner: opts.id,
+      timing,
+      produceBlock: opts.produceBlock,
+      hasPending: opts.hasPending,
+      eventSinks: opts.eventSinks ?? [],
+      eventsMs: opts.eventsMs ?? 50,
+      webhooks: this.webhooks,
+      blockChains: opts.blockChains ?? ALL_CHAINS,
+      wake: (orderId) => this.wake(orderId),
+      isInFlight: (orderId) => this.#inFlight.has(orderId),
+      settle: (deadline) => this.#settle(deadline),
+    };
+    this.ticks = pipelineTicks(host);
   }
 
+  /** A long-running process: every tick in its own loop, and the queue doorbell when the KV has one. */
   start() {
     if (this.#running) return;
     this.#running = true;
@@ -63,68 +112,68 @@ export class PipelineRuntime {
         if (m?.kind === WAKE && typeof m.orderId === "string") this.wake(m.orderId);
       }).catch((err) => this.#running && this.ctx.log("queue listener stopped", err));
     }
-    this.#loop("sweep", this.opts.sweepMs, () => this.#sweep());
-    // A disabled chain has no watcher: nothing reads it, and nothing is simulated in its place.
-    for (const chain of this.ctx.settings.enabledChains) {
-      this.#loop(
-        `watch ${chain}`,
-        this.opts.watchMs,
-        () => watchOnce(this.ctx, chain, this.opts.id, this.opts.watchMs * 10),
-      );
-    }
-    // Sweeps fund the hot wallet from minted deposits (account chains) and open consolidations of a UTXO treasury are
-    // followed to their end, one process per chain under a lease.
-    for (const chain of this.ctx.settings.enabledChains) {
-      if (!isNativeChain(chain)) continue;
-      this.#loop(
-        `treasury ${chain}`,
-        this.opts.watchMs,
-        () => treasuryTick(this.ctx, chain, this.opts.id, this.opts.watchMs * 10),
-      );
-    }
-    const webhooks = this.webhooks;
-    if (webhooks) this.#loop("webhooks", webhooks.opts.pollMs, () => webhooks.tick());
-    // Order events get their per-owner seq from one process at a time (the sequencer is also safe without it).
-    const eventsMs = this.opts.eventsMs ?? 50;
-    this.#loop("order events", eventsMs, async () => {
-      if (!(await hasOutboxEvents(this.ctx.kv))) return;
-      if (!(await acquireLease(this.ctx.kv, "order-events", this.opts.id, Math.max(5_000, eventsMs * 20)))) return;
-      await sequenceOrderEvents(this.ctx.kv, this.opts.eventSinks ?? []);
-    });
-    if (this.opts.produceBlock) {
-      const produce = this.opts.produceBlock;
-      const blockMs = this.opts.blockMs ?? 1000;
-      for (const chain of this.opts.blockChains ?? ALL_CHAINS) {
-        this.#loop(`blocks ${chain}`, blockMs, async () => {
-          if (await acquireLease(this.ctx.kv, `sim-blocks:${chain}`, this.opts.id, blockMs * 5)) await produce(chain);
-        });
-      }
+    for (const tick of this.ticks) {
+      this.#loop(tick.name, tick.everyMs, () => this.#runTick(tick, tick.everyMs, false));
     }
   }
 
-  // ---- the stop path (graceful shutdown, actors/shutdown.ts) ----
+  /** Deno Deploy and the cron-only test: no timer, no queue listener; cron runs the ticks through `runGroup`. */
+  startCronOnly() {
+    this.#running = true;
+  }
 
   /**
-   * Stops scheduling and waits for the work in flight: no timer fires again, queued wakes are dropped (the sweep finds
-   * their orders again after a restart), ticks and steps already running finish. Then the leases this process holds
-   * are released, so the next process takes the watchers and block producers over at once instead of after expiry.
+   * One cron invocation of a group: its ticks at once, each draining its work until done or `budgetMs` is spent.
+   * Errors are logged per tick; the next invocation retries.
    */
+  async runGroup(group: TickGroup, budgetMs: number): Promise<void> {
+    if (!this.#running) return;
+    await Promise.all(
+      this.ticks.filter((t) => t.group === group).map(async (tick) => {
+        try {
+          await this.#runTick(tick, budgetMs, true);
+        } catch (err) {
+          if (this.#running) this.ctx.log(`${tick.name}: cron tick failed; the next one retries`, err);
+        }
+      }),
+    );
+  }
+
+  /** Runs `tick` unless it runs already in this process, in which case that run is awaited. */
+  #runTick(tick: Tick, budgetMs: number, drain: boolean): Promise<unknown> {
+    const running = this.#tickRuns.get(tick.name);
+    if (running) return running;
+    const run = tick.run(budget(budgetMs, drain)).finally(() => this.#tickRuns.delete(tick.name));
+    this.#tickRuns.set(tick.name, run);
+    return run;
+  }
+
+  /** Resolves when no step runs or waits here, or at `deadline` (a `performance.now()` time). */
+  #settle(deadline: number): Promise<void> {
+    if (this.#active === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.#idleWaiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(0, deadline - performance.now()));
+      this.#idleWaiters.add(done);
+    });
+  }
+
   async stop() {
     this.#running = false;
     for (const t of this.#timers) clearTimeout(t);
     this.#timers.clear();
     for (const orderId of this.#waiting.splice(0)) this.#inFlight.delete(orderId);
-    await Promise.allSettled([...this.#ticks]);
+    await Promise.allSettled([...this.#ticks, ...this.#tickRuns.values()]);
     await this.webhooks?.stop();
     while (this.#active > 0) await new Promise((r) => setTimeout(r, 10));
-    await this.#releaseLeases().catch((err) => this.ctx.log("stop: leases not released; they expire", err));
-  }
-
-  /** Deletes the leases owned by this process (each only if unchanged since read: never a successor's). */
-  async #releaseLeases() {
-    for await (const e of this.ctx.kv.list<{ owner?: string }>({ prefix: ["lease"] })) {
-      if (e.value?.owner === this.opts.id) await this.ctx.kv.atomic().check(e).delete(e.key).commit();
-    }
+    // Cursors scanned to but kept in memory (batched) are stored while this process still holds their leases.
+    await flushWatchCursors(this.ctx, this.opts.id).catch((err) => this.ctx.log("storing watcher cursors failed", err));
+    // Another process takes this one's chains on its next tick rather than when the leases expire.
+    await releaseLeases(this.ctx.kv, this.opts.id).catch((err) => this.ctx.log("releasing leases failed", err));
   }
 
   /** Steps the order soon; a wake during its step makes it step once more afterwards. */
@@ -157,13 +206,9 @@ export class PipelineRuntime {
         const next = this.#waiting.shift();
         if (next !== undefined && this.#running) this.#run(next);
         else if (next !== undefined) this.#inFlight.delete(next);
+        if (this.#active === 0) { for (const done of [...this.#idleWaiters]) done(); }
       }
     })();
-  }
-
-  async #sweep() {
-    const due = await listDue(this.ctx.kv, this.ctx.now().getTime(), 500);
-    for (const { orderId } of due) if (!this.#inFlight.has(orderId)) this.wake(orderId);
   }
 
   #loop(name: string, everyMs: number, work: () => Promise<unknown>) {

@@ -79,9 +79,12 @@ export async function sweepOnce(
 ): Promise<SweepStep[] | null> {
   const payer = ctx.chains.payer(chain);
   if (!payer.prepareSweep || !payer.hotWallet || !ctx.chains.reader(chain).balance) return null;
+  // Read first, lease second: no mark (an idle chain) costs one read per tick and no commit.
+  const marks = await listSweepsDue(ctx.kv, chain, SWEEPS_PER_TICK);
+  if (marks.length === 0) return [];
   if (!(await acquireLease(ctx.kv, `sweeper:${chain}`, owner, leaseMs, ctx.now().getTime()))) return null;
   const steps: SweepStep[] = [];
-  for (const entry of await listSweepsDue(ctx.kv, chain, SWEEPS_PER_TICK)) {
+  for (const entry of marks) {
     try {
       steps.push(await sweepDeposit(ctx, chain, entry));
     } catch (err) {

@@ -47,10 +47,12 @@ import {
   dueAtKey,
   heldKey,
   type HeldTransfer,
+  type LeaseEntry,
   type OrderHold,
   orderHoldKey,
   ordersAbove,
   pruneDepositBlocks,
+  readLease,
   type RecentBlocks,
   recentBlocksKey,
   rememberBlocks,
@@ -77,21 +79,115 @@ export function depositIdOf(chain: ChainSymbol, txHash: string, index: number): 
   return "0x" + hex.encode(sha256(new TextEncoder().encode(`${chain}:${txHash}:${index}`)));
 }
 
+export interface WatchOptions {
+  /**
+   * Batched cursor writes (the runtime and the cron ticks): a tick that recorded nothing keeps its cursor in this
+   * process's memory and stores it at most once per `batchCursorMs`, on the lease renewal's own commit when there is
+   * one; a tick that recorded something, or followed a reorg, stores it at once. A crash loses at most that much
+   * scanning, and the rescan is a no-op (every transfer's dedupe key is permanent). With batching, a tick that finds
+   * nothing new and nothing to store takes no lease and commits nothing. Unset or 0: stored on every tick.
+   */
+  batchCursorMs?: number;
+}
+
+/** A cursor this process scanned to, and whether it is stored: `base` is the stored entry's version it matches. */
+interface ScanMemo {
+  cursor: Cursor;
+  recent: RecentBlocks;
+  base: string;
+  savedAt: number;
+  dirty: boolean;
+}
+
+const memos = new WeakMap<Deno.Kv, Map<string, ScanMemo>>();
+
+function memoMap(kv: Deno.Kv): Map<string, ScanMemo> {
+  let m = memos.get(kv);
+  if (!m) memos.set(kv, m = new Map());
+  return m;
+}
+
 /** One tick of the watcher of `chain`, if this process holds (or takes) its lease. */
-export async function watchOnce(ctx: PipelineContext, chain: ChainSymbol, owner: string, leaseMs: number) {
-  const lease = await acquireLease(ctx.kv, `watch:${chain}`, owner, leaseMs, ctx.now().getTime());
-  if (!lease) return { scannedTo: null, recorded: 0 } satisfies WatchResult;
+export async function watchOnce(
+  ctx: PipelineContext,
+  chain: ChainSymbol,
+  owner: string,
+  leaseMs: number,
+  opts: WatchOptions = {},
+): Promise<WatchResult> {
+  const batchMs = opts.batchCursorMs ?? 0;
+  const nowMs = ctx.now().getTime();
+  const job = `watch:${chain}`;
+  const memoKey = `${owner}:${chain}`;
   const reader = ctx.chains.reader(chain);
+  let lease: LeaseEntry | null = null;
+  if (batchMs === 0) {
+    lease = await acquireLease(ctx.kv, job, owner, leaseMs, nowMs);
+    if (!lease) return { scannedTo: null, recorded: 0 };
+  }
   const [stored, storedRecent, resume] = await ctx.kv.getMany<[Cursor, RecentBlocks, WatchResume]>([
     cursorKey(chain),
     recentBlocksKey(chain),
     watchResumeKey(chain),
   ]);
-  if (resume.value) return await resumeFrom(ctx, chain, lease, resume as Deno.KvEntry<WatchResume>);
-  let cursor = stored.value ?? await firstCursor(ctx, chain);
+  if (resume.value) {
+    memoMap(ctx.kv).delete(memoKey);
+    lease ??= await acquireLease(ctx.kv, job, owner, leaseMs, nowMs);
+    if (!lease) return { scannedTo: null, recorded: 0 };
+    return await resumeFrom(ctx, chain, lease, resume as Deno.KvEntry<WatchResume>);
+  }
+  // What this process scanned past the stored cursor, unless someone else stored a cursor since.
+  let memo = batchMs > 0 ? memoMap(ctx.kv).get(memoKey) : undefined;
+  if (memo && memo.base !== stored.versionstamp) memo = undefined;
+  let cursor = memo?.cursor ?? stored.value ?? await firstCursor(ctx, chain);
   // A cursor stored before hashes were remembered: its own block is the only one known.
-  let recent = storedRecent.value ?? [cursor];
-  if (cursor.number > 0 && (await reader.blockHash(cursor.number)) !== cursor.hash) {
+  let recent = memo?.recent ?? storedRecent.value ?? [cursor];
+  const unstored = stored.value === null || storedRecent.value === null;
+  let flushDue = memo !== undefined && memo.dirty && nowMs - memo.savedAt >= batchMs;
+  const reorged = cursor.number > 0 && (await reader.blockHash(cursor.number)) !== cursor.hash;
+  let tip: BlockRef | null = null;
+  if (batchMs > 0) {
+    // Read-only first: nothing new and nothing to store costs no lease and no commit.
+    if (!reorged && !unstored && !flushDue) {
+      tip = await reader.tip();
+      if (tip.number <= cursor.number) return { scannedTo: cursor.number, recorded: 0 };
+    }
+    // A batched cursor rides on the lease's renewal commit when there is one.
+    const carried = memo?.dirty ? memo : undefined;
+    lease = await acquireLease(
+      ctx.kv,
+      job,
+      owner,
+      leaseMs,
+      nowMs,
+      carried
+        ? (op) => op.set(cursorKey(chain), carried.cursor).set(recentBlocksKey(chain), carried.recent)
+        : undefined,
+    );
+    if (!lease) return { scannedTo: null, recorded: 0 };
+    if (carried && lease.renewed) {
+      memo = { ...carried, base: lease.versionstamp, savedAt: nowMs, dirty: false };
+      memoMap(ctx.kv).set(memoKey, memo);
+      flushDue = false;
+    }
+  }
+  const held = lease!;
+  const store = async (to: Cursor, blocks: RecentBlocks, now: boolean) => {
+    if (batchMs > 0 && !now && memo && nowMs - memo.savedAt < batchMs) {
+      memo = { ...memo, cursor: to, recent: blocks, dirty: memo.dirty || to.number !== memo.cursor.number };
+      memoMap(ctx.kv).set(memoKey, memo);
+      return;
+    }
+    const versionstamp = await saveCursor(ctx, chain, held, to, blocks);
+    if (batchMs > 0 && versionstamp) {
+      memoMap(ctx.kv).set(memoKey, { cursor: to, recent: blocks, base: versionstamp, savedAt: nowMs, dirty: false });
+    } else memoMap(ctx.kv).delete(memoKey);
+  };
+  if (batchMs > 0 && !memo && !unstored) {
+    // First tick of this process on the chain: the stored cursor is the base.
+    memo = { cursor, recent, base: stored.versionstamp!, savedAt: nowMs, dirty: false };
+  }
+  if (reorged) {
     const ancestor = await commonAncestor(ctx, chain, recent);
     if (!ancestor) {
       const oldest = recent[0]?.number ?? cursor.number;
@@ -109,10 +205,11 @@ export async function watchOnce(ctx: PipelineContext, chain: ChainSymbol, owner:
     cursor = ancestor;
     recent = rememberBlocks(recent, [], cursor);
   }
-  const tip = await reader.tip();
+  tip ??= await reader.tip();
   if (tip.number <= cursor.number) {
-    if (stored.value === null || stored.value.number !== cursor.number || storedRecent.value === null) {
-      await saveCursor(ctx, chain, lease, cursor, recent);
+    const moved = stored.value === null || stored.value.number !== cursor.number;
+    if (unstored || reorged || (moved && (batchMs === 0 || flushDue))) {
+      await store(cursor, recent, true);
     }
     return { scannedTo: cursor.number, recorded: 0 };
   }
@@ -143,9 +240,35 @@ export async function watchOnce(ctx: PipelineContext, chain: ChainSymbol, owner:
     scanned.push(last);
   }
   // The cursor moves only after every record of those blocks is committed: a crash in between rescans them,
-  // and the dedupe keys make the rescan a no-op.
-  await saveCursor(ctx, chain, lease, last, rememberBlocks(recent, scanned, last));
+  // and the dedupe keys make the rescan a no-op. Batched: stored now only when something was recorded (or a reorg
+  // was followed, or the cursor was never stored), else at most once per batch period.
+  await store(last, rememberBlocks(recent, scanned, last), recorded > 0 || reorged || unstored);
   return { scannedTo: last.number, recorded };
+}
+
+/**
+ * Stores every cursor `owner` scanned to but kept in memory (batched), where it still holds the chain's lease; for a
+ * graceful stop. Commits nothing when nothing is unstored. Returns the chains stored.
+ */
+export async function flushWatchCursors(ctx: PipelineContext, owner: string): Promise<ChainSymbol[]> {
+  const stored: ChainSymbol[] = [];
+  const map = memoMap(ctx.kv);
+  for (const [key, memo] of map) {
+    if (!key.startsWith(`${owner}:`) || !memo.dirty) continue;
+    const chain = key.slice(owner.length + 1) as ChainSymbol;
+    const [lease, cursor] = await Promise.all([
+      readLease(ctx.kv, `watch:${chain}`),
+      ctx.kv.get<Cursor>(cursorKey(chain)),
+    ]);
+    if (lease.value?.owner !== owner || cursor.versionstamp !== memo.base) continue;
+    const res = await ctx.kv.atomic().check(lease, cursor).set(cursorKey(chain), memo.cursor)
+      .set(recentBlocksKey(chain), memo.recent).commit();
+    if (res.ok) {
+      map.set(key, { ...memo, base: res.versionstamp, dirty: false });
+      stored.push(chain);
+    }
+  }
+  return stored;
 }
 
 /**
@@ -217,9 +340,11 @@ async function saveCursor(
   lease: Deno.KvEntry<unknown>,
   cursor: Cursor,
   recent: RecentBlocks,
-) {
-  await ctx.kv.atomic().check(lease).set(cursorKey(chain), cursor).set(recentBlocksKey(chain), recent).commit();
+): Promise<string | null> {
+  const res = await ctx.kv.atomic().check(lease).set(cursorKey(chain), cursor).set(recentBlocksKey(chain), recent)
+    .commit();
   if (isDepthFinal(chain)) await pruneDepositBlocks(ctx.kv, chain, cursor.number - REORG_WINDOW_BLOCKS);
+  return res.ok ? res.versionstamp : null;
 }
 
 /** Chains final by depth alone (doge, zec): a reorg deeper than their confirmations undoes what counted as final. */

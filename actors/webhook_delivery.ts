@@ -185,6 +185,23 @@ export class WebhookDeliveryWorker {
     }, 0);
   }
 
+  /**
+   * Waits until no attempt runs here (kicked follow-ups included), or until `deadline` (a `performance.now()` time):
+   * a cron run awaits the attempts it started, since a Deploy isolate may end once the handler returns.
+   */
+  async settle(deadline: number): Promise<void> {
+    while (this.#tasks.size > 0 && !this.#stop.signal.aborted) {
+      const left = deadline - performance.now();
+      if (left <= 0) return;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        Promise.allSettled([...this.#tasks]),
+        new Promise((r) => (timer = setTimeout(r, left))),
+      ]);
+      clearTimeout(timer);
+    }
+  }
+
   /** Aborts requests in flight (their deliveries become due again when their leases end) and waits for the tasks. */
   async stop(): Promise<void> {
     this.#stop.abort();

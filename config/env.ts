@@ -16,8 +16,19 @@ import { FAULT_POINTS, type FaultPoint } from "../actors/context.ts";
 export const CHAIN_MODES = ["sim", "live", "devnet"] as const;
 export type ChainMode = typeof CHAIN_MODES[number];
 
+/**
+ * `process`: a long-running process (`deno task start`, the binary): setTimeout loops, the KV queue doorbell, cron
+ * as a backstop, a local KV file. `deploy`: Deno Deploy (detected from `DENO_DEPLOYMENT_ID`, or `RUNTIME_MODE=deploy`):
+ * cron alone drives the pipeline (no timer, no queue), the platform's KV, secrets from the environment only, nothing
+ * written to disk.
+ */
+export const RUNTIME_MODES = ["process", "deploy"] as const;
+export type RuntimeMode = typeof RUNTIME_MODES[number];
+
 export interface Config {
   port: number;
+  runtimeMode: RuntimeMode;
+  /** The KV file, or a KV Connect URL; "" in deploy mode without KV_PATH: the platform's own KV (`Deno.openKv()`). */
   kvPath: string;
   /** Folder beside the KV file where sim mode keeps generated secrets. */
   dataDir: string;
@@ -26,6 +37,10 @@ export interface Config {
   claimNamespace: string;
   jwtPrivateKeyFile: string | undefined;
   masterMnemonicFile: string | undefined;
+  /** Deploy mode: the JWT signing key (PKCS8 PEM) itself, from `JWT_PRIVATE_KEY`. */
+  jwtPrivateKey: string | undefined;
+  /** Deploy mode: the master mnemonic itself, from `MASTER_MNEMONIC`. */
+  masterMnemonic: string | undefined;
   chainMode: ChainMode;
   /** Overrides the derived shared uAsset transfer address (an operator-held EVM address). */
   burnTransferAddress: string | undefined;
@@ -67,6 +82,10 @@ export const SIM_UTXO_GENESIS_DEFAULT = 10n ** 16n;
 
 const EnvSchema = z.object({
   PORT: z.string().regex(/^\d{1,5}$/, "PORT must be a port number").optional(),
+  RUNTIME_MODE: z.enum(RUNTIME_MODES).optional(),
+  DENO_DEPLOYMENT_ID: z.string().optional(),
+  JWT_PRIVATE_KEY: z.string().min(1).optional(),
+  MASTER_MNEMONIC: z.string().min(1).optional(),
   KV_PATH: z.string().min(1).optional(),
   BASE_URL: z.url().optional(),
   AUTH_URL: z.url().optional(),
@@ -104,11 +123,15 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   }
   const e = parsed.data;
   const port = e.PORT === undefined ? 8000 : Number(e.PORT);
-  const kvPath = e.KV_PATH ?? "./data/kv.sqlite3";
+  // Deno Deploy sets DENO_DEPLOYMENT_ID in every deployment; RUNTIME_MODE wins either way.
+  const runtimeMode: RuntimeMode = e.RUNTIME_MODE ?? (e.DENO_DEPLOYMENT_ID ? "deploy" : "process");
+  const deploy = runtimeMode === "deploy";
+  const kvPath = e.KV_PATH ?? (deploy ? "" : "./data/kv.sqlite3");
   const baseUrl = trimSlash(e.BASE_URL ?? `http://localhost:${port}`);
   const authUrl = trimSlash(e.AUTH_URL ?? `${baseUrl}/auth`);
   return {
     port,
+    runtimeMode,
     kvPath,
     dataDir: dirname(kvPath),
     baseUrl,
@@ -116,11 +139,14 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     claimNamespace: trimSlash(e.CLAIM_NAMESPACE ?? baseUrl),
     jwtPrivateKeyFile: e.JWT_PRIVATE_KEY_FILE,
     masterMnemonicFile: e.MASTER_MNEMONIC_FILE,
+    jwtPrivateKey: e.JWT_PRIVATE_KEY,
+    masterMnemonic: e.MASTER_MNEMONIC,
     chainMode: e.CHAIN_MODE ?? "sim",
     burnTransferAddress: e.BURN_TRANSFER_ADDRESS,
     pipeline: e.PIPELINE ?? "on",
     simBlockMs: Math.max(10, Number(e.SIM_BLOCK_MS ?? 1000)),
-    simConfirmationTimeoutMs: Number(e.SIM_CONFIRMATION_TIMEOUT_MS ?? 120_000),
+    // Cron drives deploy mode once a minute: a sim deposit's few blocks take minutes there, not seconds.
+    simConfirmationTimeoutMs: Number(e.SIM_CONFIRMATION_TIMEOUT_MS ?? (deploy ? 30 * 60_000 : 120_000)),
     simHotWalletGenesis: e.SIM_HOT_WALLET_GENESIS === undefined ? undefined : BigInt(e.SIM_HOT_WALLET_GENESIS),
     simUtxoGenesis: e.SIM_UTXO_GENESIS === undefined ? SIM_UTXO_GENESIS_DEFAULT : BigInt(e.SIM_UTXO_GENESIS),
     sweepMs: Math.max(10, Number(e.SWEEP_MS ?? 1000)),

@@ -2,6 +2,9 @@
  * The two operator secrets: the JWT signing key and the master mnemonic. They come from files named by the
  * environment; in sim mode a missing one is generated once into the data folder (with a warning) so that
  * `deno task dev` needs nothing. Live mode refuses to start without them. Secrets never reach KV or logs.
+ *
+ * Deploy mode (RUNTIME_MODE=deploy, Deno Deploy) reads them from the environment itself (`JWT_PRIVATE_KEY`, the PEM
+ * text, and `MASTER_MNEMONIC`), in every chain mode: nothing is generated and no file is read or written there.
  */
 import { calculateJwkThumbprint, exportJWK, exportPKCS8, generateKeyPair, importPKCS8, type JWK } from "jose";
 import { generateMnemonic, validateMnemonic } from "@scure/bip39";
@@ -25,6 +28,7 @@ const GENERATED_KEY_FILE = "jwt-private-key.pem";
 const GENERATED_MNEMONIC_FILE = "master-mnemonic.txt";
 
 export async function loadSecrets(config: Config, warn: (msg: string) => void = console.warn): Promise<Secrets> {
+  if (config.runtimeMode === "deploy") return await secretsFromEnvironment(config);
   if (config.chainMode === "live") {
     const missing = [
       config.jwtPrivateKeyFile ? null : "JWT_PRIVATE_KEY_FILE",
@@ -45,6 +49,27 @@ export async function loadSecrets(config: Config, warn: (msg: string) => void = 
     throw new Error("The master mnemonic is not a valid BIP39 English mnemonic");
   }
   return { jwt: await jwtKeysFromPem(keyPem), mnemonic };
+}
+
+/** Deploy mode: both secrets from the environment, or a refusal naming what is missing. Writes nothing. */
+async function secretsFromEnvironment(config: Config): Promise<Secrets> {
+  const missing = [
+    config.jwtPrivateKey ? null : "JWT_PRIVATE_KEY",
+    config.masterMnemonic ? null : "MASTER_MNEMONIC",
+  ].filter((x) => x !== null);
+  if (missing.length > 0) {
+    throw new Error(
+      `RUNTIME_MODE=deploy needs ${missing.join(" and ")} in the environment (the PEM text and the mnemonic ` +
+        "themselves, not files): nothing is generated or written in deploy mode; refusing to start without them",
+    );
+  }
+  const mnemonic = config.masterMnemonic!.trim().split(/\s+/).join(" ");
+  if (!validateMnemonic(mnemonic, wordlist)) {
+    throw new Error("MASTER_MNEMONIC is not a valid BIP39 English mnemonic");
+  }
+  // Environments often keep a PEM on one line with literal "\n" sequences.
+  const pem = config.jwtPrivateKey!.replaceAll("\\n", "\n");
+  return { jwt: await jwtKeysFromPem(pem), mnemonic };
 }
 
 export async function jwtKeysFromPem(pem: string): Promise<JwtKeys> {

@@ -1,15 +1,33 @@
 /**
- * Opens the KV file, creating its folder. Always a path: `Deno.openKv()` without one is in-memory when compiled.
+ * Opens the KV file, creating its folder. Always a path in a process: `Deno.openKv()` without one is in-memory when
+ * compiled. The empty path is Deno Deploy's own KV (`Deno.openKv()` with no argument; config/env.ts sets it in deploy
+ * mode without KV_PATH): nothing is created on disk.
+ *
+ * `queues: false` (deploy mode, where KV has no queues): `atomic().enqueue` adds nothing, so the commits that ring
+ * an order's doorbell (actors/order_actor.ts, watcher.ts, operator.ts) work unchanged; the cron sweep of due orders
+ * drives everything, as the design has it (the queue is only a doorbell).
  *
  * Two processes writing one local KV file (the server and `deno task admin`, or two servers) make SQLite refuse a
  * commit now and then with `TypeError: database is locked` instead of waiting. Nothing was written when that
  * happens, so the handle returned here retries such commits: callers then read `ok: false` only for a failed
  * check, never for a lost race on the file lock (a create that took a lock failure for a duplicate would drop data).
  */
-export async function openKv(path: string): Promise<Deno.Kv> {
+export async function openKv(path: string, opts: { queues?: boolean } = {}): Promise<Deno.Kv> {
+  if (path === "") return withoutQueues(await Deno.openKv(), opts.queues ?? false);
   const dir = path.slice(0, path.lastIndexOf("/"));
   if (dir && !/^https?:/.test(path)) await Deno.mkdir(dir, { recursive: true });
-  return retryingLockedCommits(await Deno.openKv(path));
+  return withoutQueues(retryingLockedCommits(await Deno.openKv(path)), opts.queues ?? true);
+}
+
+function withoutQueues(kv: Deno.Kv, queues: boolean): Deno.Kv {
+  if (queues) return kv;
+  const atomic = kv.atomic.bind(kv);
+  kv.atomic = () => {
+    const op = atomic();
+    op.enqueue = () => op;
+    return op;
+  };
+  return kv;
 }
 
 const MAX_LOCK_RETRIES = 200;

@@ -239,10 +239,18 @@ export interface Lease {
 
 const leaseKey = (job: string): Deno.KvKey => ["lease", job];
 
+/** A lease entry as returned by `acquireLease`; `renewed` when this call committed it (taken or renewed). */
+export type LeaseEntry = Deno.KvEntry<Lease> & { renewed?: boolean };
+
 /**
  * Takes or renews the lease on `job` for `ttlMs`. Returns the lease entry (to check in later commits, so a holder
  * that lost its lease cannot write) or null when another live holder has it. `expireIn` is not used: expired keys
  * stay visible for a while, so expiry is decided by `expiresAt`.
+ *
+ * A holder's lease is rewritten only when less than half of `ttlMs` is left, or when more than `ttlMs` is left (a
+ * long lease taken while idle is shortened once work arrives, so a takeover after a crash is quick again): an idle
+ * holder commits once per half lease, not once per tick. `alsoOnWrite` adds operations to that commit when there is
+ * one (a watcher's batched cursor rides on the renewal: one commit instead of two).
  */
 export async function acquireLease(
   kv: Deno.Kv,
@@ -250,18 +258,63 @@ export async function acquireLease(
   owner: string,
   ttlMs: number,
   nowMs = Date.now(),
-): Promise<Deno.KvEntry<Lease> | null> {
+  alsoOnWrite?: (op: Deno.AtomicOperation) => void,
+): Promise<LeaseEntry | null> {
   const key = leaseKey(job);
   const current = await kv.get<Lease>(key);
   if (current.value && current.value.owner !== owner && current.value.expiresAt > nowMs) return null;
-  // Ours with more than half its time left: no write (an idle pipeline would otherwise commit on every tick).
-  if (current.value?.owner === owner && current.value.expiresAt - nowMs > ttlMs / 2) {
-    return current as Deno.KvEntry<Lease>;
-  }
+  const left = current.value?.owner === owner ? current.value.expiresAt - nowMs : 0;
+  if (left > ttlMs / 2 && left <= ttlMs) return current as Deno.KvEntry<Lease>;
   const lease: Lease = { owner, expiresAt: nowMs + ttlMs };
-  const res = await kv.atomic().check(current).set(key, lease).commit();
+  const op = kv.atomic().check(current).set(key, lease);
+  alsoOnWrite?.(op);
+  const res = await op.commit();
   if (!res.ok) return null;
-  return { key, value: lease, versionstamp: res.versionstamp };
+  return { key, value: lease, versionstamp: res.versionstamp, renewed: true };
+}
+
+/** The lease record of `job` as stored (null value: never taken or pruned). */
+export function readLease(kv: Deno.Kv, job: string): Promise<Deno.KvEntryMaybe<Lease>> {
+  return kv.get<Lease>(leaseKey(job));
+}
+
+/**
+ * Gives up every lease `owner` holds (a graceful stop), each checked against the version read: another process
+ * takes those jobs on its next tick instead of waiting for them to expire. Returns the jobs released.
+ */
+export async function releaseLeases(kv: Deno.Kv, owner: string): Promise<string[]> {
+  const released: string[] = [];
+  for (const { job, lease, entry } of await listLeases(kv)) {
+    if (lease.owner !== owner) continue;
+    if ((await kv.atomic().check(entry).delete(entry.key).commit()).ok) released.push(job);
+  }
+  return released;
+}
+
+/** Every lease record, for operators and the runtime's checks. */
+export async function listLeases(kv: Deno.Kv): Promise<{ job: string; lease: Lease; entry: Deno.KvEntry<Lease> }[]> {
+  const out: { job: string; lease: Lease; entry: Deno.KvEntry<Lease> }[] = [];
+  for await (const e of kv.list<Lease>({ prefix: ["lease"] })) {
+    out.push({ job: String(e.key[1]), lease: e.value, entry: e });
+  }
+  return out;
+}
+
+/**
+ * Deletes lease records expired for longer than `olderThanMs` (a process that died holding them, a chain no longer
+ * enabled), at most `limit`, each checked against the version read so a lease taken meanwhile stays. Returns how many.
+ */
+export async function pruneExpiredLeases(kv: Deno.Kv, nowMs: number, olderThanMs: number, limit = 100) {
+  const atomic = kv.atomic();
+  let n = 0;
+  for (const { entry, lease } of await listLeases(kv)) {
+    if (n >= limit) break;
+    if (lease.expiresAt + olderThanMs > nowMs) continue;
+    atomic.check(entry).delete(entry.key);
+    n++;
+  }
+  if (n > 0 && !(await atomic.commit()).ok) return 0;
+  return n;
 }
 
 // ---- per-order schedule pointer: which due key is the order's, so a reschedule can move it ----

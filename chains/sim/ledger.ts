@@ -290,7 +290,15 @@ function randomHex(random: () => number, bytes: number): string {
 interface HeadRecord {
   number: number;
   hash: string;
+  /**
+   * A lazy producer keeps making blocks up to this height (`SIM_ACTIVE_TAIL_BLOCKS` past the last block that carried
+   * a transaction, or past a reorg), so what was just included keeps gaining confirmations for whoever watches it.
+   */
+  activeUntil?: number;
 }
+
+/** Blocks a lazy producer still makes after the last activity on a simulated chain. */
+export const SIM_ACTIVE_TAIL_BLOCKS = 10;
 
 /**
  * A sealed block embeds its transfers, so `blocks()` reads one key per block (ten per getMany) instead of one per
@@ -483,6 +491,17 @@ export class SimLedger {
   }
 
   // ---- reads ----
+
+  /**
+   * Whether the chain wants a block: a transaction waits for one (pending, stalled ones included: only blocks past
+   * their expiry drop them), or the last activity is fewer than `SIM_ACTIVE_TAIL_BLOCKS` blocks deep. A lazy block
+   * producer seals blocks while this holds, or while the pipeline waits for confirmations.
+   */
+  async hasPending(): Promise<boolean> {
+    for await (const _ of this.kv.list({ prefix: pendingPrefix(this.chain) }, { limit: 1 })) return true;
+    const head = (await this.kv.get<HeadRecord>(headKey(this.chain))).value;
+    return head !== null && head.number < (head.activeUntil ?? 0);
+  }
 
   async head(): Promise<BlockRef> {
     return this.headOf(await this.kv.get<HeadRecord>(headKey(this.chain)));
@@ -872,7 +891,8 @@ export class SimLedger {
         const keys = deltas.map((d) => balanceKey(c, d.address, d.asset));
         // A UTXO-mode payout is funded by its inputs, checked above, not by the hot wallet's balance.
         const hotWallet = tx.kind === "payout" && !utxo ? hotWalletKey(c, tx.from) : null;
-        const entries = await this.kv.getMany<unknown[]>(hotWallet ? [...keys, hotWallet] : keys);
+        // A UTXO payout's inputs can come from more addresses than one getMany may read (10).
+        const entries = await getManyBatched<unknown>(this.kv, hotWallet ? [...keys, hotWallet] : keys);
         const funded = hotWallet ? entries.pop()! : null;
         const balances = entries.map((e) => (e.value as bigint | null) ?? 0n);
         const source = tx.kind === "erc20" || (tx.kind === "payout" && !utxo) || tx.kind === "sweep" ? tx.from : null;
@@ -990,7 +1010,10 @@ export class SimLedger {
         const marker: BlockRecord = { number: n, hash: head.hash, parentHash: head.hash, txHashes: [], transfers: [] };
         op.set(blockKey(c, n), { ...marker, skipped: true });
       }
-      op.set(blockKey(c, number), block).set(headKey(c), { number, hash } satisfies HeadRecord);
+      const active = pending.length > 0 || expired.length > 0
+        ? number + SIM_ACTIVE_TAIL_BLOCKS
+        : headEntry.value?.activeUntil;
+      op.set(blockKey(c, number), block).set(headKey(c), { number, hash, activeUntil: active } satisfies HeadRecord);
       if (await commit(op)) return { number, hash };
       await backoff(attempt);
     }
@@ -1089,7 +1112,14 @@ export class SimLedger {
         );
         parent = hash;
       }
-      op.set(headKey(c), { number: head.number, hash: parent } satisfies HeadRecord);
+      op.set(
+        headKey(c),
+        {
+          number: head.number,
+          hash: parent,
+          activeUntil: head.number + SIM_ACTIVE_TAIL_BLOCKS,
+        } satisfies HeadRecord,
+      );
       if (await commit(op)) return { number: head.number, hash: parent };
       await backoff(attempt);
     }
@@ -1098,7 +1128,9 @@ export class SimLedger {
   // ---- helpers ----
 
   private headOf(entry: Deno.KvEntryMaybe<HeadRecord>): BlockRef {
-    return entry.value ?? { number: 0, hash: genesisHash(this.chain) };
+    return entry.value
+      ? { number: entry.value.number, hash: entry.value.hash }
+      : { number: 0, hash: genesisHash(this.chain) };
   }
 
   private newBlockHash(number: number, parentHash: string, txHashes: string[]): string {

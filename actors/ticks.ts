@@ -1,0 +1,276 @@
+/**
+ * The pipeline's periodic work as named, bounded ticks: the block producer of a simulated chain, the watcher and the
+ * treasury of each chain, the sweep of due orders, lease and stuck-work checks, and housekeeping. A tick does a
+ * bounded amount of work and returns when done or out of its budget, leaving the rest for its next run.
+ *
+ * The same ticks run two ways: a long-running process runs each in its own `setTimeout` loop (actors/runtime.ts,
+ * sub-second, `drain: false`: one slice per run), and `Deno.cron` runs them by group once a minute
+ * (actors/cron.ts, `drain: true`: each keeps working until nothing is left or its budget is spent). A process that
+ * lost every timer still finishes every order from the cron runs alone.
+ *
+ * Adding a tick is one entry in `pipelineTicks`: a name, its group (the cron job that runs it), the period of its
+ * loop, and `run(budget)`. The `events` group is for the order-event sequencer and the webhook delivery worker
+ * (issue 12). An idle tick must commit nothing: look first (a read), take a lease only when there is work, and pass
+ * `timing.leaseMs` (short: there is work) to `acquireLease`; with `budget.drain` keep going while work is left and
+ * `!outOfBudget(budget)`.
+ */
+import { type ChainSymbol, isAccountChain, isNativeChain, isUtxoChain } from "../chains/catalog.ts";
+import { acquireLease, listDue, pruneExpiredLeases } from "../kv/pipeline.ts";
+import { listLeases } from "../kv/pipeline.ts";
+import { openConsolidationKey } from "../kv/consolidations.ts";
+import type { PipelineContext } from "./context.ts";
+import { treasuryTick } from "./sweeper.ts";
+import { watchOnce } from "./watcher.ts";
+import type { WebhookDeliveryWorker } from "./webhook_delivery.ts";
+import { type EventSink, hasOutboxEvents, sequenceOrderEvents } from "../kv/order_events.ts";
+
+/** The cron jobs: each runs the ticks of its group (actors/cron.ts). */
+export const TICK_GROUPS = ["blocks", "watch", "treasury", "orders", "events", "checks", "housekeeping"] as const;
+export type TickGroup = typeof TICK_GROUPS[number];
+
+export interface Budget {
+  /** `performance.now()` after which the tick stops starting new work. */
+  deadline: number;
+  /** Cron: work until nothing is left or the deadline passes. Loops: one slice, the next run comes soon. */
+  drain: boolean;
+}
+
+export function budget(ms: number, drain: boolean): Budget {
+  return { deadline: performance.now() + ms, drain };
+}
+
+export function outOfBudget(b: Budget): boolean {
+  return performance.now() >= b.deadline;
+}
+
+export interface Tick {
+  /** "watch sol", "sim blocks base", "sweep due orders", ... (logs, and the runtime's one-at-a-time guard). */
+  name: string;
+  group: TickGroup;
+  /** The period of its loop in a long-running process. */
+  everyMs: number;
+  run(budget: Budget): Promise<unknown>;
+}
+
+/** What the ticks need from the runtime that runs them (actors/runtime.ts `PipelineRuntime`). */
+export interface TickHost {
+  readonly ctx: PipelineContext;
+  /** This process in leases. */
+  readonly owner: string;
+  readonly timing: TickTiming;
+  /** Seals a block on a simulated chain (sim mode). */
+  readonly produceBlock?: (chain: ChainSymbol) => Promise<unknown>;
+  /** Simulated chains this process produces blocks for. */
+  readonly blockChains: readonly ChainSymbol[];
+  /** Whether a simulated chain has transactions waiting for a block. */
+  readonly hasPending?: (chain: ChainSymbol) => Promise<boolean>;
+  /** What reacts to each sequenced order event (webhook deliveries; kv/order_events.ts). */
+  readonly eventSinks: readonly EventSink[];
+  /** The period of the order-event sequencer's loop. */
+  readonly eventsMs: number;
+  /** Webhook deliveries; null when this runtime attempts none. */
+  readonly webhooks: WebhookDeliveryWorker | null;
+  /** Steps the order soon (bounded concurrency, one step per order at a time). */
+  wake(orderId: string): void;
+  isInFlight(orderId: string): boolean;
+  /** Resolves when no step runs or waits in this process, or at the deadline. */
+  settle(deadline: number): Promise<void>;
+}
+
+export interface TickTiming {
+  watchMs: number;
+  sweepMs: number;
+  blockMs: number;
+  /** Leases while work waits: short, so another process takes over quickly after a crash. */
+  leaseMs: number;
+  /** Leases while nothing waits: long, so an idle holder renews rarely (kv/pipeline.ts `acquireLease`). */
+  idleLeaseMs: number;
+  /** Watchers store an unchanged-but-advanced cursor at most this often (actors/watcher.ts `WatchOptions`). */
+  batchCursorMs: number;
+  /** Orders due longer ago than this are reported by the checks tick. */
+  stuckAfterMs: number;
+}
+
+/** The tick list of a runtime. */
+export function pipelineTicks(host: TickHost): Tick[] {
+  const { ctx, timing } = host;
+  const enabled = ctx.settings.enabledChains;
+  const waiting = workWaiting(host);
+  const leaseFor = async () => (await waiting()) ? timing.leaseMs : timing.idleLeaseMs;
+  const ticks: Tick[] = [];
+  if (host.produceBlock) {
+    for (const chain of host.blockChains) {
+      ticks.push({
+        name: `sim blocks ${chain}`,
+        group: "blocks",
+        everyMs: timing.blockMs,
+        run: () => simBlocksTick(host, chain, waiting),
+      });
+    }
+  }
+  // A disabled chain has no watcher: nothing reads it, and nothing is simulated in its place.
+  for (const chain of enabled) {
+    ticks.push({
+      name: `watch ${chain}`,
+      group: "watch",
+      everyMs: timing.watchMs,
+      run: async (b) => {
+        let before: number | null = null;
+        for (;;) {
+          const r = await watchOnce(ctx, chain, host.owner, await leaseFor(), { batchCursorMs: timing.batchCursorMs });
+          // Caught up, not ours or halted: the next run goes on. Cron runs go on while blocks are left.
+          if (!b.drain || r.scannedTo === null || r.scannedTo === before || outOfBudget(b)) return r;
+          before = r.scannedTo;
+        }
+      },
+    });
+  }
+  // Sweeps fund the hot wallet from minted deposits (account chains) and open consolidations of a UTXO treasury are
+  // followed to their end, one process per chain under a lease.
+  for (const chain of enabled) {
+    if (!isNativeChain(chain)) continue;
+    ticks.push({
+      name: `treasury ${chain}`,
+      group: "treasury",
+      everyMs: timing.watchMs,
+      run: () => treasuryTick(ctx, chain, host.owner, timing.leaseMs),
+    });
+  }
+  ticks.push({
+    name: "sweep due orders",
+    group: "orders",
+    everyMs: timing.sweepMs,
+    run: (b) => sweepDueOrders(host, b),
+  });
+  ticks.push({
+    name: "sequence order events",
+    group: "events",
+    everyMs: host.eventsMs,
+    run: (b) => sequenceEventsTick(host, b),
+  });
+  const webhooks = host.webhooks;
+  if (webhooks) {
+    ticks.push({
+      name: "webhook deliveries",
+      group: "events",
+      everyMs: webhooks.opts.pollMs,
+      run: async (b) => {
+        await webhooks.tick();
+        // Cron: the attempts started are awaited within the run (an isolate may end after it), then due ones again.
+        if (b.drain) await webhooks.settle(b.deadline);
+      },
+    });
+  }
+  ticks.push({ name: "lease and stuck checks", group: "checks", everyMs: 60_000, run: () => checks(host) });
+  ticks.push({
+    name: "housekeeping",
+    group: "housekeeping",
+    everyMs: 600_000,
+    run: () => pruneExpiredLeases(ctx.kv, ctx.now().getTime(), LEASE_RECORD_KEPT_MS),
+  });
+  return ticks;
+}
+
+/**
+ * Gives outbox events their per-owner seq (kv/order_events.ts), one process at a time under a lease (the sequencer is
+ * also safe without it). Idle: one read of the outbox, no commit. Cron: goes on while events are left.
+ */
+async function sequenceEventsTick(host: TickHost, b: Budget): Promise<number> {
+  const { ctx } = host;
+  if (!(await hasOutboxEvents(ctx.kv))) return 0;
+  const ttl = Math.max(5_000, host.eventsMs * 20, b.drain ? host.timing.leaseMs : 0);
+  if (!(await acquireLease(ctx.kv, "order-events", host.owner, ttl, ctx.now().getTime()))) return 0;
+  let sequenced = 0;
+  for (;;) {
+    const n = await sequenceOrderEvents(ctx.kv, host.eventSinks);
+    sequenced += n;
+    if (!b.drain || n === 0 || outOfBudget(b)) return sequenced;
+  }
+}
+
+/** A lease record expired this long ago (its process died, its chain was disabled) is deleted by housekeeping. */
+export const LEASE_RECORD_KEPT_MS = 24 * 3600_000;
+
+/**
+ * Steps every order whose time has come. Loops: wakes them and returns (the runtime steps them with bounded
+ * concurrency; the queue and the next sweep do the rest). Cron: waits for those steps and sweeps again, since a step
+ * often makes the next one due at once (pending -> processing -> minting), until none is due or the budget is spent.
+ */
+export async function sweepDueOrders(host: TickHost, b: Budget): Promise<number> {
+  let woken = 0;
+  for (;;) {
+    const due = await listDue(host.ctx.kv, host.ctx.now().getTime(), 500);
+    const fresh = due.filter(({ orderId }) => !host.isInFlight(orderId));
+    for (const { orderId } of fresh) host.wake(orderId);
+    woken += fresh.length;
+    if (!b.drain || fresh.length === 0 || outOfBudget(b)) return woken;
+    await host.settle(b.deadline);
+  }
+}
+
+/**
+ * A simulated chain's block, made lazily: only while a transaction waits on that chain for a block, or while the
+ * pipeline waits for something (an order not ended, a sweep or consolidation open) whose confirmations need blocks.
+ * An idle sim chain makes none, and costs no commit.
+ */
+async function simBlocksTick(host: TickHost, chain: ChainSymbol, waiting: () => Promise<boolean>) {
+  const pending = host.hasPending ? await host.hasPending(chain) : true;
+  if (!pending && !(await waiting())) return "idle";
+  const ttl = Math.max(host.timing.blockMs * 5, 50);
+  if (!(await acquireLease(host.ctx.kv, `sim-blocks:${chain}`, host.owner, ttl, host.ctx.now().getTime()))) {
+    return "not ours";
+  }
+  return await host.produceBlock!(chain);
+}
+
+/**
+ * Whether the pipeline waits for anything that needs blocks and short leases: an order not ended (the due index),
+ * a deposit to sweep, an open consolidation, a transaction waiting for a sim block. Read-only, remembered for a
+ * moment so many ticks share one look.
+ */
+function workWaiting(host: TickHost): () => Promise<boolean> {
+  let cached: { at: number; value: Promise<boolean> } | null = null;
+  const look = async () => {
+    const kv = host.ctx.kv;
+    const any = async (prefix: Deno.KvKey) => {
+      for await (const _ of kv.list({ prefix }, { limit: 1 })) return true;
+      return false;
+    };
+    if (await any(["pipeline_due"])) return true;
+    for (const chain of host.ctx.settings.enabledChains) {
+      if (isAccountChain(chain) && (await any(["treasury_sweep_due", chain]))) return true;
+      if (isUtxoChain(chain) && (await kv.get(openConsolidationKey(chain))).value !== null) return true;
+    }
+    if (host.hasPending) {
+      for (const chain of host.blockChains) if (await host.hasPending(chain)) return true;
+    }
+    return false;
+  };
+  return () => {
+    // The pipeline's clock, not the wall clock: a test that moves it sees a fresh look.
+    const now = host.ctx.now().getTime();
+    const freshFor = Math.min(host.timing.sweepMs, 1000);
+    if (!cached || now - cached.at > freshFor) cached = { at: now, value: look() };
+    return cached.value;
+  };
+}
+
+/**
+ * Reports (logs, writes nothing) what an operator should look at: leases past their expiry whose holder has not come
+ * back (a crashed process; another one takes the lease on its next tick), and orders due longer ago than
+ * `stuckAfterMs` that no process has stepped.
+ */
+async function checks(host: TickHost) {
+  const { ctx, timing } = host;
+  const now = ctx.now().getTime();
+  const stale = (await listLeases(ctx.kv)).filter(({ lease }) => lease.expiresAt < now - timing.leaseMs);
+  const overdue = await listDue(ctx.kv, now - timing.stuckAfterMs, 100);
+  if (overdue.length > 0) {
+    ctx.log(
+      `checks: ${overdue.length}${overdue.length === 100 ? "+" : ""} order(s) due for more than ` +
+        `${Math.round(timing.stuckAfterMs / 60_000)} min and not stepped (oldest ${overdue[0].orderId}); ` +
+        "is a pipeline process running?",
+    );
+  }
+  return { staleLeases: stale.length, overdueOrders: overdue.length };
+}

@@ -14,6 +14,7 @@ import type { OrderEvent } from "../kv/order_events.ts";
 import { webhookSink } from "../kv/webhooks.ts";
 import { depositAddress, sim } from "../tests/support/pipeline.ts";
 import { call, randomWallet, startTestServer, type TestServer, tokenFor } from "../tests/support/server.ts";
+import { syntheticOrderEvent } from "../tests/support/order_events.ts";
 
 const num = (name: string, fallback: number) => {
   const n = Number(Deno.env.get(name) ?? fallback);
@@ -115,30 +116,7 @@ async function deliveryRun(withSlow: boolean) {
 }
 
 function event(owner: string, seq: number, orderId: string, status: OrderStatus): OrderEvent {
-  const at = new Date().toISOString();
-  return {
-    id: newOrderId(),
-    type: `order.${status}`,
-    createdAt: at,
-    owner,
-    seq,
-    order: {
-      id: orderId,
-      type: "mint",
-      status,
-      sourceChain: "sol",
-      destinationChain: "base",
-      token: "SOL",
-      amount: "500000000",
-      sourceWallet: "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM",
-      destinationWallet: owner,
-      workflowId: `mint-${orderId}`,
-      transactionHash: null,
-      errorMessage: null,
-      createdAt: at,
-      updatedAt: at,
-    },
-  };
+  return syntheticOrderEvent(owner, seq, orderId, status);
 }
 
 // ---- 2. the pipeline with real mints ----

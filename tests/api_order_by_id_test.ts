@@ -10,6 +10,7 @@ import { OrderViewSchema } from "../routes/order_view.ts";
 import { orderRoutes } from "../routes/orders.ts";
 import { makeOrder } from "./support/orders.ts";
 import { call, randomWallet, startTestServer, tokenFor } from "./support/server.ts";
+import { withFailingOrderStore } from "./support/failing_store.ts";
 
 const NOT_FOUND = { success: false, message: API_ERRORS.orderNotFound.message };
 
@@ -100,30 +101,9 @@ Deno.test("GET /orders/:id never takes a word such as 'stream' for an id, whatev
 });
 
 Deno.test("GET /orders/:id answers 500 'Failed to retrieve order' when the store fails", async () => {
-  const dir = await Deno.makeTempDir();
-  const kv = await Deno.openKv(`${dir}/kv.sqlite3`);
-  const failing = new Proxy(kv, {
-    get(target, prop) {
-      if (prop === "get") return () => Promise.reject(new Error("disk on fire"));
-      const value = Reflect.get(target, prop);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-  const app = new Hono<{ Variables: AuthVariables }>();
-  app.onError(onError(() => {}));
-  app.use("*", async (c, next) => {
-    c.set("wallet", "0x" + "a".repeat(40));
-    await next();
-  });
-  app.route("/orders", orderRoutes(failing, () => {}));
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app.fetch);
-  try {
-    const res = await fetch(`http://127.0.0.1:${server.addr.port}/orders/${newOrderId()}`);
+  await withFailingOrderStore(async (url) => {
+    const res = await fetch(`${url}/orders/${newOrderId()}`);
     assert.equal(res.status, 500);
     assert.deepEqual(await res.json(), { success: false, message: API_ERRORS.orderUnavailable.message });
-  } finally {
-    await server.shutdown();
-    kv.close();
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });

@@ -1,6 +1,5 @@
 /** GET /orders (spec 4.7) over real HTTP: filters, pagination, exact totals, scoping, query validation. */
 import assert from "node:assert/strict";
-import { Hono } from "hono";
 import {
   createOrder,
   ORDER_STATUSES,
@@ -9,11 +8,9 @@ import {
   type OrderType,
   updateOrder,
 } from "../kv/orders.ts";
-import { onError } from "../routes/errors.ts";
-import type { AuthVariables } from "../routes/jwt.ts";
-import { orderRoutes } from "../routes/orders.ts";
 import { makeOrder } from "./support/orders.ts";
 import { call, randomWallet, startTestServer, tokenFor } from "./support/server.ts";
+import { withFailingOrderStore } from "./support/failing_store.ts";
 
 Deno.test("GET /orders", async (t) => {
   const server = await startTestServer();
@@ -149,39 +146,9 @@ Deno.test("GET /orders", async (t) => {
 });
 
 Deno.test("GET /orders answers 500 'Failed to retrieve orders' when the store fails", async () => {
-  const dir = await Deno.makeTempDir();
-  const kv = await Deno.openKv(`${dir}/kv.sqlite3`);
-  try {
-    // The real store on a KV whose reads fail, behind a stand-in for the JWT gate.
-    const failing = new Proxy(kv, {
-      get(target, prop) {
-        if (prop === "get") return () => Promise.reject(new Error("disk on fire"));
-        if (prop === "list") {
-          return () => ({
-            [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(new Error("disk on fire")) }),
-          });
-        }
-        const value = Reflect.get(target, prop);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
-    const app = new Hono<{ Variables: AuthVariables }>();
-    app.onError(onError(() => {}));
-    app.use("*", async (c, next) => {
-      c.set("wallet", "0x" + "a".repeat(40));
-      await next();
-    });
-    app.route("/orders", orderRoutes(failing, () => {}));
-    const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app.fetch);
-    try {
-      const res = await fetch(`http://127.0.0.1:${server.addr.port}/orders`);
-      assert.equal(res.status, 500);
-      assert.deepEqual(await res.json(), { success: false, message: "Failed to retrieve orders" });
-    } finally {
-      await server.shutdown();
-    }
-  } finally {
-    kv.close();
-    await Deno.remove(dir, { recursive: true });
-  }
+  await withFailingOrderStore(async (url) => {
+    const res = await fetch(`${url}/orders`);
+    assert.equal(res.status, 500);
+    assert.deepEqual(await res.json(), { success: false, message: "Failed to retrieve orders" });
+  });
 });

@@ -14,10 +14,9 @@ import {
   errorsLogged,
   fund,
   Http,
-  type Outcome,
   plan,
   seededRandom,
-  send,
+  sendWithInterruptions,
   serverEnv,
   ServerProcess,
   setUp,
@@ -66,32 +65,15 @@ Deno.test("SIGTERM under load, 5 restarts: each exit is clean (code 0), nothing 
     await fund(http, ops);
 
     // Traffic, with SIGTERMs at seeded points of progress: requests are in flight and orders are moving.
-    const outcomes: Outcome[] = new Array(ops.length);
-    let next = 0;
-    let started = 0;
-    let inFlight = 0;
-    const worker = async () => {
-      for (;;) {
-        const i = next++;
-        if (i >= ops.length) return;
-        await server.ready();
-        started++;
-        inFlight++;
-        outcomes[i] = await send(http, ops[i]);
-        inFlight--;
-        await sleep(random() * 2 * options.paceMs);
-      }
-    };
-    const terminator = async () => {
-      for (let j = 0; j < options.trafficKills; j++) {
-        const at = Math.floor((ops.length * (j + 0.3 + 0.5 * random())) / options.trafficKills);
-        while (started < at) await sleep(2);
-        await sleep(random() * 100);
+    const outcomes = await sendWithInterruptions(http, server, ops, options, random, {
+      count: options.trafficKills,
+      spread: [0.3, 0.5],
+      maxDelayMs: 100,
+      interrupt: async (inFlight) => {
         inFlightAtSignals.push(`${inFlight} requests`);
         await terminate("while sending");
-      }
-    };
-    await Promise.all([...Array.from({ length: options.concurrency }, worker), terminator()]);
+      },
+    });
     // One more while the pipeline works through what was sent (confirmations, mints, payouts).
     await sleep(100);
     inFlightAtSignals.push(`${(await countOrders(http, wallets)).open} open orders`);

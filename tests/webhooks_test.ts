@@ -16,6 +16,7 @@ import { backoffMs, DEFAULT_WEBHOOK_OPTIONS, WebhookDeliveryWorker } from "../ac
 import { listOwnerEvents } from "../kv/order_events.ts";
 import { depositAddress, FAST_PIPELINE, sim, terminal, waitForOrders } from "./support/pipeline.ts";
 import { call, randomWallet, startTestServer, TEST_BASE_URL, type TestServer, tokenFor } from "./support/server.ts";
+import { syntheticOrderEvent } from "./support/order_events.ts";
 
 // Fast retries: the first retry after about 20 ms; requests time out after 2 s.
 const WEBHOOK_ENV = { PIPELINE: "on", SWEEP_MS: "20", WEBHOOK_BACKOFF_BASE_MS: "20", WEBHOOK_TIMEOUT_MS: "2000" };
@@ -83,30 +84,7 @@ const seqs = new Map<string, number>();
 function orderEvent(owner: string, orderId: string, status: OrderStatus): OrderEvent {
   const seq = (seqs.get(owner) ?? 0) + 1;
   seqs.set(owner, seq);
-  const at = new Date().toISOString();
-  return {
-    id: newOrderId(),
-    type: `order.${status}`,
-    createdAt: at,
-    owner,
-    seq,
-    order: {
-      id: orderId,
-      type: "mint",
-      status,
-      sourceChain: "sol",
-      destinationChain: "base",
-      token: "SOL",
-      amount: "500000000",
-      sourceWallet: "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM",
-      destinationWallet: owner,
-      workflowId: `mint-${orderId}`,
-      transactionHash: null,
-      errorMessage: null,
-      createdAt: at,
-      updatedAt: at,
-    },
-  };
+  return syntheticOrderEvent(owner, seq, orderId, status);
 }
 
 /** What the sequencer does with a batch: the sink's writes for each event in one atomic. */

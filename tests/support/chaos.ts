@@ -613,6 +613,54 @@ export function serverEnv(kvPath: string, options: Pick<ChaosOptions, "blockMs" 
   };
 }
 
+/**
+ * Sends `ops` from `options.concurrency` workers (each waiting for the server between requests) and calls
+ * `interrupt` `count` times at seeded points of progress: the `j`th after a fraction `j + spread[0] + spread[1] * r`
+ * of the requests started, plus a seeded delay up to `maxDelayMs`, with the number of requests then in flight.
+ * The SIGKILL chaos run and the SIGTERM test share it; returns every request's outcome.
+ */
+export async function sendWithInterruptions(
+  http: Http,
+  server: ServerProcess,
+  ops: Op[],
+  options: Pick<ChaosOptions, "concurrency" | "paceMs">,
+  random: () => number,
+  interruptions: {
+    count: number;
+    spread: [number, number];
+    maxDelayMs: number;
+    interrupt: (inFlight: number) => Promise<void>;
+  },
+): Promise<Outcome[]> {
+  const outcomes: Outcome[] = new Array(ops.length);
+  let next = 0;
+  let started = 0;
+  let inFlight = 0;
+  const worker = async () => {
+    for (;;) {
+      const i = next++;
+      if (i >= ops.length) return;
+      await server.ready();
+      started++;
+      inFlight++;
+      outcomes[i] = await send(http, ops[i]);
+      inFlight--;
+      await sleep(random() * 2 * options.paceMs);
+    }
+  };
+  const interrupter = async () => {
+    const { count, spread, maxDelayMs, interrupt } = interruptions;
+    for (let j = 0; j < count; j++) {
+      const at = Math.floor((ops.length * (j + spread[0] + spread[1] * random())) / count);
+      while (started < at) await sleep(2);
+      await sleep(random() * maxDelayMs);
+      await interrupt(inFlight);
+    }
+  };
+  await Promise.all([...Array.from({ length: options.concurrency }, worker), interrupter()]);
+  return outcomes;
+}
+
 export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const log = options.log ?? (() => {});
   const began = performance.now();
@@ -641,34 +689,16 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     log(`chaos: set up ${wallets.length} wallets; sending with ${options.trafficKills} kills`);
 
     // Traffic, with kills at seeded points of progress plus a seeded delay: requests and orders are in flight.
-    const outcomes: Outcome[] = new Array(ops.length);
-    let next = 0;
-    let started = 0;
-    let inFlight = 0;
-    const worker = async () => {
-      for (;;) {
-        const i = next++;
-        if (i >= ops.length) return;
-        await server.ready();
-        started++;
-        inFlight++;
-        outcomes[i] = await send(http, ops[i]);
-        inFlight--;
-        await sleep(random() * 2 * options.paceMs);
-      }
-    };
-    const killer = async () => {
-      const k = options.trafficKills;
-      for (let j = 0; j < k; j++) {
-        const at = Math.floor((ops.length * (j + 0.2 + 0.6 * random())) / k);
-        while (started < at) await sleep(2);
-        await sleep(random() * 150);
+    const outcomes = await sendWithInterruptions(http, server, ops, options, random, {
+      count: options.trafficKills,
+      spread: [0.2, 0.6],
+      maxDelayMs: 150,
+      interrupt: async (inFlight) => {
         requestsAtKills.push(inFlight);
         await server.killAndRestart();
         trafficKills++;
-      }
-    };
-    await Promise.all([...Array.from({ length: options.concurrency }, worker), killer()]);
+      },
+    });
 
     // Kills while the pipeline works through what was sent (confirmations, mints, payouts); none once all ended.
     for (let j = 0; j < options.drainKills; j++) {

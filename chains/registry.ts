@@ -22,7 +22,7 @@ import { Signer } from "./signer.ts";
 import { type UtxoAdapters, utxoAdapters } from "./utxo/index.ts";
 import { utxoNetwork } from "./utxo/network.ts";
 import { utxoRpc } from "./utxo/rpc.ts";
-import { type EvmConfig, readMinterKey } from "../config/evm.ts";
+import { type EvmConfig, minterKeyOf } from "../config/evm.ts";
 import type { ChainPlan } from "../config/chain_mode.ts";
 import type { UtxoConfig } from "../config/utxo.ts";
 import type { AccountConfig } from "../config/account.ts";
@@ -77,7 +77,7 @@ export async function buildChains(
   const simulated = new Set(plan.simulated);
   const adapters = new Map<EvmChain, EvmChainAdapters>();
   if (plan.live.length > 0) {
-    const account = privateKeyToAccount(await readMinterKey(evm.minterKeyFile!));
+    const account = privateKeyToAccount(await minterKeyOf(evm));
     for (const chain of plan.live) {
       const c = evm.chains[chain]!;
       adapters.set(

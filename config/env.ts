@@ -150,7 +150,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     simHotWalletGenesis: e.SIM_HOT_WALLET_GENESIS === undefined ? undefined : BigInt(e.SIM_HOT_WALLET_GENESIS),
     simUtxoGenesis: e.SIM_UTXO_GENESIS === undefined ? SIM_UTXO_GENESIS_DEFAULT : BigInt(e.SIM_UTXO_GENESIS),
     sweepMs: Math.max(10, Number(e.SWEEP_MS ?? 1000)),
-    evm: loadEvmConfig(env),
+    evm: loadEvmConfig(env, deploy),
     utxo: loadUtxoConfig(env),
     account: loadAccountConfig(env),
     webhookTimeoutMs: Number(e.WEBHOOK_TIMEOUT_MS ?? 10_000),

@@ -24,6 +24,8 @@ export interface LiveEvmChain {
 export interface EvmConfig {
   chains: Partial<Record<EvmChain, LiveEvmChain>>;
   minterKeyFile: string | undefined;
+  /** Deploy mode only: the minter's key itself, from `EVM_MINTER_KEY` (a deployment has no secret files). */
+  minterKey?: `0x${string}`;
   /** A transaction pending longer than this gets a fee-bumped replacement at the same nonce. */
   feeBumpAfterMs: number;
 }
@@ -49,7 +51,11 @@ function parseUAssets(name: string, value: string | undefined): Record<UAsset, `
   return out as Record<UAsset, `0x${string}`>;
 }
 
-export function loadEvmConfig(env: Record<string, string | undefined>): EvmConfig {
+/**
+ * `deploy`: Deno Deploy mode (config/env.ts `runtimeMode`), where secrets come from the environment: the minter's key is
+ * `EVM_MINTER_KEY` and `EVM_MINTER_KEY_FILE` is not read; elsewhere the key is only ever read from its file.
+ */
+export function loadEvmConfig(env: Record<string, string | undefined>, deploy = false): EvmConfig {
   const chains: Partial<Record<EvmChain, LiveEvmChain>> = {};
   for (const chain of EVM_CHAINS) {
     const prefix = chain.toUpperCase();
@@ -83,11 +89,39 @@ export function loadEvmConfig(env: Record<string, string | undefined>): EvmConfi
   }
   const feeBump = env.EVM_FEE_BUMP_AFTER_MS;
   if (feeBump && !wholeNumber.safeParse(feeBump).success) throw new Error("EVM_FEE_BUMP_AFTER_MS must be a number");
-  const minterKeyFile = env.EVM_MINTER_KEY_FILE || undefined;
-  if (Object.keys(chains).length > 0 && !minterKeyFile) {
-    throw new Error(`EVM_MINTER_KEY_FILE is required when live EVM chains are configured (${Object.keys(chains)})`);
+  const feeBumpAfterMs = feeBump ? Number(feeBump) : 60_000;
+  const live = Object.keys(chains);
+  if (deploy) {
+    const text = env.EVM_MINTER_KEY || undefined;
+    if (live.length > 0 && !text) {
+      throw new Error(`RUNTIME_MODE=deploy needs EVM_MINTER_KEY when live EVM chains are configured (${live})`);
+    }
+    const minterKey = text === undefined ? undefined : evmKey(text, "EVM_MINTER_KEY");
+    return { chains, minterKeyFile: undefined, minterKey, feeBumpAfterMs };
   }
-  return { chains, minterKeyFile, feeBumpAfterMs: feeBump ? Number(feeBump) : 60_000 };
+  if (env.EVM_MINTER_KEY) {
+    throw new Error("EVM_MINTER_KEY is read in deploy mode only; give the key in a file named by EVM_MINTER_KEY_FILE");
+  }
+  const minterKeyFile = env.EVM_MINTER_KEY_FILE || undefined;
+  if (live.length > 0 && !minterKeyFile) {
+    throw new Error(`EVM_MINTER_KEY_FILE is required when live EVM chains are configured (${live})`);
+  }
+  return { chains, minterKeyFile, feeBumpAfterMs };
+}
+
+/** A 32-byte hex key (0x optional) or an error naming `source`; the message never contains the key. */
+function evmKey(text: string, source: string): `0x${string}` {
+  const trimmed = text.trim();
+  const key = trimmed.startsWith("0x") ? trimmed : `0x${trimmed}`;
+  if (!/^0x[0-9a-fA-F]{64}$/.test(key)) throw new Error(`${source} does not hold a 32-byte hex key`);
+  return key as `0x${string}`;
+}
+
+/** The minter's key: `EVM_MINTER_KEY` in deploy mode, else read from `EVM_MINTER_KEY_FILE`. */
+export async function minterKeyOf(evm: EvmConfig): Promise<`0x${string}`> {
+  if (evm.minterKey) return evm.minterKey;
+  if (!evm.minterKeyFile) throw new Error("no minter key: EVM_MINTER_KEY_FILE (or EVM_MINTER_KEY in deploy mode)");
+  return await readMinterKey(evm.minterKeyFile);
 }
 
 /**
@@ -95,8 +129,5 @@ export function loadEvmConfig(env: Record<string, string | undefined>): EvmConfi
  * refusing a file group or others can access; the message never contains the key.
  */
 export async function readMinterKey(path: string, variable = "EVM_MINTER_KEY_FILE"): Promise<`0x${string}`> {
-  const text = (await readSecretFile(path, variable)).trim();
-  const key = text.startsWith("0x") ? text : `0x${text}`;
-  if (!/^0x[0-9a-fA-F]{64}$/.test(key)) throw new Error(`${variable} ${path} does not hold a 32-byte hex key`);
-  return key as `0x${string}`;
+  return evmKey(await readSecretFile(path, variable), `${variable} ${path}`);
 }

@@ -5,6 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { loadConfig } from "../config/env.ts";
+import { minterKeyOf } from "../config/evm.ts";
+import { PLACEHOLDER_UASSETS } from "./support/live_env.ts";
 import { loadSecrets, newPrivateKeyPem } from "../config/secrets.ts";
 import { openKv } from "../kv/open.ts";
 
@@ -75,4 +77,25 @@ Deno.test("deploy mode's KV handle: a commit that rings a doorbell commits witho
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("deploy mode: the minter key of live EVM chains comes from EVM_MINTER_KEY, which nothing else reads", async () => {
+  const evm = { BASE_RPC_URLS: "http://127.0.0.1:1", BASE_UASSETS: PLACEHOLDER_UASSETS };
+  const key = "0x" + "ab".repeat(32);
+  assert.throws(
+    () => loadConfig({ RUNTIME_MODE: "deploy", ...evm, EVM_MINTER_KEY_FILE: "/run/secrets/minter" }),
+    new Error("RUNTIME_MODE=deploy needs EVM_MINTER_KEY when live EVM chains are configured (base)"),
+  );
+  const deployed = loadConfig({ RUNTIME_MODE: "deploy", ...evm, EVM_MINTER_KEY: key.slice(2) });
+  assert.equal(deployed.evm.minterKeyFile, undefined, "no file is read in deploy mode");
+  assert.equal(await minterKeyOf(deployed.evm), key);
+  assert.throws(
+    () => loadConfig({ RUNTIME_MODE: "deploy", ...evm, EVM_MINTER_KEY: "0x1234" }),
+    new Error("EVM_MINTER_KEY does not hold a 32-byte hex key"),
+  );
+  // A long-running process reads keys from 0600 files only; a key in its environment is refused, not used.
+  assert.throws(
+    () => loadConfig({ ...evm, EVM_MINTER_KEY_FILE: "/x", EVM_MINTER_KEY: key }),
+    new Error("EVM_MINTER_KEY is read in deploy mode only; give the key in a file named by EVM_MINTER_KEY_FILE"),
+  );
 });

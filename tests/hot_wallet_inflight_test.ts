@@ -85,3 +85,31 @@ Deno.test("two burns at once, hot wallet funds one (real HTTP, sim xrp): the sec
     await server.close();
   }
 });
+
+Deno.test("a payout proven dead gives its hold back (real HTTP, sim xrp, hot wallet funds one): the burn signs again and completes", async () => {
+  const server = await startTestServer({ ...FAST_PIPELINE, SIM_HOT_WALLET_GENESIS: GENESIS.toString() });
+  try {
+    const wallet = randomWallet();
+    const token = await tokenFor(server, wallet);
+    const destination = outside.depositAddress("xrp", 12);
+    const config = await call(server, "POST", "/burn/wallets", {
+      token,
+      body: { destinationChain: "xrp", destinationAddress: destination, memo: "12" },
+    });
+    assert.equal(config.status, 201);
+    const burned = NATIVE.xrp.uAsset.minimumBurnAmount;
+    // The first payout is never included: it expires and is proven dead. Its 25 XRP hold must be released in that
+    // commit, or the new payout (25 more of the 39 payable) would wait for ever.
+    await sim(server, "faults", { chain: "xrp", stallPayouts: 1 });
+    await sim(server, "faucet", { chain: "base", address: wallet, token: "uXRP", amount: burned.toString() });
+    await sim(server, "transfers", { chain: "base", from: wallet, token: "uXRP", amount: burned.toString() });
+    const [burn] = await waitForOrders(server, token, (o) => o.length === 1 && terminal(o[0]));
+    assert.equal(burn.status, "completed", JSON.stringify(burn));
+    const { details } = await stored(server.services.kv, burn.id);
+    assert.equal(details.deadIntents?.length, 1, "the stalled payout was proven dead and a new one signed");
+    assert.equal(await balance(server, "xrp", destination), PAID);
+    assert.deepEqual(await Array.fromAsync(server.services.kv.list({ prefix: ["hot_wallet_hold"] })), []);
+  } finally {
+    await server.close();
+  }
+});

@@ -15,6 +15,7 @@ import {
 } from "../chains/adapter.ts";
 import {
   type ChainSymbol,
+  isAccountChain,
   isEvmChain,
   isUtxoChain,
   NATIVE,
@@ -35,6 +36,7 @@ import {
 import { addReschedule, dueAtKey, type OrderHold, orderHoldKey } from "../kv/pipeline.ts";
 import { raiseAlert } from "../kv/alerts.ts";
 import { addReleases, addReservations } from "../kv/chain_state.ts";
+import { fundsAfterHolds, readHotWalletHolds, releaseHotWalletHold } from "../kv/hot_wallet.ts";
 import { getUserWallet } from "../kv/user_wallets.ts";
 import { type PayoutObservation, payoutObservationKey } from "../kv/treasury.ts";
 import { destinationAddressError } from "../chains/addresses.ts";
@@ -144,7 +146,12 @@ export async function stepOrder(ctx: PipelineContext, orderId: string): Promise<
   if (decision.broadcast) addReservations(atomic, decision.broadcast);
   decision.effects?.(atomic);
   if (next.status === "completed" && order.status !== "completed") addSweepDueOf(atomic, next);
-  if (order.status === "burning" && next.status !== "burning") atomic.delete(payoutObservationKey(order.id));
+  if (order.status === "burning" && next.status !== "burning") {
+    atomic.delete(payoutObservationKey(order.id));
+    // Final or failed: its payout no longer holds hot-wallet funds (dead: `deadDecision` releases it).
+    const sent = intentOf(order);
+    if (sent && next.status !== "processing") releaseHotWalletHold(atomic, sent.chain, sent.txHash);
+  }
   if (nextAt !== null) atomic.enqueue({ kind: WAKE, orderId } satisfies WakeMessage, { delay: nextAt - now.getTime() });
   if (!(await atomic.commit()).ok) return "conflict";
   if (decision.broadcast) {
@@ -331,11 +338,27 @@ async function decideBurn(ctx: PipelineContext, order: BurnOrder): Promise<Decis
     memo: order.details.memo,
     ...(coins ? { coins } : {}),
   };
+  // Account chains: what recorded, not yet final payouts hold, read before the payer reads the chain balance.
+  const hot = payer.hotWallet !== undefined && isAccountChain(native) ? native : null;
+  const holds = hot ? await readHotWalletHolds(ctx.kv, hot) : null;
   const check = await payer.checkPayout?.(request) ?? { ok: true };
   if (!check.ok && check.reason === "destination_below_reserve") return rejected("invalid_destination");
   // Never a failure: sweeps of deposits fund the hot wallet, and the payout goes out once they have.
   if (!check.ok) return { kind: "wait", ms: ctx.settings.blockMs(native), heldReason: check.detail };
+  // The same wait while funds are promised to payouts already recorded: they go out first, or die and free them.
+  const short = hot && holds ? fundsAfterHolds(hot, check, holds, nativeAmount) : null;
+  if (short !== null) return { kind: "wait", ms: ctx.settings.blockMs(native), heldReason: short };
   const prepared = await payer.preparePayout(request);
+  if (hot && holds) {
+    const hold = {
+      kind: "hotWallet" as const,
+      chain: hot,
+      amount: nativeAmount + (check.ok ? check.fee ?? 0n : 0n),
+      epoch: holds.epoch,
+      epochValue: holds.epochValue,
+    };
+    prepared.reservations = [...(prepared.reservations ?? []), hold];
+  }
   return recordIntent(ctx, native, prepared, {
     nativeAmount: nativeAmount.toString(),
     remainderWei: remainderWei.toString(),
@@ -450,6 +473,7 @@ export function deadDecision(intent: Intent, proof: DeathProof, detail: string):
     event: { type: "txDead", proof, detail },
     effects: (atomic) => {
       addReleases(atomic, intent.chain, intent.consumes);
+      releaseHotWalletHold(atomic, intent.chain, intent.txHash); // an operator's proof of death too
       conflictSpentEffect(intent, proof)?.(atomic);
     },
   };

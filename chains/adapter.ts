@@ -210,12 +210,17 @@ export interface ChainReader {
  *   transaction holds it, so two payouts prepared at once never both take it. Not a counter like an EVM nonce: an
  *   XRPL transaction expires (LastLedgerSequence) without using its Sequence, and the next one must take that same
  *   Sequence again, so the lock is released in the commit that records the transaction dead or failed.
+ * - `hotWallet` (account chains' payouts, added by the order actor, never by an adapter): the payout holds `amount`
+ *   (its amount and fee) of the hot wallet until it is final or dead, and the chain's hot-wallet epoch read before the
+ *   funding check (`epoch`, its versionstamp) is checked and bumped: of two payouts checked at once only one commits
+ *   (kv/hot_wallet.ts).
  */
 export type Reservation =
   | { kind: "nonce"; chain: EvmChain; account: string; nonce: bigint; expectVersion: string | null }
   | { kind: "mintNote"; chain: EvmChain; depositId: string; asset: UAsset; txHash: string }
   | { kind: "coins"; chain: ChainSymbol; outpoints: Outpoint[] }
-  | { kind: "sequence"; chain: "xrp"; account: string; sequence: number };
+  | { kind: "sequence"; chain: "xrp"; account: string; sequence: number }
+  | { kind: "hotWallet"; chain: "sol" | "xrp" | "sui"; amount: bigint; epoch: string | null; epochValue: bigint };
 
 export interface PreparedTx {
   txHash: string;
@@ -322,9 +327,13 @@ export interface EvmMinter extends ChainSender {
  *   `detail` as its held reason, until sweeps fund the hot wallet.
  * - `destination_below_reserve`: the destination account does not exist and the amount is below what creating it
  *   needs (xrp base reserve, sol rent-exempt minimum): the chain would refuse it, the order fails.
+ *
+ * `ok` says what the hot wallet can spend now (`spendable`: its balance less what it must keep and this payout's fee)
+ * and the payout's `fee` (an upper bound where the chain charges at most a budget): the order actor subtracts what
+ * recorded, not yet final payouts hold (kv/hot_wallet.ts `fundsAfterHolds`) and reserves `amount + fee` for this one.
  */
 export type PayoutCheck =
-  | { ok: true }
+  | { ok: true; spendable?: bigint; fee?: bigint }
   | { ok: false; reason: "unfunded" | "destination_below_reserve"; detail: string };
 
 export interface NativePayer extends ChainSender {

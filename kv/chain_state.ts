@@ -7,6 +7,7 @@
  */
 import type { ChainSymbol, EvmChain, UAsset } from "../chains/catalog.ts";
 import type { Consumed, Outpoint, PreparedTx, Reservation } from "../chains/adapter.ts";
+import { addHotWalletHold } from "./hot_wallet.ts";
 
 /** The next nonce of a minter account, consumed in the same atomic that records the transaction using it. */
 export function nonceKey(chain: EvmChain, address: string): Deno.KvKey {
@@ -143,6 +144,9 @@ function addReservation(atomic: Deno.AtomicOperation, r: Reservation, txHash: st
       atomic.check({ key, versionstamp: null }).set(key, { txHash } satisfies CoinLock);
       return;
     }
+    case "hotWallet":
+      addHotWalletHold(atomic, r.chain, r.epoch, r.epochValue, txHash, r.amount);
+      return;
   }
 }
 

@@ -202,10 +202,10 @@ Deno.test("sim xrp payer: a payout below the reserve to an address that does not
     const check = await payer.checkPayout!(small);
     assert.equal(check.ok, false);
     assert.ok(!check.ok && check.reason === "destination_below_reserve", JSON.stringify(check));
-    assert.deepEqual(await payer.checkPayout!({ ...small, amount: NATIVE.xrp.reserve }), { ok: true });
+    assert.equal((await payer.checkPayout!({ ...small, amount: NATIVE.xrp.reserve })).ok, true);
     // Once the account exists, any amount may be paid to it.
     await p.sim.ledger("xrp").submitNativeTransfer({ from: SIM_DEPOSIT_SENDER.xrp, to: small.to, amount: 1n });
-    assert.deepEqual(await payer.checkPayout!(small), { ok: true });
+    assert.equal((await payer.checkPayout!(small)).ok, true);
   } finally {
     await p.close();
   }

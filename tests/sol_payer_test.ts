@@ -23,14 +23,26 @@ Deno.test("sol payer on a Solana-RPC-shaped server: checkPayout refuses a new ac
     assert.ok(!unfunded.ok && unfunded.reason === "unfunded", JSON.stringify(unfunded));
     assert.match(unfunded.detail, new RegExp(`${hot} holds 0 lamports`));
     server.fund(hot, SOL + FEE_PER_SIGNATURE + RENT_EXEMPT_MINIMUM_0);
-    assert.deepEqual(await payer.checkPayout!(req(stranger(1), SOL)), { ok: true });
+    assert.deepEqual(await payer.checkPayout!(req(stranger(1), SOL)), {
+      ok: true,
+      spendable: SOL,
+      fee: FEE_PER_SIGNATURE,
+    });
     assert.equal((await payer.checkPayout!(req(stranger(1), SOL + 1n))).ok, false, "the hot wallet keeps its rent");
     const below = await payer.checkPayout!(req(stranger(1), RENT_EXEMPT_MINIMUM_0 - 1n));
     assert.ok(!below.ok && below.reason === "destination_below_reserve", JSON.stringify(below));
-    assert.deepEqual(await payer.checkPayout!(req(stranger(1), RENT_EXEMPT_MINIMUM_0)), { ok: true });
+    assert.deepEqual(await payer.checkPayout!(req(stranger(1), RENT_EXEMPT_MINIMUM_0)), {
+      ok: true,
+      spendable: SOL,
+      fee: FEE_PER_SIGNATURE,
+    });
     // An existing account may receive any amount.
     server.fund(stranger(2), SOL);
-    assert.deepEqual(await payer.checkPayout!(req(stranger(2), 1n)), { ok: true });
+    assert.deepEqual(await payer.checkPayout!(req(stranger(2), 1n)), {
+      ok: true,
+      spendable: SOL,
+      fee: FEE_PER_SIGNATURE,
+    });
     await assert.rejects(() => payer.checkPayout!(req("not-an-address", 1n)), /not a Solana address/);
   } finally {
     await server.close();

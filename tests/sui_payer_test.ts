@@ -69,7 +69,7 @@ Deno.test("sui payer on a Sui-GraphQL-shaped server: a payout from the hot walle
     assert.equal((await payer.checkPayout!(req)).ok, false);
     server.deposit(hot, 2n * SUI);
     server.mine(1);
-    assert.deepEqual(await payer.checkPayout!(req), { ok: true });
+    assert.deepEqual(await payer.checkPayout!(req), { ok: true, spendable: 5n * SUI - 1n, fee: SUI_GAS_BUDGET });
     const before = server.balance(hot);
 
     const tx = await payer.preparePayout(req);

@@ -41,16 +41,24 @@ Deno.test("xrp checkPayout on a rippled-shaped server: reserve of a new destinat
       below.detail,
       /does not exist on the XRP Ledger and 999999 drops is below the 1000000 drops base reserve/,
     );
-    assert.deepEqual(await payer.checkPayout(req(elsewhere, XRP)), { ok: true });
+    assert.deepEqual(await payer.checkPayout(req(elsewhere, XRP)), { ok: true, spendable: 9n * XRP - 10n, fee: 10n });
     // 10 XRP less the 1 XRP reserve and the 10-drop fee.
-    assert.deepEqual(await payer.checkPayout(req(elsewhere, 9n * XRP - 10n)), { ok: true });
+    assert.deepEqual(await payer.checkPayout(req(elsewhere, 9n * XRP - 10n)), {
+      ok: true,
+      spendable: 9n * XRP - 10n,
+      fee: 10n,
+    });
     const short = await payer.checkPayout(req(elsewhere, 9n * XRP - 9n));
     assert.ok(!short.ok && short.reason === "unfunded", JSON.stringify(short));
     assert.match(short.detail, /can spend 8999990 drops \(balance 10000000 less its 1000000 reserve and a 10 fee\)/);
     // An existing destination takes less than the reserve.
     server.hooks.fund(depositAddress(1), 2n * XRP);
     server.hooks.validateThrough(server.hooks.closedIndex + 1);
-    assert.deepEqual(await payer.checkPayout(req(depositAddress(1), 1n)), { ok: true });
+    assert.deepEqual(await payer.checkPayout(req(depositAddress(1), 1n)), {
+      ok: true,
+      spendable: 9n * XRP - 10n,
+      fee: 10n,
+    });
   });
 });
 

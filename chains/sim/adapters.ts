@@ -143,7 +143,7 @@ export function simChains(kv: Deno.Kv, opts: SimChainsOptions = {}): SimChains {
     if (payable < req.amount) {
       return { ok: false, reason: "unfunded", detail: `hot wallet cannot fund this payout yet (${chain})` };
     }
-    return { ok: true };
+    return { ok: true, spendable: payable, fee: 0n };
   }
 
   function sender(l: SimLedger): ChainSender {

@@ -69,7 +69,7 @@ export function solPayer(rpc: SolRpc, signer: AccountAdapterOptions["signer"]): 
           `${fee} lamport fee and the ${rent} lamports it must keep (rent-exempt minimum)`,
       };
     }
-    return { ok: true };
+    return { ok: true, spendable: hot - fee - rent, fee };
   }
 
   async function preparePayout(req: PayoutRequest): Promise<PreparedTx> {

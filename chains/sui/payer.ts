@@ -203,7 +203,7 @@ export function suiPayer(gql: SuiGraphql, signer: AccountAdapterOptions["signer"
             `${SUI_GAS_BUDGET} MIST of gas.`,
         };
       }
-      return { ok: true };
+      return { ok: true, spendable: usable - SUI_GAS_BUDGET, fee: SUI_GAS_BUDGET };
     },
 
     async preparePayout(req: PayoutRequest): Promise<PreparedTx> {

@@ -193,7 +193,7 @@ export function xrpPayer(
             `${req.amount}`,
         };
       }
-      return { ok: true };
+      return { ok: true, spendable, fee: feeDrops };
     },
 
     async preparePayout(req: PayoutRequest): Promise<PreparedTx> {

@@ -16,7 +16,15 @@ import { flushWatchCursors } from "./watcher.ts";
 import { releaseLeases } from "../kv/pipeline.ts";
 import { type WebhookDeliveryOptions, WebhookDeliveryWorker } from "./webhook_delivery.ts";
 import type { EventSink } from "../kv/order_events.ts";
-import { budget, pipelineTicks, type Tick, type TickGroup, type TickHost, type TickTiming } from "./ticks.ts";
+import {
+  type Budget,
+  budget,
+  pipelineTicks,
+  type Tick,
+  type TickGroup,
+  type TickHost,
+  type TickTiming,
+} from "./ticks.ts";
 
 export const ALL_CHAINS: ChainSymbol[] = [...NATIVE_CHAINS, ...EVM_CHAINS];
 
@@ -62,6 +70,8 @@ export class PipelineRuntime {
   readonly #timers = new Set<ReturnType<typeof setTimeout>>();
   readonly #ticks = new Set<Promise<void>>();
   readonly #tickRuns = new Map<string, Promise<unknown>>();
+  /** The budgets of the tick runs in flight: `stop()` spends them, so a cron run's drain ends at once. */
+  readonly #budgets = new Set<Budget>();
   readonly #idleWaiters = new Set<() => void>();
   /** Steps completed by this process, for benchmarks and operators. */
   steps = 0;
@@ -143,7 +153,12 @@ export class PipelineRuntime {
   #runTick(tick: Tick, budgetMs: number, drain: boolean): Promise<unknown> {
     const running = this.#tickRuns.get(tick.name);
     if (running) return running;
-    const run = tick.run(budget(budgetMs, drain)).finally(() => this.#tickRuns.delete(tick.name));
+    const b = budget(budgetMs, drain);
+    this.#budgets.add(b);
+    const run = tick.run(b).finally(() => {
+      this.#tickRuns.delete(tick.name);
+      this.#budgets.delete(b);
+    });
     this.#tickRuns.set(tick.name, run);
     return run;
   }
@@ -164,6 +179,8 @@ export class PipelineRuntime {
 
   async stop() {
     this.#running = false;
+    // Draining cron runs stop starting new work (`outOfBudget`), instead of going on for the rest of their budget.
+    for (const b of this.#budgets) b.deadline = 0;
     for (const t of this.#timers) clearTimeout(t);
     this.#timers.clear();
     for (const orderId of this.#waiting.splice(0)) this.#inFlight.delete(orderId);

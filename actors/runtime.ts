@@ -64,6 +64,8 @@ export const BATCH_CURSOR_MS = 60_000;
 
 export class PipelineRuntime {
   #running = false;
+  /** Started by `startCronOnly`: nothing in memory outlives a cron run (a Deploy isolate may end after it). */
+  #cronOnly = false;
   readonly #inFlight = new Map<string, boolean>(); // orderId -> woken again while running
   readonly #waiting: string[] = [];
   #active = 0;
@@ -130,6 +132,7 @@ export class PipelineRuntime {
   /** Deno Deploy and the cron-only test: no timer, no queue listener; cron runs the ticks through `runGroup`. */
   startCronOnly() {
     this.#running = true;
+    this.#cronOnly = true;
   }
 
   /**
@@ -147,6 +150,13 @@ export class PipelineRuntime {
         }
       }),
     );
+    // Cron alone: the next run may be in a fresh isolate, so cursors kept in memory (batched) are stored now, or a
+    // quiet chain's stored cursor would never move and every run would rescan from it.
+    if (group === "watch" && this.#cronOnly && this.#running) {
+      await flushWatchCursors(this.ctx, this.opts.id).catch((err) =>
+        this.ctx.log("storing watcher cursors failed", err)
+      );
+    }
   }
 
   /** Runs `tick` unless it runs already in this process, in which case that run is awaited. */

@@ -16,7 +16,15 @@ import { flushWatchCursors } from "./watcher.ts";
 import { releaseLeases } from "../kv/pipeline.ts";
 import { type WebhookDeliveryOptions, WebhookDeliveryWorker } from "./webhook_delivery.ts";
 import type { EventSink } from "../kv/order_events.ts";
-import { budget, pipelineTicks, type Tick, type TickGroup, type TickHost, type TickTiming } from "./ticks.ts";
+import {
+  type Budget,
+  budget,
+  pipelineTicks,
+  type Tick,
+  type TickGroup,
+  type TickHost,
+  type TickTiming,
+} from "./ticks.ts";
 
 export const ALL_CHAINS: ChainSymbol[] = [...NATIVE_CHAINS, ...EVM_CHAINS];
 
@@ -56,12 +64,16 @@ export const BATCH_CURSOR_MS = 60_000;
 
 export class PipelineRuntime {
   #running = false;
+  /** Started by `startCronOnly`: nothing in memory outlives a cron run (a Deploy isolate may end after it). */
+  #cronOnly = false;
   readonly #inFlight = new Map<string, boolean>(); // orderId -> woken again while running
   readonly #waiting: string[] = [];
   #active = 0;
   readonly #timers = new Set<ReturnType<typeof setTimeout>>();
   readonly #ticks = new Set<Promise<void>>();
   readonly #tickRuns = new Map<string, Promise<unknown>>();
+  /** The budgets of the tick runs in flight: `stop()` spends them, so a cron run's drain ends at once. */
+  readonly #budgets = new Set<Budget>();
   readonly #idleWaiters = new Set<() => void>();
   /** Steps completed by this process, for benchmarks and operators. */
   steps = 0;
@@ -120,6 +132,7 @@ export class PipelineRuntime {
   /** Deno Deploy and the cron-only test: no timer, no queue listener; cron runs the ticks through `runGroup`. */
   startCronOnly() {
     this.#running = true;
+    this.#cronOnly = true;
   }
 
   /**
@@ -137,13 +150,25 @@ export class PipelineRuntime {
         }
       }),
     );
+    // Cron alone: the next run may be in a fresh isolate, so cursors kept in memory (batched) are stored now, or a
+    // quiet chain's stored cursor would never move and every run would rescan from it.
+    if (group === "watch" && this.#cronOnly && this.#running) {
+      await flushWatchCursors(this.ctx, this.opts.id).catch((err) =>
+        this.ctx.log("storing watcher cursors failed", err)
+      );
+    }
   }
 
   /** Runs `tick` unless it runs already in this process, in which case that run is awaited. */
   #runTick(tick: Tick, budgetMs: number, drain: boolean): Promise<unknown> {
     const running = this.#tickRuns.get(tick.name);
     if (running) return running;
-    const run = tick.run(budget(budgetMs, drain)).finally(() => this.#tickRuns.delete(tick.name));
+    const b = budget(budgetMs, drain);
+    this.#budgets.add(b);
+    const run = tick.run(b).finally(() => {
+      this.#tickRuns.delete(tick.name);
+      this.#budgets.delete(b);
+    });
     this.#tickRuns.set(tick.name, run);
     return run;
   }
@@ -164,6 +189,8 @@ export class PipelineRuntime {
 
   async stop() {
     this.#running = false;
+    // Draining cron runs stop starting new work (`outOfBudget`), instead of going on for the rest of their budget.
+    for (const b of this.#budgets) b.deadline = 0;
     for (const t of this.#timers) clearTimeout(t);
     this.#timers.clear();
     for (const orderId of this.#waiting.splice(0)) this.#inFlight.delete(orderId);

@@ -240,7 +240,10 @@ export function createApp(s: Services, readiness: Readiness = new Readiness("rea
   for (const path of ["/mint/*", "/burn/*", "/webhooks/*"]) app.use(path, jwt);
   app.use("/orders/*", requireJwt(s.kv, s.tokens, { cache, prefetch: orderRoutesPrefetch }));
   // Idempotency-Key on every POST: after every credential gate above, before every route below (docs/idempotency.md).
-  app.on("POST", "*", idempotency(s.kv));
+  // Requests no gate verified take keys only on the /sim routes, where they are mounted.
+  const simMounted = s.config.chainMode !== "live" && s.simulatedChains.length > 0;
+  const unverified = (path: string) => simMounted && (path === "/sim" || path.startsWith("/sim/"));
+  app.on("POST", "*", idempotency(s.kv, redactedLog(), { unverified }));
   app.route(authMount, authRoutes(s.kv, s.tokens, s.uAssetTransferAddress));
   app.route("/mint", mintRoutes(s.kv, (chain, index) => s.deriver.depositAddress(chain, index), enabled));
   app.route("/burn", burnRoutes(s.kv, s.uAssetTransferAddress, enabled, s.chainPlan.utxoNetworks));
@@ -248,7 +251,7 @@ export function createApp(s: Services, readiness: Readiness = new Readiness("rea
   app.route("/orders", orderRoutes(s.kv, { settings: readSettings(s) }));
   app.route("/webhooks", webhookRoutes(s.kv, { chainMode: s.config.chainMode }));
   // Sim and devnet only, and then for the simulated chains only; live mode never mounts it (404).
-  if (s.config.chainMode !== "live" && s.simulatedChains.length > 0) {
+  if (simMounted) {
     app.route("/sim", simRoutes(s.kv, s.uAssetTransferAddress, s.simulatedChains));
   }
   return app;

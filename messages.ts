@@ -8,7 +8,7 @@ import type { NativeChain } from "./chains/catalog.ts";
 
 /** An API error as the partner sees it: the status and the envelope's `message`. */
 export interface PartnerError {
-  readonly status: 400 | 401 | 403 | 404 | 409 | 422 | 500;
+  readonly status: 400 | 401 | 403 | 404 | 409 | 422 | 429 | 500;
   readonly message: string;
 }
 
@@ -59,6 +59,8 @@ export const API_ERRORS = {
     422,
     "This Idempotency-Key was already used with a different request (method, path or body); use a new key",
   ),
+  // docs/streaming.md: GET /orders/stream.
+  tooManyStreams: error(429, "Too many open event streams for this wallet; close one before opening another"),
   // docs/webhooks.md: endpoints and their delivery logs, scoped to the token's wallet.
   webhookUrlInvalid: error(400, "Webhook URL must be an absolute https URL"),
   webhookUrlNotHttps: error(

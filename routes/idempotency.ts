@@ -51,11 +51,26 @@ function scopeOf(c: Context<{ Variables: CredentialVariables }>): string {
 /** Which responses are kept: everything but 5xx, so a request that failed on our side can be retried with its key. */
 export const isStored = (status: number) => status < 500;
 
-export function idempotency(kv: Deno.Kv, log: Log = redactedLog()): MiddlewareHandler {
+export interface IdempotencyOptions {
+  /**
+   * Which paths take keys from requests no gate verified (app.ts: the mounted /sim routes). Elsewhere such a request
+   * (an unknown path) runs as if it had no key: anyone could otherwise make the service read any body and keep a
+   * record per key for 24 hours, unauthenticated. Default: every path.
+   */
+  unverified?: (path: string) => boolean;
+}
+
+export function idempotency(
+  kv: Deno.Kv,
+  log: Log = redactedLog(),
+  opts: IdempotencyOptions = {},
+): MiddlewareHandler {
+  const unverified = opts.unverified ?? (() => true);
   return async (c: Context<{ Variables: CredentialVariables }>, next) => {
     if (c.req.method !== "POST") return await next();
     const key = c.req.header(IDEMPOTENCY_HEADER);
     if (key === undefined) return await next();
+    if (!c.get("wallet") && !c.get("apiKey") && !unverified(c.req.path)) return await next();
     if (!IDEMPOTENCY_KEY_PATTERN.test(key)) throw apiError(API_ERRORS.idempotencyKeyMalformed);
 
     const scope = scopeOf(c);

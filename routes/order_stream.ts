@@ -5,11 +5,12 @@
  * Without an id the stream starts from now; `0` replays every retained event. See docs/streaming.md.
  */
 import { createRoute } from "@hono/zod-openapi";
-import { streamSSE } from "hono/streaming";
+import { type SSEStreamingApi, streamSSE } from "hono/streaming";
 import { z } from "zod";
 import { type Log, redactedLog } from "../chains/shared/redact.ts";
 import { listOwnerEvents, ownerLastSeq, ownerSeqKey } from "../kv/order_events.ts";
-import { ISSUE_MESSAGES } from "../messages.ts";
+import { API_ERRORS, ISSUE_MESSAGES } from "../messages.ts";
+import { apiError } from "./errors.ts";
 import { bearerSecurity, errorResponses, router, TAGS } from "./openapi.ts";
 import type { AuthVariables } from "./jwt.ts";
 
@@ -29,6 +30,8 @@ export interface OrderStreamOptions {
 }
 
 const PAGE = 100;
+/** Streams one wallet may hold open at once in one process (each holds a KV watch and polls). */
+export const MAX_STREAMS_PER_WALLET = 10;
 
 const seqParam = z.string().regex(/^\d{1,15}$/, ISSUE_MESSAGES.nonNegativeInteger)
   .transform(Number).pipe(z.number().int().min(0).max(Number.MAX_SAFE_INTEGER));
@@ -65,7 +68,7 @@ export const orderStreamRoute = createRoute({
       content: { "text/event-stream": { schema: z.string().describe(EVENT_STREAM_DESCRIPTION) } },
       description: "The event stream (stays open; ends when the client disconnects or the server shuts down)",
     },
-    ...errorResponses(400, 401, 403),
+    ...errorResponses(400, 401, 403, 429),
   },
 });
 
@@ -74,6 +77,8 @@ export function orderStreamRoutes(kv: Deno.Kv, opts: OrderStreamOptions = {}) {
   const pollMs = opts.pollMs ?? 500;
   const log = opts.log ?? redactedLog();
   const app = router<{ Variables: AuthVariables }>();
+  /** Open streams per wallet in this process. */
+  const openPerWallet = new Map<string, number>();
 
   app.openapi(orderStreamRoute, async (c) => {
     const wallet = c.get("wallet");
@@ -83,8 +88,25 @@ export function orderStreamRoutes(kv: Deno.Kv, opts: OrderStreamOptions = {}) {
     // No id: from now. An id past the last event (seqs only grow, so the client never saw one) also means from now.
     const requested = fromHeader ?? lastEventId;
     let after = requested === undefined ? head : Math.min(requested, head);
+    // Checked and counted with no await in between; the count drops when the stream ends, however it ends.
+    const opened = openPerWallet.get(wallet) ?? 0;
+    if (opened >= MAX_STREAMS_PER_WALLET) throw apiError(API_ERRORS.tooManyStreams);
+    openPerWallet.set(wallet, opened + 1);
+    const release = () => {
+      const left = (openPerWallet.get(wallet) ?? 1) - 1;
+      if (left > 0) openPerWallet.set(wallet, left);
+      else openPerWallet.delete(wallet);
+    };
 
     return streamSSE(c, async (stream) => {
+      try {
+        await serve(stream);
+      } finally {
+        release();
+      }
+    });
+
+    async function serve(stream: SSEStreamingApi) {
       const done = new AbortController();
       const end = () => done.abort();
       if (opts.shutdown?.aborted) return;
@@ -143,7 +165,7 @@ export function orderStreamRoutes(kv: Deno.Kv, opts: OrderStreamOptions = {}) {
         await watching;
         if (opts.gauge) opts.gauge.open--;
       }
-    });
+    }
   });
 
   return app;

@@ -223,7 +223,8 @@ export function checkWebhookUrl(raw: string, mode: ChainMode): PartnerError | nu
   }
   if (url.protocol !== "https:" && url.protocol !== "http:") return API_ERRORS.webhookUrlInvalid;
   if (url.username !== "" || url.password !== "") return API_ERRORS.webhookUrlCredentials;
-  const host = url.hostname.toLowerCase();
+  // A trailing dot is the absolute form of the same name (`localhost.` is loopback): checked without it.
+  const host = url.hostname.toLowerCase().replace(/\.+$/, "");
   if (url.protocol === "http:" && (mode === "live" || !isLoopbackHost(host))) return API_ERRORS.webhookUrlNotHttps;
   if (mode === "live" && isInternalHost(host)) return API_ERRORS.webhookUrlPrivateHost;
   return null;
@@ -247,7 +248,8 @@ function isInternalHost(host: string): boolean {
   }
   if (!host.startsWith("[")) return false;
   const v6 = host.slice(1, -1);
-  return v6 === "::" || v6 === "::1" || /^f[cd][0-9a-f]{0,2}:/.test(v6) || /^fe[89ab][0-9a-f]?:/.test(v6);
+  // fc00::/7 unique local, fe80::/10 link-local and fec0::/10 (deprecated) site-local.
+  return v6 === "::" || v6 === "::1" || /^f[cd][0-9a-f]{0,2}:/.test(v6) || /^fe[89a-f][0-9a-f]?:/.test(v6);
 }
 
 function ipv4(host: string): number[] | null {
@@ -255,9 +257,13 @@ function ipv4(host: string): number[] | null {
   return m ? m.slice(1).map(Number) : null;
 }
 
-/** `[::ffff:7f00:1]` (how URL writes ::ffff:127.0.0.1) as its IPv4 address. */
+/**
+ * The IPv4 address inside an IPv6 literal that carries one: IPv4-mapped `[::ffff:7f00:1]` (how URL writes
+ * ::ffff:127.0.0.1), IPv4-compatible `[::7f00:1]`, IPv4-translated `[::ffff:0:7f00:1]` and NAT64 `[64:ff9b::7f00:1]`
+ * (a NAT64 gateway forwards it to the IPv4 address).
+ */
 function mappedIpv4(host: string): number[] | null {
-  const m = /^\[::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})\]$/.exec(host);
+  const m = /^\[(?:::ffff:|::|::ffff:0:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})\]$/.exec(host);
   if (!m) return null;
   const hi = parseInt(m[1], 16);
   const lo = parseInt(m[2], 16);

@@ -353,3 +353,36 @@ Deno.test("documentIdempotency adds the header and the 409 and 422 answers to ev
     await server.close();
   }
 });
+
+Deno.test("Idempotency-Key: a POST to an unknown path, which no credential gate verified, stores nothing", async () => {
+  const server = await startTestServer();
+  try {
+    const stored = async () => {
+      let n = 0;
+      for await (const _ of server.services.kv.list({ prefix: ["idempotency"] })) n++;
+      return n;
+    };
+    for (
+      const [path, headers] of [
+        ["/no-such-route", {}],
+        ["/no-such-route", { Authorization: "Bearer not-a-token" }],
+        ["/no-such-route", { "X-API-Key": "nokey.nosecret" }],
+        ["/simulate", {}],
+      ] as const
+    ) {
+      for (const key of ["k-1", "k-2"]) {
+        const res = await fetch(`${server.url}${path}`, {
+          method: "POST",
+          headers: { ...headers, "Content-Type": "application/json", "Idempotency-Key": key },
+          body: JSON.stringify({ pad: "x".repeat(1000) }),
+        });
+        assert.equal(res.status, 404, path);
+        assert.equal(res.headers.get("Idempotent-Replayed"), null);
+        assert.deepEqual(await res.json(), { success: false, message: API_ERRORS.notFound.message });
+      }
+    }
+    assert.equal(await stored(), 0, "anyone could otherwise fill the store with records, unauthenticated");
+  } finally {
+    await server.close();
+  }
+});

@@ -13,12 +13,12 @@ import { createOrder } from "../kv/orders.ts";
 import { API_ERRORS, ISSUE_MESSAGES } from "../messages.ts";
 import { onError } from "../routes/errors.ts";
 import type { AuthVariables } from "../routes/jwt.ts";
-import { orderStreamRoutes } from "../routes/order_stream.ts";
+import { MAX_STREAMS_PER_WALLET, orderStreamRoutes } from "../routes/order_stream.ts";
 import { OrderViewSchema } from "../routes/order_view.ts";
 import { withKv } from "./support/kv.ts";
 import { makeOrder } from "./support/orders.ts";
 import { allOrders, depositAddress, FAST_PIPELINE, partner, sim, terminal, waitForOrders } from "./support/pipeline.ts";
-import { call, startTestServer } from "./support/server.ts";
+import { call, checkResponse, startTestServer } from "./support/server.ts";
 
 interface SseEvent {
   id: string;
@@ -285,4 +285,48 @@ Deno.test("SSE route: from now without an id, heartbeats, another process's even
       otherProcess.close();
     }
   });
+});
+
+Deno.test("SSE: a wallet may hold at most MAX_STREAMS_PER_WALLET open streams; more is 429, other wallets unaffected", async () => {
+  const server = await startTestServer();
+  const open: Response[] = [];
+  try {
+    const a = await partner(server);
+    const b = await partner(server);
+    const connect = (token: string) =>
+      fetch(`${server.url}/orders/stream`, { headers: { Authorization: `Bearer ${token}` } });
+    // Streams that are opened and never read hold their slots.
+    for (let i = 0; i < MAX_STREAMS_PER_WALLET; i++) {
+      const res = await connect(a.token);
+      assert.equal(res.status, 200);
+      open.push(res);
+    }
+    const refused = await connect(a.token);
+    if (refused.status !== 429) open.push(refused);
+    assert.equal(refused.status, 429);
+    const body = await refused.json();
+    assert.deepEqual(body, { success: false, message: API_ERRORS.tooManyStreams.message });
+    await checkResponse(server, "GET", "/orders/stream", 429, refused.headers.get("Content-Type"), body);
+    const other = await connect(b.token);
+    assert.equal(other.status, 200, "another wallet has its own limit");
+    open.push(other);
+
+    // A stream that ends frees its slot.
+    await open.shift()!.body!.cancel();
+    let again: Response | undefined;
+    for (let i = 0; i < 500; i++) {
+      const res = await connect(a.token);
+      if (res.status === 200) {
+        again = res;
+        break;
+      }
+      await res.body?.cancel();
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    assert.ok(again, "a slot is free again once a stream ended");
+    open.push(again);
+  } finally {
+    for (const res of open) await res.body?.cancel().catch(() => {});
+    await server.close();
+  }
 });

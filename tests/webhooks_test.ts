@@ -273,6 +273,27 @@ Deno.test("webhook URL rules: live mode refuses http, localhost and loopback/pri
   }
 });
 
+Deno.test("webhook URL rules: live mode refuses a trailing-dot localhost and IPv6 forms that embed an internal IPv4 (SSRF)", () => {
+  const live = (url: string) => checkWebhookUrl(url, "live")?.message ?? null;
+  for (
+    const url of [
+      "https://localhost./x", // the absolute form of localhost: resolves to loopback
+      "https://localhost%2e/x",
+      "https://api.localhost./x",
+      "https://[::127.0.0.1]/x", // IPv4-compatible ::/96
+      "https://[::a9fe:a9fe]/x",
+      "https://[64:ff9b::169.254.169.254]/x", // NAT64: a gateway forwards it to the IPv4 address
+      "https://[64:ff9b::10.0.0.1]/x",
+      "https://[::ffff:0:127.0.0.1]/x", // IPv4-translated
+      "https://[fec0::1]/x", // deprecated site-local
+    ]
+  ) assert.equal(live(url), API_ERRORS.webhookUrlPrivateHost.message, url);
+  // Public addresses in the same IPv6 forms stay accepted, as does a public name written with its trailing dot.
+  for (const url of ["https://[64:ff9b::8.8.8.8]/x", "https://hooks.example.com./x"]) {
+    assert.equal(live(url), null, url);
+  }
+});
+
 // ---- deliveries ----
 
 Deno.test("webhook backoff: 10 s doubling with jitter within 20%, capped at 1 h; retries span more than 24 h", () => {

@@ -15,6 +15,7 @@ import { configRoutes } from "./routes/config.ts";
 import { notFound, onError } from "./routes/errors.ts";
 import { mountDocs } from "./routes/docs.ts";
 import { registerSecuritySchemes, router } from "./routes/openapi.ts";
+import { limitBodies } from "./routes/body_limit.ts";
 import { requireJwt, type TokenSettings, VerifiedTokenCache } from "./routes/jwt.ts";
 import { mintRoutes } from "./routes/mint.ts";
 import { simRoutes } from "./routes/sim.ts";
@@ -229,6 +230,8 @@ export function createApp(s: Services, readiness: Readiness = new Readiness("rea
   app.route("/", healthRoutes(s.kv, s.config.chainMode, readiness));
   const enabled = s.chainPlan.enabled;
   app.route("/config", configRoutes(enabled));
+  // No body above the one size limit is read by anything below (routes/body_limit.ts).
+  app.on(["POST", "PUT"], "*", limitBodies());
   const authMount = authMountPath(s.config);
   // The X-API-Key gate of the token endpoints, before the Idempotency-Key middleware below.
   for (const path of TOKEN_PATHS) app.on("POST", `${authMount === "/" ? "" : authMount}${path}`, requireApiKey(s.kv));

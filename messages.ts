@@ -8,7 +8,7 @@ import type { NativeChain } from "./chains/catalog.ts";
 
 /** An API error as the partner sees it: the status and the envelope's `message`. */
 export interface PartnerError {
-  readonly status: 400 | 401 | 403 | 404 | 409 | 422 | 429 | 500;
+  readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 422 | 429 | 500;
   readonly message: string;
 }
 
@@ -78,6 +78,8 @@ export const API_ERRORS = {
   // README: unknown routes and unexpected failures (details only in the server log).
   notFound: error(404, "Not found"),
   internal: error(500, "Internal server error"),
+  /** README: every POST and PUT body is at most 64 KiB (routes/body_limit.ts). */
+  bodyTooLarge: error(413, "Request body too large: at most 65536 bytes"),
 } as const;
 
 /** Spec 7: an xrp memo (destination tag) above the chain's maximum, which the catalog's memo rule gives. */

@@ -10,6 +10,8 @@ import type { Env } from "hono";
 import { z } from "zod";
 import { SCALAR_GZIP_BASE64, SCALAR_SHA256 } from "./docs_bundle.generated.ts";
 import { TAG_DESCRIPTIONS, TAGS } from "./openapi.ts";
+import { documentIdempotency } from "./idempotency.ts";
+import { documentBodyLimit } from "./body_limit.ts";
 
 export const OPENAPI_PATH = "/openapi.json";
 export const DOCS_PATH = "/docs";
@@ -47,6 +49,9 @@ export function openApiDocument(app: OpenAPIHono<Env>, info: DocumentInfo): Open
       Object.values(item as Record<string, { tags?: string[] }>).flatMap((op) => op?.tags ?? [])
     ),
   );
+  // What the app-wide middleware answers on every POST (and PUT), which the routes do not declare themselves.
+  documentIdempotency(doc);
+  documentBodyLimit(doc);
   return { ...doc, tags: doc.tags?.filter((t) => used.has(t.name)) };
 }
 

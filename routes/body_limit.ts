@@ -8,6 +8,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { API_ERRORS } from "../messages.ts";
 import { apiError, errorResponse } from "./errors.ts";
+import { ERROR_ENVELOPE_REF } from "./openapi.ts";
 
 export const MAX_BODY_BYTES = 64 * 1024;
 
@@ -17,12 +18,6 @@ export function limitBodies(): MiddlewareHandler {
     onError: (c: Context) => errorResponse(c, apiError(API_ERRORS.bodyTooLarge)),
   });
 }
-
-const errorEnvelopeSchema = {
-  type: "object",
-  properties: { success: { type: "boolean", const: false }, message: { type: "string" } },
-  required: ["success", "message"],
-};
 
 /** Adds the 413 answer to every POST and PUT operation of a generated OpenAPI document. */
 export function documentBodyLimit<D extends { paths?: Record<string, unknown> }>(doc: D): D {
@@ -34,7 +29,7 @@ export function documentBodyLimit<D extends { paths?: Record<string, unknown> }>
       op.responses ??= {};
       op.responses["413"] ??= {
         description: API_ERRORS.bodyTooLarge.message,
-        content: { "application/json": { schema: errorEnvelopeSchema } },
+        content: { "application/json": { schema: ERROR_ENVELOPE_REF } },
       };
     }
   }

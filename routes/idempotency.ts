@@ -22,6 +22,7 @@ import type { ApiKeyRecord } from "../kv/api_keys.ts";
 import { API_ERRORS } from "../messages.ts";
 import { apiError } from "./errors.ts";
 import { type Log, redactedLog } from "../chains/shared/redact.ts";
+import { ERROR_ENVELOPE_REF } from "./openapi.ts";
 
 export const IDEMPOTENCY_HEADER = "Idempotency-Key";
 export const REPLAYED_HEADER = "Idempotent-Replayed";
@@ -131,12 +132,6 @@ export const IDEMPOTENCY_OPENAPI_PARAMETER = {
   schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x20-\\x7E]{1,255}$" },
 } as const;
 
-const errorEnvelopeSchema = {
-  type: "object",
-  properties: { success: { type: "boolean", const: false }, message: { type: "string" } },
-  required: ["success", "message"],
-};
-
 /**
  * Adds what the middleware does to every POST operation of a generated OpenAPI document, since routes do not declare
  * it (new POST routes get it as they get the middleware): the header parameter and the 409 and 422 answers.
@@ -157,7 +152,7 @@ export function documentIdempotency<D extends { paths?: Record<string, unknown> 
     for (const [status, message] of answers) {
       op.responses[status] ??= {
         description: message,
-        content: { "application/json": { schema: errorEnvelopeSchema } },
+        content: { "application/json": { schema: ERROR_ENVELOPE_REF } },
       };
     }
   }

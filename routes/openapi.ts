@@ -96,6 +96,9 @@ export const ErrorEnvelope = z.object({
   }).optional().describe("Present on `Validation error`: one issue per invalid field"),
 }).meta({ id: "ErrorEnvelope" });
 
+/** The error envelope's component in the generated document, for answers added to it after generation. */
+export const ERROR_ENVELOPE_REF = { $ref: "#/components/schemas/ErrorEnvelope" } as const;
+
 /** A JSON response object of `createRoute`'s `responses`. */
 export function jsonResponse<T extends z.ZodType>(schema: T, description: string) {
   return { content: { "application/json": { schema } }, description };

@@ -8,24 +8,14 @@
 import assert from "node:assert/strict";
 import { buildServices, pipelineRuntime } from "../app.ts";
 import { SimLedger } from "../chains/sim/ledger.ts";
-import { loadConfig } from "../config/env.ts";
-import { newPrivateKeyPem } from "../config/secrets.ts";
 import { type Cursor, cursorKey } from "../kv/pipeline.ts";
-import { TEST_BASE_URL } from "./support/server.ts";
+import { deployModeConfig } from "./support/deploy.ts";
 
-const MNEMONIC = "legal winner thank year wave sausage worth useful legal winner thank yellow";
 const MINUTE = 60_000;
 
 Deno.test("deploy mode, a fresh isolate per cron run: a quiet chain's watcher stores the cursor it scanned to", async () => {
   const dir = await Deno.makeTempDir({ prefix: "cron-cold-" });
-  const services = await buildServices(loadConfig({
-    RUNTIME_MODE: "deploy",
-    KV_PATH: `${dir}/kv.sqlite3`,
-    BASE_URL: TEST_BASE_URL,
-    PIPELINE: "on",
-    JWT_PRIVATE_KEY: await newPrivateKeyPem(),
-    MASTER_MNEMONIC: MNEMONIC,
-  }));
+  const services = await buildServices(await deployModeConfig(`${dir}/kv.sqlite3`));
   const kv = services.kv;
   const ctx = services.pipeline!;
   let clock = Date.now();

@@ -13,26 +13,17 @@ import { buildServices, createApp, pipelineRuntime } from "../app.ts";
 import { type CronJob, cronJobs, registerCronJobs } from "../actors/cron.ts";
 import { EVM_CHAINS, NATIVE, NATIVE_CHAINS, nativeChainOfUAsset } from "../chains/catalog.ts";
 import { SimLedger } from "../chains/sim/ledger.ts";
-import { loadConfig } from "../config/env.ts";
-import { newPrivateKeyPem } from "../config/secrets.ts";
 import { getOrder } from "../kv/orders.ts";
 import { outside } from "./support/pipeline.ts";
-import { call, randomWallet, TEST_BASE_URL, type TestServer, tokenFor } from "./support/server.ts";
+import { call, randomWallet, type TestServer, tokenFor } from "./support/server.ts";
+import { deployModeConfig } from "./support/deploy.ts";
 
 const MINUTE = 60_000;
-const MNEMONIC = "legal winner thank year wave sausage worth useful legal winner thank yellow";
 
 Deno.test("cron alone, no timer: deposits on every native chain mint and burns to every native chain pay", async () => {
   const dir = await Deno.makeTempDir({ prefix: "cron-only-" });
   const kvPath = `${dir}/kv.sqlite3`;
-  const config = loadConfig({
-    RUNTIME_MODE: "deploy",
-    KV_PATH: kvPath,
-    BASE_URL: TEST_BASE_URL,
-    PIPELINE: "on",
-    JWT_PRIVATE_KEY: await newPrivateKeyPem(),
-    MASTER_MNEMONIC: MNEMONIC,
-  });
+  const config = await deployModeConfig(kvPath);
   const services = await buildServices(config);
   let clock = Date.now();
   const ctx = services.pipeline!;

@@ -9,8 +9,9 @@ import { minterKeyOf } from "../config/evm.ts";
 import { PLACEHOLDER_UASSETS } from "./support/live_env.ts";
 import { loadSecrets, newPrivateKeyPem } from "../config/secrets.ts";
 import { openKv } from "../kv/open.ts";
+import { TEST_MNEMONIC } from "./support/deploy.ts";
 
-const MNEMONIC = "legal winner thank year wave sausage worth useful legal winner thank yellow";
+const MNEMONIC = TEST_MNEMONIC;
 
 Deno.test("deploy mode: detected from DENO_DEPLOYMENT_ID, RUNTIME_MODE wins, the platform's KV by default", () => {
   assert.equal(loadConfig({}).runtimeMode, "process");

@@ -6,23 +6,12 @@
  */
 import assert from "node:assert/strict";
 import { buildServices, pipelineRuntime } from "../app.ts";
-import { loadConfig } from "../config/env.ts";
-import { newPrivateKeyPem } from "../config/secrets.ts";
 import { addReschedule, dueAtKey } from "../kv/pipeline.ts";
-import { TEST_BASE_URL } from "./support/server.ts";
-
-const MNEMONIC = "legal winner thank year wave sausage worth useful legal winner thank yellow";
+import { deployModeConfig } from "./support/deploy.ts";
 
 Deno.test("runtime stop ends a cron run's drain at once (the sweep of due orders stops listing)", async () => {
   const dir = await Deno.makeTempDir({ prefix: "stop-drain-" });
-  const services = await buildServices(loadConfig({
-    RUNTIME_MODE: "deploy",
-    KV_PATH: `${dir}/kv.sqlite3`,
-    BASE_URL: TEST_BASE_URL,
-    PIPELINE: "on",
-    JWT_PRIVATE_KEY: await newPrivateKeyPem(),
-    MASTER_MNEMONIC: MNEMONIC,
-  }));
+  const services = await buildServices(await deployModeConfig(`${dir}/kv.sqlite3`));
   const kv = services.kv;
   services.pipeline!.log = () => {};
   try {

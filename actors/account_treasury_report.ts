@@ -11,6 +11,7 @@ import { formatError } from "../chains/shared/redact.ts";
 import { getOrder } from "../kv/orders.ts";
 import { type PayoutObservation, type Sweep, type SweepDue } from "../kv/treasury.ts";
 import { ageSince, formatAge, ordersIn, stuckPayoutsOf } from "./treasury_report.ts";
+import { fundsAfterHolds, readHotWalletHolds } from "../kv/hot_wallet.ts";
 
 export interface AccountTreasuryReport {
   chain: AccountChain;
@@ -22,6 +23,8 @@ export interface AccountTreasuryReport {
     balanceError?: string;
     /** What the chain makes an account keep (xrp base reserve, sol rent-exempt minimum): not spendable. */
     reserve: string;
+    /** What recorded payouts not yet final will take (kv/hot_wallet.ts): amount plus fee each, and how many. */
+    held: { count: number; amount: string };
   };
   swept: { count: number; amount: string };
   unswept: {
@@ -128,6 +131,9 @@ export async function accountTreasuryReport(
     }
   }
 
+  // Read before the payer's answers, as the order actor does (kv/hot_wallet.ts): a pending payout is fundable now only
+  // if the hot wallet can pay it once every recorded, not yet final payout is counted.
+  const holds = await readHotWalletHolds(kv, chain);
   const pendingPayouts: AccountTreasuryReport["pendingPayouts"] = [];
   for (const o of await ordersIn(kv, "processing", (o) => o.type === "burn" && o.destinationChain === chain)) {
     if (o.type !== "burn") continue;
@@ -143,6 +149,8 @@ export async function accountTreasuryReport(
     } catch (err) {
       check = { ok: false, reason: "unfunded", detail: `could not ask: ${formatError(err).split("\n")[0]}` };
     }
+    const heldBack = check.ok ? fundsAfterHolds(chain, check, holds, amount) : null;
+    if (heldBack !== null) check = { ok: false, reason: "unfunded", detail: heldBack };
     const since = o.updatedAt ?? o.createdAt;
     pendingPayouts.push({
       orderId: o.id,
@@ -168,6 +176,7 @@ export async function accountTreasuryReport(
       balance,
       ...(balanceError ? { balanceError } : {}),
       reserve: NATIVE[chain].reserve.toString(),
+      held: { count: holds.count, amount: holds.held.toString() },
     },
     swept: { count: sweptCount, amount: sweptAmount.toString() },
     unswept: { count: deposits.length, amount: unsweptAmount.toString(), oldest, deposits },
@@ -185,6 +194,7 @@ export function accountTreasuryText(r: AccountTreasuryReport): string[] {
   const lines = [
     `treasury ${r.chain} at ${r.at} (amounts in the smallest unit of ${unit})`,
     `hot wallet ${h.address ?? "(none)"}: balance ${h.balance ?? `unknown (${h.balanceError})`}; reserve ${h.reserve}`,
+    `held by recorded payouts not yet final: ${h.held.count}, ${h.held.amount}`,
     `swept deposits: ${r.swept.count}, ${r.swept.amount} moved to the hot wallet`,
     `unswept deposits (minted, waiting for their sweep): ${r.unswept.count}, ${r.unswept.amount}` +
     (r.unswept.oldest ? `; oldest ${r.unswept.oldest.orderId} waiting ${r.unswept.oldest.age}` : ""),

@@ -82,7 +82,12 @@ for (const chain of ["sol", "xrp", "sui"] as const) {
       assert.equal(json.code, 0, json.stderr);
       const r = JSON.parse(json.stdout);
       assert.equal(r.chain, chain);
-      assert.deepEqual(r.hotWallet, { address: hot, balance: swept.toString(), reserve: reserve.toString() });
+      assert.deepEqual(r.hotWallet, {
+        address: hot,
+        balance: swept.toString(),
+        reserve: reserve.toString(),
+        held: { count: 0, amount: "0" }, // no payout recorded yet
+      });
       assert.deepEqual(r.swept, { count: 1, amount: swept.toString() });
       assert.equal(r.unswept.count, 1);
       assert.equal(r.unswept.amount, second.toString());

@@ -4,9 +4,8 @@
  * Run: deno task bench   (BENCH_SECONDS, BENCH_CONCURRENCY to change the load)
  */
 import { Hono } from "hono";
-import { addOrderCreate } from "../kv/orders.ts";
-import { makeOrder } from "../tests/support/orders.ts";
 import { call, newApiKey, randomWallet, startTestServer, tokenFor } from "../tests/support/server.ts";
+import { seedOrders } from "./support/seed_orders.ts";
 
 const SECONDS = Number(Deno.env.get("BENCH_SECONDS") ?? 5);
 const CONCURRENCY = Number(Deno.env.get("BENCH_CONCURRENCY") ?? 32);
@@ -51,13 +50,7 @@ try {
   const apiKey = await newApiKey(server, "bench");
   const token = await tokenFor(server, wallet, apiKey);
   const seedStart = performance.now();
-  for (let i = 0; i < ORDERS; i += 50) {
-    const atomic = server.services.kv.atomic();
-    for (let j = i; j < Math.min(ORDERS, i + 50); j++) {
-      addOrderCreate(atomic, makeOrder(wallet, j % 2 ? "mint" : "burn", j % 3 ? "completed" : "pending", j));
-    }
-    if (!(await atomic.commit()).ok) throw new Error("seeding failed");
-  }
+  await seedOrders(server.services.kv, wallet, ORDERS);
   const seeded = await call(server, "GET", "/orders?limit=1", { token });
   console.log(
     `seeded ${seeded.body.data.pagination.total} orders in ${((performance.now() - seedStart) / 1000).toFixed(1)} s; ` +

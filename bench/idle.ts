@@ -14,12 +14,8 @@
  */
 import { startTestServer } from "../tests/support/server.ts";
 import { liveBase } from "../tests/support/live_base.ts";
+import { positiveNumberEnv as num } from "./support/env.ts";
 
-const num = (name: string, fallback: number) => {
-  const n = Number(Deno.env.get(name) ?? fallback);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number`);
-  return n;
-};
 const SECONDS = num("BENCH_IDLE_SECONDS", 120);
 const WARMUP = num("BENCH_WARMUP_SECONDS", 10);
 const MODES = (Deno.env.get("BENCH_IDLE_MODES") ?? "sim,anvil").split(",").map((m) => m.trim());

@@ -21,12 +21,8 @@ import {
 } from "../kv/mint_wallets.ts";
 import { openKv } from "../kv/open.ts";
 import { countReads, type ReadCounter } from "../tests/support/kv_reads.ts";
+import { positiveNumberEnv as num } from "./support/env.ts";
 
-const num = (name: string, fallback: number) => {
-  const n = Number(Deno.env.get(name) ?? fallback);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number`);
-  return n;
-};
 const ADDRESSES = num("BENCH_ADDRESSES", 100_000);
 const TRANSFERS = num("BENCH_TRANSFERS", 3_000);
 const OURS_PERCENT = num("BENCH_OURS_PERCENT", 1);

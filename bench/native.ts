@@ -27,7 +27,8 @@ import { startRippledServer } from "../tests/support/rippled_rpc_server.ts";
 import { startSolanaRpcServer } from "../tests/support/solana_rpc_server.ts";
 import { startSuiGraphqlServer } from "../tests/support/sui_graphql_server.ts";
 import { handPipeline } from "../tests/support/watch.ts";
-import { positiveIntEnv as num, randomBytes, seedDepositAddresses } from "./support/seed_addresses.ts";
+import { randomBytes, seedDepositAddresses } from "./support/seed_addresses.ts";
+import { positiveIntEnv as num } from "./support/env.ts";
 
 const ADDRESSES = num("BENCH_ADDRESSES", 100_000);
 const BLOCKS = num("BENCH_BLOCKS", 20);

@@ -7,9 +7,8 @@
  * Run: deno task bench:orders   (WRK_THREADS, WRK_CONNECTIONS, WRK_SECONDS, WRK_ROUNDS to change the load)
  */
 import { Hono } from "hono";
-import { addOrderCreate } from "../kv/orders.ts";
-import { makeOrder } from "../tests/support/orders.ts";
 import { call, newApiKey, randomWallet, startTestServer, tokenFor } from "../tests/support/server.ts";
+import { seedOrders } from "./support/seed_orders.ts";
 
 const THREADS = Number(Deno.env.get("WRK_THREADS") ?? 1);
 const CONNECTIONS = Number(Deno.env.get("WRK_CONNECTIONS") ?? 32);
@@ -61,13 +60,7 @@ try {
   const wallet = randomWallet();
   const token = await tokenFor(server, wallet, await newApiKey(server, "bench"));
   const seedStart = performance.now();
-  for (let i = 0; i < ORDERS; i += 50) {
-    const atomic = server.services.kv.atomic();
-    for (let j = i; j < Math.min(ORDERS, i + 50); j++) {
-      addOrderCreate(atomic, makeOrder(wallet, j % 2 ? "mint" : "burn", j % 3 ? "completed" : "pending", j));
-    }
-    if (!(await atomic.commit()).ok) throw new Error("seeding failed");
-  }
+  await seedOrders(server.services.kv, wallet, ORDERS);
   const seeded = await call(server, "GET", "/orders?limit=1", { token });
   console.log(
     `seeded ${seeded.body.data.pagination.total} orders for one wallet in ` +

@@ -9,12 +9,8 @@ import { EVM_CHAINS, NATIVE, NATIVE_CHAINS } from "../chains/catalog.ts";
 import { listOrders } from "../kv/orders.ts";
 import { sim } from "../tests/support/pipeline.ts";
 import { call, randomWallet, startTestServer, tokenFor } from "../tests/support/server.ts";
+import { positiveNumberEnv as num } from "./support/env.ts";
 
-const num = (name: string, fallback: number) => {
-  const n = Number(Deno.env.get(name) ?? fallback);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number`);
-  return n;
-};
 const ORDERS = num("BENCH_ORDERS", 500);
 const BLOCK_MS = num("BENCH_BLOCK_MS", 50);
 const SWEEP_MS = num("BENCH_SWEEP_MS", 100);

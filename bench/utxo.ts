@@ -19,7 +19,8 @@ import { cursorKey } from "../kv/pipeline.ts";
 import { DOGE_REGTEST, dogeOnLitecoind } from "../tests/support/doge_regtest.ts";
 import { LITECOIND, startLitecoind } from "../tests/support/litecoind.ts";
 import { handPipeline } from "../tests/support/watch.ts";
-import { positiveIntEnv as num, randomBytes, seedDepositAddresses } from "./support/seed_addresses.ts";
+import { randomBytes, seedDepositAddresses } from "./support/seed_addresses.ts";
+import { positiveIntEnv as num } from "./support/env.ts";
 
 const ADDRESSES = num("BENCH_ADDRESSES", 100_000);
 const BLOCKS = num("BENCH_BLOCKS", 20);

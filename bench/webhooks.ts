@@ -15,12 +15,8 @@ import { webhookSink } from "../kv/webhooks.ts";
 import { depositAddress, sim } from "../tests/support/pipeline.ts";
 import { call, randomWallet, startTestServer, type TestServer, tokenFor } from "../tests/support/server.ts";
 import { syntheticOrderEvent } from "../tests/support/order_events.ts";
+import { positiveNumberEnv as num } from "./support/env.ts";
 
-const num = (name: string, fallback: number) => {
-  const n = Number(Deno.env.get(name) ?? fallback);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number`);
-  return n;
-};
 const EVENTS = num("BENCH_EVENTS", 2000);
 const ORDERS = num("BENCH_ORDERS", 60);
 const SLOW_MS = num("BENCH_SLOW_MS", 2000);

@@ -43,9 +43,3 @@ export async function seedDepositAddresses(kv: Deno.Kv, opts: {
   }
   return performance.now() - started;
 }
-
-export const positiveIntEnv = (name: string, fallback: number) => {
-  const n = Number(Deno.env.get(name) ?? fallback);
-  if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer`);
-  return n;
-};

@@ -35,6 +35,8 @@ import { orderStreamRoutes } from "./routes/order_stream.ts";
 import { redactedLog } from "./chains/shared/redact.ts";
 import { Signer } from "./chains/signer.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
+import { adminRoutes, type OperatorVariables, requireOperator } from "./routes/admin.ts";
+import type { Context } from "hono";
 import { webhookSink } from "./kv/webhooks.ts";
 import { DEFAULT_WEBHOOK_OPTIONS } from "./actors/webhook_delivery.ts";
 
@@ -242,6 +244,13 @@ export function createApp(s: Services, readiness: Readiness = new Readiness("rea
   // "/x/*" also matches "/x" in Hono, so each gate is registered once.
   for (const path of ["/mint/*", "/burn/*", "/webhooks/*"]) app.use(path, jwt);
   app.use("/orders/*", requireJwt(s.kv, s.tokens, { cache, prefetch: orderRoutesPrefetch }));
+  // Operators: the admin API takes operator keys only (routes/admin.ts); the dashboard under /admin/ui has its own
+  // session gate.
+  const operatorGate = requireOperator(s.kv);
+  app.use("/admin/*", async (c: Context<{ Variables: OperatorVariables }>, next) => {
+    if (c.req.path === "/admin/ui" || c.req.path.startsWith("/admin/ui/")) return await next();
+    return await operatorGate(c, next);
+  });
   // Idempotency-Key on every POST: after every credential gate above, before every route below (docs/idempotency.md).
   // Requests no gate verified take keys only on the /sim routes, where they are mounted.
   const simMounted = s.config.chainMode !== "live" && s.simulatedChains.length > 0;
@@ -253,6 +262,7 @@ export function createApp(s: Services, readiness: Readiness = new Readiness("rea
   app.route("/orders", orderStreamRoutes(s.kv, { shutdown: s.shutdown.signal })); // before /orders/:id
   app.route("/orders", orderRoutes(s.kv, { settings: readSettings(s) }));
   app.route("/webhooks", webhookRoutes(s.kv, { chainMode: s.config.chainMode }));
+  app.route("/admin", adminRoutes(s));
   // Sim and devnet only, and then for the simulated chains only; live mode never mounts it (404).
   if (simMounted) {
     app.route("/sim", simRoutes(s.kv, s.uAssetTransferAddress, s.simulatedChains));

@@ -137,3 +137,15 @@ export const NOT_READY = {
   shuttingDown: "Shutting down",
   kvUnreachable: "KV store unreachable",
 } as const;
+
+/** Operator credentials (issue 14: the admin API, `/metrics`; README "Operator control"). Never a partner's key. */
+export const OPERATOR_ERRORS = {
+  missingCredentials: error(
+    401,
+    "Missing or malformed operator credentials: send Authorization: Bearer <operator key>",
+  ),
+  invalidKey: error(403, "Invalid operator key"),
+} as const;
+
+/** An operator key without the scope an operation needs. */
+export const operatorScopeMissing = (scope: string) => error(403, `This operator key lacks the ${scope} scope`);

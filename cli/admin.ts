@@ -8,7 +8,11 @@ import { type Config, loadConfig } from "../config/env.ts";
 import { openKv } from "../kv/open.ts";
 import { createApiKey, listApiKeys, PARTNER_ID_PATTERN, revokeApiKey } from "../kv/api_keys.ts";
 import { moveUserWallet, setUserWalletStatus } from "../kv/user_wallets.ts";
-import { appendAudit, listAudit, osUser } from "../kv/audit.ts";
+import { appendAudit, osUser } from "../kv/audit.ts";
+import { findOp, OPS } from "../actors/ops/index.ts";
+import { OpError } from "../actors/ops/op.ts";
+import { chainsFromConfig, cliOpContext, settingsOf } from "../actors/ops/context.ts";
+import { opUsage, OpUsageError, runOpFromArgs } from "./ops_cli.ts";
 import { getOrder, type Order } from "../kv/orders.ts";
 import {
   addReschedule,
@@ -24,13 +28,9 @@ import { addSpent, type CoinHold, coinHoldKey } from "../kv/treasury.ts";
 import { treasuryReport, treasuryText } from "../actors/treasury_report.ts";
 import { accountTreasuryReport, accountTreasuryText } from "../actors/account_treasury_report.ts";
 import { consolidate } from "../actors/sweeper.ts";
-import { ALERT_KINDS, type AlertKind, clearAlert, listAlerts } from "../kv/alerts.ts";
 import { applyOperatorEvent, isStuckOnTransaction, settleStuckOrder } from "../actors/operator.ts";
 import type { DeadIntent } from "../actors/transition.ts";
-import type { Chains } from "../chains/adapter.ts";
-import { buildChains, liveSigner } from "../chains/registry.ts";
-import { chainPlan } from "../config/chain_mode.ts";
-import { type Address, getAddress, type LocalAccount, zeroAddress } from "viem";
+import { type Address, getAddress, type LocalAccount } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import {
   EVM_CHAINS,
@@ -45,7 +45,6 @@ import {
 import { adminRoleProblem, deployUAssets, parseSupplyCaps, uAssetsEnvValue } from "../chains/evm/deploy.ts";
 import { readMinterKey } from "../config/evm.ts";
 import { settingsFromConfig } from "../config/pipeline.ts";
-import { loadSecrets } from "../config/secrets.ts";
 import { formatError } from "../chains/shared/redact.ts";
 
 const USAGE = `usage: deno task admin <command>
@@ -55,7 +54,6 @@ const USAGE = `usage: deno task admin <command>
   wallet deactivate <address>
   wallet activate <address>
   wallet move <address> --to-partner <id> [--by <operator>]
-  audit
   watch resume <chain> --from <block> [--by <operator>]
   orders held
   order show <id>
@@ -69,8 +67,7 @@ const USAGE = `usage: deno task admin <command>
   utxo consolidate --chain <doge|zec> [--max-inputs N] [--min-inputs M] [--by <operator>]
   utxo release-coin --chain <doge|zec> <txid:index> [--by <operator>]   (a coin held after a reorg, checked on the node)
   utxo forget-coin --chain <doge|zec> <txid:index> [--by <operator>]    (a held coin the node does not have)
-  alerts
-  alerts clear <kind> <subject>`;
+` + "\n" + OPS.map((op) => `  ${opUsage(op)}`).join("\n");
 
 export class UsageError extends Error {}
 
@@ -166,18 +163,6 @@ const commands: Record<string, Command> = {
     const audit = appendAudit(op, { by, action: "watch.resume", subject: chain, before: null, after: resume }, at);
     await op.commit();
     out(`watcher ${chain} will rescan from block ${fromBlock} at its next tick (audit ${audit.id})`);
-  },
-  "audit": async (kv, args, out) => {
-    if (args.length) throw new UsageError("audit takes no arguments");
-    const entries = await listAudit(kv);
-    for (const e of entries) {
-      out(
-        `${e.at}\t${e.by}\t${e.action}\t${e.subject}\tbefore=${JSON.stringify(e.before)}\tafter=${
-          JSON.stringify(e.after)
-        }`,
-      );
-    }
-    out(`${entries.length} audit entr${entries.length === 1 ? "y" : "ies"}`);
   },
   "orders held": async (kv, args, out) => {
     if (args.length) throw new UsageError("orders held takes no arguments");
@@ -293,23 +278,6 @@ const commands: Record<string, Command> = {
     out(`admin ${admin} (DEFAULT_ADMIN_ROLE, PAUSER_ROLE)`);
     out(`deployed at block ${deployedAtBlock} by ${deployer.address}; minter ${minter.address} (MINTER_ROLE only)`);
     out(`${chain.toUpperCase()}_UASSETS=${uAssetsEnvValue(addresses)}`);
-  },
-  "alerts": async (kv, args, out) => {
-    if (args.length) throw new UsageError("alerts takes no arguments");
-    const alerts = await listAlerts(kv);
-    for (const a of alerts) {
-      out(`${a.kind}\t${a.subject}\t${a.chain ?? "-"}\tx${a.count}\tlast=${a.lastAt}\t${a.message}`);
-    }
-    out(`${alerts.length} open alert(s)`);
-  },
-  "alerts clear": async (kv, args, out) => {
-    if (args.length !== 2) throw new UsageError("expected <kind> <subject>");
-    const [kind, subject] = args;
-    if (!(ALERT_KINDS as readonly string[]).includes(kind)) {
-      throw new UsageError(`kind must be one of ${ALERT_KINDS.join(", ")}`);
-    }
-    if (!(await clearAlert(kv, kind as AlertKind, subject))) throw new UsageError(`no ${kind} alert for ${subject}`);
-    out(`cleared ${kind} alert for ${subject}`);
   },
   "order release": async (kv, args, out) => {
     const { values, positionals } = parseArgs({
@@ -441,30 +409,8 @@ async function deployRoles(
   );
 }
 
-/**
- * The chains as the server builds them from this configuration (sim ledgers share the KV file, live chains are
- * asked over their RPC URLs): for asking whether a recorded transaction is dead, and for a consolidation's payer. The
- * transfer address, which only EVM scans need and whose derivation needs the mnemonic, is left out.
- */
-async function statusChains(kv: Deno.Kv, config: Config): Promise<Chains> {
-  const plan = chainPlan(config.chainMode, config.evm, config.utxo, config.account);
-  // Live native chains sign with the master mnemonic's keys (one Signer), on the plan's networks, as the server does.
-  const signer = plan.liveUtxo.length + plan.liveAccount.length > 0
-    ? liveSigner(plan, (await loadSecrets(config)).mnemonic)
-    : undefined;
-  const settings = pipelineSettings(config);
-  return (await buildChains(kv, plan, config.evm, zeroAddress, {
-    hotWalletGenesis: config.simHotWalletGenesis,
-    utxo: signer && plan.liveUtxo.length > 0 ? { config: config.utxo, signer, settings } : undefined,
-    account: signer && plan.liveAccount.length > 0 ? { config: config.account, signer, settings } : undefined,
-  })).chains;
-}
-
-/** The pipeline's rules (confirmations, fee rules) as the server derives them from this configuration. */
-function pipelineSettings(config: Config) {
-  const plan = chainPlan(config.chainMode, config.evm, config.utxo, config.account);
-  return settingsFromConfig(config, "", plan.enabled, plan);
-}
+const statusChains = chainsFromConfig;
+const pipelineSettings = settingsOf;
 
 /** Coins merged by one consolidation unless --max-inputs says otherwise (a transaction well under relay limits). */
 const DEFAULT_CONSOLIDATION_MAX_INPUTS = 50;
@@ -534,6 +480,20 @@ function walletArg(args: string[]): string {
 
 /** Runs one admin command; returns the process exit code. */
 export async function runAdmin(argv: string[], kv: Deno.Kv, out: Out, err: Out, config: Config): Promise<number> {
+  // Operations shared with the admin API (actors/ops/) first: one implementation for both.
+  const op = findOp(argv);
+  if (op) {
+    try {
+      const args = argv.slice(op.name.split(" ").length);
+      await runOpFromArgs(op, args, (by) => cliOpContext(kv, config, by ?? osUser()), out);
+      return 0;
+    } catch (e) {
+      if (!(e instanceof OpUsageError) && !(e instanceof OpError)) throw e;
+      err(`error: ${e.message}`);
+      if (e instanceof OpUsageError) err(`usage: deno task admin ${opUsage(op)}`);
+      return 2;
+    }
+  }
   // Commands are one or two words: the longest that names a command wins.
   const two = argv.slice(0, 2).join(" ");
   const name = commands[two] ? two : argv[0] ?? "";

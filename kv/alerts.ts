@@ -89,10 +89,21 @@ export async function listAlerts(kv: Deno.Kv, kind?: AlertKind): Promise<Alert[]
   return out;
 }
 
-/** An operator acknowledges an alert; it comes back if the condition is raised again. */
-export async function clearAlert(kv: Deno.Kv, kind: AlertKind, subject: string): Promise<boolean> {
-  const entry = await kv.get<Alert>(alertKey(kind, subject));
-  if (!entry.value) return false;
-  await kv.atomic().check(entry).delete(alertKey(kind, subject)).commit();
-  return true;
+/**
+ * Clears an alert (an operator acknowledges it, or the watcher saw its condition end); it comes back if the condition
+ * is raised again. `audit` adds the operator's audit entry to the same atomic. False when there is no such alert.
+ */
+export async function clearAlert(
+  kv: Deno.Kv,
+  kind: AlertKind,
+  subject: string,
+  audit?: (op: Deno.AtomicOperation, alert: Alert) => void,
+): Promise<boolean> {
+  for (;;) {
+    const entry = await kv.get<Alert>(alertKey(kind, subject));
+    if (!entry.value) return false;
+    const op = kv.atomic().check(entry).delete(alertKey(kind, subject));
+    audit?.(op, entry.value);
+    if ((await op.commit()).ok) return true;
+  }
 }

@@ -2,9 +2,7 @@
  * Partner API keys. A key is `<keyId>.<secret>`; only SHA-256(secret) is stored, and it is compared in
  * constant time. The secret has 256 bits of entropy, so a plain hash (no KDF) is enough.
  */
-import { timingSafeEqual } from "node:crypto";
-import { sha256 } from "@noble/hashes/sha2.js";
-import { base64urlnopad, hex } from "@scure/base";
+import { hashSecret, newKeyId, newSecret, secretMatches, splitKey } from "./key_secrets.ts";
 
 export interface ApiKeyRecord {
   keyId: string;
@@ -27,10 +25,6 @@ const apiKeyPrefix: Deno.KvKey = ["api_key"];
 const KEY_ID_PATTERN = /^ak_[0-9a-f]{16}$/;
 export const PARTNER_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
-function hashSecret(secret: string): string {
-  return hex.encode(sha256(new TextEncoder().encode(secret)));
-}
-
 export async function createApiKey(
   kv: Deno.Kv,
   partnerId: string,
@@ -39,8 +33,8 @@ export async function createApiKey(
   if (!PARTNER_ID_PATTERN.test(partnerId)) throw new Error(`Invalid partner id: ${partnerId}`);
   const now = opts.now ?? new Date();
   for (;;) {
-    const keyId = `ak_${hex.encode(crypto.getRandomValues(new Uint8Array(8)))}`;
-    const secret = base64urlnopad.encode(crypto.getRandomValues(new Uint8Array(32)));
+    const keyId = newKeyId("ak_");
+    const secret = newSecret();
     const record: ApiKeyRecord = {
       keyId,
       partnerId,
@@ -63,10 +57,7 @@ export async function createApiKey(
  * is not one of our keys is "invalid" (403), whatever the lengths or characters of its parts.
  */
 export function splitApiKey(header: string | undefined): { keyId: string; secret: string } | null {
-  if (header === undefined) return null;
-  const parts = header.trim().split(".");
-  if (parts.length !== 2 || parts[0] === "" || parts[1] === "") return null;
-  return { keyId: parts[0], secret: parts[1] };
+  return splitKey(header);
 }
 
 /**
@@ -81,10 +72,7 @@ export async function verifyApiKey(kv: Deno.Kv, header: string | undefined, now 
   const { keyId, secret } = parts;
   // Only ids of our own format are looked up (an id of another shape cannot exist, and KV keys have a size limit).
   const key = KEY_ID_PATTERN.test(keyId) ? (await kv.get<ApiKeyRecord>(apiKeyKey(keyId))).value : null;
-  // Both sides are 64 hex characters whatever the secret's length, so timingSafeEqual always compares.
-  const presented = new TextEncoder().encode(hashSecret(secret));
-  const stored = new TextEncoder().encode(key?.secretHash ?? "0".repeat(64));
-  const same = timingSafeEqual(presented, stored);
+  const same = secretMatches(secret, key?.secretHash ?? null);
   if (!key || !same || key.revokedAt !== null || isExpired(key, now)) return { ok: false, reason: "invalid" };
   return { ok: true, key };
 }

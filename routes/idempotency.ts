@@ -34,6 +34,8 @@ const MAX_STORED_BODY = 60 * 1024;
 interface CredentialVariables {
   wallet?: string;
   apiKey?: ApiKeyRecord;
+  /** An operator key the admin gate verified (routes/admin.ts). */
+  operator?: { keyId: string };
 }
 
 const digest = (s: string) => hex.encode(sha256(new TextEncoder().encode(s)));
@@ -43,6 +45,8 @@ function scopeOf(c: Context<{ Variables: CredentialVariables }>): string {
   if (wallet) return `wallet:${wallet}`;
   const apiKey = c.get("apiKey");
   if (apiKey) return `key:${apiKey.keyId}`;
+  const operator = c.get("operator");
+  if (operator) return `operator:${operator.keyId}`;
   // No gate verified this request (yet): only the very same credentials can meet its key again.
   const presented = [c.req.header("Authorization"), c.req.header("X-API-Key")];
   if (presented.some((h) => h !== undefined)) return `unverified:${digest(JSON.stringify(presented))}`;
@@ -71,7 +75,7 @@ export function idempotency(
     if (c.req.method !== "POST") return await next();
     const key = c.req.header(IDEMPOTENCY_HEADER);
     if (key === undefined) return await next();
-    if (!c.get("wallet") && !c.get("apiKey") && !unverified(c.req.path)) return await next();
+    if (!c.get("wallet") && !c.get("apiKey") && !c.get("operator") && !unverified(c.req.path)) return await next();
     if (!IDEMPOTENCY_KEY_PATTERN.test(key)) throw apiError(API_ERRORS.idempotencyKeyMalformed);
 
     const scope = scopeOf(c);

@@ -36,6 +36,7 @@ export function router<E extends Env = Env>(): OpenAPIHono<E> {
 /** Security scheme names, registered once on the app's document by `registerSecuritySchemes`. */
 export const BEARER_AUTH = "bearerAuth";
 export const API_KEY_AUTH = "apiKeyAuth";
+export const OPERATOR_AUTH = "operatorAuth";
 
 /** Registers the two security schemes (spec 5) on the app whose document is served. */
 export function registerSecuritySchemes(app: OpenAPIHono<Env>) {
@@ -51,6 +52,12 @@ export function registerSecuritySchemes(app: OpenAPIHono<Env>) {
     name: "X-API-Key",
     description: "A partner API key `<keyId>.<secret>`, issued by an operator (spec 5)",
   });
+  app.openAPIRegistry.registerComponent("securitySchemes", OPERATOR_AUTH, {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "op_<keyId>.<secret>",
+    description: "An operator key (never a partner's), created by `deno task admin operator-key create` (README)",
+  });
 }
 
 /** The document's tags, in the order the reference lists them; routes name one each. */
@@ -64,6 +71,7 @@ export const TAGS = {
   webhooks: "Webhooks",
   sim: "Simulator",
   reference: "Reference",
+  admin: "Admin",
 } as const;
 
 export const TAG_DESCRIPTIONS: Record<string, string> = {
@@ -76,6 +84,7 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   [TAGS.webhooks]: "Signed order events pushed to the partner's HTTPS endpoints (docs/webhooks.md)",
   [TAGS.sim]: "Sim and devnet modes only: drive the simulated chains (never served in live mode)",
   [TAGS.reference]: "This document and its rendered reference page",
+  [TAGS.admin]: 'Operators only, with an operator key: reports, controls and held records (README "Operator control")',
 };
 /** `security` of a route behind the JWT gate. */
 export const bearerSecurity = [{ [BEARER_AUTH]: [] }];

@@ -71,6 +71,12 @@ Deno.test("every route the app serves is in /openapi.json with its method and pa
         name: "X-API-Key",
         description: doc.components.securitySchemes.apiKeyAuth.description,
       },
+      operatorAuth: {
+        type: "http",
+        scheme: "bearer",
+        bearerFormat: "op_<keyId>.<secret>",
+        description: doc.components.securitySchemes.operatorAuth.description,
+      },
     });
     // Every operation has a tag the document lists, and JWT routes name the bearer scheme.
     const tags = new Set(doc.tags.map((t: { name: string }) => t.name));

@@ -2,6 +2,7 @@
  * Starts the real service on a temporary KV file and a free loopback port, for API tests over real HTTP.
  * Secrets are generated into the temporary folder exactly as `deno task dev` does in sim mode.
  */
+import { createOperatorKey, type OperatorScope } from "../../kv/operator_keys.ts";
 import { buildServices, createApp, pipelineRuntime, type Services } from "../../app.ts";
 import type { PipelineRuntime } from "../../actors/runtime.ts";
 import { loadConfig } from "../../config/env.ts";
@@ -179,6 +180,15 @@ export async function checkResponse(
 
 export async function newApiKey(server: TestServer, partner = "partner-a", expiresInDays?: number): Promise<string> {
   return (await createApiKey(server.services.kv, partner, { expiresInDays })).apiKey;
+}
+
+/** An operator key (kv/operator_keys.ts) with `scopes`, for `Authorization: Bearer` on /admin and /metrics. */
+export async function operatorKeyFor(
+  server: TestServer,
+  scopes: OperatorScope[] = ["read", "operate", "keys", "metrics"],
+  name = "test-operator",
+): Promise<string> {
+  return (await createOperatorKey(server.services.kv, { name, scopes, by: "test" })).operatorKey;
 }
 
 export async function tokenFor(server: TestServer, wallet: string, apiKey?: string): Promise<string> {

@@ -1,0 +1,22 @@
+/**
+ * Every operator operation, served by the CLI and the admin API alike (actors/ops/op.ts). One line per module: an
+ * operation listed here is in both, and in the OpenAPI document when it has an `http` route.
+ */
+import type { AnyOp } from "./op.ts";
+import { AUDIT_OPS } from "./audit.ts";
+import { OPERATOR_KEY_OPS } from "./operator_keys.ts";
+
+export const OPS: readonly AnyOp[] = [
+  ...AUDIT_OPS,
+  ...OPERATOR_KEY_OPS,
+];
+
+/** The operation the CLI words name (one or two words), or undefined. */
+export function findOp(words: string[]): AnyOp | undefined {
+  for (const n of [3, 2, 1]) {
+    const name = words.slice(0, n).join(" ");
+    const op = OPS.find((o) => o.name === name);
+    if (op && words.length >= n) return op;
+  }
+  return undefined;
+}

@@ -355,11 +355,52 @@ export interface NativePayer extends ChainSender {
   prepareSweep?(req: SweepRequest): Promise<PreparedTx>;
 }
 
+/** One `Minted(depositId, to, amount)` event of a uAsset contract, as the chain has it. */
+export interface MintedEvent {
+  depositId: string;
+  to: string;
+  amount: bigint;
+  txHash: string;
+  blockNumber: number;
+}
+
+/**
+ * The uAsset contracts of one EVM chain as the chain sees them (issue 14: reconciliation and metrics read them, never
+ * KV): supply, balances, and every mint event since deployment.
+ */
+export interface UAssetView {
+  readonly chain: EvmChain;
+  totalSupply(asset: UAsset): Promise<bigint>;
+  balanceOf(asset: UAsset, address: string): Promise<bigint>;
+  /** Every `Minted` event of `asset`'s contract, oldest first, up to the tip. */
+  minted(asset: UAsset): Promise<MintedEvent[]>;
+}
+
+/**
+ * Transactions signed by the shared transfer address's key (chains/transfer_address.ts; issue 14), recorded and sent
+ * like every outgoing transaction (write-ahead, nonce reservations, `nudge`, proof of death):
+ * - `prepareBurn`: `burn(amount)` of uAssets the transfer address holds for completed burn orders;
+ * - `prepareTransfer`: `transfer(to, amount)` of uAssets back to a sender (a refunded held record).
+ */
+export interface UAssetSender extends ChainSender {
+  /** The transfer address these transactions are sent from. */
+  readonly address: string;
+  prepareBurn(req: { asset: UAsset; amount: bigint; batchId: string }): Promise<PreparedTx>;
+  prepareTransfer(req: { asset: UAsset; to: string; amount: bigint; refundId: string }): Promise<PreparedTx>;
+}
+
 /** Everything the pipeline needs, per chain symbol. */
 export interface Chains {
   reader(chain: ChainSymbol): ChainReader;
   minter(chain: EvmChain): EvmMinter;
   payer(chain: NativeChain): NativePayer;
+  /** Issue 14: the uAsset contracts as the chain sees them. Absent where not built (a process without EVM chains). */
+  uAssetView?(chain: EvmChain): UAssetView;
+  /**
+   * Issue 14: the transfer address's sender. Absent when its key is not ours (BURN_TRANSFER_ADDRESS names another
+   * address): then nothing is burned or refunded on chain, and an alert says so.
+   */
+  uAssetSender?(chain: EvmChain): UAssetSender;
 }
 
 /**

@@ -10,6 +10,7 @@ export const EVM_CHAINS = ["base", "arbitrum", "katana", "world", "unichain"] as
 export type NativeChain = typeof NATIVE_CHAINS[number];
 export type EvmChain = typeof EVM_CHAINS[number];
 export type ChainSymbol = NativeChain | EvmChain;
+export const CHAIN_SYMBOLS = [...NATIVE_CHAINS, ...EVM_CHAINS] as const;
 
 /** Native chains whose coins are unspent outputs (kv/treasury.ts keeps one record per coin); the others, balances. */
 export const UTXO_CHAINS = ["doge", "zec"] as const satisfies readonly NativeChain[];
@@ -208,6 +209,9 @@ export const NATIVE: Readonly<Record<NativeChain, NativeChainInfo>> = {
     reserve: 0n,
   },
 };
+
+/** Every uAsset symbol, in the order of NATIVE_CHAINS. */
+export const UASSETS = NATIVE_CHAINS.map((c) => NATIVE[c].uAsset.symbol) as [UAsset, ...UAsset[]];
 
 export const EVM: Readonly<Record<EvmChain, EvmChainInfo>> = {
   base: {

@@ -9,7 +9,7 @@
  */
 import { type Address, createWalletClient, http, type LocalAccount, publicActions } from "viem";
 import { UASSET_ABI, UASSET_BYTECODE } from "../../contracts/uasset.ts";
-import { EVM, type EvmChain, NATIVE, NATIVE_CHAINS, type UAsset, UASSET_DECIMALS } from "../catalog.ts";
+import { EVM, type EvmChain, NATIVE, NATIVE_CHAINS, type UAsset, UASSET_DECIMALS, UASSETS } from "../catalog.ts";
 
 export interface DeployUAssetsOptions {
   chain: EvmChain;
@@ -75,7 +75,6 @@ export async function deployUAssets(
   return { addresses, deployedAtBlock };
 }
 
-const UASSET_SYMBOLS = NATIVE_CHAINS.map((c) => NATIVE[c].uAsset.symbol);
 const WHOLE_TOKENS = /^[1-9][0-9]*$/;
 const MAX_UINT256 = 2n ** 256n - 1n;
 
@@ -95,19 +94,19 @@ export function parseSupplyCaps(text: string): Record<UAsset, bigint> {
   const trimmed = text.trim();
   if (!trimmed.includes("=")) {
     const cap = wei(trimmed, "the supply cap");
-    return Object.fromEntries(UASSET_SYMBOLS.map((s) => [s, cap])) as Record<UAsset, bigint>;
+    return Object.fromEntries(UASSETS.map((s) => [s, cap])) as Record<UAsset, bigint>;
   }
   const caps: Partial<Record<UAsset, bigint>> = {};
   for (const part of trimmed.split(",")) {
     const [symbol, tokens, ...rest] = part.split("=").map((s) => s.trim());
     if (rest.length > 0 || tokens === undefined) throw new Error(`"${part}" is not <uAsset>=<whole tokens>`);
-    if (!(UASSET_SYMBOLS as string[]).includes(symbol)) {
-      throw new Error(`unknown uAsset "${symbol}" in the supply cap; expected ${UASSET_SYMBOLS.join(", ")}`);
+    if (!(UASSETS as string[]).includes(symbol)) {
+      throw new Error(`unknown uAsset "${symbol}" in the supply cap; expected ${UASSETS.join(", ")}`);
     }
     if (caps[symbol as UAsset] !== undefined) throw new Error(`${symbol} is given twice in the supply cap`);
     caps[symbol as UAsset] = wei(tokens, `the supply cap of ${symbol}`);
   }
-  const missing = UASSET_SYMBOLS.filter((s) => caps[s] === undefined);
+  const missing = UASSETS.filter((s) => caps[s] === undefined);
   if (missing.length > 0) throw new Error(`the supply cap names no value for ${missing.join(", ")}`);
   return caps as Record<UAsset, bigint>;
 }

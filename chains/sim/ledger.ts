@@ -20,6 +20,7 @@ import {
   NATIVE_CHAINS,
   type NativeChain,
   type UAsset,
+  UASSETS,
 } from "../catalog.ts";
 import { utxoFee } from "../shared/utxo_fee.ts";
 import { outputOf, type SimOutput, type SpendRefusal, spendRefusal } from "./utxo.ts";
@@ -55,7 +56,6 @@ const GET_MANY_MAX = 10; // Deno KV's limit per getMany
 
 // ---- transactions ----
 
-const UASSETS = NATIVE_CHAINS.map((c) => NATIVE[c].uAsset.symbol) as [UAsset, ...UAsset[]];
 const amount = z.string().regex(/^(0|[1-9][0-9]*)$/, "amount must be a non-negative decimal integer").transform(BigInt);
 const address = z.string().min(1).max(128);
 const evmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "not an EVM address").transform((a) => a.toLowerCase());

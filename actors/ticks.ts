@@ -20,6 +20,7 @@ import { listLeases } from "../kv/pipeline.ts";
 import { openConsolidationKey } from "../kv/consolidations.ts";
 import type { PipelineContext } from "./context.ts";
 import { treasuryTick } from "./sweeper.ts";
+import { refundsTick } from "./refunds.ts";
 import { watchOnce } from "./watcher.ts";
 import type { WebhookDeliveryWorker } from "./webhook_delivery.ts";
 import { type EventSink, hasOutboxEvents, sequenceOrderEvents } from "../kv/order_events.ts";
@@ -141,6 +142,12 @@ export function pipelineTicks(host: TickHost): Tick[] {
     group: "orders",
     everyMs: timing.sweepMs,
     run: (b) => sweepDueOrders(host, b),
+  });
+  ticks.push({
+    name: "refunds",
+    group: "orders",
+    everyMs: timing.sweepMs,
+    run: (b) => refundsTick(ctx, host.owner, timing.leaseMs, b.drain, () => outOfBudget(b)),
   });
   ticks.push({
     name: "sequence order events",

@@ -14,6 +14,8 @@ export const ALERT_KINDS = [
   "chain_disabled",
   "invalid_record",
   "reorg_past_finality",
+  "refund_waiting",
+  "refund_failed",
 ] as const;
 export type AlertKind = typeof ALERT_KINDS[number];
 

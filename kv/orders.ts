@@ -129,6 +129,8 @@ const COMMON_DETAILS = {
   /** Why the order waits for a chain this process does not run. */
   heldReason: z.string().optional(),
   cancelReason: z.string().optional(),
+  /** The refund (kv/refunds.ts) an operator resolved this held order with: it was cancelled and its coins returned. */
+  refundId: z.string().optional(),
 };
 export const MintDetailsSchema = z.strictObject(COMMON_DETAILS);
 export const BurnDetailsSchema = z.strictObject({

@@ -1,0 +1,279 @@
+/**
+ * The refund actor (docs/refunds.md): steps each due refund (kv/refunds.ts) exactly as the order actor steps a
+ * payout. Write-ahead: a transaction is prepared, then recorded on the refund together with its reservations (coins,
+ * nonce, hot-wallet hold) in one atomic checked against the refund version read, and only then broadcast. A later
+ * step asks `txStatus` about the recorded transaction and re-sends the same bytes while the chain does not know it;
+ * a new transaction is signed only after the chain proves the recorded one dead (kept in `attempts`). A crash
+ * anywhere loses nothing (the record is there before anything is sent) and sends nothing twice (one recorded
+ * transaction at a time, re-sent as the same bytes).
+ */
+import { isCounted, type PreparedTx, TransientChainError } from "../chains/adapter.ts";
+import { isAccountChain, isEvmChain, isUtxoChain, type NativeChain, type UAsset } from "../chains/catalog.ts";
+import { raiseAlert } from "../kv/alerts.ts";
+import { addReleases, addReservations } from "../kv/chain_state.ts";
+import { fundsAfterHolds, readHotWalletHolds, releaseHotWalletHold } from "../kv/hot_wallet.ts";
+import type { DeadIntent, Intent } from "../kv/orders.ts";
+import { getRefund, isFinalRefund, listDueRefunds, type Refund, refundDueKey, refundKey } from "../kv/refunds.ts";
+import { acquireLease } from "../kv/pipeline.ts";
+import type { PipelineContext } from "./context.ts";
+import { deadDecision } from "./order_actor.ts";
+import { fundPayout, payoutFinalEffect, TREASURY_CANNOT_FUND } from "./treasury_steps.ts";
+
+export type RefundStepOutcome = "moved" | "waiting" | "done" | "conflict" | "missing";
+
+/** Rechecked this rarely while only an operator (or another process's configuration) can unblock it. */
+export const REFUND_BLOCKED_RECHECK_MS = 10 * 60_000;
+
+/** The waiting reason of a uAsset refund on a chain whose transfer address this process cannot sign for. */
+export function noUAssetSenderReason(chain: string): string {
+  return `no uAsset sender for ${chain}: this process cannot sign for the transfer address there ` +
+    "(its key is not ours, or the chain's sender is not built); the refund waits";
+}
+
+type Effect = (atomic: Deno.AtomicOperation) => void;
+
+type Step =
+  | { kind: "wait"; ms: number; reason?: string; alert?: "refund_waiting" }
+  | { kind: "record"; prepared: PreparedTx; intent: Intent }
+  | { kind: "update"; refund: Refund; effects?: Effect; nextMs: number | null; alert?: "refund_failed" };
+
+/**
+ * One step of refund `id`. Returns what happened; a lost race ("conflict") changed nothing and sent nothing.
+ */
+export async function stepRefund(ctx: PipelineContext, id: string): Promise<RefundStepOutcome> {
+  const [entry, due] = await Promise.all([
+    getRefund(ctx.kv, id),
+    ctx.kv.get<number>(refundDueKey(id), { consistency: "strong" }),
+  ]);
+  if (entry.value === null) return "missing";
+  const refund = entry.value;
+  if (isFinalRefund(refund)) {
+    if (due.value !== null) await ctx.kv.atomic().check(due).delete(due.key).commit();
+    return "done";
+  }
+  if (due.value !== null && due.value > ctx.now().getTime()) return "waiting";
+  let step: Step;
+  try {
+    step = await decide(ctx, refund);
+  } catch (err) {
+    const note = err instanceof Error ? err.message : String(err);
+    if (!(err instanceof TransientChainError)) ctx.log(`refund ${id}: step failed unexpectedly; will look again`, err);
+    step = { kind: "wait", ms: ctx.settings.retryBaseMs, reason: `last step failed: ${note}` };
+  }
+  const now = ctx.now();
+  const at = now.toISOString();
+  const atomic = ctx.kv.atomic().check(entry).check(due);
+  if (step.kind === "wait") {
+    const reason = step.reason;
+    if (reason !== refund.waitingReason) {
+      const next: Refund = { ...refund, updatedAt: at };
+      if (reason) next.waitingReason = reason;
+      else delete next.waitingReason;
+      atomic.set(refundKey(id), next);
+    }
+    atomic.set(refundDueKey(id), now.getTime() + step.ms);
+    if (!(await atomic.commit()).ok) return "conflict";
+    if (step.alert && reason && reason !== refund.waitingReason) {
+      await raiseAlert(ctx.kv, {
+        kind: step.alert,
+        subject: id,
+        chain: refund.chain,
+        message: `refund ${id} of ${refund.heldId}: ${reason}`,
+        now,
+      });
+    }
+    return "waiting";
+  }
+  if (step.kind === "record") {
+    const next: Refund = { ...refund, status: "sending", intent: step.intent, updatedAt: at };
+    delete next.waitingReason;
+    ctx.faultPoint?.("after-sign");
+    atomic.set(refundKey(id), next);
+    addReservations(atomic, step.prepared);
+    atomic.set(refundDueKey(id), now.getTime() + ctx.settings.blockMs(refund.chain));
+    if (!(await atomic.commit()).ok) return "conflict";
+    // Recorded first, sent second: a failure here is retried from the recorded intent by a later step.
+    ctx.faultPoint?.("after-record");
+    try {
+      await senderOf(ctx, refund)?.broadcast(step.prepared);
+      ctx.faultPoint?.("after-broadcast");
+    } catch (err) {
+      if (!(err instanceof TransientChainError)) ctx.log(`refund ${id}: broadcast failed; will retry`, err);
+    }
+    return "moved";
+  }
+  atomic.set(refundKey(id), { ...step.refund, updatedAt: at });
+  if (step.nextMs === null) atomic.delete(refundDueKey(id));
+  else atomic.set(refundDueKey(id), now.getTime() + step.nextMs);
+  step.effects?.(atomic);
+  if (!(await atomic.commit()).ok) return "conflict";
+  if (step.alert) {
+    await raiseAlert(ctx.kv, {
+      kind: step.alert,
+      subject: id,
+      chain: refund.chain,
+      message: `refund ${id} of ${refund.heldId}: its transaction ${step.refund.failedIntent?.txHash} failed on ` +
+        `chain; nothing more is sent for it (the refund record keeps the attempt)`,
+      now,
+    });
+  }
+  return "moved";
+}
+
+function senderOf(ctx: PipelineContext, refund: Refund) {
+  if (refund.kind === "native") return ctx.chains.payer(refund.chain as NativeChain);
+  if (!isEvmChain(refund.chain)) throw new Error(`refund ${refund.id}: uAsset refund on ${refund.chain}`);
+  return ctx.chains.uAssetSender?.(refund.chain) ?? null;
+}
+
+async function decide(ctx: PipelineContext, refund: Refund): Promise<Step> {
+  if (!ctx.settings.isEnabled(refund.chain)) {
+    return {
+      kind: "wait",
+      ms: REFUND_BLOCKED_RECHECK_MS,
+      reason: `chain ${refund.chain} is disabled in this process`,
+      alert: "refund_waiting",
+    };
+  }
+  if (refund.status === "pending") {
+    return refund.kind === "native" ? await prepareNative(ctx, refund) : await prepareUAsset(ctx, refund);
+  }
+  return await decideSent(ctx, refund);
+}
+
+function recorded(ctx: PipelineContext, refund: Refund, prepared: PreparedTx): Step {
+  const intent: Intent = {
+    chain: refund.chain,
+    txHash: prepared.txHash,
+    raw: prepared.raw,
+    preparedAt: ctx.now().toISOString(),
+  };
+  if (prepared.expiry) intent.expiry = prepared.expiry;
+  if (prepared.consumes) intent.consumes = prepared.consumes;
+  if (prepared.change) intent.change = { ...prepared.change, amount: prepared.change.amount.toString() };
+  return { kind: "record", prepared, intent };
+}
+
+/** A native refund, funded exactly as a burn's payout: treasury coins (UTXO) or the hot wallet after its holds. */
+async function prepareNative(ctx: PipelineContext, refund: Refund): Promise<Step> {
+  const chain = refund.chain as NativeChain;
+  const amount = BigInt(refund.amount);
+  const blockMs = ctx.settings.blockMs(chain);
+  const payer = ctx.chains.payer(chain);
+  const coins = isUtxoChain(chain) ? await fundPayout(ctx, chain, amount) : undefined;
+  if (coins === null) return { kind: "wait", ms: blockMs, reason: TREASURY_CANNOT_FUND };
+  const request = { orderId: refund.id, to: refund.to, amount, memo: null, ...(coins ? { coins } : {}) };
+  const hot = payer.hotWallet !== undefined && isAccountChain(chain) ? chain : null;
+  const holds = hot ? await readHotWalletHolds(ctx.kv, hot) : null;
+  const check = await payer.checkPayout?.(request) ?? { ok: true as const };
+  if (!check.ok && check.reason === "destination_below_reserve") {
+    return { kind: "wait", ms: REFUND_BLOCKED_RECHECK_MS, reason: check.detail, alert: "refund_waiting" };
+  }
+  if (!check.ok) return { kind: "wait", ms: blockMs, reason: check.detail };
+  const short = hot && holds ? fundsAfterHolds(hot, check, holds, amount) : null;
+  if (short !== null) return { kind: "wait", ms: blockMs, reason: short };
+  const prepared = await payer.preparePayout(request);
+  if (hot && holds) {
+    const hold = {
+      kind: "hotWallet" as const,
+      chain: hot,
+      amount: amount + (check.fee ?? 0n),
+      epoch: holds.epoch,
+      epochValue: holds.epochValue,
+    };
+    prepared.reservations = [...(prepared.reservations ?? []), hold];
+  }
+  return recorded(ctx, refund, prepared);
+}
+
+/** A uAsset refund: `transfer(to, amount)` from the transfer address, when this process can sign for it. */
+async function prepareUAsset(ctx: PipelineContext, refund: Refund): Promise<Step> {
+  const sender = senderOf(ctx, refund);
+  if (!sender || !("prepareTransfer" in sender)) {
+    return {
+      kind: "wait",
+      ms: REFUND_BLOCKED_RECHECK_MS,
+      reason: noUAssetSenderReason(refund.chain),
+      alert: "refund_waiting",
+    };
+  }
+  const prepared = await sender.prepareTransfer({
+    asset: refund.asset as UAsset,
+    to: refund.to,
+    amount: BigInt(refund.amount),
+    refundId: refund.id,
+  });
+  return recorded(ctx, refund, prepared);
+}
+
+/** The recorded transaction: final, failed, dead (re-sign), or not yet mined (the same bytes again). */
+async function decideSent(ctx: PipelineContext, refund: Refund): Promise<Step> {
+  const intent = refund.intent!;
+  const ours = intent.raw ? { raw: intent.raw, expiry: intent.expiry, consumes: intent.consumes } : undefined;
+  const status = await ctx.chains.reader(intent.chain).txStatus(intent.txHash, ours);
+  const blockMs = ctx.settings.blockMs(intent.chain);
+  if (status.state === "dead" && status.proof.kind !== "failed") {
+    const dead: DeadIntent = { ...intent, proof: status.proof, detail: status.detail, deadAt: ctx.now().toISOString() };
+    ctx.log(`refund ${refund.id}: transaction ${intent.txHash} is dead (${status.proof.kind}): ${status.detail}`);
+    const next: Refund = { ...refund, status: "pending", attempts: [...refund.attempts, dead] };
+    delete next.intent;
+    // The same releases as a dead payout's: its coins, its hot-wallet hold; coins a conflicting spend took leave.
+    return { kind: "update", refund: next, effects: deadDecision(intent, status.proof, status.detail).effects, nextMs: 0 };
+  }
+  if (status.state === "dead" || (status.state === "included" && !status.success)) {
+    if (status.state === "included" && status.final === false) return { kind: "wait", ms: blockMs };
+    const next: Refund = { ...refund, status: "failed", failedIntent: intent };
+    delete next.intent;
+    const effects: Effect = (atomic) => {
+      addReleases(atomic, intent.chain, intent.consumes);
+      releaseHotWalletHold(atomic, intent.chain, intent.txHash);
+    };
+    return { kind: "update", refund: next, effects, nextMs: null, alert: "refund_failed" };
+  }
+  if (status.state === "included") {
+    const required = ctx.settings.confirmations(intent.chain);
+    if (isCounted(status, required)) {
+      const txHash = status.txHash ?? intent.txHash;
+      const final = payoutFinalEffect(intent, txHash, status.blockNumber);
+      const next: Refund = { ...refund, status: "completed", transactionHash: txHash };
+      delete next.waitingReason;
+      const effects: Effect = (atomic) => {
+        final?.(atomic);
+        releaseHotWalletHold(atomic, intent.chain, intent.txHash);
+      };
+      return { kind: "update", refund: next, effects, nextMs: null };
+    }
+    return { kind: "wait", ms: Math.max(1, required - status.confirmations) * blockMs };
+  }
+  const sender = senderOf(ctx, refund);
+  if (!sender) return { kind: "wait", ms: REFUND_BLOCKED_RECHECK_MS, reason: noUAssetSenderReason(refund.chain) };
+  const tx = { txHash: intent.txHash, raw: intent.raw };
+  if (sender.nudge) await sender.nudge(tx, ctx.now().getTime() - Date.parse(intent.preparedAt));
+  else if (status.state === "unknown") await sender.broadcast(tx); // the very same transaction again
+  return { kind: "wait", ms: blockMs };
+}
+
+/**
+ * The refund tick (actors/ticks.ts): steps due refunds under the `refunds` lease. Idle (nothing due): one range read,
+ * no commit. Loops step one slice; cron runs keep going while refunds are due and the budget lasts.
+ */
+export async function refundsTick(
+  ctx: PipelineContext,
+  owner: string,
+  leaseMs: number,
+  drain: boolean,
+  outOfBudget: () => boolean,
+): Promise<number> {
+  let stepped = 0;
+  for (;;) {
+    const due = await listDueRefunds(ctx.kv, ctx.now().getTime(), 20);
+    if (due.length === 0) return stepped;
+    if (!(await acquireLease(ctx.kv, "refunds", owner, leaseMs, ctx.now().getTime()))) return stepped;
+    for (const id of due) {
+      if (outOfBudget()) return stepped;
+      await stepRefund(ctx, id);
+      stepped++;
+    }
+    if (!drain || outOfBudget()) return stepped;
+  }
+}

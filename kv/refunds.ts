@@ -1,0 +1,336 @@
+/**
+ * Refunds of held records (issue 14, docs/refunds.md): an operator returns what a held record holds to its sender
+ * instead of releasing it into the pipeline. A refund is an outgoing transaction like any payout: created in ONE
+ * atomic with the removal of the held record (or the cancellation of the held order) and its audit entry, then stepped
+ * by actors/refunds.ts, which records each transaction with what it consumes before sending it.
+ *
+ * Keys:
+ * - `["refund", id]`: the refund record;
+ * - `["refund_due", id]`: when the refund actor should look at it next (ms), present while it is not final. The
+ *   actor's tick lists these; none means an idle tick reads one empty range and commits nothing.
+ */
+import { z } from "zod";
+import { destinationAddressError, isEvmAddress } from "../chains/addresses.ts";
+import {
+  type ChainSymbol,
+  EVM_CHAINS,
+  isEvmChain,
+  isNativeChain,
+  NATIVE,
+  NATIVE_CHAINS,
+  type NativeChain,
+  nativeChainOfUAsset,
+  type UAsset,
+} from "../chains/catalog.ts";
+import type { UtxoNetworkName } from "../chains/utxo/network.ts";
+import { appendAudit, type AuditEntry } from "./audit.ts";
+import { addOrderUpdate, type DeadIntent, getOrder, type Intent, type Order, withDetails } from "./orders.ts";
+import { addReschedule, dueAtKey, heldKey, type HeldTransfer, type OrderHold, orderHoldKey } from "./pipeline.ts";
+import { transition } from "../actors/transition.ts";
+
+export const REFUND_STATUSES = ["pending", "sending", "completed", "failed"] as const;
+export type RefundStatus = typeof REFUND_STATUSES[number];
+
+export interface Refund {
+  id: string;
+  /** The held record it resolved: `order:<orderId>` or `transfer:<chain>:<txHash>:<index>[:<revision>]`. */
+  heldId: string;
+  /** "native": a payout of the chain's coin (treasury or hot wallet); "uasset": a transfer from the transfer address. */
+  kind: "native" | "uasset";
+  chain: ChainSymbol;
+  /** The native token symbol (SOL, DOGE, ...) or the uAsset symbol. */
+  asset: string;
+  to: string;
+  /** Smallest units (native units, or wei for a uAsset), decimal. */
+  amount: string;
+  createdBy: string;
+  createdAt: string;
+  /**
+   * pending: nothing recorded to send (yet, or again after a dead attempt); sending: `intent` recorded (maybe sent);
+   * completed: `transactionHash` final on chain; failed: its transaction failed on chain (final), nothing more is sent.
+   */
+  status: RefundStatus;
+  /** The transaction of the current attempt, recorded with its reservations before it is broadcast. */
+  intent?: Intent;
+  /** Attempts proven never to be mined, with their proofs (why another one was signed). */
+  attempts: DeadIntent[];
+  /** Why it waits (funds, a chain not run here, no uAsset sender), cleared when it moves. */
+  waitingReason?: string;
+  transactionHash?: string;
+  /** The attempt that failed on chain, for a failed refund. */
+  failedIntent?: Intent;
+  updatedAt: string;
+}
+
+export const refundKey = (id: string): Deno.KvKey => ["refund", id];
+export const refundDueKey = (id: string): Deno.KvKey => ["refund_due", id];
+
+export function isFinalRefund(r: Refund): boolean {
+  return r.status === "completed" || r.status === "failed";
+}
+
+export async function getRefund(kv: Deno.Kv, id: string): Promise<Deno.KvEntryMaybe<Refund>> {
+  return await kv.get<Refund>(refundKey(id), { consistency: "strong" });
+}
+
+/** Every refund, oldest id first (ids start with the creation time). */
+export async function listRefunds(kv: Deno.Kv): Promise<Refund[]> {
+  const out: Refund[] = [];
+  for await (const e of kv.list<Refund>({ prefix: ["refund"] })) out.push(e.value);
+  return out;
+}
+
+/** Refund ids due at `nowMs` or before (at most `limit`). */
+export async function listDueRefunds(kv: Deno.Kv, nowMs: number, limit = 100): Promise<string[]> {
+  const out: string[] = [];
+  for await (const e of kv.list<number>({ prefix: ["refund_due"] }, { limit: 1000 })) {
+    if (e.value <= nowMs) out.push(String(e.key[1]));
+    if (out.length >= limit) break;
+  }
+  return out;
+}
+
+// ---- held record ids ----
+
+export type HeldRef =
+  | { kind: "order"; orderId: string }
+  | { kind: "transfer"; chain: ChainSymbol; txHash: string; index: number; revision: number };
+
+/** Parses a held record id; null when it is not one (a 400 for the operator). */
+export function parseHeldId(id: string): HeldRef | null {
+  if (id.startsWith("order:")) {
+    const orderId = id.slice("order:".length);
+    return orderId.length > 0 && orderId.length <= 200 ? { kind: "order", orderId } : null;
+  }
+  const parts = id.split(":");
+  if (parts[0] !== "transfer" || parts.length < 4 || parts.length > 5) return null;
+  const [, chain, txHash, index, revision = "0"] = parts;
+  if (!(isNativeChain(chain) || isEvmChain(chain)) || txHash.length === 0) return null;
+  if (!/^\d{1,9}$/.test(index) || !/^\d{1,9}$/.test(revision)) return null;
+  return { kind: "transfer", chain, txHash, index: Number(index), revision: Number(revision) };
+}
+
+export function heldIdOf(h: HeldTransfer): string {
+  const base = `transfer:${h.chain}:${h.txHash}:${h.index}`;
+  return h.revision ? `${base}:${h.revision}` : base;
+}
+
+// ---- creating a refund ----
+
+/** A refusal: nothing was changed (actors/ops/refunds.ts maps it onto OpError). */
+export class RefundRefusal extends Error {
+  constructor(readonly status: 400 | 404 | 409, message: string) {
+    super(message);
+    this.name = "RefundRefusal";
+  }
+}
+
+/** What a held record would refund, before any destination is chosen. */
+interface RefundPlan {
+  kind: "native" | "uasset";
+  chain: ChainSymbol;
+  asset: string;
+  amount: bigint;
+  /** The sender as recorded, or null when none is known (a coinbase, an unknown sender). */
+  sender: string | null;
+}
+
+/** Senders the watcher records when a transfer has none it can name (actors/watcher.ts). */
+const NO_SENDER = new Set(["unknown", "coinbase", ""]);
+
+function planOfTransfer(h: HeldTransfer): RefundPlan {
+  const sender = NO_SENDER.has(h.from) ? null : h.from;
+  if (h.asset === "native") {
+    if (!isNativeChain(h.chain)) throw new RefundRefusal(409, `held native transfer on ${h.chain}: not a native chain`);
+    return { kind: "native", chain: h.chain, asset: NATIVE[h.chain].token.symbol, amount: BigInt(h.amount), sender };
+  }
+  if (!isEvmChain(h.chain) || !nativeChainOfUAsset(h.asset)) {
+    throw new RefundRefusal(409, `held transfer of ${h.asset} on ${h.chain}: not a known uAsset on an EVM chain`);
+  }
+  return { kind: "uasset", chain: h.chain, asset: h.asset, amount: BigInt(h.amount), sender };
+}
+
+function planOfOrder(order: Order): RefundPlan {
+  const amount = BigInt(order.amount);
+  if (order.type === "mint") {
+    const chain = order.sourceChain as NativeChain;
+    return { kind: "native", chain, asset: NATIVE[chain].token.symbol, amount, sender: order.sourceWallet };
+  }
+  return { kind: "uasset", chain: order.sourceChain, asset: order.token as UAsset, amount, sender: order.sourceWallet };
+}
+
+/** Null when `to` is a valid refund destination for `plan`, else why not. */
+export function refundDestinationError(
+  plan: Pick<RefundPlan, "kind" | "chain">,
+  to: string,
+  network: (chain: NativeChain) => UtxoNetworkName,
+): string | null {
+  if (plan.kind === "uasset") return isEvmAddress(to) ? null : `${to} is not an EVM address (0x and 40 hex digits)`;
+  const chain = plan.chain as NativeChain;
+  const err = destinationAddressError(chain, to, network(chain));
+  return err === null ? null : `${to}: ${err}`;
+}
+
+export interface CreateRefundInput {
+  heldId: string;
+  to?: string;
+  by: string;
+  now: Date;
+  utxoNetwork: (chain: NativeChain) => UtxoNetworkName;
+}
+
+function newRefundId(now: Date): string {
+  const rand = crypto.getRandomValues(new Uint8Array(8));
+  return `rf_${now.getTime().toString(36)}_${[...rand].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
+}
+
+/**
+ * Resolves a held record by refund in ONE atomic: the held record is checked unchanged and removed (a held order is
+ * cancelled through `transition`'s `cancel`, its events included), the refund and its due key are written, and the
+ * audit entry appended. Throws `RefundRefusal` (nothing changed) for an unknown id (404), a malformed id or a bad
+ * destination (400), an order that is not confirmed or has a recorded transaction (409).
+ */
+export async function createRefund(
+  kv: Deno.Kv,
+  input: CreateRefundInput,
+): Promise<{ refund: Refund; audit: AuditEntry; order?: Order }> {
+  const ref = parseHeldId(input.heldId);
+  if (!ref) {
+    throw new RefundRefusal(
+      400,
+      `${input.heldId} is not a held record id (order:<orderId> or transfer:<chain>:<txHash>:<index>[:<revision>])`,
+    );
+  }
+  for (let attempt = 0; attempt < 10; attempt++) {
+    const atomic = kv.atomic();
+    let plan: RefundPlan;
+    let before: unknown;
+    let cancelled: Order | undefined;
+    const id = newRefundId(input.now);
+    if (ref.kind === "transfer") {
+      const held = await kv.get<HeldTransfer>(heldKey(ref.chain, ref.txHash, ref.index, ref.revision), {
+        consistency: "strong",
+      });
+      if (held.value === null) throw new RefundRefusal(404, `no held record ${input.heldId}`);
+      plan = planOfTransfer(held.value);
+      before = held.value;
+      atomic.check(held).delete(held.key);
+    } else {
+      const [hold, entry, due] = await Promise.all([
+        kv.get<OrderHold>(orderHoldKey(ref.orderId), { consistency: "strong" }),
+        getOrder(kv, ref.orderId),
+        kv.get<number>(dueAtKey(ref.orderId), { consistency: "strong" }),
+      ]);
+      if (hold.value === null) throw new RefundRefusal(404, `no held record ${input.heldId}`);
+      if (entry.versionstamp === null) throw new RefundRefusal(404, `held order ${ref.orderId} does not exist`);
+      if (entry.invalid) throw new RefundRefusal(409, `order ${ref.orderId} fails its schema: ${entry.invalid.message}`);
+      const order = entry.value;
+      const recorded = order.details.intent?.txHash ?? order.transactionHash ??
+        order.details.deadIntents?.[0]?.txHash ?? order.details.failedIntents?.[0]?.txHash;
+      if (recorded) {
+        throw new RefundRefusal(
+          409,
+          `order ${order.id} has a recorded transaction ${recorded}: only an order that never recorded one may be ` +
+            "refunded; nothing was changed",
+        );
+      }
+      if (order.status !== "processing") {
+        throw new RefundRefusal(
+          409,
+          `order ${order.id} is ${order.status}: only a confirmed order (processing) that moved no value may be refunded`,
+        );
+      }
+      plan = planOfOrder(order);
+      const result = transition(order, { type: "cancel", reason: "refunded by operator" }, input.now);
+      if (!result.ok) throw new RefundRefusal(409, result.error);
+      cancelled = withDetails(result.order, { refundId: id, heldReason: undefined });
+      before = { hold: hold.value, status: order.status };
+      atomic.check(hold).delete(hold.key);
+      addOrderUpdate(atomic, entry, cancelled);
+      addReschedule(atomic, order.id, due, null);
+    }
+    const to = input.to ?? plan.sender;
+    if (to === null) {
+      throw new RefundRefusal(400, `${input.heldId} has no recorded sender: give the destination with --to`);
+    }
+    const bad = refundDestinationError(plan, to, input.utxoNetwork);
+    if (bad !== null) {
+      const hint = input.to === undefined ? " (the recorded sender); give the destination with --to" : "";
+      throw new RefundRefusal(400, `invalid refund destination on ${plan.chain}: ${bad}${hint}`);
+    }
+    if (plan.amount <= 0n) throw new RefundRefusal(409, `${input.heldId} holds nothing to refund`);
+    const at = input.now.toISOString();
+    const refund: Refund = {
+      id,
+      heldId: input.heldId,
+      kind: plan.kind,
+      chain: plan.chain,
+      asset: plan.asset,
+      to,
+      amount: plan.amount.toString(),
+      createdBy: input.by,
+      createdAt: at,
+      status: "pending",
+      attempts: [],
+      updatedAt: at,
+    };
+    atomic.check({ key: refundKey(id), versionstamp: null }).set(refundKey(id), refund);
+    atomic.set(refundDueKey(id), input.now.getTime());
+    const audit = appendAudit(atomic, {
+      by: input.by,
+      action: "held.refund",
+      subject: input.heldId,
+      before,
+      after: { refundId: id, kind: refund.kind, chain: refund.chain, asset: refund.asset, to, amount: refund.amount },
+    }, input.now);
+    if ((await atomic.commit()).ok) return { refund, audit, ...(cancelled ? { order: cancelled } : {}) };
+  }
+  throw new RefundRefusal(409, `${input.heldId} kept changing; try again`);
+}
+
+/** The chains refunds can be on, for schemas. */
+export const REFUND_CHAINS = [...NATIVE_CHAINS, ...EVM_CHAINS] as const;
+
+/** The JSON shape of a refund, for operations' output schemas. */
+export const RefundSchema = z.object({
+  id: z.string(),
+  heldId: z.string(),
+  kind: z.enum(["native", "uasset"]),
+  chain: z.enum(REFUND_CHAINS),
+  asset: z.string(),
+  to: z.string(),
+  amount: z.string(),
+  createdBy: z.string(),
+  createdAt: z.string(),
+  status: z.enum(REFUND_STATUSES),
+  intent: z.object({ chain: z.string(), txHash: z.string(), preparedAt: z.string() }).optional(),
+  attempts: z.array(z.object({ txHash: z.string(), detail: z.string(), deadAt: z.string() })),
+  waitingReason: z.string().optional(),
+  transactionHash: z.string().optional(),
+  failedIntent: z.object({ chain: z.string(), txHash: z.string(), preparedAt: z.string() }).optional(),
+  updatedAt: z.string(),
+});
+export type RefundView = z.infer<typeof RefundSchema>;
+
+/** A refund as operators see it: no raw transaction bytes. */
+export function refundView(r: Refund): RefundView {
+  const brief = (i: Intent) => ({ chain: i.chain, txHash: i.txHash, preparedAt: i.preparedAt });
+  return {
+    id: r.id,
+    heldId: r.heldId,
+    kind: r.kind,
+    chain: r.chain as RefundView["chain"],
+    asset: r.asset,
+    to: r.to,
+    amount: r.amount,
+    createdBy: r.createdBy,
+    createdAt: r.createdAt,
+    status: r.status,
+    ...(r.intent ? { intent: brief(r.intent) } : {}),
+    attempts: r.attempts.map((a) => ({ txHash: a.txHash, detail: a.detail, deadAt: a.deadAt })),
+    ...(r.waitingReason ? { waitingReason: r.waitingReason } : {}),
+    ...(r.transactionHash ? { transactionHash: r.transactionHash } : {}),
+    ...(r.failedIntent ? { failedIntent: brief(r.failedIntent) } : {}),
+    updatedAt: r.updatedAt,
+  };
+}

@@ -7,15 +7,23 @@
  * anywhere loses nothing (the record is there before anything is sent) and sends nothing twice (one recorded
  * transaction at a time, re-sent as the same bytes).
  */
-import { isCounted, type PreparedTx, TransientChainError } from "../chains/adapter.ts";
+import { type Chains, isCounted, type PreparedTx, TransientChainError } from "../chains/adapter.ts";
 import { isAccountChain, isEvmChain, isUtxoChain, type NativeChain, type UAsset } from "../chains/catalog.ts";
 import { raiseAlert } from "../kv/alerts.ts";
 import { addReleases, addReservations } from "../kv/chain_state.ts";
 import { fundsAfterHolds, readHotWalletHolds, releaseHotWalletHold } from "../kv/hot_wallet.ts";
 import type { DeadIntent, Intent } from "../kv/orders.ts";
-import { getRefund, isFinalRefund, listDueRefunds, type Refund, refundDueKey, refundKey } from "../kv/refunds.ts";
+import {
+  getRefund,
+  isFinalRefund,
+  listDueRefunds,
+  type RecordedSource,
+  type Refund,
+  refundDueKey,
+  refundKey,
+} from "../kv/refunds.ts";
 import { acquireLease } from "../kv/pipeline.ts";
-import type { PipelineContext } from "./context.ts";
+import type { PipelineContext, PipelineSettings } from "./context.ts";
 import { deadDecision } from "./order_actor.ts";
 import { fundPayout, payoutFinalEffect, TREASURY_CANNOT_FUND } from "./treasury_steps.ts";
 
@@ -218,7 +226,12 @@ async function decideSent(ctx: PipelineContext, refund: Refund): Promise<Step> {
     const next: Refund = { ...refund, status: "pending", attempts: [...refund.attempts, dead] };
     delete next.intent;
     // The same releases as a dead payout's: its coins, its hot-wallet hold; coins a conflicting spend took leave.
-    return { kind: "update", refund: next, effects: deadDecision(intent, status.proof, status.detail).effects, nextMs: 0 };
+    return {
+      kind: "update",
+      refund: next,
+      effects: deadDecision(intent, status.proof, status.detail).effects,
+      nextMs: 0,
+    };
   }
   if (status.state === "dead" || (status.state === "included" && !status.success)) {
     if (status.state === "included" && status.final === false) return { kind: "wait", ms: blockMs };
@@ -276,4 +289,34 @@ export async function refundsTick(
     }
     if (!drain || outOfBudget()) return stepped;
   }
+}
+
+/**
+ * Whether the transfer a held record was made from is on chain now, counted final, with the recorded facts (index,
+ * asset, amount, sender where the chain names one): null when it is, else why not. A refund pays from our funds: a
+ * transfer a reorg took away or re-executed with other facts is never refunded.
+ */
+export async function verifySourceOnChain(
+  chains: Chains,
+  settings: Pick<PipelineSettings, "confirmations">,
+  source: RecordedSource,
+): Promise<string | null> {
+  const reader = chains.reader(source.chain);
+  const status = await reader.txStatus(source.txHash);
+  if (status.state !== "included" || !status.success) {
+    return `its transfer ${source.txHash} on ${source.chain} is ${status.state}, not a successful transaction on chain`;
+  }
+  const required = settings.confirmations(source.chain);
+  if (!isCounted(status, required)) {
+    return `its transfer ${source.txHash} on ${source.chain} is not final yet (${status.confirmations} of ` +
+      `${required} confirmations)`;
+  }
+  const transfers = await reader.transfersOf(source.txHash);
+  const t = transfers?.find((t) => t.index === source.index);
+  const sameFrom = !t || t.from === "" || t.from.toLowerCase() === source.from.toLowerCase();
+  if (!t || t.asset !== source.asset || t.amount.toString() !== source.amount || !sameFrom) {
+    return `its transfer ${source.txHash}:${source.index} on ${source.chain} no longer has the recorded facts ` +
+      `(${source.amount} ${source.asset} from ${source.from})`;
+  }
+  return null;
 }

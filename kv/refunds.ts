@@ -171,12 +171,27 @@ export function refundDestinationError(
   return err === null ? null : `${to}: ${err}`;
 }
 
+/** The transfer a held record was made from, as recorded: checked on chain before anything is refunded. */
+export interface RecordedSource {
+  chain: ChainSymbol;
+  txHash: string;
+  index: number;
+  from: string;
+  asset: "native" | UAsset;
+  amount: string;
+}
+
 export interface CreateRefundInput {
   heldId: string;
   to?: string;
   by: string;
   now: Date;
   utxoNetwork: (chain: NativeChain) => UtxoNetworkName;
+  /**
+   * Asked before the refund is written: null when `source` is on chain, final, with the recorded facts; else why not
+   * (a 409: a transfer a reorg took away or changed is never refunded from our funds).
+   */
+  verifySource?: (source: RecordedSource) => Promise<string | null>;
 }
 
 function newRefundId(now: Date): string {
@@ -206,6 +221,7 @@ export async function createRefund(
     let plan: RefundPlan;
     let before: unknown;
     let cancelled: Order | undefined;
+    let source: RecordedSource;
     const id = newRefundId(input.now);
     if (ref.kind === "transfer") {
       const held = await kv.get<HeldTransfer>(heldKey(ref.chain, ref.txHash, ref.index, ref.revision), {
@@ -214,6 +230,7 @@ export async function createRefund(
       if (held.value === null) throw new RefundRefusal(404, `no held record ${input.heldId}`);
       plan = planOfTransfer(held.value);
       before = held.value;
+      source = { ...held.value };
       atomic.check(held).delete(held.key);
     } else {
       const [hold, entry, due] = await Promise.all([
@@ -223,7 +240,9 @@ export async function createRefund(
       ]);
       if (hold.value === null) throw new RefundRefusal(404, `no held record ${input.heldId}`);
       if (entry.versionstamp === null) throw new RefundRefusal(404, `held order ${ref.orderId} does not exist`);
-      if (entry.invalid) throw new RefundRefusal(409, `order ${ref.orderId} fails its schema: ${entry.invalid.message}`);
+      if (entry.invalid) {
+        throw new RefundRefusal(409, `order ${ref.orderId} fails its schema: ${entry.invalid.message}`);
+      }
       const order = entry.value;
       const recorded = order.details.intent?.txHash ?? order.transactionHash ??
         order.details.deadIntents?.[0]?.txHash ?? order.details.failedIntents?.[0]?.txHash;
@@ -241,6 +260,15 @@ export async function createRefund(
         );
       }
       plan = planOfOrder(order);
+      const src = order.details.source;
+      source = {
+        chain: src.chain,
+        txHash: src.txHash,
+        index: src.index,
+        from: order.sourceWallet,
+        asset: order.type === "mint" ? "native" : order.token as UAsset,
+        amount: order.amount,
+      };
       const result = transition(order, { type: "cancel", reason: "refunded by operator" }, input.now);
       if (!result.ok) throw new RefundRefusal(409, result.error);
       cancelled = withDetails(result.order, { refundId: id, heldReason: undefined });
@@ -259,6 +287,8 @@ export async function createRefund(
       throw new RefundRefusal(400, `invalid refund destination on ${plan.chain}: ${bad}${hint}`);
     }
     if (plan.amount <= 0n) throw new RefundRefusal(409, `${input.heldId} holds nothing to refund`);
+    const off = await input.verifySource?.(source);
+    if (off) throw new RefundRefusal(409, `${input.heldId} is not refunded: ${off}; nothing was changed`);
     const at = input.now.toISOString();
     const refund: Refund = {
       id,

@@ -12,13 +12,14 @@ import { SimLedger } from "../chains/sim/ledger.ts";
 import type { PipelineContext } from "../actors/context.ts";
 import { watchOnce } from "../actors/watcher.ts";
 import { stepOrder } from "../actors/order_actor.ts";
-import { stepRefund } from "../actors/refunds.ts";
+import { refundsTick, stepRefund } from "../actors/refunds.ts";
 import { listAlerts } from "../kv/alerts.ts";
 import { listAudit } from "../kv/audit.ts";
 import { getOrder, type Order } from "../kv/orders.ts";
-import { heldKey, listHeld, listOrderHolds, type OrderHold, orderHoldKey } from "../kv/pipeline.ts";
+import { heldKey, listHeld, listOrderHolds, type OrderHold, orderHoldKey, readLease } from "../kv/pipeline.ts";
 import { getRefund, heldIdOf, listRefunds, type Refund } from "../kv/refunds.ts";
 import { waitUntil } from "./support/chain_facts.ts";
+import { runTask } from "./support/cli.ts";
 import { balance, depositAddress, FAST_PIPELINE, type Json, outside, partner, sim } from "./support/pipeline.ts";
 import { call, operatorKeyFor, startTestServer, type TestServer } from "./support/server.ts";
 
@@ -38,6 +39,12 @@ async function setup(disabled: ChainSymbol[] = []) {
   };
   const key = await operatorKeyFor(server, ["read", "operate"], "alice");
   return { server, ctx, key, kv: server.services.kv };
+}
+
+/** Seals enough sim blocks on `chain` for everything in it to be final. */
+async function seal(ctx: PipelineContext, chain: ChainSymbol) {
+  const ledger = new SimLedger(ctx.kv, chain);
+  for (let i = 0; i < ctx.settings.confirmations(chain) + 1; i++) await ledger.sealBlock();
 }
 
 async function watchPast(ctx: PipelineContext, chain: ChainSymbol, blockNumber: number) {
@@ -90,8 +97,12 @@ Deno.test("refund: a native deposit held for a disabled chain goes back to its s
     const before = await balance(server, "sol", sender);
 
     let refundId = "";
-    await t.step("refusals change nothing: unknown id 404, malformed id 400, bad --to 400", async () => {
+    await t.step("refusals change nothing: not final 409, unknown id 404, malformed id 400, bad --to 400", async () => {
       const audit = (await listAudit(kv)).length;
+      const early = await refundCall(server, key, heldId);
+      assert.equal(early.status, 409, JSON.stringify(early.body));
+      assert.match(early.body.message, /is not final yet/);
+      await seal(ctx, "sol");
       const unknown = await refundCall(server, key, `transfer:sol:${"ab".repeat(32)}:0`);
       assert.equal(unknown.status, 404, JSON.stringify(unknown.body));
       assert.equal((await refundCall(server, key, "order:no-such-order")).status, 404);
@@ -107,27 +118,30 @@ Deno.test("refund: a native deposit held for a disabled chain goes back to its s
       assert.ok((await kv.get(heldKey("sol", held.txHash, held.index))).value, "still held");
     });
 
-    await t.step("a read-only key may not refund (403); the operate key does, in one atomic with its audit", async () => {
-      const reader = await operatorKeyFor(server, ["read"], "reader");
-      assert.equal((await refundCall(server, reader, heldId)).status, 403);
-      const res = await refundCall(server, key, heldId);
-      assert.equal(res.status, 200, JSON.stringify(res.body));
-      const refund: Json = res.body.data.refund;
-      refundId = refund.id;
-      assert.equal(refund.to, sender, "the recorded sender by default");
-      assert.equal(refund.amount, amount.toString());
-      assert.equal(refund.kind, "native");
-      assert.equal(refund.asset, "SOL");
-      assert.equal(refund.status, "pending");
-      assert.equal((await kv.get(heldKey("sol", held.txHash, held.index))).value, null, "the held record is gone");
-      const entry = (await listAudit(kv)).find((e) => e.id === res.body.data.auditId)!;
-      assert.equal(entry.action, "held.refund");
-      assert.equal(entry.subject, heldId);
-      assert.match(entry.by, /^alice/);
-      assert.deepEqual(entry.before, held);
-      // Refunded once: the same id again is unknown now.
-      assert.equal((await refundCall(server, key, heldId)).status, 404);
-    });
+    await t.step(
+      "a read-only key may not refund (403); the operate key does, in one atomic with its audit",
+      async () => {
+        const reader = await operatorKeyFor(server, ["read"], "reader");
+        assert.equal((await refundCall(server, reader, heldId)).status, 403);
+        const res = await refundCall(server, key, heldId);
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+        const refund: Json = res.body.data.refund;
+        refundId = refund.id;
+        assert.equal(refund.to, sender, "the recorded sender by default");
+        assert.equal(refund.amount, amount.toString());
+        assert.equal(refund.kind, "native");
+        assert.equal(refund.asset, "SOL");
+        assert.equal(refund.status, "pending");
+        assert.equal((await kv.get(heldKey("sol", held.txHash, held.index))).value, null, "the held record is gone");
+        const entry = (await listAudit(kv)).find((e) => e.id === res.body.data.auditId)!;
+        assert.equal(entry.action, "held.refund");
+        assert.equal(entry.subject, heldId);
+        assert.match(entry.by, /^alice/);
+        assert.deepEqual(entry.before, held);
+        // Refunded once: the same id again is unknown now.
+        assert.equal((await refundCall(server, key, heldId)).status, 404);
+      },
+    );
 
     await t.step("the refund actor sends it; the sender receives it exactly once", async () => {
       const done = await stepToFinal(ctx, refundId, "sol");
@@ -144,6 +158,13 @@ Deno.test("refund: a native deposit held for a disabled chain goes back to its s
       assert.equal(listed.body.data.refunds.length, 1);
       assert.equal(listed.body.data.refunds[0].status, "completed");
       assert.equal(listed.body.data.refunds[0].createdBy, entry0(await listAudit(kv)).by);
+      // The same operation from the shell.
+      const cli = await runTask("admin", { KV_PATH: server.kvPath }, ["refunds", "--json"]);
+      assert.equal(cli.code, 0, cli.stderr);
+      assert.deepEqual(JSON.parse(cli.stdout), listed.body.data);
+      const again = await runTask("admin", { KV_PATH: server.kvPath }, ["held", "refund", heldId, "--by", "bob"]);
+      assert.equal(again.code, 2, "already refunded: unknown now");
+      assert.match(again.stderr, /no held record/);
     });
   } finally {
     await server.close();
@@ -162,6 +183,7 @@ Deno.test("refund: a crash between recording and broadcasting re-sends the same 
     const amount = 3_000_000_000n;
     const { deposit } = await solDeposit(server, ctx, sender, amount);
     const [held] = (await listHeld(kv)).filter((h) => h.txHash === deposit.txHash);
+    await seal(ctx, "sol");
     const res = await refundCall(server, key, heldIdOf(held), to);
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const id = res.body.data.refund.id;
@@ -250,8 +272,21 @@ Deno.test("refund: a held mint order is cancelled with the refund id and its coi
       assert.equal(cancelled.details.refundId, id);
       assert.equal(cancelled.details.intent, undefined);
       assert.deepEqual(await listOrderHolds(kv), []);
-      const done = await stepToFinal(ctx, id, "sol");
+      // This time the refunds tick (actors/ticks.ts) steps it, under its lease, as a running process does.
+      const ledger = new SimLedger(kv, "sol");
+      for (let i = 0; i < 30 && (await getRefund(kv, id)).value!.status !== "completed"; i++) {
+        const later = ctx.now().getTime() + (i + 1) * 1_000;
+        await refundsTick({ ...ctx, now: () => new Date(later) }, "tick-owner", 60_000, true, () => false);
+        await ledger.sealBlock();
+      }
+      const done = (await getRefund(kv, id)).value!;
       assert.equal(done.status, "completed");
+      // Idle now: nothing due, and a tick reads and commits nothing (its lease record stays as it was).
+      const lease = await readLease(kv, "refunds");
+      assert.equal(lease.value?.owner, "tick-owner");
+      assert.equal(await refundsTick(ctx, "tick-owner", 60_000, true, () => false), 0);
+      assert.equal((await readLease(kv, "refunds")).versionstamp, lease.versionstamp);
+      assert.equal((await Array.fromAsync(kv.list({ prefix: ["refund_due"] }))).length, 0);
       assert.equal(await balance(server, "sol", sender), before + BigInt(order.amount));
       // The cancelled order never mints.
       assert.equal(await stepOrder(ctx, order.id), "done");
@@ -268,6 +303,7 @@ async function heldUAsset(server: Server, ctx: PipelineContext, from: string, am
   const sent = await sim(server, "transfers", { chain: "base", from, token: "uSOL", amount: amount.toString() });
   await new SimLedger(ctx.kv, "base").sealBlock();
   await watchPast(ctx, "base", sent.blockNumber);
+  await seal(ctx, "base");
   const held = (await listHeld(ctx.kv)).find((h) => h.txHash === sent.txHash);
   assert.ok(held, "held");
   assert.equal(held.reason, "no burn configuration for sol");
@@ -321,4 +357,25 @@ Deno.test({
       await server.close();
     }
   },
+});
+
+Deno.test("refund: a held deposit a reorg took off the chain is never refunded (409, nothing changes)", async () => {
+  const { server, ctx, key, kv } = await setup(["base"]);
+  try {
+    const ledger = new SimLedger(kv, "sol");
+    const { deposit } = await solDeposit(server, ctx, outside.depositAddress("sol", 41), 2_000_000_000n);
+    const [held] = (await listHeld(kv)).filter((h) => h.txHash === deposit.txHash);
+    await seal(ctx, "sol");
+    await ledger.reorg((await ledger.head()).number - deposit.blockNumber + 1); // back to below the deposit
+    await seal(ctx, "sol");
+    const audit = (await listAudit(kv)).length;
+    const res = await refundCall(server, key, heldIdOf(held));
+    assert.equal(res.status, 409, JSON.stringify(res.body));
+    assert.match(res.body.message, /not a successful transaction on chain/);
+    assert.deepEqual(await listRefunds(kv), []);
+    assert.equal((await listAudit(kv)).length, audit);
+    assert.ok((await kv.get(heldKey("sol", held.txHash, held.index))).value, "still held");
+  } finally {
+    await server.close();
+  }
 });

@@ -4,7 +4,15 @@
  * entry; the refund actor (actors/refunds.ts) then sends it write-ahead. `refunds` lists them.
  */
 import { z } from "zod";
-import { createRefund, listRefunds, REFUND_STATUSES, RefundRefusal, RefundSchema, refundView } from "../../kv/refunds.ts";
+import {
+  createRefund,
+  listRefunds,
+  REFUND_STATUSES,
+  RefundRefusal,
+  RefundSchema,
+  refundView,
+} from "../../kv/refunds.ts";
+import { verifySourceOnChain } from "../refunds.ts";
 import { defineOp, OpError } from "./op.ts";
 
 export const heldRefund = defineOp({
@@ -36,6 +44,17 @@ export const heldRefund = defineOp({
         by: ctx.by,
         now: ctx.now(),
         utxoNetwork: (chain) => settings.utxoNetwork(chain),
+        verifySource: async (source) => {
+          try {
+            return await verifySourceOnChain(await ctx.chains(), settings, source);
+          } catch (err) {
+            const why = err instanceof Error ? err.message : String(err);
+            throw new OpError(
+              503,
+              `cannot check ${source.txHash} on ${source.chain} now (${why}); nothing was changed`,
+            );
+          }
+        },
       });
       return { refund: refundView(refund), ...(order ? { cancelledOrderId: order.id } : {}), auditId: audit.id };
     } catch (err) {

@@ -379,3 +379,67 @@ Deno.test("refund: a held deposit a reorg took off the chain is never refunded (
     await server.close();
   }
 });
+
+/** A final held sol deposit of `amount` from `sender`, refunded over the API; returns the refund id. */
+async function refundedSolDeposit(server: Server, ctx: PipelineContext, key: string, sender: string, amount: bigint) {
+  const { deposit } = await solDeposit(server, ctx, sender, amount);
+  const [held] = (await listHeld(ctx.kv)).filter((h) => h.txHash === deposit.txHash);
+  await seal(ctx, "sol");
+  const res = await refundCall(server, key, heldIdOf(held));
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  return res.body.data.refund.id as string;
+}
+
+async function solHolds(kv: Deno.Kv) {
+  return (await Array.fromAsync(kv.list({ prefix: ["hot_wallet_hold", "sol"] }))).length;
+}
+
+Deno.test("refund: a transaction proven dead is kept as an attempt and a new one lands; a failed one stops", async (t) => {
+  const { server, ctx, key, kv } = await setup(["base"]);
+  try {
+    const ledger = new SimLedger(kv, "sol");
+    await t.step("stalled past its expiry: dead, re-signed once, paid once", async () => {
+      const sender = outside.depositAddress("sol", 51);
+      const amount = 2_200_000_000n;
+      const id = await refundedSolDeposit(server, ctx, key, sender, amount);
+      const before = await balance(server, "sol", sender);
+      await ledger.setFaults({ stallPayouts: 1 });
+      let refund = (await getRefund(kv, id)).value!;
+      for (let i = 1; i < 400 && refund.attempts.length === 0; i++) {
+        await stepRefund({ ...ctx, now: () => new Date(Date.now() + 5_000 + i * 1_000) }, id);
+        refund = (await getRefund(kv, id)).value!;
+        if (refund.status === "sending") assert.equal(await solHolds(kv), 1, "its hot-wallet hold while recorded");
+        await ledger.sealBlock();
+      }
+      assert.equal(refund.attempts.length, 1, "proven dead");
+      assert.equal(refund.attempts[0].proof.kind, "expired");
+      assert.equal(refund.status, "pending");
+      assert.equal(await solHolds(kv), 0, "the dead attempt's hold is released");
+      assert.equal(await balance(server, "sol", sender), before, "nothing paid by the dead attempt");
+      const done = await stepToFinal({ ...ctx, now: () => new Date(Date.now() + 600_000) }, id, "sol");
+      assert.equal(done.status, "completed");
+      assert.notEqual(done.transactionHash, refund.attempts[0].txHash);
+      assert.equal(done.attempts.length, 1);
+      assert.equal(await balance(server, "sol", sender), before + amount);
+      assert.equal(await solHolds(kv), 0);
+    });
+
+    await t.step("failed on chain: failed, attempt kept, alert, nothing paid, hold released", async () => {
+      const sender = outside.depositAddress("sol", 52);
+      const id = await refundedSolDeposit(server, ctx, key, sender, 2_300_000_000n);
+      const before = await balance(server, "sol", sender);
+      await ledger.setFaults({ failNextPayout: 1 });
+      const done = await stepToFinal(ctx, id, "sol");
+      assert.equal(done.status, "failed");
+      assert.ok(done.failedIntent);
+      assert.equal(done.intent, undefined);
+      assert.equal(await balance(server, "sol", sender), before);
+      assert.equal(await solHolds(kv), 0);
+      const [alert] = await listAlerts(kv, "refund_failed");
+      assert.equal(alert.subject, id);
+      assert.equal(await stepRefund(ctx, id), "done");
+    });
+  } finally {
+    await server.close();
+  }
+});

@@ -443,3 +443,39 @@ Deno.test("refund: a transaction proven dead is kept as an attempt and a new one
     await server.close();
   }
 });
+
+Deno.test("refund: a mint order held by a reorg past finality that took its deposit away is refused (409)", async () => {
+  const { server, ctx, key, kv } = await setup();
+  try {
+    const ledger = new SimLedger(kv, "doge");
+    const { token } = await partner(server);
+    const address = await depositAddress(server, token, "doge", "base");
+    await ledger.sealBlock();
+    const fork = (await ledger.head()).number;
+    const amount = (NATIVE.doge.minimumDeposit * 2n).toString();
+    const from = outside.depositAddress("doge", 61);
+    const deposit = await sim(server, "deposits", { chain: "doge", address, amount, from });
+    await seal(ctx, "doge");
+    await watchPast(ctx, "doge", deposit.blockNumber + ctx.settings.confirmations("doge"));
+    const [order] = (await Array.fromAsync(kv.list<Order>({ prefix: ["order"] })))
+      .map((e) => e.value).filter((o) => o.details?.source?.txHash === deposit.txHash);
+    assert.equal(await stepOrder(ctx, order.id), "moved");
+    assert.equal((await getOrder(kv, order.id)).value!.status, "processing");
+
+    await ledger.reorg((await ledger.head()).number - fork); // the deposit leaves the chain, past its finality
+    await ledger.sealBlock();
+    await watchPast(ctx, "doge", (await ledger.head()).number);
+    assert.deepEqual((await listOrderHolds(kv)).map((h) => h.orderId), [order.id], "the watcher held it");
+
+    const audit = (await listAudit(kv)).length;
+    const res = await refundCall(server, key, `order:${order.id}`);
+    assert.equal(res.status, 409, JSON.stringify(res.body));
+    assert.match(res.body.message, /not a successful transaction on chain/);
+    assert.equal((await getOrder(kv, order.id)).value!.status, "processing");
+    assert.equal((await listOrderHolds(kv)).length, 1);
+    assert.equal((await listAudit(kv)).length, audit);
+    assert.deepEqual(await listRefunds(kv), []);
+  } finally {
+    await server.close();
+  }
+});

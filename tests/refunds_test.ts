@@ -18,6 +18,7 @@ import { listAudit } from "../kv/audit.ts";
 import { getOrder, type Order } from "../kv/orders.ts";
 import { heldKey, listHeld, listOrderHolds, type OrderHold, orderHoldKey, readLease } from "../kv/pipeline.ts";
 import { getRefund, heldIdOf, listRefunds, type Refund } from "../kv/refunds.ts";
+import { spendableCoins } from "../kv/treasury.ts";
 import { waitUntil } from "./support/chain_facts.ts";
 import { runTask } from "./support/cli.ts";
 import { balance, depositAddress, FAST_PIPELINE, type Json, outside, partner, sim } from "./support/pipeline.ts";
@@ -475,6 +476,37 @@ Deno.test("refund: a mint order held by a reorg past finality that took its depo
     assert.equal((await listOrderHolds(kv)).length, 1);
     assert.equal((await listAudit(kv)).length, audit);
     assert.deepEqual(await listRefunds(kv), []);
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("refund: a held doge deposit is paid from the treasury's coins; its change comes back as a coin", async () => {
+  const { server, ctx, key, kv } = await setup(["base"]);
+  try {
+    const { token } = await partner(server);
+    const address = await depositAddress(server, token, "doge", "base");
+    const from = outside.depositAddress("doge", 71);
+    const amount = NATIVE.doge.minimumDeposit * 3n;
+    const deposit = await sim(server, "deposits", { chain: "doge", address, amount: amount.toString(), from });
+    await seal(ctx, "doge");
+    await watchPast(ctx, "doge", deposit.blockNumber);
+    const [held] = (await listHeld(kv)).filter((h) => h.txHash === deposit.txHash);
+    assert.equal(held.from, from, "the sender as the watcher recorded it");
+    const coinsBefore = await spendableCoins(kv, "doge");
+    const before = await balance(server, "doge", from);
+    const res = await refundCall(server, key, heldIdOf(held));
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const done = await stepToFinal(ctx, res.body.data.refund.id, "doge");
+    assert.equal(done.status, "completed");
+    assert.equal(await balance(server, "doge", from), before + amount);
+    const spent = done.intent!.consumes!.kind === "outpoints" ? done.intent!.consumes!.outpoints : [];
+    assert.ok(spent.length > 0, "treasury coins funded it");
+    const after = await spendableCoins(kv, "doge");
+    const key_ = (o: { txHash: string; index: number }) => `${o.txHash}:${o.index}`;
+    for (const o of spent) assert.ok(!after.some((c) => key_(c.outpoint) === key_(o)), "spent coins left");
+    assert.ok(after.some((c) => c.outpoint.txHash === done.transactionHash), "its change is a treasury coin");
+    assert.equal(after.length, coinsBefore.length - spent.length + 1);
   } finally {
     await server.close();
   }

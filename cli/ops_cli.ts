@@ -4,7 +4,8 @@
  * who acts in the audit log (default: the OS user). The input is checked by the operation's own schema, exactly as
  * the admin API checks it, and a refusal names the flag or argument: a schema message written as the rest of a
  * sentence (`must be one of doge, zec`) follows the name (`--chain must be one of doge, zec`), any other follows it
- * after a colon; a flag or argument not given at all, where zod would only say its type, reads `is required`.
+ * after a colon, and one that starts with the value it refuses (`0x12 is not an EVM address`) stands alone; a flag or
+ * argument not given at all, where zod would only say its type, reads `is required`.
  */
 import { parseArgs } from "node:util";
 import { z } from "zod";
@@ -94,6 +95,9 @@ export function checkOpInput(op: AnyOp, input: unknown): unknown {
     // zod's own words for a missing value name its type; the shell's are that it is required.
     const missing = given[field] === undefined && i.code === "invalid_type" && i.message.startsWith("Invalid input");
     const message = missing ? "is required" : i.message;
+    // A message that quotes the value it refuses (`0x12 is not an EVM address`) says all by itself.
+    const value = given[field];
+    if (typeof value === "string" && value !== "" && message.startsWith(value)) return message;
     return /^[a-z]/.test(message) ? `${shown} ${message}` : `${shown}: ${message}`;
   });
   throw new OpUsageError(names.join("; "));

@@ -42,7 +42,13 @@ export const apiKeyCreate = defineOp({
       expiresInDays: input.expiresInDays === undefined ? undefined : Number(input.expiresInDays),
       now: ctx.now(),
       audit: (op, record) => {
-        const entry = { by: ctx.by, action: "api-key.create", subject: record.keyId, before: null, after: shown(record) };
+        const entry = {
+          by: ctx.by,
+          action: "api-key.create",
+          subject: record.keyId,
+          before: null,
+          after: shown(record),
+        };
         auditId = appendAudit(op, entry, ctx.now()).id;
       },
     });
@@ -67,7 +73,13 @@ export const apiKeyRevoke = defineOp({
   run: async (ctx, { keyId }) => {
     let auditId: string | null = null;
     const revoked = await revokeApiKey(ctx.kv, keyId, ctx.now(), (op, before, after) => {
-      const entry = { by: ctx.by, action: "api-key.revoke", subject: keyId, before: shown(before), after: shown(after) };
+      const entry = {
+        by: ctx.by,
+        action: "api-key.revoke",
+        subject: keyId,
+        before: shown(before),
+        after: shown(after),
+      };
       auditId = appendAudit(op, entry, ctx.now()).id;
     });
     if (!revoked?.revokedAt) throw new OpError(404, `no API key ${keyId}`);
@@ -88,7 +100,9 @@ export const apiKeyList = defineOp({
     return {
       keys: (await listApiKeys(ctx.kv)).map((k) => ({
         ...shown(k),
-        state: k.revokedAt ? "revoked" as const : k.expiresAt && Date.parse(k.expiresAt) <= now
+        state: k.revokedAt
+          ? "revoked" as const
+          : k.expiresAt && Date.parse(k.expiresAt) <= now
           ? "expired" as const
           : "active" as const,
       })),

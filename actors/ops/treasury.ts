@@ -40,7 +40,12 @@ export const ConsolidationSchema = z.object({
     derivationIndex: z.number().int(),
     height: z.number().int(),
   })),
-  output: z.object({ index: z.number().int(), address: z.string(), derivationIndex: z.number().int(), amount: z.string() }),
+  output: z.object({
+    index: z.number().int(),
+    address: z.string(),
+    derivationIndex: z.number().int(),
+    amount: z.string(),
+  }),
   fee: z.string(),
   completedAt: z.string().optional(),
   blockNumber: z.number().int().optional(),

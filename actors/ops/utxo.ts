@@ -17,8 +17,9 @@ const DEFAULT_CONSOLIDATION_MIN_INPUTS = 2;
 
 const utxoChain = z.enum(UTXO_CHAINS, { error: `must be one of ${UTXO_CHAINS.join(", ")}` })
   .describe("The UTXO chain");
+const COUNT = /^[1-9]\d{0,3}$/;
 const count = (description: string) =>
-  z.string().regex(/^[1-9]\d{0,3}$/, "must be a whole number from 1 to 9999").optional().describe(description);
+  z.string().regex(COUNT, "must be a whole number from 1 to 9999").optional().describe(description);
 
 export const utxoConsolidate = defineOp({
   name: "utxo consolidate",
@@ -29,16 +30,24 @@ export const utxoConsolidate = defineOp({
   input: z.object({
     chain: utxoChain,
     maxInputs: count(`At most this many coins (default ${DEFAULT_CONSOLIDATION_MAX_INPUTS})`),
-    minInputs: count(`At least this many coins worth merging, else nothing is done (default ${DEFAULT_CONSOLIDATION_MIN_INPUTS})`),
+    minInputs: count(
+      `At least this many coins worth merging, else nothing is done (default ${DEFAULT_CONSOLIDATION_MIN_INPUTS})`,
+    ),
   }).superRefine((input, ctx) => {
-    const max = Number(input.maxInputs ?? DEFAULT_CONSOLIDATION_MAX_INPUTS);
-    const min = Number(input.minInputs ?? DEFAULT_CONSOLIDATION_MIN_INPUTS);
-    if (/^\d+$/.test(String(input.maxInputs ?? 0)) && /^\d+$/.test(String(input.minInputs ?? 0)) && min > max) {
+    const max = input.maxInputs ?? String(DEFAULT_CONSOLIDATION_MAX_INPUTS);
+    const min = input.minInputs ?? String(DEFAULT_CONSOLIDATION_MIN_INPUTS);
+    // Compared only when both are valid counts (their own issues say what is wrong otherwise).
+    if (COUNT.test(max) && COUNT.test(min) && Number(min) > Number(max)) {
       ctx.addIssue({ code: "custom", path: ["minInputs"], message: "must not exceed --max-inputs" });
     }
   }),
   output: z.discriminatedUnion("kind", [
-    z.object({ kind: z.literal("nothing"), chain: z.enum(UTXO_CHAINS), spendable: z.number().int(), reason: z.string() }),
+    z.object({
+      kind: z.literal("nothing"),
+      chain: z.enum(UTXO_CHAINS),
+      spendable: z.number().int(),
+      reason: z.string(),
+    }),
     z.object({
       kind: z.literal("open"),
       chain: z.enum(UTXO_CHAINS),

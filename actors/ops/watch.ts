@@ -27,8 +27,14 @@ export const watchResume = defineOp({
     const at = ctx.now();
     const resume: WatchResume = { fromBlock: Number(from), by: ctx.by, at: at.toISOString() };
     const op = ctx.kv.atomic().set(watchResumeKey(chain), resume);
-    const audit = appendAudit(op, { by: ctx.by, action: "watch.resume", subject: chain, before: null, after: resume }, at);
-    if (!(await op.commit()).ok) throw new OpError(409, `watcher ${chain}: the instruction was not recorded; try again`);
+    const audit = appendAudit(
+      op,
+      { by: ctx.by, action: "watch.resume", subject: chain, before: null, after: resume },
+      at,
+    );
+    if (!(await op.commit()).ok) {
+      throw new OpError(409, `watcher ${chain}: the instruction was not recorded; try again`);
+    }
     return { chain, fromBlock: resume.fromBlock, by: ctx.by, auditId: audit.id };
   },
   text: (r) => [`watcher ${r.chain} will rescan from block ${r.fromBlock} at its next tick (audit ${r.auditId})`],

@@ -29,9 +29,14 @@ function enumValues(schema: z.ZodType): string[] | undefined {
   return s instanceof z.ZodEnum ? (s.options as string[]) : undefined;
 }
 
+/** Whether an operation changes something (a POST route; shell-only ones other than lists): `--by` names who. */
+function changes(op: AnyOp): boolean {
+  return op.http ? op.http.method === "post" : !op.name.endsWith(" list");
+}
+
 /**
- * The usage line of an operation: `chain pause <chain> [--reason <reason>] [--by <operator>]`. `--by` is shown for
- * every operation that changes something (scope other than `read`); `--json` is taken by every operation.
+ * The usage line of an operation: `chain pause <chain> [--reason <reason>] [--by <operator>]`: an enum's values as
+ * `<a|b>`, a number as `<N>`, `--by` for every operation that changes something. Every operation takes `--json`.
  */
 export function opUsage(op: AnyOp): string {
   const shape = op.input.shape as Record<string, z.ZodType>;
@@ -40,12 +45,16 @@ export function opUsage(op: AnyOp): string {
   for (const [field, schema] of Object.entries(shape)) {
     if (positionals.includes(field)) continue;
     const values = enumValues(schema);
-    const flag = isBooleanField(schema)
-      ? `--${kebab(field)}`
-      : `--${kebab(field)} <${values ? values.join("|") : field}>`;
+    // A field that takes "1" and refuses "x" is a number in decimal digits.
+    const placeholder = values
+      ? values.join("|")
+      : schema.safeParse("1").success && !schema.safeParse("x").success
+      ? "N"
+      : field;
+    const flag = isBooleanField(schema) ? `--${kebab(field)}` : `--${kebab(field)} <${placeholder}>`;
     parts.push(schema.safeParse(undefined).success ? `[${flag}]` : flag);
   }
-  if (op.scope !== "read" && !("by" in shape)) parts.push("[--by <operator>]");
+  if (changes(op) && !("by" in shape)) parts.push("[--by <operator>]");
   return parts.join(" ");
 }
 

@@ -366,3 +366,20 @@ Deno.test("admin API: every ported operation over HTTP, its effect in KV, its sc
     await server.close();
   }
 });
+
+Deno.test("docs/admin-api.md lists every operation of the registry with its CLI usage, route and scope", async () => {
+  // Compared with whitespace collapsed: `deno fmt` wraps long lines.
+  const flat = (text: string) => text.replace(/\s+/g, " ");
+  const doc = flat(await Deno.readTextFile(new URL("../docs/admin-api.md", import.meta.url)));
+  const missing = OPS.filter((op) => {
+    const route = op.http ? `\`${op.http.method.toUpperCase()} /admin${op.http.path}\`` : "shell only";
+    return !doc.includes(flat(`- \`${opUsage(op)}\` ${route}, scope \`${op.scope}\`: ${op.summary}.`));
+  });
+  // The lines to add, as the registry gives them.
+  const lines = missing.map((op) =>
+    `- \`${opUsage(op)}\`\n  ${
+      op.http ? `\`${op.http.method.toUpperCase()} /admin${op.http.path}\`` : "shell only"
+    }, scope \`${op.scope}\`: ${op.summary}.`
+  );
+  assert.deepEqual(lines, [], `docs/admin-api.md lacks (or has stale):\n${lines.join("\n")}`);
+});

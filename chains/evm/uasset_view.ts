@@ -60,8 +60,11 @@ export function evmUAssetView(opts: EvmUAssetViewOptions): UAssetView {
   return {
     chain,
     totalSupply: (asset) =>
-      rpc(chain, `totalSupply(${asset})`, () =>
-        client.readContract({ address: contract(asset), abi: erc20Abi, functionName: "totalSupply" })),
+      rpc(
+        chain,
+        `totalSupply(${asset})`,
+        () => client.readContract({ address: contract(asset), abi: erc20Abi, functionName: "totalSupply" }),
+      ),
     balanceOf: (asset, address) =>
       rpc(chain, `balanceOf(${asset})`, () =>
         client.readContract({

@@ -31,7 +31,7 @@ import {
   UASSETS,
   weiToNative,
 } from "../chains/catalog.ts";
-import type { BurnOrder, MintOrder, Order } from "../kv/orders.ts";
+import { type BurnOrder, type MintOrder, type Order, parseOrder } from "../kv/orders.ts";
 import { type DustAggregate, type HeldTransfer, listDust, listHeld } from "../kv/pipeline.ts";
 import { coinTotals, listSweepsDue, type Sweep } from "../kv/treasury.ts";
 import type { StoredMismatch } from "../kv/reconciliation.ts";
@@ -88,6 +88,8 @@ export interface ReconcileInput {
    */
   burnTransferOnChain: ReadonlyMap<string, Read<boolean>>;
   controlled: readonly ControlledFacts[];
+  /** Stored orders that fail their schema (left out of the sums; each makes the report not ok). */
+  invalidOrders?: readonly string[];
 }
 
 /** Decimal strings throughout: bigints never pass through a float. */
@@ -198,6 +200,7 @@ export function reconcile(input: ReconcileInput): ReconciliationReport {
   const natives = new Set(input.nativeChains);
   for (const c of EVM_CHAINS) if (!evm.has(c)) skipped.push(`${c}: not run by this process`);
   for (const c of NATIVE_CHAINS) if (!natives.has(c)) skipped.push(`${c}: not run by this process`);
+  for (const bad of input.invalidOrders ?? []) unknown.push(`invalid record: ${bad}`);
   const mints = input.orders.filter((o): o is MintOrder => o.type === "mint");
   const burns = input.orders.filter((o): o is BurnOrder => o.type === "burn");
   const mintByDeposit = new Map<string, MintOrder>();
@@ -513,7 +516,14 @@ export async function gatherFacts(opts: GatherOptions): Promise<ReconcileInput> 
   ));
   const controlled = await Promise.all(nativeChains.map((chain) => controlledOn(kv, chains, chain)));
 
-  const orders = await listAll<Order>(kv, ["order"]);
+  // Each record checked as the pipeline checks it: one that fails its schema is named, not guessed at.
+  const orders: Order[] = [];
+  const invalid: string[] = [];
+  for (const raw of await listAll<unknown>(kv, ["order"])) {
+    const parsed = parseOrder(raw);
+    if (parsed.ok) orders.push(parsed.order);
+    else invalid.push(parsed.error.message);
+  }
   const [held, dust] = await Promise.all([listHeld(kv), listDust(kv)]);
   const burnTransferOnChain = new Map<string, Read<boolean>>();
   for (const o of orders) {
@@ -539,6 +549,7 @@ export async function gatherFacts(opts: GatherOptions): Promise<ReconcileInput> 
     contracts,
     burnTransferOnChain,
     controlled,
+    invalidOrders: invalid,
   };
 }
 

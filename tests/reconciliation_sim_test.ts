@@ -53,7 +53,10 @@ Deno.test("reconciliation over HTTP: ok after mints and a burn; a supply beyond 
       assert.equal(uSol.supply.totalSupplyWei, nativeToWei("sol", sol).toString());
       assert.equal(uSol.supply.outstandingWei, (nativeToWei("sol", sol) - burned).toString());
       const uDoge = r.assets.find((a: Json) => a.asset === "uDOGE");
-      assert.equal(uDoge.chains.find((c: Json) => c.chain === "arbitrum").mint.mintedOnChainWei, (doge * 10n ** 10n).toString());
+      assert.equal(
+        uDoge.chains.find((c: Json) => c.chain === "arbitrum").mint.mintedOnChainWei,
+        (doge * 10n ** 10n).toString(),
+      );
       assert.ok(BigInt(uDoge.supply.controlled.treasury) >= doge, JSON.stringify(uDoge.supply));
       const stored = await lastReconciliation(server.services.kv);
       assert.equal(stored?.ok, true);
@@ -63,7 +66,12 @@ Deno.test("reconciliation over HTTP: ok after mints and a burn; a supply beyond 
       const before = (await call(server, "GET", "/admin/reconciliation", { token: key })).body.data;
       const treasury = BigInt(before.assets.find((a: Json) => a.asset === "uDOGE").supply.controlledNative);
       const extra = nativeToWei("doge", treasury + 1n);
-      await sim(server, "faucet", { chain: "world", address: randomWallet(), token: "uDOGE", amount: extra.toString() });
+      await sim(server, "faucet", {
+        chain: "world",
+        address: randomWallet(),
+        token: "uDOGE",
+        amount: extra.toString(),
+      });
       const res = await call(server, "GET", "/admin/reconciliation", { token: key });
       assert.equal(res.status, 200);
       const r = res.body.data;

@@ -8,9 +8,9 @@ import { EVM_CHAINS, NATIVE_CHAINS, nativeToWei, UASSETS } from "../chains/catal
 import {
   type ContractFacts,
   type ControlledFacts,
+  type Read,
   reconcile,
   type ReconcileInput,
-  type Read,
 } from "../actors/reconciliation.ts";
 import { type Order, withDetails } from "../kv/orders.ts";
 import type { HeldTransfer } from "../kv/pipeline.ts";

@@ -88,6 +88,12 @@ export interface ReconcileInput {
    */
   burnTransferOnChain: ReadonlyMap<string, Read<boolean>>;
   controlled: readonly ControlledFacts[];
+  /**
+   * What left the transfer address on chain, per EVM chain and uAsset: uAssets burned by final burn batches and sent
+   * back by final refunds of held transfers (issue 14 items 1 and 4). Absent: none (this build records neither); the
+   * module that records them passes their sums here.
+   */
+  leftTransfer?: readonly { chain: EvmChain; asset: UAsset; burnedWei: bigint; refundedWei: bigint }[];
   /** Stored orders that fail their schema (left out of the sums; each makes the report not ok). */
   invalidOrders?: readonly string[];
 }
@@ -127,6 +133,9 @@ export interface RedeemSums {
   recordsWei: string;
   /** What the chain says it holds now; null when unknown. */
   transferAddressWei: string | null;
+  /** What left it: burned on chain, sent back by refunds (`ReconcileInput.leftTransfer`). */
+  burnedOnChainWei: string;
+  refundedWei: string;
 }
 
 export interface ChainReport {
@@ -332,12 +341,18 @@ export function reconcile(input: ReconcileInput): ReconciliationReport {
       const dustWei = sum(input.dust.filter((d) => d.chain === chain && d.asset === asset).map((d) => BigInt(d.sum)));
       const recordsWei = paidOut + remainder + heldWei + inFlightBurnWei + failedHolding + dustWei;
       const atTransfer = facts?.atTransfer ?? { ok: false, reason: "not read" };
+      const left = input.leftTransfer?.find((l) => l.chain === chain && l.asset === asset);
+      const burnedWei = left?.burnedWei ?? 0n;
+      const refundedWei = left?.refundedWei ?? 0n;
+      // Received = what it holds + what it burned + what it sent back.
+      const receivedWei = atTransfer.ok ? atTransfer.value + burnedWei + refundedWei : null;
       if (!atTransfer.ok) chainUnknown.push(`transfer address balance: ${atTransfer.reason}`);
-      else if (transferKnown && atTransfer.value !== recordsWei) {
-        const diff = atTransfer.value - recordsWei;
+      else if (transferKnown && receivedWei !== recordsWei) {
+        const diff = receivedWei! - recordsWei;
         mismatch(
           "transfer_address_differs",
-          `the transfer address holds ${atTransfer.value} wei of ${asset} on ${chain}; the records account for ` +
+          `the transfer address received ${receivedWei} wei of ${asset} on ${chain} (holds ${atTransfer.value}, ` +
+            `burned ${burnedWei}, sent back ${refundedWei}); the records account for ` +
             `${recordsWei} (paid ${paidOut} + remainders ${remainder} + held ${heldWei} + in flight ` +
             `${inFlightBurnWei} + failed ${failedHolding} + dust ${dustWei}): ${
               diff > 0n ? "unexplained" : "missing"
@@ -361,7 +376,7 @@ export function reconcile(input: ReconcileInput): ReconciliationReport {
         redeemedAtTransfer = null;
       } else if (redeemedAtTransfer !== null) {
         // At the transfer address and no longer owed: everything but what is still to be paid or given back.
-        const stillOwed = inFlightBurnWei + failedHolding + heldWei + dustWei;
+        const stillOwed = inFlightBurnWei + failedHolding + heldWei + dustWei - refundedWei;
         redeemedAtTransfer += atTransfer.value > stillOwed ? atTransfer.value - stillOwed : 0n;
       }
 
@@ -391,6 +406,8 @@ export function reconcile(input: ReconcileInput): ReconciliationReport {
           dustWei: s(dustWei),
           recordsWei: s(recordsWei),
           transferAddressWei: atTransfer.ok ? s(atTransfer.value) : null,
+          burnedOnChainWei: s(burnedWei),
+          refundedWei: s(refundedWei),
         },
         totalSupplyWei: supply.ok ? s(supply.value) : null,
         unknown: chainUnknown,

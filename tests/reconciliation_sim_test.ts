@@ -107,6 +107,17 @@ Deno.test("reconciliation over HTTP: ok after mints and a burn; a supply beyond 
       assert.match(strict.stderr, /supply_exceeds_controlled uDOGE/);
       assert.match(strict.stderr, /MISMATCH: 2 mismatch\(es\)/);
     });
+
+    await t.step("a chain that does not answer: its parts are unknown, the report is not ok", async () => {
+      await sim(server, "faults", { chain: "katana", rpcErrorRate: 1 });
+      const r = (await call(server, "GET", "/admin/reconciliation", { token: key })).body.data;
+      assert.equal(r.ok, false);
+      assert.ok(r.unknown.some((u: string) => /^uSOL katana minted events: sim katana: injected RPC error/.test(u)));
+      const katana = r.assets.find((a: Json) => a.asset === "uSOL").chains.find((c: Json) => c.chain === "katana");
+      assert.equal(katana.ok, false);
+      assert.equal(katana.mint.mintedOnChainWei, null);
+      assert.equal(r.assets.find((a: Json) => a.asset === "uSOL").supply.totalSupplyWei, null);
+    });
   } finally {
     await server.close();
   }

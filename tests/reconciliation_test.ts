@@ -12,6 +12,7 @@ import {
   reconcile,
   type ReconcileInput,
 } from "../actors/reconciliation.ts";
+import { loadEvmConfig } from "../config/evm.ts";
 import { type Order, withDetails } from "../kv/orders.ts";
 import type { HeldTransfer } from "../kv/pipeline.ts";
 import { inStatus, makeOrder } from "./support/orders.ts";
@@ -237,4 +238,42 @@ Deno.test("reconcile: a failed burn whose transfer a reorg removed holds nothing
   const unread = reconcile(gone);
   assert.equal(unread.ok, false);
   assert.ok(unread.unknown.some((u) => u.includes(timedOut.id)));
+});
+
+Deno.test("reconcile: uAssets burned on chain or sent back by a refund still count as received", () => {
+  const done = solBurn("completed", 0, 2_000_000_000n);
+  const held: HeldTransfer = {
+    chain: "base",
+    txHash: "0xheld",
+    index: 0,
+    from: OWNER,
+    asset: "uSOL",
+    amount: "7",
+    blockNumber: 3,
+    detectedAt: "2026-01-01T00:00:00.000Z",
+    reason: "no burn configuration",
+  };
+  // The burn batch burned the order's uAssets and the held 7 wei went back: the address holds nothing.
+  const facts = input({ orders: [done], held: [held], atTransfer: ok(0n), supply: ok(0n) });
+  const missing = reconcile(facts);
+  assert.deepEqual(missing.mismatches.map((m) => m.kind), ["transfer_address_differs"]);
+  const r = reconcile({
+    ...facts,
+    leftTransfer: [{ chain: "base", asset: "uSOL", burnedWei: 2_000_000_000n, refundedWei: 7n }],
+  });
+  assert.deepEqual(r.mismatches, []);
+  const base = r.assets.find((x) => x.asset === "uSOL")!.chains.find((c) => c.chain === "base")!;
+  assert.equal(base.redeem.burnedOnChainWei, "2000000000");
+  assert.equal(base.redeem.refundedWei, "7");
+});
+
+Deno.test("<CHAIN>_DEPLOY_BLOCK: where Minted events are read from; a bad value is refused naming the variable", () => {
+  const env = {
+    BASE_RPC_URLS: "http://127.0.0.1:8545",
+    BASE_UASSETS: UASSETS.map((u, i) => `${u}=0x${String(i + 1).padStart(40, "0")}`).join(","),
+    EVM_MINTER_KEY_FILE: "/nonexistent/minter.key",
+  };
+  assert.equal(loadEvmConfig(env).chains.base!.deployBlock, undefined);
+  assert.equal(loadEvmConfig({ ...env, BASE_DEPLOY_BLOCK: "123456" }).chains.base!.deployBlock, 123456);
+  assert.throws(() => loadEvmConfig({ ...env, BASE_DEPLOY_BLOCK: "12x" }), /BASE_DEPLOY_BLOCK must be a whole number/);
 });

@@ -46,6 +46,8 @@ const ChainSchema = z.object({
     dustWei: dec,
     recordsWei: dec,
     transferAddressWei: decOrUnknown,
+    burnedOnChainWei: dec,
+    refundedWei: dec,
   }),
   totalSupplyWei: decOrUnknown,
   unknown: z.array(z.string()),

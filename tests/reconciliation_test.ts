@@ -13,6 +13,7 @@ import {
   type ReconcileInput,
 } from "../actors/reconciliation.ts";
 import { loadEvmConfig } from "../config/evm.ts";
+import { forStorage } from "../actors/ops/reconcile.ts";
 import { type Order, withDetails } from "../kv/orders.ts";
 import type { HeldTransfer } from "../kv/pipeline.ts";
 import { inStatus, makeOrder } from "./support/orders.ts";
@@ -276,4 +277,27 @@ Deno.test("<CHAIN>_DEPLOY_BLOCK: where Minted events are read from; a bad value 
   assert.equal(loadEvmConfig(env).chains.base!.deployBlock, undefined);
   assert.equal(loadEvmConfig({ ...env, BASE_DEPLOY_BLOCK: "123456" }).chains.base!.deployBlock, 123456);
   assert.throws(() => loadEvmConfig({ ...env, BASE_DEPLOY_BLOCK: "12x" }), /BASE_DEPLOY_BLOCK must be a whole number/);
+});
+
+Deno.test("the stored copy of a huge report fits in one KV value, ok and the mismatch count kept", async () => {
+  const orders = Array.from({ length: 3000 }, (_, i) => solMint("minting", i));
+  const strays = Array.from({ length: 400 }, (_, i) => ({
+    depositId: `0x${i.toString(16).padStart(64, "0")}`,
+    to: OWNER,
+    amount: 1n,
+    txHash: `0x${i.toString(16).padStart(64, "f")}`,
+    blockNumber: i,
+  }));
+  const r = reconcile(input({ orders, events: strays }));
+  assert.equal(r.mismatches.length, 400);
+  assert.ok(JSON.stringify(r).length > 65_536, "whole, it would not fit");
+  const stored = forStorage(r);
+  assert.equal(stored.ok, false);
+  assert.equal((stored.report as unknown as { mismatchCount: number }).mismatchCount, 400);
+  const kv = await Deno.openKv(":memory:");
+  try {
+    await kv.set(["reconciliation", "last"], stored); // throws above 64 KiB
+  } finally {
+    kv.close();
+  }
 });

@@ -106,17 +106,47 @@ export const reconcileOp = defineOp({
       enabledChains: settings.enabledChains,
       now: () => ctx.now(),
     });
-    await storeReconciliation(ctx.kv, {
-      at: report.at,
-      ok: report.ok,
-      mismatches: report.mismatches,
-      report,
-    });
+    await storeReconciliation(ctx.kv, forStorage(report));
     if (input.failOnMismatch && !report.ok) throw new OpError(409, reportText(report).join("\n"));
     return report;
   },
   text: (r) => reportText(r),
 });
+
+/** A KV value holds at most 64 KiB: a report above this is stored trimmed (the answer itself is whole). */
+const STORED_MAX_BYTES = 60_000;
+
+/**
+ * The stored copy (kv/reconciliation.ts, read by /metrics and the dashboard): the whole report when it fits in one KV
+ * value; else the order id lists are emptied and at most 100 mismatches kept, each with at most 20 records, and
+ * `trimmed` says so. `ok` and the mismatch count are never trimmed.
+ */
+export function forStorage(report: ReconciliationReport) {
+  const whole = { at: report.at, ok: report.ok, mismatches: report.mismatches, report };
+  if (new TextEncoder().encode(JSON.stringify(whole)).length <= STORED_MAX_BYTES) return whole;
+  const mismatches = report.mismatches.slice(0, 100).map((m) => ({
+    ...m,
+    message: m.message.slice(0, 400),
+    records: m.records.slice(0, 20),
+  }));
+  const assets = report.assets.map((a) => ({
+    ...a,
+    chains: a.chains.map((c) => ({
+      ...c,
+      mint: { ...c.mint, inFlightOrders: [] },
+      redeem: { ...c.redeem, inFlightOrders: [], failedHoldingOrders: [] },
+    })),
+  }));
+  const trimmed = {
+    ...report,
+    assets,
+    mismatches,
+    unknown: report.unknown.slice(0, 100),
+    mismatchCount: report.mismatches.length,
+    trimmed: "order id lists emptied, mismatches and records cut: run `deno task admin reconcile` for all of it",
+  };
+  return { at: report.at, ok: report.ok, mismatches, report: trimmed };
+}
 
 /** Columns padded to their widest cell; the first left-aligned, the others right-aligned. */
 function table(rows: string[][]): string[] {

@@ -106,6 +106,10 @@ Deno.test("reconciliation over HTTP: ok after mints and a burn; a supply beyond 
       assert.equal(strict.code, 2);
       assert.match(strict.stderr, /supply_exceeds_controlled uDOGE/);
       assert.match(strict.stderr, /MISMATCH: 2 mismatch\(es\)/);
+      // A CLI flag: over the API it is refused, naming it (API clients read `ok`).
+      const api = await call(server, "GET", "/admin/reconciliation?failOnMismatch=true", { token: key });
+      assert.equal(api.status, 400);
+      assert.deepEqual(api.body.error.issues.map((i: Json) => i.path), [["failOnMismatch"]]);
     });
 
     await t.step("a chain that does not answer: its parts are unknown, the report is not ok", async () => {

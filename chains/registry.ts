@@ -13,6 +13,7 @@ import {
   type Chains,
   type EvmMinter,
   type NativePayer,
+  type UAssetView,
 } from "./adapter.ts";
 import type { AccountChain, ChainSymbol, EvmChain, UtxoChain } from "./catalog.ts";
 import { type EvmChainAdapters, evmChainAdapters } from "./evm/index.ts";
@@ -89,7 +90,11 @@ export async function buildChains(
           account,
           uAssets: c.uAssets,
           transferAddress: transferAddress as `0x${string}`,
-          minter: { replaceAfterMs: evm.feeBumpAfterMs, maxFeePerGasCap: c.maxFeePerGasWei },
+          minter: {
+            replaceAfterMs: evm.feeBumpAfterMs,
+            maxFeePerGasCap: c.maxFeePerGasWei,
+            mintedLogsFromBlock: deployBlockOf(c),
+          },
           chainId: plan.chainIdOverride,
         }),
       );
@@ -103,6 +108,7 @@ export async function buildChains(
     payer: (c) =>
       utxo.get(c as UtxoChain)?.payer ?? account.get(c as AccountChain)?.payer ??
         (simulated.has(c) ? sim.payer(c) : disabledSender(c)),
+    uAssetView: (c) => adapters.get(c)?.view ?? (simulated.has(c) ? sim.uAssetView!(c) : disabledView(c)),
   };
   return { chains, simulated: plan.simulated };
 }
@@ -189,6 +195,19 @@ function disabledReader(chain: ChainSymbol): ChainReader {
     txStatus: refuse,
     transfersOf: refuse,
   };
+}
+
+/**
+ * Where a live chain's `Minted` events start: `<CHAIN>_DEPLOY_BLOCK`, else a numeric `<CHAIN>_START_BLOCK` (the
+ * contracts are older than the watcher's first block), else block 0.
+ */
+function deployBlockOf(c: { deployBlock?: number; startBlock: number | "tip" }): bigint {
+  return BigInt(c.deployBlock ?? (c.startBlock === "tip" ? 0 : c.startBlock));
+}
+
+function disabledView(chain: EvmChain): UAssetView {
+  const refuse = () => Promise.reject(new ChainDisabledError(chain));
+  return { chain, totalSupply: refuse, balanceOf: refuse, minted: refuse };
 }
 
 /** Serves as minter and payer: nothing is ever signed or sent for a disabled chain. */

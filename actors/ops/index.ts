@@ -11,6 +11,7 @@ import { WATCH_OPS } from "./watch.ts";
 import { ORDER_OPS } from "./orders.ts";
 import { TREASURY_OPS } from "./treasury.ts";
 import { UTXO_OPS } from "./utxo.ts";
+import { RECONCILE_OPS } from "./reconcile.ts";
 
 export const OPS: readonly AnyOp[] = [
   ...AUDIT_OPS,
@@ -21,6 +22,7 @@ export const OPS: readonly AnyOp[] = [
   ...ORDER_OPS,
   ...TREASURY_OPS,
   ...UTXO_OPS,
+  ...RECONCILE_OPS,
 ];
 
 /** The operation the CLI words name (one or two words), or undefined. */

@@ -14,16 +14,7 @@ import { OpError } from "../actors/ops/op.ts";
 import { chainsFromConfig, cliOpContext, settingsOf } from "../actors/ops/context.ts";
 import { opUsage, OpUsageError, runOpFromArgs } from "./ops_cli.ts";
 import { getOrder, type Order } from "../kv/orders.ts";
-import {
-  addReschedule,
-  dueAtKey,
-  listDust,
-  listHeld,
-  type OrderHold,
-  orderHoldKey,
-  type WatchResume,
-  watchResumeKey,
-} from "../kv/pipeline.ts";
+import { listDust, listHeld, type WatchResume, watchResumeKey } from "../kv/pipeline.ts";
 import { addSpent, type CoinHold, coinHoldKey } from "../kv/treasury.ts";
 import { treasuryReport, treasuryText } from "../actors/treasury_report.ts";
 import { accountTreasuryReport, accountTreasuryText } from "../actors/account_treasury_report.ts";
@@ -61,7 +52,6 @@ const USAGE = `usage: deno task admin <command>
   order retry <id>             (minting/burning: proven dead, then a new transaction is signed)
   evm deploy --chain <base|arbitrum|katana|world|unichain> --supply-cap <N|uSOL=N,uXRP=N,...> [--rpc-url URL]
              admin: EVM_ADMIN_KEY_FILE (deploys) | --admin <address> with EVM_DEPLOYER_KEY_FILE | --admin-is-minter
-  order release <id> [--by <operator>]   (lift a hold set by a reorg past finality)
   treasury --chain <doge|zec> [--json]   (reads KV only; no node is asked)
   treasury --chain <sol|xrp|sui> [--json]   (hot wallet, sweeps, payouts; asks the node for the hot wallet's balance)
   utxo consolidate --chain <doge|zec> [--max-inputs N] [--min-inputs M] [--by <operator>]
@@ -278,25 +268,6 @@ const commands: Record<string, Command> = {
     out(`admin ${admin} (DEFAULT_ADMIN_ROLE, PAUSER_ROLE)`);
     out(`deployed at block ${deployedAtBlock} by ${deployer.address}; minter ${minter.address} (MINTER_ROLE only)`);
     out(`${chain.toUpperCase()}_UASSETS=${uAssetsEnvValue(addresses)}`);
-  },
-  "order release": async (kv, args, out) => {
-    const { values, positionals } = parseArgs({
-      args,
-      options: { by: { type: "string" } },
-      allowPositionals: true,
-      strict: true,
-    });
-    const id = single(positionals, "<id>");
-    const by = values.by?.trim() || osUser();
-    const hold = await kv.get<OrderHold>(orderHoldKey(id));
-    if (hold.value === null) throw new UsageError(`order ${id} is not held`);
-    const at = new Date();
-    const op = kv.atomic().check(hold).delete(hold.key);
-    // Due now: the pipeline steps it at its next sweep instead of after its long wait.
-    addReschedule(op, id, await kv.get<number>(dueAtKey(id)), at.getTime());
-    const audit = appendAudit(op, { by, action: "order.release", subject: id, before: hold.value, after: null }, at);
-    if (!(await op.commit()).ok) throw new UsageError(`order ${id} changed meanwhile; try again`);
-    out(`order ${id} released by ${by} (audit ${audit.id}); the pipeline steps it again`);
   },
   "treasury": async (kv, args, out, config) => {
     const { values } = parseArgs({

@@ -5,10 +5,14 @@
 import type { AnyOp } from "./op.ts";
 import { AUDIT_OPS } from "./audit.ts";
 import { OPERATOR_KEY_OPS } from "./operator_keys.ts";
+import { CONTROL_OPS } from "./controls.ts";
+import { HELD_OPS } from "./held.ts";
 
 export const OPS: readonly AnyOp[] = [
   ...AUDIT_OPS,
   ...OPERATOR_KEY_OPS,
+  ...CONTROL_OPS,
+  ...HELD_OPS,
 ];
 
 /** The operation the CLI words name (one or two words), or undefined. */

@@ -16,8 +16,7 @@ import { formatError } from "../chains/shared/redact.ts";
 import { type Config, loadConfig } from "../config/env.ts";
 import { readMinterKey } from "../config/evm.ts";
 import { openKv } from "../kv/open.ts";
-import { addReschedule, dueAtKey, type OrderHold, orderHoldKey } from "../kv/pipeline.ts";
-import { appendAudit, osUser } from "../kv/audit.ts";
+import { osUser } from "../kv/audit.ts";
 import { findOp, OPS } from "../actors/ops/index.ts";
 import { OpError } from "../actors/ops/op.ts";
 import { cliOpContext } from "../actors/ops/context.ts";
@@ -26,7 +25,6 @@ import { opUsage, OpUsageError, runOpFromArgs } from "./ops_cli.ts";
 const USAGE = `usage: deno task admin <command> [--json] [--by <operator>]
   (--json prints the result as JSON; --by names who acts in the audit log, default the OS user)
 ` + OPS.map((op) => `  ${opUsage(op)}`).join("\n") + `
-  order release <id> [--by <operator>]   (lift a hold set by a reorg past finality)
   evm deploy --chain <base|arbitrum|katana|world|unichain> --supply-cap <N|uSOL=N,uXRP=N,...> [--rpc-url URL]
              admin: EVM_ADMIN_KEY_FILE (deploys) | --admin <address> with EVM_DEPLOYER_KEY_FILE | --admin-is-minter
              (shell only, not in the admin API: it reads key files on the operator's machine)`;
@@ -87,25 +85,6 @@ const commands: Record<string, Command> = {
     out(`admin ${admin} (DEFAULT_ADMIN_ROLE, PAUSER_ROLE)`);
     out(`deployed at block ${deployedAtBlock} by ${deployer.address}; minter ${minter.address} (MINTER_ROLE only)`);
     out(`${chain.toUpperCase()}_UASSETS=${uAssetsEnvValue(addresses)}`);
-  },
-  "order release": async (kv, args, out) => {
-    const { values, positionals } = parseArgs({
-      args,
-      options: { by: { type: "string" } },
-      allowPositionals: true,
-      strict: true,
-    });
-    const id = single(positionals, "<id>");
-    const by = values.by?.trim() || osUser();
-    const hold = await kv.get<OrderHold>(orderHoldKey(id));
-    if (hold.value === null) throw new UsageError(`order ${id} is not held`);
-    const at = new Date();
-    const op = kv.atomic().check(hold).delete(hold.key);
-    // Due now: the pipeline steps it at its next sweep instead of after its long wait.
-    addReschedule(op, id, await kv.get<number>(dueAtKey(id)), at.getTime());
-    const audit = appendAudit(op, { by, action: "order.release", subject: id, before: hold.value, after: null }, at);
-    if (!(await op.commit()).ok) throw new UsageError(`order ${id} changed meanwhile; try again`);
-    out(`order ${id} released by ${by} (audit ${audit.id}); the pipeline steps it again`);
   },
 };
 

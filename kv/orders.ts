@@ -129,6 +129,12 @@ const COMMON_DETAILS = {
   /** Why the order waits for a chain this process does not run. */
   heldReason: z.string().optional(),
   cancelReason: z.string().optional(),
+  /** Operators' approvals of the order over caps it was held by (actors/controls.ts): not held by those again. */
+  capApprovals: z.array(z.strictObject({
+    caps: z.array(z.enum(["perOrder", "perDay"])).min(1),
+    by: z.string(),
+    at: isoTime,
+  })).optional(),
 };
 export const MintDetailsSchema = z.strictObject(COMMON_DETAILS);
 export const BurnDetailsSchema = z.strictObject({

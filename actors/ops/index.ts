@@ -12,6 +12,8 @@ import { ORDER_OPS } from "./orders.ts";
 import { TREASURY_OPS } from "./treasury.ts";
 import { UTXO_OPS } from "./utxo.ts";
 import { RECONCILE_OPS } from "./reconcile.ts";
+import { CONTROL_OPS } from "./controls.ts";
+import { HELD_OPS } from "./held.ts";
 
 export const OPS: readonly AnyOp[] = [
   ...AUDIT_OPS,
@@ -23,6 +25,8 @@ export const OPS: readonly AnyOp[] = [
   ...TREASURY_OPS,
   ...UTXO_OPS,
   ...RECONCILE_OPS,
+  ...CONTROL_OPS,
+  ...HELD_OPS,
 ];
 
 /** The operation the CLI words name (one or two words), or undefined. */

@@ -13,6 +13,7 @@ import {
   type Chains,
   type EvmMinter,
   type NativePayer,
+  type RpcHook,
 } from "./adapter.ts";
 import type { AccountChain, ChainSymbol, EvmChain, UtxoChain } from "./catalog.ts";
 import { type EvmChainAdapters, evmChainAdapters } from "./evm/index.ts";
@@ -69,11 +70,17 @@ export async function buildChains(
   plan: ChainPlan,
   evm: EvmConfig,
   transferAddress: string,
-  simOpts: { hotWalletGenesis?: bigint; utxo?: UtxoChainsOptions; account?: AccountChainsOptions } = {},
+  simOpts: {
+    hotWalletGenesis?: bigint;
+    utxo?: UtxoChainsOptions;
+    account?: AccountChainsOptions;
+    /** Each live chain's RPC clients report calls and endpoint failures here (actors/metrics.ts). */
+    rpcHook?: (chain: ChainSymbol) => RpcHook;
+  } = {},
 ): Promise<ChainSetup> {
   const sim = simChains(kv, { hotWalletGenesis: simOpts.hotWalletGenesis });
-  const utxo = utxoChainAdapters(plan, simOpts.utxo);
-  const account = accountChainAdapters(plan, simOpts.account);
+  const utxo = utxoChainAdapters(plan, simOpts.utxo, simOpts.rpcHook);
+  const account = accountChainAdapters(plan, simOpts.account, simOpts.rpcHook);
   const simulated = new Set(plan.simulated);
   const adapters = new Map<EvmChain, EvmChainAdapters>();
   if (plan.live.length > 0) {
@@ -91,6 +98,7 @@ export async function buildChains(
           transferAddress: transferAddress as `0x${string}`,
           minter: { replaceAfterMs: evm.feeBumpAfterMs, maxFeePerGasCap: c.maxFeePerGasWei },
           chainId: plan.chainIdOverride,
+          onRpc: simOpts.rpcHook?.(chain),
         }),
       );
     }
@@ -108,7 +116,11 @@ export async function buildChains(
 }
 
 /** The live UTXO chains' adapters: one RPC client over the chain's URLs each, on the plan's network. */
-function utxoChainAdapters(plan: ChainPlan, opts: UtxoChainsOptions | undefined): Map<UtxoChain, UtxoAdapters> {
+function utxoChainAdapters(
+  plan: ChainPlan,
+  opts: UtxoChainsOptions | undefined,
+  rpcHook?: (chain: ChainSymbol) => RpcHook,
+): Map<UtxoChain, UtxoAdapters> {
   const built = new Map<UtxoChain, UtxoAdapters>();
   if (plan.liveUtxo.length === 0) return built;
   if (!opts) {
@@ -124,7 +136,7 @@ function utxoChainAdapters(plan: ChainPlan, opts: UtxoChainsOptions | undefined)
       utxoAdapters({
         chain,
         network: utxoNetwork(chain, plan.utxoNetworks[chain]),
-        rpc: utxoRpc({ chain, urls: c.rpcUrls, timeoutMs: c.rpcTimeoutMs }),
+        rpc: utxoRpc({ chain, urls: c.rpcUrls, timeoutMs: c.rpcTimeoutMs, onRpc: rpcHook?.(chain) }),
         signer: opts.signer,
         settings: {
           confirmations: opts.settings.confirmations(chain),
@@ -141,6 +153,7 @@ function utxoChainAdapters(plan: ChainPlan, opts: UtxoChainsOptions | undefined)
 function accountChainAdapters(
   plan: ChainPlan,
   opts: AccountChainsOptions | undefined,
+  rpcHook?: (chain: ChainSymbol) => RpcHook,
 ): Map<AccountChain, AccountAdapters> {
   const built = new Map<AccountChain, AccountAdapters>();
   if (plan.liveAccount.length === 0) return built;
@@ -162,6 +175,7 @@ function accountChainAdapters(
         timeoutMs: c.rpcTimeoutMs,
         signer: opts.signer,
         confirmations: opts.settings.confirmations(chain),
+        onRpc: rpcHook?.(chain),
       }),
     );
   }

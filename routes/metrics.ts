@@ -35,7 +35,18 @@ const metrics = createRoute({
 export function metricsRoutes(s: Services) {
   const app = router<{ Variables: OperatorVariables }>();
   app.use(metrics.path, requireOperator(s.kv));
-  const sources: MetricsSources = {
+  const sources = metricsSources(s);
+  app.openapi(metrics, async (c) => {
+    requireScope(c, "metrics");
+    const text = await s.metrics.scrape(sources);
+    return c.text(text, 200, { "Content-Type": s.metrics.contentType });
+  });
+  return app;
+}
+
+/** What a scrape of `s` reads: its KV, its enabled chains, and its chain adapters where it runs the pipeline. */
+export function metricsSources(s: Services): MetricsSources {
+  return {
     kv: s.kv,
     enabled: s.pipeline?.settings.enabledChains ?? s.chainPlan.enabled,
     // Tips and hot-wallet balances only where this process runs the chains (PIPELINE=on).
@@ -44,10 +55,4 @@ export function metricsRoutes(s: Services) {
     now: () => new Date(),
     log: s.pipeline?.log ?? redactedLog(),
   };
-  app.openapi(metrics, async (c) => {
-    requireScope(c, "metrics");
-    const text = await s.metrics.scrape(sources);
-    return c.text(text, 200, { "Content-Type": s.metrics.contentType });
-  });
-  return app;
 }

@@ -6,13 +6,15 @@
  * with no credential, path or key of the URL in the text.
  */
 import assert from "node:assert/strict";
-import { EVM, NATIVE, weiToNative } from "../chains/catalog.ts";
+import { EVM, NATIVE } from "../chains/catalog.ts";
 import { newPrivateKeyPem } from "../config/secrets.ts";
 import { Metrics } from "../actors/metrics.ts";
 import { raiseAlert } from "../kv/alerts.ts";
 import { addOrderCreate, type Order, withDetails } from "../kv/orders.ts";
 import { cursorKey, heldKey, type HeldTransfer, type OrderHold, orderHoldKey } from "../kv/pipeline.ts";
 import { storeReconciliation } from "../kv/reconciliation.ts";
+import { addCoins } from "../kv/treasury.ts";
+import { treasuryReport } from "../actors/treasury_report.ts";
 import { solAdapters } from "../chains/sol/index.ts";
 import { ANVIL_MNEMONIC, closedPortUrl } from "./support/anvil.ts";
 import { liveBase } from "./support/live_base.ts";
@@ -143,13 +145,19 @@ Deno.test("the gauges read stuck transactions, held records, holds, alerts, payo
     // makeOrder's chains follow its index: 3 -> doge and world, 0 -> sol and base.
     const stuckBurn = agedBy(makeOrder(owner, "burn", "burning", 3), 2 * HOUR_MS);
     const freshMint = makeOrder(owner, "mint", "minting", 0);
-    const waiting = withDetails(makeOrder(owner, "burn", "processing", 8), { heldReason: "waiting for coins" });
+    // Two doge payouts waiting, 5 and 50 DOGE, against one 20 DOGE coin: the first is fundable, the second not.
+    const doge = (i: number, units: bigint) => {
+      const o = makeOrder(owner, "burn", "processing", i);
+      return { ...o, amount: (units * 10n ** 8n * 10n ** 10n).toString() } as Order;
+    };
+    const waiting = withDetails(doge(8, 5n), { heldReason: "waiting for coins" });
+    const waitingMore = doge(13, 50n);
     const heldOrder = makeOrder(owner, "mint", "processing", 5);
     assert.equal(stuckBurn.destinationChain, "doge");
     assert.equal(waiting.destinationChain, "doge");
     assert.equal(freshMint.destinationChain, "base");
     const atomic = kv.atomic();
-    for (const o of [stuckBurn, freshMint, waiting, heldOrder]) addOrderCreate(atomic, o);
+    for (const o of [stuckBurn, freshMint, waiting, waitingMore, heldOrder]) addOrderCreate(atomic, o);
     const hold: OrderHold = {
       reason: "reorg past finality",
       at: new Date().toISOString(),
@@ -169,6 +177,15 @@ Deno.test("the gauges read stuck transactions, held records, holds, alerts, payo
     };
     atomic.set(heldKey("base", "0xabc", 0), held);
     assert.ok((await atomic.commit()).ok);
+    await addCoins(kv, [{
+      chain: "doge",
+      outpoint: { txHash: "ab".repeat(32), index: 0 },
+      address: "DUMMY",
+      derivationIndex: 1,
+      amount: 20n * 10n ** 8n,
+      height: 10,
+      coinbase: false,
+    }]);
     await raiseAlert(kv, { kind: "deep_reorg", subject: "base", chain: "base", message: "deep" });
     const reconciledAt = new Date(Date.now() - 3 * HOUR_MS);
     const mismatch = (kind: string) => ({ kind, asset: "uSOL", chain: "base", message: kind, records: ["r"] });
@@ -181,7 +198,7 @@ Deno.test("the gauges read stuck transactions, held records, holds, alerts, payo
 
     const { text, metrics } = await scrape(server, await operatorKeyFor(server, ["metrics"]));
     assert.equal(valueOf(metrics, "issuance_orders", { type: "burn", status: "burning" }), 1);
-    assert.equal(valueOf(metrics, "issuance_orders", { type: "burn", status: "processing" }), 1);
+    assert.equal(valueOf(metrics, "issuance_orders", { type: "burn", status: "processing" }), 2);
     assert.equal(valueOf(metrics, "issuance_orders", { type: "mint", status: "processing" }), 1);
     assert.equal(valueOf(metrics, "issuance_orders", { type: "mint", status: "minting" }), 1);
 
@@ -206,12 +223,15 @@ Deno.test("the gauges read stuck transactions, held records, holds, alerts, payo
       reconciledAt.getTime() / 1000,
     );
 
-    // The doge payout waiting in processing, against a treasury that holds nothing (no pipeline seeded it).
-    const owed = weiToNative("doge", BigInt(waiting.amount)).native;
-    assert.equal(valueOf(metrics, "issuance_payouts_pending", { chain: "doge" }), 1);
-    assert.equal(valueOf(metrics, "issuance_payouts_pending_amount", { chain: "doge" }), Number(owed));
-    assert.equal(valueOf(metrics, "issuance_payout_funds_available", { chain: "doge" }), 0);
+    // The doge payouts waiting in processing against the one coin, as the admin treasury report sees them.
+    assert.equal(valueOf(metrics, "issuance_payouts_pending", { chain: "doge" }), 2);
+    assert.equal(valueOf(metrics, "issuance_payouts_pending_amount", { chain: "doge" }), 55 * 1e8);
+    assert.equal(valueOf(metrics, "issuance_payout_funds_available", { chain: "doge" }), 20 * 1e8);
     assert.equal(valueOf(metrics, "issuance_payouts_unfundable", { chain: "doge" }), 1);
+    const report = await treasuryReport(kv, "doge");
+    assert.equal(report.balances.spendable, String(20n * 10n ** 8n));
+    assert.deepEqual(report.pendingPayouts.map((p) => p.fundable), [true, false]);
+    assert.equal(valueOf(metrics, "issuance_payouts_pending", { chain: "zec" }), 0);
     // Without the pipeline this process has no chain adapters: no tips, no hot-wallet balances.
     assert.deepEqual(samplesOf(metrics, "issuance_chain_tip_up"), []);
     assert.equal(valueOf(metrics, "issuance_payout_funds_up", { chain: "sol" }), undefined);

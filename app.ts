@@ -77,7 +77,8 @@ export async function buildServices(config: Config, secrets?: Secrets): Promise<
   // Deploy mode: the platform's KV, which has no queues (the cron sweep drives the pipeline).
   const kv = await openKv(config.kvPath, { queues: config.runtimeMode !== "deploy" });
   const transferAddress = uAssetTransferAddress(config, deriver);
-  const metrics = new Metrics();
+  // prom-client's process metrics read /proc and process.* (they work under Deno 2.9.6); not tried on Deno Deploy.
+  const metrics = new Metrics({ processDefaults: config.runtimeMode !== "deploy" });
   // PIPELINE=off serves the API alone: no chain adapter is built (the plan above was still checked).
   let setup;
   let settings: PipelineSettings | undefined;

@@ -295,15 +295,23 @@ Deno.test("RPC failures of a live account chain's HTTP failover are counted per 
     { hostname: "127.0.0.1", port: 0, onListen: () => {} },
     () => new Response("slow down", { status: 429 }),
   );
+  // Accepts connections and never answers: the client's timeout ends each call.
+  const silent = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const held: Deno.Conn[] = [];
+  const accepting = (async () => {
+    for await (const conn of silent) held.push(conn);
+  })();
+  const silentOrigin = `http://127.0.0.1:${(silent.addr as Deno.NetAddr).port}`;
   const metrics = new Metrics({ processDefaults: false });
   try {
     node.produce(3);
     const dead = closedPortUrl("/KEY-IN-PATH");
     const limitedUrl = `http://user:pw-secret@127.0.0.1:${limited.addr.port}/another-key`;
     const sol = solAdapters({
-      urls: [dead.replace("http://", "http://rpcuser:rpc-secret@"), limitedUrl, node.url],
+      urls: [dead.replace("http://", "http://rpcuser:rpc-secret@"), limitedUrl, `${silentOrigin}/third-key`, node.url],
       signer,
       confirmations: 1,
+      timeoutMs: 300,
       onRpc: metrics.rpcHook("sol"),
     });
     const tip = await sol.reader.tip();
@@ -316,12 +324,18 @@ Deno.test("RPC failures of a live account chain's HTTP failover are counted per 
     assert.ok(
       valueOf(m, "issuance_rpc_errors_total", { chain: "sol", endpoint: limitedOrigin, reason: "rate_limited" })! > 0,
     );
+    assert.ok(
+      valueOf(m, "issuance_rpc_errors_total", { chain: "sol", endpoint: silentOrigin, reason: "timeout" })! > 0,
+    );
     assert.deepEqual(samplesOf(m, "issuance_rpc_errors_total", { endpoint: new URL(node.url).origin }), []);
     assert.ok(valueOf(m, "issuance_rpc_requests_total", { chain: "sol", endpoint: new URL(node.url).origin })! > 0);
-    for (const secret of ["rpc-secret", "rpcuser", "pw-secret", "KEY-IN-PATH", "another-key"]) {
+    for (const secret of ["rpc-secret", "rpcuser", "pw-secret", "KEY-IN-PATH", "another-key", "third-key"]) {
       assert.ok(!text.includes(secret), secret);
     }
   } finally {
+    silent.close();
+    await accepting.catch(() => {});
+    for (const conn of held) conn.close();
     await limited.shutdown();
     await node.close();
   }

@@ -171,6 +171,7 @@ export async function stepOrder(ctx: PipelineContext, orderId: string): Promise<
       if (!(err instanceof TransientChainError)) ctx.log(`order ${orderId}: broadcast failed; will retry`, err);
     }
   }
+  ctx.onOrderMoved?.(order, next, now);
   return "moved";
 }
 

@@ -13,6 +13,7 @@ import {
   type Chains,
   type EvmMinter,
   type NativePayer,
+  type RpcHook,
   type UAssetView,
 } from "./adapter.ts";
 import type { AccountChain, ChainSymbol, EvmChain, UtxoChain } from "./catalog.ts";
@@ -70,11 +71,17 @@ export async function buildChains(
   plan: ChainPlan,
   evm: EvmConfig,
   transferAddress: string,
-  simOpts: { hotWalletGenesis?: bigint; utxo?: UtxoChainsOptions; account?: AccountChainsOptions } = {},
+  simOpts: {
+    hotWalletGenesis?: bigint;
+    utxo?: UtxoChainsOptions;
+    account?: AccountChainsOptions;
+    /** Each live chain's RPC clients report calls and endpoint failures here (actors/metrics.ts). */
+    rpcHook?: (chain: ChainSymbol) => RpcHook;
+  } = {},
 ): Promise<ChainSetup> {
   const sim = simChains(kv, { hotWalletGenesis: simOpts.hotWalletGenesis });
-  const utxo = utxoChainAdapters(plan, simOpts.utxo);
-  const account = accountChainAdapters(plan, simOpts.account);
+  const utxo = utxoChainAdapters(plan, simOpts.utxo, simOpts.rpcHook);
+  const account = accountChainAdapters(plan, simOpts.account, simOpts.rpcHook);
   const simulated = new Set(plan.simulated);
   const adapters = new Map<EvmChain, EvmChainAdapters>();
   if (plan.live.length > 0) {
@@ -96,6 +103,7 @@ export async function buildChains(
             mintedLogsFromBlock: deployBlockOf(c),
           },
           chainId: plan.chainIdOverride,
+          onRpc: simOpts.rpcHook?.(chain),
         }),
       );
     }
@@ -114,7 +122,11 @@ export async function buildChains(
 }
 
 /** The live UTXO chains' adapters: one RPC client over the chain's URLs each, on the plan's network. */
-function utxoChainAdapters(plan: ChainPlan, opts: UtxoChainsOptions | undefined): Map<UtxoChain, UtxoAdapters> {
+function utxoChainAdapters(
+  plan: ChainPlan,
+  opts: UtxoChainsOptions | undefined,
+  rpcHook?: (chain: ChainSymbol) => RpcHook,
+): Map<UtxoChain, UtxoAdapters> {
   const built = new Map<UtxoChain, UtxoAdapters>();
   if (plan.liveUtxo.length === 0) return built;
   if (!opts) {
@@ -130,7 +142,7 @@ function utxoChainAdapters(plan: ChainPlan, opts: UtxoChainsOptions | undefined)
       utxoAdapters({
         chain,
         network: utxoNetwork(chain, plan.utxoNetworks[chain]),
-        rpc: utxoRpc({ chain, urls: c.rpcUrls, timeoutMs: c.rpcTimeoutMs }),
+        rpc: utxoRpc({ chain, urls: c.rpcUrls, timeoutMs: c.rpcTimeoutMs, onRpc: rpcHook?.(chain) }),
         signer: opts.signer,
         settings: {
           confirmations: opts.settings.confirmations(chain),
@@ -147,6 +159,7 @@ function utxoChainAdapters(plan: ChainPlan, opts: UtxoChainsOptions | undefined)
 function accountChainAdapters(
   plan: ChainPlan,
   opts: AccountChainsOptions | undefined,
+  rpcHook?: (chain: ChainSymbol) => RpcHook,
 ): Map<AccountChain, AccountAdapters> {
   const built = new Map<AccountChain, AccountAdapters>();
   if (plan.liveAccount.length === 0) return built;
@@ -168,6 +181,7 @@ function accountChainAdapters(
         timeoutMs: c.rpcTimeoutMs,
         signer: opts.signer,
         confirmations: opts.settings.confirmations(chain),
+        onRpc: rpcHook?.(chain),
       }),
     );
   }

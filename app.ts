@@ -73,6 +73,10 @@ export async function buildServices(config: Config, secrets?: Secrets): Promise<
   // Deploy mode: the platform's KV, which has no queues (the cron sweep drives the pipeline).
   const kv = await openKv(config.kvPath, { queues: config.runtimeMode !== "deploy" });
   const transferAddress = uAssetTransferAddress(config, deriver);
+  // Burns and refunds are signed by the transfer address, which pays their gas (docs/onchain-burn.md).
+  console.log(
+    `uAsset transfer address (burns redeemed uAssets; fund it with gas on live EVM chains): ${transferAddress}`,
+  );
   // PIPELINE=off serves the API alone: no chain adapter is built (the plan above was still checked).
   let setup;
   let settings: PipelineSettings | undefined;
@@ -85,6 +89,7 @@ export async function buildServices(config: Config, secrets?: Secrets): Promise<
         hotWalletGenesis: config.simHotWalletGenesis,
         utxo: signer && plan.liveUtxo.length > 0 ? { config: config.utxo, signer, settings } : undefined,
         account: signer && plan.liveAccount.length > 0 ? { config: config.account, signer, settings } : undefined,
+        transferSigner: signer ?? Signer.fromMnemonic(loaded.mnemonic, plan.utxoNetworks),
       });
     } else {
       setup = { chains: null, simulated: plan.simulated };

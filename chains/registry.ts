@@ -13,9 +13,11 @@ import {
   type Chains,
   type EvmMinter,
   type NativePayer,
+  type UAssetSender,
 } from "./adapter.ts";
+import { raiseAlert } from "../kv/alerts.ts";
 import type { AccountChain, ChainSymbol, EvmChain, UtxoChain } from "./catalog.ts";
-import { type EvmChainAdapters, evmChainAdapters } from "./evm/index.ts";
+import { type EvmChainAdapters, evmChainAdapters, type EvmDigestSigner, TRANSFER_ADDRESS_INDEX } from "./evm/index.ts";
 import { simChains } from "./sim/adapters.ts";
 import type { FeeFunction } from "./shared/coin_select.ts";
 import { Signer } from "./signer.ts";
@@ -69,9 +71,23 @@ export async function buildChains(
   plan: ChainPlan,
   evm: EvmConfig,
   transferAddress: string,
-  simOpts: { hotWalletGenesis?: bigint; utxo?: UtxoChainsOptions; account?: AccountChainsOptions } = {},
+  simOpts: {
+    hotWalletGenesis?: bigint;
+    utxo?: UtxoChainsOptions;
+    account?: AccountChainsOptions;
+    /**
+     * The master mnemonic's signer, for the transfer address's burns and refunds (`uAssetSender`). Used only when it
+     * derives `transferAddress`; otherwise (BURN_TRANSFER_ADDRESS names another address) no `uAssetSender` is built and
+     * one alert says redeemed uAssets are not burned. Unset: no `uAssetSender`, no alert.
+     */
+    transferSigner?: EvmDigestSigner;
+  } = {},
 ): Promise<ChainSetup> {
-  const sim = simChains(kv, { hotWalletGenesis: simOpts.hotWalletGenesis });
+  const transferSigner = await ownTransferSigner(kv, transferAddress, simOpts.transferSigner);
+  const sim = simChains(kv, {
+    hotWalletGenesis: simOpts.hotWalletGenesis,
+    ...(transferSigner ? { transferAddress } : {}),
+  });
   const utxo = utxoChainAdapters(plan, simOpts.utxo);
   const account = accountChainAdapters(plan, simOpts.account);
   const simulated = new Set(plan.simulated);
@@ -91,6 +107,7 @@ export async function buildChains(
           transferAddress: transferAddress as `0x${string}`,
           minter: { replaceAfterMs: evm.feeBumpAfterMs, maxFeePerGasCap: c.maxFeePerGasWei },
           chainId: plan.chainIdOverride,
+          transferSigner,
         }),
       );
     }
@@ -104,7 +121,39 @@ export async function buildChains(
       utxo.get(c as UtxoChain)?.payer ?? account.get(c as AccountChain)?.payer ??
         (simulated.has(c) ? sim.payer(c) : disabledSender(c)),
   };
+  if (transferSigner) {
+    chains.uAssetSender = (c) =>
+      adapters.get(c)?.uAssetSender ?? (simulated.has(c) ? sim.uAssetSender!(c) : disabledUAssetSender(c));
+  }
   return { chains, simulated: plan.simulated };
+}
+
+/**
+ * `signer` when it derives the transfer address (its key is ours, so burns and refunds can be signed), else undefined;
+ * a foreign transfer address (BURN_TRANSFER_ADDRESS) raises the `burn_disabled` alert.
+ */
+async function ownTransferSigner(
+  kv: Deno.Kv,
+  transferAddress: string,
+  signer: EvmDigestSigner | undefined,
+): Promise<EvmDigestSigner | undefined> {
+  if (!signer) return undefined;
+  const derived = signer.address("base", TRANSFER_ADDRESS_INDEX);
+  if (derived.toLowerCase() === transferAddress.toLowerCase()) return signer;
+  await raiseAlert(kv, {
+    kind: "burn_disabled",
+    subject: transferAddress.toLowerCase(),
+    chain: null,
+    message: `the transfer address ${transferAddress} (BURN_TRANSFER_ADDRESS) is not the master mnemonic's ` +
+      `${derived}: its key is not ours, so redeemed uAssets are not burned on chain and held uAssets cannot be ` +
+      "refunded; totalSupply overstates what is owed by what burn orders redeemed",
+  });
+  return undefined;
+}
+
+function disabledUAssetSender(chain: EvmChain): UAssetSender {
+  const refuse = () => Promise.reject(new ChainDisabledError(chain));
+  return { chain, address: "", broadcast: refuse, nudge: refuse, prepareBurn: refuse, prepareTransfer: refuse };
 }
 
 /** The live UTXO chains' adapters: one RPC client over the chain's URLs each, on the plan's network. */

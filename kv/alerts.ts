@@ -14,6 +14,9 @@ export const ALERT_KINDS = [
   "chain_disabled",
   "invalid_record",
   "reorg_past_finality",
+  // Issue 14, on-chain burns (docs/onchain-burn.md): the transfer address's key is not ours; it holds too little.
+  "burn_disabled",
+  "burn_balance_short",
 ] as const;
 export type AlertKind = typeof ALERT_KINDS[number];
 

@@ -10,7 +10,7 @@
  */
 import { isCounted, type PreparedTx, TransientChainError, type UAssetSender } from "../chains/adapter.ts";
 import type { EvmChain } from "../chains/catalog.ts";
-import { UAssetBalanceShortError } from "../chains/uasset_errors.ts";
+import { TransferAddressUnfundedError, UAssetBalanceShortError } from "../chains/uasset_errors.ts";
 import { raiseAlert } from "../kv/alerts.ts";
 import {
   type BurnBatch,
@@ -33,7 +33,7 @@ export type BurnStep =
   | "burned" // the open batch's transaction is final: burned
   | "dead" // its attempt proven dead; the next step signs a new attempt
   | "resigned" // a new attempt of the open batch recorded and broadcast
-  | "short" // the transfer address holds less than the batch: nothing sent, alerted
+  | "short" // the transfer address holds less than the batch, or too little gas: nothing sent, alerted
   | "conflict" // another process moved first
   | "not ours"; // another process holds the lease, or this process cannot sign for the transfer address
 
@@ -104,6 +104,16 @@ async function prepare(
   try {
     return await sender.prepareBurn({ asset: batch.asset, amount: BigInt(batch.totalWei), batchId: batch.id });
   } catch (err) {
+    if (err instanceof TransferAddressUnfundedError) {
+      await raiseAlert(ctx.kv, {
+        kind: "transfer_address_unfunded",
+        subject: `${batch.chain}:${err.address.toLowerCase()}`,
+        chain: batch.chain,
+        message: `${err.message}: burn batch ${batch.id} (${batch.totalWei} wei of ${batch.asset}) waits`,
+        now: ctx.now(),
+      });
+      return null;
+    }
     if (!(err instanceof UAssetBalanceShortError)) throw err;
     await raiseAlert(ctx.kv, {
       kind: "burn_balance_short",

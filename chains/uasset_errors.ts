@@ -16,3 +16,22 @@ export class UAssetBalanceShortError extends Error {
     this.name = "UAssetBalanceShortError";
   }
 }
+
+/**
+ * The transfer address cannot pay the gas of a transaction it would send (live EVM): nothing was recorded or sent. The
+ * operator funds it with the chain's native coin; the caller alerts and tries again later.
+ */
+export class TransferAddressUnfundedError extends Error {
+  constructor(
+    readonly chain: EvmChain,
+    readonly address: string,
+    readonly balance: bigint,
+    readonly needed: bigint,
+  ) {
+    super(
+      `${chain}: the transfer address ${address} holds ${balance} wei of the native coin, less than the ${needed} wei ` +
+        "its transaction may cost in gas; fund it",
+    );
+    this.name = "TransferAddressUnfundedError";
+  }
+}

@@ -13,8 +13,8 @@ import { SimLedger } from "../chains/sim/ledger.ts";
 import { getAlert } from "../kv/alerts.ts";
 import {
   batchOfOrder,
-  burnDueKey,
   type BurnBatch,
+  burnDueKey,
   listBurnBatches,
   listBurnsDue,
   openBurnKey,

@@ -17,13 +17,14 @@ import {
   isAddress,
   keccak256,
   type LocalAccount,
+  parseTransaction,
   serializeTransaction,
 } from "viem";
 import { toAccount } from "viem/accounts";
 import type { PreparedTx, UAssetSender } from "../adapter.ts";
 import type { EvmChain, UAsset } from "../catalog.ts";
 import type { SecpSignature } from "../signer.ts";
-import { UAssetBalanceShortError } from "../uasset_errors.ts";
+import { TransferAddressUnfundedError, UAssetBalanceShortError } from "../uasset_errors.ts";
 import { UASSET_ADAPTER_ABI } from "./abi.ts";
 import { type EvmClient, rpc } from "./client.ts";
 import { evmTxSender, type EvmTxSenderOptions } from "./tx_sender.ts";
@@ -105,20 +106,26 @@ export function evmUAssetSender(opts: EvmUAssetSenderOptions): UAssetSender {
     const contract = contractOf(asset);
     await requireBalance(asset, contract, amount);
     const data = encodeFunctionData({ abi: UASSET_ADAPTER_ABI, ...fn } as Parameters<typeof encodeFunctionData>[0]);
-    return await txs.signCall({
+    const tx = await txs.signCall({
       to: contract,
       data,
       estimateGas: () => client.estimateGas({ account, to: contract, data }),
     });
+    // Refused before it is recorded: a transaction that cannot pay its gas would hold the nonce until funded.
+    const signed = parseTransaction(tx.raw as `0x${string}`);
+    const needed = (signed.gas ?? 0n) * (signed.maxFeePerGas ?? 0n);
+    const native = await call("eth_getBalance", () => client.getBalance({ address: account.address }));
+    if (native < needed) throw new TransferAddressUnfundedError(chain, account.address, native, needed);
+    return tx;
   }
 
   return {
     chain,
     address: account.address,
     prepareBurn: (req) => prepare(req.asset, req.amount, { functionName: "burn", args: [req.amount] }),
-    prepareTransfer(req) {
+    async prepareTransfer(req) {
       if (!isAddress(req.to, { strict: false })) throw new Error(`${chain}: bad refund recipient ${req.to}`);
-      return prepare(req.asset, req.amount, { functionName: "transfer", args: [req.to as Address, req.amount] });
+      return await prepare(req.asset, req.amount, { functionName: "transfer", args: [req.to as Address, req.amount] });
     },
     broadcast: (tx) => txs.broadcast(tx),
     nudge: (tx, pendingSinceMs) => txs.nudge(tx, pendingSinceMs),

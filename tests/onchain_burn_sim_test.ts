@@ -24,7 +24,8 @@ import { simBurnOrders, stepNow } from "./support/burns.ts";
 import { seededRandom } from "./support/chaos.ts";
 import { type HandPipeline, handPipeline, SIM_TRANSFER_ADDRESS } from "./support/watch.ts";
 import { balance, FAST_PIPELINE, sim, terminal, waitForOrders } from "./support/pipeline.ts";
-import { call, randomWallet, startTestServer, tokenFor } from "./support/server.ts";
+import { call, operatorKeyFor, randomWallet, startTestServer, tokenFor } from "./support/server.ts";
+import { runTask } from "./support/cli.ts";
 import { outside } from "./support/pipeline.ts";
 
 const OWNER = "0x" + "0b".repeat(20);
@@ -260,6 +261,44 @@ Deno.test("server pipeline: redeemed uAssets are burned on base, each order in e
     assert.equal(await ledger.totalSupply("uXRP"), minted - 3n * BURN, "totalSupply = minted - redeemed");
     assert.equal(await balance(server, "base", server.services.uAssetTransferAddress, "uXRP"), 0n);
     assert.deepEqual(await listBurnsDue(kv), []);
+
+    // The operator's report, over the API (scope read) and the CLI: the same batches.
+    const key = await operatorKeyFor(server, ["read"], "burn-watcher");
+    const report = await call(server, "GET", "/admin/burns?chain=base", { token: key });
+    assert.equal(report.status, 200, JSON.stringify(report.body));
+    const data = report.body.data;
+    assert.equal(data.transferAddress, server.services.uAssetTransferAddress);
+    assert.equal(data.burnsDisabled, null);
+    assert.deepEqual(data.due, []);
+    assert.deepEqual(data.batches.flatMap((b: { orderIds: string[] }) => b.orderIds).sort(), ids);
+    assert.ok(
+      data.batches.every((b: { status: string; attempts: number }) => b.status === "burned" && b.attempts === 1),
+    );
+    const sum = data.batches.reduce((n: bigint, b: { totalWei: string }) => n + BigInt(b.totalWei), 0n);
+    assert.equal(sum, 3n * BURN);
+    const refused = await call(server, "GET", "/admin/burns?chain=sol", { token: key });
+    assert.equal(refused.status, 400, "not an EVM chain");
+    const cli = await runTask("admin", { KV_PATH: server.kvPath }, ["burns", "--chain", "base", "--json"]);
+    assert.equal(cli.code, 0, cli.stderr);
+    assert.deepEqual(JSON.parse(cli.stdout).batches, data.batches);
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("a transfer address that is not the mnemonic's (BURN_TRANSFER_ADDRESS) burns nothing and raises one alert", async () => {
+  const foreign = "0x" + "5e".repeat(20);
+  const server = await startTestServer({ ...FAST_PIPELINE, BURN_TRANSFER_ADDRESS: foreign });
+  try {
+    assert.equal(server.services.pipeline!.chains.uAssetSender, undefined, "no sender: its key is not ours");
+    const alert = await getAlert(server.services.kv, "burn_disabled", foreign);
+    assert.ok(alert);
+    assert.match(alert.message, /redeemed uAssets are not burned on chain/);
+    const key = await operatorKeyFor(server, ["read"]);
+    const report = await call(server, "GET", "/admin/burns", { token: key });
+    assert.equal(report.status, 200);
+    assert.equal(report.body.data.transferAddress.toLowerCase(), foreign);
+    assert.match(report.body.data.burnsDisabled, /not the master mnemonic's/);
   } finally {
     await server.close();
   }

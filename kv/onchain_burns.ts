@@ -10,10 +10,8 @@
  * first is signed only after the previous one is proven dead. One batch is open per chain at a time (`openKey`), so a
  * chain's burns never race each other for the transfer address's nonce or balance. Key layout lives here only.
  */
-import type { DeathProof, Expiry, PreparedTx } from "../chains/adapter.ts";
-import type { Consumed } from "../chains/adapter.ts";
-import { type EvmChain, isEvmChain, NATIVE_CHAINS, type UAsset } from "../chains/catalog.ts";
-import { NATIVE } from "../chains/catalog.ts";
+import type { Consumed, DeathProof, Expiry, PreparedTx } from "../chains/adapter.ts";
+import { type EvmChain, isEvmChain, type UAsset } from "../chains/catalog.ts";
 import { addReservations } from "./chain_state.ts";
 import type { Order } from "./orders.ts";
 
@@ -98,8 +96,6 @@ export function addBurnDueOf(atomic: Deno.AtomicOperation, order: Order, at: Dat
   };
   atomic.set(burnDueKey(order.sourceChain, asset, order.id), due);
 }
-
-const UASSET_LIST = NATIVE_CHAINS.map((c) => NATIVE[c].uAsset.symbol);
 
 /**
  * The due records of the first uAsset of `chain` that has any, oldest order first, at most `limit`. One read per uAsset

@@ -960,6 +960,10 @@ export class SimLedger {
         // A payout or a sweep never overdraws nor takes the account's reserve: the node refuses it, nothing changes.
         const keep = tx.kind === "payout" || tx.kind === "sweep" ? reserve : 0n;
         if (debit >= 0 && balances[debit] - keep < tx.amount) {
+          // The reads above are not one snapshot: the same raw submitted meanwhile by another sender (a rebroadcast
+          // racing the first broadcast) has debited the balance already. That is the same transaction, known, as a
+          // node answers "already known": look again rather than refuse it.
+          if ((await this.kv.get(txKey(c, hash))).versionstamp !== txEntry.versionstamp) continue;
           return { refused: "insufficient_balance" };
         } else {
           deltas.forEach((d, i) => op.check(entries[i]).set(keys[i], balances[i] + d.amount));

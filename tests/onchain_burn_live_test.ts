@@ -141,6 +141,7 @@ Deno.test("live Base: the transfer address's prepareTransfer and prepareBurn mov
     await live.mine(1);
     const r2 = await live.client.getTransactionReceipt({ hash: burn.txHash as `0x${string}` });
     assert.equal(r2.status, "success");
+    console.log(`gas used on anvil: transfer ${r1.gasUsed}, burn ${r2.gasUsed}`);
     assert.equal(await live.balanceOf("uXRP", sender.address), 0n);
     assert.equal(await totalSupply(live, "uXRP"), supply - 6n * ETH, "burned: the supply went down");
   } finally {

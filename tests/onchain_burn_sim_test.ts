@@ -20,6 +20,7 @@ import {
   openBurnKey,
 } from "../kv/onchain_burns.ts";
 import { getOrder } from "../kv/orders.ts";
+import { readLease } from "../kv/pipeline.ts";
 import { simBurnOrders, stepNow } from "./support/burns.ts";
 import { seededRandom } from "./support/chaos.ts";
 import { type HandPipeline, handPipeline, SIM_TRANSFER_ADDRESS } from "./support/watch.ts";
@@ -77,6 +78,7 @@ Deno.test("several completed burns are burned on chain in one batch: supply = mi
   try {
     const base = p.sim.ledger("base");
     assert.equal(await step(p), "idle", "nothing due before any burn completes");
+    assert.equal((await readLease(p.kv, "onchain-burn:base")).versionstamp, null, "idle: no lease taken, no commit");
     const ids = await completedBurns(p, 3);
     const due = await listBurnsDue(p.kv);
     assert.deepEqual(due.map((d) => d.orderId).sort(), [...ids].sort(), "one due record per completed burn");

@@ -79,6 +79,10 @@ export async function buildServices(config: Config, secrets?: Secrets): Promise<
   const transferAddress = uAssetTransferAddress(config, deriver);
   // prom-client's process metrics read /proc and process.* (they work under Deno 2.9.6); not tried on Deno Deploy.
   const metrics = new Metrics({ processDefaults: config.runtimeMode !== "deploy" });
+  // Burns and refunds are signed by the transfer address, which pays their gas (docs/onchain-burn.md).
+  console.log(
+    `uAsset transfer address (burns redeemed uAssets; fund it with gas on live EVM chains): ${transferAddress}`,
+  );
   // PIPELINE=off serves the API alone: no chain adapter is built (the plan above was still checked).
   let setup;
   let settings: PipelineSettings | undefined;
@@ -92,6 +96,7 @@ export async function buildServices(config: Config, secrets?: Secrets): Promise<
         utxo: signer && plan.liveUtxo.length > 0 ? { config: config.utxo, signer, settings } : undefined,
         account: signer && plan.liveAccount.length > 0 ? { config: config.account, signer, settings } : undefined,
         rpcHook: metrics.rpcHook,
+        transferSigner: signer ?? Signer.fromMnemonic(loaded.mnemonic, plan.utxoNetworks),
       });
     } else {
       setup = { chains: null, simulated: plan.simulated };

@@ -73,7 +73,13 @@ export interface PipelineContext {
   onOrderMoved?: (before: Order, after: Order, at: Date) => void;
 }
 
-export const FAULT_POINTS = ["after-sign", "after-record", "after-broadcast", "sweep-after-record"] as const;
+export const FAULT_POINTS = [
+  "after-sign",
+  "after-record",
+  "after-broadcast",
+  "sweep-after-record",
+  "burn-after-record",
+] as const;
 export type FaultPoint = typeof FAULT_POINTS[number];
 
 /**

@@ -45,6 +45,7 @@ import { destinationAddressError } from "../chains/addresses.ts";
 import type { PipelineContext } from "./context.ts";
 import { addTransferRecord, burnRecordOf } from "./watcher.ts";
 import { addSweepDueOf } from "./sweeper.ts";
+import { addBurnDueOf } from "../kv/onchain_burns.ts";
 import type { OrderErrorKind } from "../messages.ts";
 import {
   conflictSpentEffect,
@@ -153,6 +154,7 @@ export async function stepOrder(ctx: PipelineContext, orderId: string): Promise<
   if (decision.broadcast) addReservations(atomic, decision.broadcast);
   decision.effects?.(atomic);
   if (next.status === "completed" && order.status !== "completed") addSweepDueOf(atomic, next);
+  if (next.status === "completed" && order.status !== "completed") addBurnDueOf(atomic, next, now);
   if (order.status === "burning" && next.status !== "burning") {
     atomic.delete(payoutObservationKey(order.id));
     // Final or failed: its payout no longer holds hot-wallet funds (dead: `deadDecision` releases it).

@@ -32,6 +32,7 @@ import {
   weiToNative,
 } from "../chains/catalog.ts";
 import { type BurnOrder, type MintOrder, type Order, parseOrder } from "../kv/orders.ts";
+import { burnTotals } from "../kv/onchain_burns.ts";
 import { type DustAggregate, type HeldTransfer, listDust, listHeld } from "../kv/pipeline.ts";
 import { coinTotals, listSweepsDue, type Sweep } from "../kv/treasury.ts";
 import type { StoredMismatch } from "../kv/reconciliation.ts";
@@ -93,7 +94,14 @@ export interface ReconcileInput {
    * back by final refunds of held transfers (issue 14 items 1 and 4). Absent: none (this build records neither); the
    * module that records them passes their sums here.
    */
-  leftTransfer?: readonly { chain: EvmChain; asset: UAsset; burnedWei: bigint; refundedWei: bigint }[];
+  leftTransfer?: readonly {
+    chain: EvmChain;
+    asset: UAsset;
+    burnedWei: bigint;
+    refundedWei: bigint;
+    /** Taken by transactions recorded, not yet final (an open burn batch): on chain already, or not yet. */
+    leavingWei?: bigint;
+  }[];
   /** Stored orders that fail their schema (left out of the sums; each makes the report not ok). */
   invalidOrders?: readonly string[];
 }
@@ -344,8 +352,10 @@ export function reconcile(input: ReconcileInput): ReconciliationReport {
       const left = input.leftTransfer?.find((l) => l.chain === chain && l.asset === asset);
       const burnedWei = left?.burnedWei ?? 0n;
       const refundedWei = left?.refundedWei ?? 0n;
-      // Received = what it holds + what it burned + what it sent back.
-      const receivedWei = atTransfer.ok ? atTransfer.value + burnedWei + refundedWei : null;
+      const leavingWei = left?.leavingWei ?? 0n;
+      // Received = what it holds + what it burned + what it sent back (+ what is leaving, once that is mined).
+      const holdsAndLeft = atTransfer.ok ? atTransfer.value + burnedWei + refundedWei : null;
+      const receivedWei = holdsAndLeft !== null && holdsAndLeft + leavingWei === recordsWei ? recordsWei : holdsAndLeft;
       if (!atTransfer.ok) chainUnknown.push(`transfer address balance: ${atTransfer.reason}`);
       else if (transferKnown && receivedWei !== recordsWei) {
         const diff = receivedWei! - recordsWei;
@@ -566,6 +576,13 @@ export async function gatherFacts(opts: GatherOptions): Promise<ReconcileInput> 
     contracts,
     burnTransferOnChain,
     controlled,
+    leftTransfer: (await burnTotals(kv)).map((t) => ({
+      chain: t.chain,
+      asset: t.asset,
+      burnedWei: t.burnedWei,
+      refundedWei: 0n,
+      leavingWei: t.burningWei,
+    })),
     invalidOrders: invalid,
   };
 }

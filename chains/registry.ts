@@ -14,10 +14,12 @@ import {
   type EvmMinter,
   type NativePayer,
   type RpcHook,
+  type UAssetSender,
   type UAssetView,
 } from "./adapter.ts";
+import { raiseAlert } from "../kv/alerts.ts";
 import type { AccountChain, ChainSymbol, EvmChain, UtxoChain } from "./catalog.ts";
-import { type EvmChainAdapters, evmChainAdapters } from "./evm/index.ts";
+import { type EvmChainAdapters, evmChainAdapters, type EvmDigestSigner, TRANSFER_ADDRESS_INDEX } from "./evm/index.ts";
 import { simChains } from "./sim/adapters.ts";
 import type { FeeFunction } from "./shared/coin_select.ts";
 import { Signer } from "./signer.ts";
@@ -77,9 +79,19 @@ export async function buildChains(
     account?: AccountChainsOptions;
     /** Each live chain's RPC clients report calls and endpoint failures here (actors/metrics.ts). */
     rpcHook?: (chain: ChainSymbol) => RpcHook;
+    /**
+     * The master mnemonic's signer, for the transfer address's burns and refunds (`uAssetSender`). Used only when it
+     * derives `transferAddress`; otherwise (BURN_TRANSFER_ADDRESS names another address) no `uAssetSender` is built and
+     * one alert says redeemed uAssets are not burned. Unset: no `uAssetSender`, no alert.
+     */
+    transferSigner?: EvmDigestSigner;
   } = {},
 ): Promise<ChainSetup> {
-  const sim = simChains(kv, { hotWalletGenesis: simOpts.hotWalletGenesis });
+  const transferSigner = await ownTransferSigner(kv, transferAddress, simOpts.transferSigner);
+  const sim = simChains(kv, {
+    hotWalletGenesis: simOpts.hotWalletGenesis,
+    ...(transferSigner ? { transferAddress } : {}),
+  });
   const utxo = utxoChainAdapters(plan, simOpts.utxo, simOpts.rpcHook);
   const account = accountChainAdapters(plan, simOpts.account, simOpts.rpcHook);
   const simulated = new Set(plan.simulated);
@@ -104,6 +116,7 @@ export async function buildChains(
           },
           chainId: plan.chainIdOverride,
           onRpc: simOpts.rpcHook?.(chain),
+          transferSigner,
         }),
       );
     }
@@ -118,7 +131,39 @@ export async function buildChains(
         (simulated.has(c) ? sim.payer(c) : disabledSender(c)),
     uAssetView: (c) => adapters.get(c)?.view ?? (simulated.has(c) ? sim.uAssetView!(c) : disabledView(c)),
   };
+  if (transferSigner) {
+    chains.uAssetSender = (c) =>
+      adapters.get(c)?.uAssetSender ?? (simulated.has(c) ? sim.uAssetSender!(c) : disabledUAssetSender(c));
+  }
   return { chains, simulated: plan.simulated };
+}
+
+/**
+ * `signer` when it derives the transfer address (its key is ours, so burns and refunds can be signed), else undefined;
+ * a foreign transfer address (BURN_TRANSFER_ADDRESS) raises the `burn_disabled` alert.
+ */
+async function ownTransferSigner(
+  kv: Deno.Kv,
+  transferAddress: string,
+  signer: EvmDigestSigner | undefined,
+): Promise<EvmDigestSigner | undefined> {
+  if (!signer) return undefined;
+  const derived = signer.address("base", TRANSFER_ADDRESS_INDEX);
+  if (derived.toLowerCase() === transferAddress.toLowerCase()) return signer;
+  await raiseAlert(kv, {
+    kind: "burn_disabled",
+    subject: transferAddress.toLowerCase(),
+    chain: null,
+    message: `the transfer address ${transferAddress} (BURN_TRANSFER_ADDRESS) is not the master mnemonic's ` +
+      `${derived}: its key is not ours, so redeemed uAssets are not burned on chain and held uAssets cannot be ` +
+      "refunded; totalSupply overstates what is owed by what burn orders redeemed",
+  });
+  return undefined;
+}
+
+function disabledUAssetSender(chain: EvmChain): UAssetSender {
+  const refuse = () => Promise.reject(new ChainDisabledError(chain));
+  return { chain, address: "", broadcast: refuse, nudge: refuse, prepareBurn: refuse, prepareTransfer: refuse };
 }
 
 /** The live UTXO chains' adapters: one RPC client over the chain's URLs each, on the plan's network. */

@@ -124,11 +124,6 @@ async function deployRoles(
   );
 }
 
-function single(args: string[], name: string): string {
-  if (args.length !== 1) throw new UsageError(`expected exactly one ${name}`);
-  return args[0];
-}
-
 /** Runs one admin command; returns the process exit code. */
 export async function runAdmin(argv: string[], kv: Deno.Kv, out: Out, err: Out, config: Config): Promise<number> {
   // Operations shared with the admin API (actors/ops/) first: one implementation for both.

@@ -15,6 +15,10 @@ export const ALERT_KINDS = [
   "invalid_record",
   "reorg_past_finality",
   "cap_exceeded",
+  // Issue 14, on-chain burns (docs/onchain-burn.md): the transfer address's key is not ours; it holds too little.
+  "burn_disabled",
+  "burn_balance_short",
+  "transfer_address_unfunded",
 ] as const;
 export type AlertKind = typeof ALERT_KINDS[number];
 

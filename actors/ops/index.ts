@@ -14,6 +14,7 @@ import { UTXO_OPS } from "./utxo.ts";
 import { RECONCILE_OPS } from "./reconcile.ts";
 import { CONTROL_OPS } from "./controls.ts";
 import { HELD_OPS } from "./held.ts";
+import { BURN_OPS } from "./burns.ts";
 
 export const OPS: readonly AnyOp[] = [
   ...AUDIT_OPS,
@@ -27,6 +28,7 @@ export const OPS: readonly AnyOp[] = [
   ...RECONCILE_OPS,
   ...CONTROL_OPS,
   ...HELD_OPS,
+  ...BURN_OPS,
 ];
 
 /** The operation the CLI words name (one or two words), or undefined. */

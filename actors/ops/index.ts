@@ -5,10 +5,12 @@
 import type { AnyOp } from "./op.ts";
 import { AUDIT_OPS } from "./audit.ts";
 import { OPERATOR_KEY_OPS } from "./operator_keys.ts";
+import { OVERVIEW_OPS } from "./overview.ts";
 
 export const OPS: readonly AnyOp[] = [
   ...AUDIT_OPS,
   ...OPERATOR_KEY_OPS,
+  ...OVERVIEW_OPS,
 ];
 
 /** The operation the CLI words name (one or two words), or undefined. */

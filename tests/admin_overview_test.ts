@@ -84,7 +84,7 @@ Deno.test("overview reads: chains, orders and stuck over the API and the CLI", a
       assert.deepEqual(burns.body.data.orders.map((o: Order) => o.id), [made[3].id]);
       const processing = await call(server, "GET", "/admin/orders?status=processing", { token: key });
       assert.deepEqual(processing.body.data.orders.map((o: Order) => o.id), [made[5].id]);
-      const none = await call(server, "GET", "/admin/orders?status=processing&type=mint", { token: key });
+      const none = await call(server, "GET", "/admin/orders?status=processing&type=burn", { token: key });
       assert.deepEqual(none.body.data.orders, []);
       for (const bad of ["limit=0", "limit=501", "limit=1.5", "status=stuck", "type=swap"]) {
         const r = await call(server, "GET", `/admin/orders?${bad}`, { token: key });

@@ -17,7 +17,7 @@ header a{color:#cfd8ff;text-decoration:none}header a.here{color:#fff;font-weight
 header .who{margin-left:auto;color:#aab}
 main{padding:1rem 1.2rem;max-width:1500px}
 section{background:#fff;border:1px solid #dde;border-radius:6px;padding:.6rem 1rem 1rem;margin-bottom:1rem}
-h1{font-size:1.1rem;margin:0}h2{font-size:1rem;margin:.4rem 0 .6rem}
+h1{font-size:1.1rem;margin:0}h2{font-size:1rem;margin:.4rem 0 .6rem}h3{font-size:.9rem;margin:.8rem 0 .3rem}
 table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.3rem .5rem;border-bottom:1px solid #eef;vertical-align:top}
 th{font-weight:600;color:#556;font-size:.85rem}
 td.num{font-variant-numeric:tabular-nums;text-align:right}
@@ -159,6 +159,9 @@ export function refused(what: string, message: string): Html {
   return html`<p class="notice bad">${what}: ${message}</p>`;
 }
 
+/** An element id from any text: characters other than letters, digits, `_` and `-` become `_`. */
+export const safeId = (text: string) => text.replace(/[^A-Za-z0-9_-]/g, "_");
+
 const dash = (v: unknown) => v === null || v === undefined || v === "" ? "–" : String(v);
 
 export function chainsSection(rows: ChainRow[], csrf: string, canPause: boolean, canResume: boolean): Html {
@@ -255,7 +258,10 @@ ${
             <td>${a.lastAt}</td>
             <td>${a.message}</td>
             <td>${canClear
-              ? actionForm(csrf, "alerts clear", "Acknowledge", { fields: { kind: a.kind, subject: a.subject } })
+              ? actionForm(csrf, "alerts clear", "Acknowledge", {
+                fields: { kind: a.kind, subject: a.subject },
+                id: safeId(`clear-${a.kind}-${a.subject}`),
+              })
               : ""}</td>
           </tr>
         `
@@ -320,7 +326,7 @@ export function heldSection(
           ${canRelease
             ? actionForm(csrf, "held release", "Release", {
               fields: { id: h.id },
-              id: `release-${h.id.replace(/[^A-Za-z0-9_-]/g, "_")}`,
+              id: safeId(`release-${h.id}`),
             })
             : html`<span class="na">release not available</span>`}
           ${canRefund
@@ -328,7 +334,7 @@ export function heldSection(
               fields: { id: h.id },
               inputs: [{ name: "to", placeholder: "refund to (optional)" }],
               danger: true,
-              id: `refund-${h.id.replace(/[^A-Za-z0-9_-]/g, "_")}`,
+              id: safeId(`refund-${h.id}`),
             })
             : html`<span class="na">refund not available</span>`}</td>
           </tr>

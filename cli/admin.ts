@@ -482,7 +482,8 @@ function walletArg(args: string[]): string {
 export async function runAdmin(argv: string[], kv: Deno.Kv, out: Out, err: Out, config: Config): Promise<number> {
   // Operations shared with the admin API (actors/ops/) first: one implementation for both.
   const op = findOp(argv);
-  if (op) {
+  // A command of more words than the operation found wins (`orders held` before the `orders` operation).
+  if (op && !(op.name.split(" ").length < 2 && commands[argv.slice(0, 2).join(" ")])) {
     try {
       const args = argv.slice(op.name.split(" ").length);
       await runOpFromArgs(op, args, (by) => cliOpContext(kv, config, by ?? osUser()), out);

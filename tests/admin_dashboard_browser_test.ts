@@ -140,6 +140,9 @@ browserTest(
         );
       }
       await raiseAlert(kv, { kind: "deep_reorg", subject: "sui", chain: "sui", message: "sui watcher halted" });
+      // Record text is shown escaped: markup in an alert stays text.
+      const markup = `<script>document.title="owned"</script><img src="https://evil.example/x.png">`;
+      await raiseAlert(kv, { kind: "invalid_record", subject: "order:x", chain: null, message: markup });
 
       // A wrong key: the login page again with the refusal, no session cookie.
       await h.page.goto(`${h.server.url}/admin/ui`);
@@ -157,6 +160,8 @@ browserTest(
       assert.equal(await h.page.locator("#chains tbody tr").count(), 10);
       assert.equal(await h.page.locator("#chain-sui").getAttribute("data-health"), "erroring");
       assert.match(await text(h.page, ".who"), /dash-alice/);
+      assert.equal(await h.page.locator("script, img").count(), 0);
+      assert.ok((await text(h.page, "#alerts")).includes(markup));
       await h.shot("overview");
 
       // An action from the page runs the same operation as the API: the alert is gone, audited with the key's name.

@@ -551,7 +551,7 @@ export function treasurySection(
     o && typeof o === "object"
       ? html`
         <table>
-          <tbody>${Object.entries(o as Record<string, unknown>).map(([k, v]) =>
+          <tbody>${Object.entries(o as Record<string, unknown>).filter(([, v]) => v !== undefined).map(([k, v]) =>
             html`
               <tr>
                 <th>${k}</th>

@@ -80,16 +80,19 @@ async function open(): Promise<Harness> {
   page.on("pageerror", (err) => pageErrors.push(err.message));
   // A style or resource the Content-Security-Policy refuses is reported on the console.
   page.on("console", (m) => /Content Security Policy|Refused to/i.test(m.text()) && pageErrors.push(m.text()));
-  const dir = await Deno.makeTempDir({ prefix: "dashboard-browser-test-" });
+  let dir = "";
   return {
     server,
     browser,
     context,
     page,
-    dir,
+    get dir() {
+      return dir;
+    },
     refused,
     pageErrors,
     async shot(name) {
+      dir ||= await Deno.makeTempDir({ prefix: "dashboard-browser-test-" });
       const path = `${dir}/${name}.png`;
       await page.screenshot({ path, fullPage: true });
       console.log(`dashboard screenshot: ${path}`);

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { treasuryReport } from "../actors/treasury_report.ts";
-import { heldItems, heldSection, treasurySection } from "../routes/admin_ui/views.ts";
+import { heldItems, heldSection, treasurySection, units } from "../routes/admin_ui/views.ts";
 import { withKv } from "./support/kv.ts";
 
 Deno.test("treasury section: a UTXO treasury report shows its balances and payouts; absent and refused are said", async () => {
@@ -32,4 +32,13 @@ Deno.test("held section: records from any held list shape, escaped, with release
   assert.match(page, /name="op" value="held refund"/);
   assert.match(page, /name="csrf" value="tok"/);
   assert.match(String(await heldSection({ kind: "absent" }, "tok", false, false)), /not available/);
+});
+
+Deno.test("amounts are shown in whole units exactly, from their decimal strings", () => {
+  assert.equal(units("1000000003", 9), "1.000000003");
+  assert.equal(units("1000000000000000000", 18), "1");
+  assert.equal(units("5", 8), "0.00000005");
+  assert.equal(units("123456789012345678901234567890", 18), "123456789012.34567890123456789");
+  assert.equal(units("0", 9), "0");
+  assert.equal(units("7", 0), "7");
 });

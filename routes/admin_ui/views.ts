@@ -6,6 +6,7 @@
 import { html, raw } from "hono/html";
 import type { ChainRow, OrderRow } from "../../actors/ops/overview.ts";
 import type { StoredReconciliation } from "../../kv/reconciliation.ts";
+import { isNativeChain, NATIVE, UASSET_DECIMALS } from "../../chains/catalog.ts";
 
 type Html = ReturnType<typeof html>;
 
@@ -157,6 +158,21 @@ export function notAvailable(what: string, op: string): Html {
 
 export function refused(what: string, message: string): Html {
   return html`<p class="notice bad">${what}: ${message}</p>`;
+}
+
+/** The decimals of an order's token: a uAsset's 18, or the native coin's. */
+function decimalsOf(o: { token: string; sourceChain: string }): number {
+  if (o.token.startsWith("u")) return UASSET_DECIMALS;
+  return isNativeChain(o.sourceChain) ? NATIVE[o.sourceChain].token.decimals : 0;
+}
+
+/** `amount` smallest units as a decimal number of whole units, exactly (bigint digits, never a float). */
+export function units(amount: string, decimals: number): string {
+  if (!/^\d+$/.test(amount) || decimals === 0) return amount;
+  const padded = amount.padStart(decimals + 1, "0");
+  const whole = padded.slice(0, -decimals);
+  const fraction = padded.slice(-decimals).replace(/0+$/, "");
+  return fraction ? `${whole}.${fraction}` : whole;
 }
 
 /** An element id from any text: characters other than letters, digits, `_` and `-` become `_`. */
@@ -522,7 +538,7 @@ ${
           <td>${o.type}</td>
           <td>${o.status}</td>
           <td>${o.sourceChain} → ${o.destinationChain}</td>
-          <td class="num">${o.amount} ${o.token}</td>
+          <td class="num" title="${o.amount} smallest units">${units(o.amount, decimalsOf(o))} ${o.token}</td>
           <td><code>${o.owner}</code></td>
           <td><code>${dash(o.transactionHash)}</code></td>
           <td>${o.hold ? html`<strong>hold:</strong> ${o.hold.reason}<br>` : ""}${o.heldReason ?? ""}${o.errorMessage ??

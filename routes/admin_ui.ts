@@ -35,6 +35,7 @@ import {
 import { ORDER_STATUSES, ORDER_TYPES } from "../kv/orders.ts";
 import { lastReconciliation } from "../kv/reconciliation.ts";
 import { serverOpContext } from "./admin.ts";
+import { type Log, redactedLog } from "../chains/shared/redact.ts";
 import * as v from "./admin_ui/views.ts";
 
 export const UI_PATH = "/admin/ui";
@@ -100,7 +101,8 @@ function formInput(op: AnyOp, form: Record<string, unknown>): Record<string, unk
   return out;
 }
 
-export function adminUiRoutes(s: Services): Hono {
+/** `log`: where refused logins and refused posts are recorded (never a key's secret, never a session id). */
+export function adminUiRoutes(s: Services, log: Log = redactedLog()): Hono {
   const app = new Hono();
   const secure = new URL(s.config.baseUrl).protocol === "https:";
   const baseOrigin = new URL(s.config.baseUrl).origin;
@@ -125,8 +127,10 @@ export function adminUiRoutes(s: Services): Hono {
     return origin !== undefined && (origin === baseOrigin || origin === new URL(c.req.url).origin);
   };
   const session = (c: Context) => readSession(s.kv, getCookie(c, SESSION_COOKIE));
-  const forbidden = (c: Context, message: string, status: 400 | 403 = 403) =>
-    c.html(v.errorPage(status, message), status);
+  const forbidden = (c: Context, message: string, status: 400 | 403 = 403) => {
+    log(`dashboard: ${c.req.method} ${c.req.path} refused (${status}): ${message}`);
+    return c.html(v.errorPage(status, message), status);
+  };
 
   /** The session of a POST that came from this origin with the session's CSRF token, or the refusal to answer. */
   async function checkedPost(c: Context): Promise<{ s: ActiveSession; form: Record<string, unknown> } | Response> {
@@ -147,8 +151,13 @@ export function adminUiRoutes(s: Services): Hono {
     const form = await c.req.parseBody().catch(() => ({} as Record<string, unknown>));
     const presented = typeof form.key === "string" ? form.key.trim() : "";
     const check = await verifyOperatorKey(s.kv, presented);
-    if (!check.ok) return c.html(v.loginPage("Invalid operator key"), 403);
+    if (!check.ok) {
+      const keyId = /^op_[0-9a-f]{16}(?=\.)/.exec(presented)?.[0] ?? "(not an operator key)";
+      log(`dashboard: login refused for ${keyId}: invalid operator key`);
+      return c.html(v.loginPage("Invalid operator key"), 403);
+    }
     if (!check.key.scopes.includes("read")) {
+      log(`dashboard: login refused for ${check.key.keyId}: no read scope`);
       return c.html(v.loginPage("This operator key lacks the read scope the dashboard needs"), 403);
     }
     const { sessionId } = await createSession(s.kv, check.key);

@@ -14,6 +14,7 @@ export const ALERT_KINDS = [
   "chain_disabled",
   "invalid_record",
   "reorg_past_finality",
+  "cap_exceeded",
 ] as const;
 export type AlertKind = typeof ALERT_KINDS[number];
 

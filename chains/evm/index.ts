@@ -3,11 +3,12 @@
  * minter. `evmChainAdapters` builds the three for one chain and checks the node's chain id before anything is used.
  */
 import type { Address, LocalAccount } from "viem";
-import type { ChainReader, EvmMinter } from "../adapter.ts";
+import type { ChainReader, EvmMinter, UAssetView } from "../adapter.ts";
 import { EVM, type EvmChain, type UAsset } from "../catalog.ts";
 import { assertChainId, type EvmClient, evmClient, type EvmClientOptions } from "./client.ts";
 import { evmMinter, type EvmMinterOptions } from "./minter.ts";
 import { evmReader } from "./reader.ts";
+import { evmUAssetView } from "./uasset_view.ts";
 
 export { UASSET_ADAPTER_ABI } from "./abi.ts";
 export {
@@ -22,6 +23,7 @@ export {
 export { feeCapReachedKey, MAX_TX_VERSIONS, mintNoteKey, nonceKey, type Replacement, replacementsKey } from "./keys.ts";
 export { DEFAULT_REPLACE_AFTER_MS, evmMinter, type EvmMinterOptions } from "./minter.ts";
 export { evmReader, type EvmReaderOptions } from "./reader.ts";
+export { evmUAssetView, type EvmUAssetViewOptions } from "./uasset_view.ts";
 
 export interface EvmChainAdaptersOptions {
   chain: EvmChain;
@@ -49,6 +51,8 @@ export interface EvmChainAdapters {
   client: EvmClient;
   reader: ChainReader;
   minter: EvmMinter;
+  /** Supply, balances and `Minted` events (issue 14), from the minter's `mintedLogsFromBlock`. */
+  view: UAssetView;
 }
 
 export async function evmChainAdapters(opts: EvmChainAdaptersOptions): Promise<EvmChainAdapters> {
@@ -78,5 +82,12 @@ export async function evmChainAdapters(opts: EvmChainAdaptersOptions): Promise<E
     uAssets: opts.uAssets,
     chainId,
   });
-  return { client, reader, minter };
+  const view = evmUAssetView({
+    chain: opts.chain,
+    client,
+    uAssets: opts.uAssets,
+    maxRange: opts.maxRange ?? 1_000,
+    fromBlock: opts.minter?.mintedLogsFromBlock,
+  });
+  return { client, reader, minter, view };
 }

@@ -42,6 +42,7 @@ import {
 } from "../catalog.ts";
 import { payoutChange } from "../shared/utxo_fee.ts";
 import { CHANGE_INDEX } from "./utxo.ts";
+import { simUAssetView } from "./uasset_view.ts";
 import { encodeSimTx, parseSimTx, SimLedger, simNonce, simPayoutExpiry, type SimTx, simTxHash } from "./ledger.ts";
 
 export interface SimChainsOptions {
@@ -182,6 +183,11 @@ export function simChains(kv: Deno.Kv, opts: SimChainsOptions = {}): SimChains {
           ? { balance: (address: string) => rpc(l, "balance", () => l.balance(address, "native")) }
           : {}),
       };
+    },
+
+    uAssetView(chain: EvmChain) {
+      if (!isEvmChain(chain)) throw new Error(`${chain} is not an EVM chain: it has no uAssets`);
+      return simUAssetView(ledger(chain), random);
     },
 
     minter(chain: EvmChain): EvmMinter {

@@ -679,6 +679,42 @@ export class SimLedger {
     return (await this.kv.get<string>(mintedKey(this.chain, depositIdHex.toLowerCase()))).value;
   }
 
+  /** EVM chains: every balance of `asset` added up (the contract's `totalSupply`; pending transactions included). */
+  async totalSupply(asset: UAsset): Promise<bigint> {
+    this.requireEvm("totalSupply");
+    let sum = 0n;
+    for await (const e of this.kv.list<bigint>({ prefix: ["sim", this.chain, "balance"] })) {
+      if (e.key[4] === asset) sum += e.value;
+    }
+    return sum;
+  }
+
+  /**
+   * EVM chains: the successful, included `mint` transactions of `asset` (the contract's `Minted` events), oldest block
+   * first. A faucet credit is no mint: it has no event, as an outside mint would have none on a real contract.
+   */
+  async mintTransactions(
+    asset: UAsset,
+  ): Promise<{ depositId: string; to: string; amount: bigint; txHash: string; blockNumber: number }[]> {
+    this.requireEvm("mintTransactions");
+    const hashes: string[] = [];
+    for await (const e of this.kv.list<string>({ prefix: ["sim", this.chain, "minted"] })) hashes.push(e.value);
+    const records = await getManyBatched<TxRecord>(this.kv, hashes.map((h) => txKey(this.chain, h)));
+    const out = [];
+    for (const r of records) {
+      const t = r.value;
+      if (!t || t.tx.kind !== "mint" || t.tx.asset !== asset || !t.success || t.status !== "included") continue;
+      out.push({
+        depositId: t.tx.depositId,
+        to: t.tx.to,
+        amount: t.tx.amount,
+        txHash: t.hash,
+        blockNumber: t.blockNumber ?? 0,
+      });
+    }
+    return out.sort((a, b) => a.blockNumber - b.blockNumber);
+  }
+
   // ---- faults ----
 
   async getFaults(): Promise<SimFaults> {

@@ -23,6 +23,8 @@ import {
   weiPerNativeUnit,
 } from "../../chains/catalog.ts";
 import { SimLedger, type SimTx } from "../../chains/sim/ledger.ts";
+import { simChains } from "../../chains/sim/adapters.ts";
+import { type ReconciliationReport, runReconciliation } from "../../actors/reconciliation.ts";
 import { createApiKey } from "../../kv/api_keys.ts";
 import { listDepositAddresses } from "../../kv/mint_wallets.ts";
 import { openKv } from "../../kv/open.ts";
@@ -206,6 +208,8 @@ export interface ChaosResult {
   recoveredBroadcasts: number;
   pendingSimTxs: number;
   errorsLogged: string[];
+  /** The operators' reconciliation (actors/reconciliation.ts) over the KV file and sim chains after the run. */
+  reconciliation: ReconciliationReport;
   problems: string[];
 }
 
@@ -1132,6 +1136,20 @@ export async function verify(
       }
     }
 
+    // The operators' own check must agree: every coin adds up, nothing unknown. The sims' injected RPC errors are
+    // for the pipeline; here every read answers (`random` 1 never rolls an error).
+    const reconciliation = await runReconciliation({
+      kv,
+      chains: simChains(kv, { random: () => 1 }),
+      transferAddress,
+      enabledChains: CHAINS,
+      now: () => new Date(),
+    });
+    for (const m of reconciliation.mismatches) {
+      problem(`reconciliation: ${m.kind} ${m.asset} ${m.chain ?? "(all chains)"}: ${m.message}`);
+    }
+    for (const u of reconciliation.unknown) problem(`reconciliation: unknown ${u}`);
+
     const dueLeft = await countDue(kv);
     if (dueLeft > 0) problem(`${dueLeft} due entries left after every order ended`);
     if (pendingSimTxs > 0) problem(`${pendingSimTxs} sim transactions still pending`);
@@ -1150,6 +1168,7 @@ export async function verify(
       recoveredBroadcasts,
       pendingSimTxs,
       errorsLogged: [],
+      reconciliation,
       problems,
     };
   } finally {
@@ -1216,6 +1235,12 @@ export function formatChaos(r: ChaosResult): string {
       } + remainder`,
     );
   }
+  const rec = r.reconciliation;
+  lines.push(
+    `reconciliation: ${
+      rec.ok ? "OK" : `${rec.mismatches.length} MISMATCH(ES), ${rec.unknown.length} unknown`
+    } (deposits = minted on chain, transfer address = paid + remainders + held + failed, supply <= controlled)`,
+  );
   const failed = Object.entries(r.failedByMessage).map(([m, n]) => `"${m}" ${n}`).join(", ") || "none";
   lines.push(`failed orders by message: ${failed}`);
   lines.push(

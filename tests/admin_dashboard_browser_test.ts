@@ -36,15 +36,8 @@ if (!installed) {
   console.warn(`\n!!!!!!!!!!\n!!! ${message}${inCi ? "" : "; SKIPPED"}\n!!!!!!!!!!\n`);
 }
 
-/** The operations the controls helper brings (`chain pause|resume`, `held list|release`): see the ignore below. */
+/** The operations the pause and held-release tests run (actors/ops/controls.ts, actors/ops/held.ts). */
 const controlsOps = ["chain pause", "chain resume", "held list", "held release"];
-const controlsPresent = controlsOps.every((name) => findOp(name.split(" "))?.name === name);
-if (installed && !controlsPresent) {
-  console.warn(
-    `\n!!! dashboard browser test: the operations ${controlsOps.join(", ")} are not on this branch yet; ` +
-      "the pause and held-release steps are IGNORED until they are (issue 14: they come with the controls work)\n",
-  );
-}
 
 interface Harness {
   server: TestServer;
@@ -115,10 +108,10 @@ async function login(h: Harness, key: string) {
 const text = async (page: Page, selector: string) => (await page.locator(selector).first().textContent()) ?? "";
 const csrfOf = async (page: Page) => (await page.locator('input[name="csrf"]').first().getAttribute("value"))!;
 
-const browserTest = (name: string, fn: () => Promise<void>, ignore = false) =>
+const browserTest = (name: string, fn: () => Promise<void>) =>
   Deno.test({
     name,
-    ignore: ignore || (!installed && !inCi),
+    ignore: !installed && !inCi,
     // playwright-core keeps its pipe to the browser process in resources Deno's sanitizers do not know of.
     sanitizeOps: false,
     sanitizeResources: false,
@@ -285,9 +278,6 @@ browserTest(
   },
 );
 
-// The pause and held-release steps need the controls operations (`chain pause|resume`, `held list|release`), which
-// arrive with the controls work of issue 14; until they are on this branch these two tests are ignored (a loud
-// warning above says so), and they run as soon as the operations are registered.
 browserTest(
   "dashboard: pause and resume a chain from the page; the controls record and the audit say who",
   async () => {
@@ -299,6 +289,7 @@ browserTest(
         scopes: ["read", "operate"],
         by: "test",
       });
+      for (const name of controlsOps) assert.equal(findOp(name.split(" "))?.name, name, `no ${name} operation`);
       await login(h, operatorKey);
       await h.page.fill('#chain-sol input[name="reason"]', "browser test");
       await Promise.all([h.page.waitForURL(`${h.server.url}/admin/ui`), h.page.click("#pause-sol")]);
@@ -317,7 +308,6 @@ browserTest(
       await h.close();
     }
   },
-  !controlsPresent,
 );
 
 browserTest("dashboard: release a reorg-held order from the page; the hold is gone and audited", async () => {
@@ -352,4 +342,4 @@ browserTest("dashboard: release a reorg-held order from the page; the hold is go
   } finally {
     await h.close();
   }
-}, !controlsPresent);
+});

@@ -35,6 +35,7 @@ button.danger{border-color:#b44;color:#922}
 .login{max-width:28rem;margin:4rem auto}.login input{width:100%;box-sizing:border-box;margin:.4rem 0 .8rem}
 details pre{background:#f7f7fa;padding:.5rem;overflow:auto;max-height:20rem}
 .muted{color:#778}
+td.id code{white-space:nowrap}td.record{overflow-wrap:anywhere;max-width:60rem}
 `;
 
 export interface PageChrome {
@@ -304,12 +305,15 @@ export function heldItems(result: unknown): HeldItem[] {
 }
 
 function fieldsText(item: Record<string, unknown>): Html {
-  const entries = Object.entries(item).filter(([k, v]) => k !== "id" && v !== null && v !== undefined);
-  return html`${
-    entries.map(([k, v]) =>
-      html`<span class="muted">${k}:</span> ${typeof v === "object" ? JSON.stringify(v) : String(v)}<br>`
-    )
-  }`;
+  const empty = (v: unknown) => v === null || v === undefined || (Array.isArray(v) && v.length === 0);
+  const flat = (v: unknown): string =>
+    Array.isArray(v)
+      ? v.map(flat).join(", ")
+      : v !== null && typeof v === "object"
+      ? Object.entries(v).filter(([, x]) => !empty(x)).map(([k, x]) => `${k} ${flat(x)}`).join(" · ")
+      : String(v);
+  const entries = Object.entries(item).filter(([k, v]) => k !== "id" && !empty(v));
+  return html`${entries.map(([k, v]) => html`<span class="muted">${k}:</span> ${flat(v)}<br>`)}`;
 }
 
 export function heldSection(
@@ -336,8 +340,8 @@ export function heldSection(
       ${held.items.map((h) =>
         html`
           <tr data-held="${h.id}">
-            <td><code>${h.id}</code></td>
-            <td>${fieldsText(h)}</td>
+            <td class="id"><code>${h.id}</code></td>
+            <td class="record">${fieldsText(h)}</td>
             <td>
           ${canRelease
             ? actionForm(csrf, "held release", "Release", {

@@ -15,6 +15,7 @@ import { getControls } from "../kv/controls.ts";
 import { operatorActor, revokeOperatorKey } from "../kv/operator_keys.ts";
 import { createOrder } from "../kv/orders.ts";
 import { orderHoldKey } from "../kv/pipeline.ts";
+import { lastReconciliation } from "../kv/reconciliation.ts";
 import { makeOrder } from "./support/orders.ts";
 import { randomWallet, startTestServer, type TestServer } from "./support/server.ts";
 import { createOperatorKey } from "../kv/operator_keys.ts";
@@ -279,7 +280,7 @@ browserTest(
 );
 
 browserTest(
-  "dashboard: pause and resume a chain from the page; the controls record and the audit say who",
+  "dashboard: pause and resume a chain, run a reconciliation; the controls record, the audit and the report",
   async () => {
     const h = await open();
     const kv = h.server.services.kv;
@@ -304,6 +305,13 @@ browserTest(
 
       await Promise.all([h.page.waitForURL(`${h.server.url}/admin/ui`), h.page.click("#resume-sol")]);
       assert.equal((await getControls(kv)).controls.pausedChains.sol, undefined);
+
+      // The reconciliation button runs the operation, which stores its report; the section shows it.
+      await Promise.all([h.page.waitForURL(`${h.server.url}/admin/ui`), h.page.click("#reconcile")]);
+      assert.match(await text(h.page, "#notice"), /^reconcile: done/);
+      const stored = await lastReconciliation(kv);
+      assert.ok(stored);
+      assert.match(await text(h.page, "#reconciliation"), new RegExp(`Last report at ${stored.at}`));
     } finally {
       await h.close();
     }

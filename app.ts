@@ -36,6 +36,7 @@ import { redactedLog } from "./chains/shared/redact.ts";
 import { Signer } from "./chains/signer.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
 import { adminRoutes, type OperatorVariables, requireOperator } from "./routes/admin.ts";
+import { adminUiRoutes, UI_PATH } from "./routes/admin_ui.ts";
 import type { Context } from "hono";
 import { webhookSink } from "./kv/webhooks.ts";
 import { DEFAULT_WEBHOOK_OPTIONS } from "./actors/webhook_delivery.ts";
@@ -285,6 +286,7 @@ export function createApp(s: Services, readiness: Readiness = new Readiness("rea
   app.route("/orders", orderStreamRoutes(s.kv, { shutdown: s.shutdown.signal })); // before /orders/:id
   app.route("/orders", orderRoutes(s.kv, { settings: readSettings(s) }));
   app.route("/webhooks", webhookRoutes(s.kv, { chainMode: s.config.chainMode }));
+  app.route(UI_PATH, adminUiRoutes(s)); // HTML, not in /openapi.json (docs/dashboard.md)
   app.route("/admin", adminRoutes(s));
   app.route("/", metricsRoutes(s)); // GET /metrics, behind its own operator gate (scope metrics)
   // Sim and devnet only, and then for the simulated chains only; live mode never mounts it (404).

@@ -15,6 +15,7 @@ import { RECONCILE_OPS } from "./reconcile.ts";
 import { CONTROL_OPS } from "./controls.ts";
 import { HELD_OPS } from "./held.ts";
 import { BURN_OPS } from "./burns.ts";
+import { OVERVIEW_OPS } from "./overview.ts";
 
 export const OPS: readonly AnyOp[] = [
   ...AUDIT_OPS,
@@ -29,6 +30,7 @@ export const OPS: readonly AnyOp[] = [
   ...CONTROL_OPS,
   ...HELD_OPS,
   ...BURN_OPS,
+  ...OVERVIEW_OPS,
 ];
 
 /** The operation the CLI words name (one or two words), or undefined. */

@@ -21,6 +21,7 @@ import { listLeases } from "../kv/pipeline.ts";
 import { openConsolidationKey } from "../kv/consolidations.ts";
 import type { PipelineContext } from "./context.ts";
 import { treasuryTick } from "./sweeper.ts";
+import { scheduledReconcile } from "./reconcile_schedule.ts";
 import { watchOnce } from "./watcher.ts";
 import type { WebhookDeliveryWorker } from "./webhook_delivery.ts";
 import { type EventSink, hasOutboxEvents, sequenceOrderEvents } from "../kv/order_events.ts";
@@ -173,6 +174,12 @@ export function pipelineTicks(host: TickHost): Tick[] {
     });
   }
   ticks.push({ name: "lease and stuck checks", group: "checks", everyMs: 60_000, run: () => checks(host) });
+  ticks.push({
+    name: "reconcile",
+    group: "checks",
+    everyMs: 60_000,
+    run: () => scheduledReconcile(ctx, host.owner),
+  });
   ticks.push({
     name: "housekeeping",
     group: "housekeeping",

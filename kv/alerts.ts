@@ -19,6 +19,8 @@ export const ALERT_KINDS = [
   "burn_disabled",
   "burn_balance_short",
   "transfer_address_unfunded",
+  // Issue 14: the scheduled reconciliation (actors/reconcile_schedule.ts) found coins that do not add up.
+  "reconciliation_mismatch",
 ] as const;
 export type AlertKind = typeof ALERT_KINDS[number];
 

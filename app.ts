@@ -36,9 +36,12 @@ import { redactedLog } from "./chains/shared/redact.ts";
 import { Signer } from "./chains/signer.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
 import { adminRoutes, type OperatorVariables, requireOperator } from "./routes/admin.ts";
+import { adminUiRoutes, UI_PATH } from "./routes/admin_ui.ts";
 import type { Context } from "hono";
 import { webhookSink } from "./kv/webhooks.ts";
 import { DEFAULT_WEBHOOK_OPTIONS } from "./actors/webhook_delivery.ts";
+import { Metrics } from "./actors/metrics.ts";
+import { metricsRoutes } from "./routes/metrics.ts";
 
 export interface Services {
   config: Config;
@@ -54,6 +57,8 @@ export interface Services {
   simulatedChains: ChainSymbol[];
   /** Abort before shutting the server down: open event streams (GET /orders/stream) end instead of holding it. */
   shutdown: AbortController;
+  /** This process's Prometheus registry (GET /metrics): its pipeline's moves and its RPC calls feed it. */
+  metrics: Metrics;
 }
 
 export async function buildServices(config: Config, secrets?: Secrets): Promise<Services> {
@@ -73,6 +78,12 @@ export async function buildServices(config: Config, secrets?: Secrets): Promise<
   // Deploy mode: the platform's KV, which has no queues (the cron sweep drives the pipeline).
   const kv = await openKv(config.kvPath, { queues: config.runtimeMode !== "deploy" });
   const transferAddress = uAssetTransferAddress(config, deriver);
+  // prom-client's process metrics read /proc and process.* (they work under Deno 2.9.6); not tried on Deno Deploy.
+  const metrics = new Metrics({ processDefaults: config.runtimeMode !== "deploy" });
+  // Burns and refunds are signed by the transfer address, which pays their gas (docs/onchain-burn.md).
+  console.log(
+    `uAsset transfer address (burns redeemed uAssets; fund it with gas on live EVM chains): ${transferAddress}`,
+  );
   // PIPELINE=off serves the API alone: no chain adapter is built (the plan above was still checked).
   let setup;
   let settings: PipelineSettings | undefined;
@@ -85,6 +96,8 @@ export async function buildServices(config: Config, secrets?: Secrets): Promise<
         hotWalletGenesis: config.simHotWalletGenesis,
         utxo: signer && plan.liveUtxo.length > 0 ? { config: config.utxo, signer, settings } : undefined,
         account: signer && plan.liveAccount.length > 0 ? { config: config.account, signer, settings } : undefined,
+        rpcHook: metrics.rpcHook,
+        transferSigner: signer ?? Signer.fromMnemonic(loaded.mnemonic, plan.utxoNetworks),
       });
     } else {
       setup = { chains: null, simulated: plan.simulated };
@@ -106,11 +119,22 @@ export async function buildServices(config: Config, secrets?: Secrets): Promise<
     },
     deriver,
     uAssetTransferAddress: transferAddress,
-    pipeline: setup.chains ? pipelineContext(config, kv, transferAddress, setup as ChainSetup, plan, settings) : null,
+    pipeline: setup.chains
+      ? {
+        ...pipelineContext(config, kv, transferAddress, setup as ChainSetup, plan, settings),
+        ...metricsHooks(metrics),
+      }
+      : null,
     chainPlan: plan,
     simulatedChains: setup.simulated,
     shutdown: new AbortController(),
+    metrics,
   };
+}
+
+/** What the pipeline tells the metrics (actors/metrics.ts). */
+function metricsHooks(metrics: Metrics): Pick<PipelineContext, "onOrderMoved"> {
+  return { onOrderMoved: metrics.orderMoved };
 }
 
 /**
@@ -262,7 +286,9 @@ export function createApp(s: Services, readiness: Readiness = new Readiness("rea
   app.route("/orders", orderStreamRoutes(s.kv, { shutdown: s.shutdown.signal })); // before /orders/:id
   app.route("/orders", orderRoutes(s.kv, { settings: readSettings(s) }));
   app.route("/webhooks", webhookRoutes(s.kv, { chainMode: s.config.chainMode }));
+  app.route(UI_PATH, adminUiRoutes(s)); // HTML, not in /openapi.json (docs/dashboard.md)
   app.route("/admin", adminRoutes(s));
+  app.route("/", metricsRoutes(s)); // GET /metrics, behind its own operator gate (scope metrics)
   // Sim and devnet only, and then for the simulated chains only; live mode never mounts it (404).
   if (simMounted) {
     app.route("/sim", simRoutes(s.kv, s.uAssetTransferAddress, s.simulatedChains));

@@ -15,6 +15,7 @@ import {
 import type { FeeFunction } from "../chains/shared/coin_select.ts";
 import { utxoFee } from "../chains/shared/utxo_fee.ts";
 import type { UtxoNetworkName } from "../chains/utxo/network.ts";
+import type { Order } from "../kv/orders.ts";
 
 export interface PipelineSettings {
   /**
@@ -65,9 +66,20 @@ export interface PipelineContext {
    * broadcast) and "after-broadcast" (sent, completion not recorded). Unset in normal operation.
    */
   faultPoint?: (point: FaultPoint) => void;
+  /**
+   * Told after each step that moved an order committed (`before` as read, `after` as stored, `at` the step's time):
+   * metrics (actors/metrics.ts). Must not throw; unset in tools and most tests.
+   */
+  onOrderMoved?: (before: Order, after: Order, at: Date) => void;
 }
 
-export const FAULT_POINTS = ["after-sign", "after-record", "after-broadcast", "sweep-after-record"] as const;
+export const FAULT_POINTS = [
+  "after-sign",
+  "after-record",
+  "after-broadcast",
+  "sweep-after-record",
+  "burn-after-record",
+] as const;
 export type FaultPoint = typeof FAULT_POINTS[number];
 
 /**

@@ -17,7 +17,16 @@ import { intentOf, isTerminal, type OrderEvent, transition } from "./transition.
 
 export type OperatorResult = { ok: true; order: Order } | { ok: false; error: string };
 
-export async function applyOperatorEvent(kv: Deno.Kv, orderId: string, event: OrderEvent, now = new Date()) {
+/** Adds the operator's audit entry to the commit that changes the order (kv/audit.ts). */
+export type OperatorAudit = (atomic: Deno.AtomicOperation, before: Order, after: Order) => void;
+
+export async function applyOperatorEvent(
+  kv: Deno.Kv,
+  orderId: string,
+  event: OrderEvent,
+  now = new Date(),
+  audit?: OperatorAudit,
+) {
   for (let attempt = 0; attempt < 20; attempt++) {
     const [entry, due] = await Promise.all([getOrder(kv, orderId), kv.get<number>(dueAtKey(orderId))]);
     if (entry.versionstamp === null) return { ok: false, error: `no order ${orderId}` } satisfies OperatorResult;
@@ -25,7 +34,8 @@ export async function applyOperatorEvent(kv: Deno.Kv, orderId: string, event: Or
     if (entry.invalid) return { ok: false, error: entry.invalid.message } satisfies OperatorResult;
     const result = transition(entry.value, event, now);
     if (!result.ok) return result;
-    if (await commitOperatorUpdate(kv, entry, due, result.order, now)) {
+    const order = result.order;
+    if (await commitOperatorUpdate(kv, entry, due, order, now, (a) => audit?.(a, entry.value, order))) {
       return { ok: true, order: result.order } satisfies OperatorResult;
     }
   }
@@ -48,6 +58,7 @@ export async function settleStuckOrder(
   orderId: string,
   action: "cancel" | "retry",
   now = new Date(),
+  audit?: OperatorAudit,
 ): Promise<OperatorResult> {
   for (let attempt = 0; attempt < 20; attempt++) {
     const [entry, due] = await Promise.all([getOrder(kv, orderId), kv.get<number>(dueAtKey(orderId))]);
@@ -80,7 +91,11 @@ export async function settleStuckOrder(
       if (!result.ok) return result;
       next = result.order;
     }
-    if (await commitOperatorUpdate(kv, entry, due, next, now, dead.effects)) return { ok: true, order: next };
+    const effects = (atomic: Deno.AtomicOperation) => {
+      dead.effects?.(atomic);
+      audit?.(atomic, order, next);
+    };
+    if (await commitOperatorUpdate(kv, entry, due, next, now, effects)) return { ok: true, order: next };
   }
   return { ok: false, error: `order ${orderId} kept changing; try again` };
 }

@@ -34,6 +34,8 @@ import {
   withDetails,
 } from "../kv/orders.ts";
 import { addReschedule, dueAtKey, type OrderHold, orderHoldKey } from "../kv/pipeline.ts";
+import { getControls, getDayUsage, pausedOrderKey, usageKey, utcDay } from "../kv/controls.ts";
+import { controlDecision, usageNeeded } from "./controls.ts";
 import { raiseAlert } from "../kv/alerts.ts";
 import { addReleases, addReservations } from "../kv/chain_state.ts";
 import { fundsAfterHolds, readHotWalletHolds, releaseHotWalletHold } from "../kv/hot_wallet.ts";
@@ -43,6 +45,7 @@ import { destinationAddressError } from "../chains/addresses.ts";
 import type { PipelineContext } from "./context.ts";
 import { addTransferRecord, burnRecordOf } from "./watcher.ts";
 import { addSweepDueOf } from "./sweeper.ts";
+import { addBurnDueOf } from "../kv/onchain_burns.ts";
 import type { OrderErrorKind } from "../messages.ts";
 import {
   conflictSpentEffect,
@@ -86,10 +89,11 @@ export type Decision =
 export type StepOutcome = "moved" | "waiting" | "done" | "conflict" | "missing";
 
 export async function stepOrder(ctx: PipelineContext, orderId: string): Promise<StepOutcome> {
-  const [entry, due, hold] = await Promise.all([
+  const [entry, due, hold, controls] = await Promise.all([
     getOrder(ctx.kv, orderId),
     ctx.kv.get<number>(dueAtKey(orderId), { consistency: "strong" }),
     ctx.kv.get<OrderHold>(orderHoldKey(orderId)),
+    getControls(ctx.kv),
   ]);
   if (entry.versionstamp === null) return "missing";
   // A doorbell that rings before the order's due time (a stale or duplicate delivery, the sweep and the queue both
@@ -105,6 +109,8 @@ export async function stepOrder(ctx: PipelineContext, orderId: string): Promise<
   if (hold.value !== null) return await waitForOperator(ctx, entry, due, hold.value);
   const disabled = disabledChainOf(ctx, order);
   if (disabled !== null) return await holdForDisabledChain(ctx, entry, due, disabled);
+  const controlled = await applyControls(ctx, entry, due, hold, controls);
+  if (typeof controlled === "string") return controlled;
   let decision: Decision;
   try {
     decision = await decide(ctx, order);
@@ -141,11 +147,14 @@ export async function stepOrder(ctx: PipelineContext, orderId: string): Promise<
   if (decision.broadcast) ctx.faultPoint?.("after-sign");
   // Checked absent: an operator hold set since it was read (a reorg past finality) stops this step.
   const atomic = ctx.kv.atomic().check(hold);
+  // Recording a mint or payout: checked against the controls read (a pause committed since stops it) and counted.
+  if (decision.event.type === "intentRecorded") controlled?.(atomic);
   addOrderUpdate(atomic, entry, next);
   addReschedule(atomic, orderId, due, nextAt);
   if (decision.broadcast) addReservations(atomic, decision.broadcast);
   decision.effects?.(atomic);
   if (next.status === "completed" && order.status !== "completed") addSweepDueOf(atomic, next);
+  if (next.status === "completed" && order.status !== "completed") addBurnDueOf(atomic, next, now);
   if (order.status === "burning" && next.status !== "burning") {
     atomic.delete(payoutObservationKey(order.id));
     // Final or failed: its payout no longer holds hot-wallet funds (dead: `deadDecision` releases it).
@@ -164,6 +173,7 @@ export async function stepOrder(ctx: PipelineContext, orderId: string): Promise<
       if (!(err instanceof TransientChainError)) ctx.log(`order ${orderId}: broadcast failed; will retry`, err);
     }
   }
+  ctx.onOrderMoved?.(order, next, now);
   return "moved";
 }
 
@@ -497,6 +507,65 @@ async function decideDead(
   }
   ctx.log(`order ${order.id}: transaction ${intent.txHash} is dead (${proof.kind}): ${detail}`);
   return deadDecision(intent, proof, detail);
+}
+
+/** An order waiting on a pause looks again this often; a resume makes it due at once. */
+export const PAUSE_RECHECK_MS = 15_000;
+
+/**
+ * The operator controls (actors/controls.ts) on a step that would record a mint or payout: a pause makes the order
+ * wait (reason on the order, listed for the resume), a cap holds it for an operator with an alert; both commits are
+ * checked against the controls read. Otherwise the writes the recording commit adds: the same check, and the order
+ * counted in its uAsset's day usage (checked by version: two orders cannot both squeeze under a per-day cap).
+ */
+async function applyControls(
+  ctx: PipelineContext,
+  entry: Deno.KvEntry<Order>,
+  due: Deno.KvEntryMaybe<number>,
+  hold: Deno.KvEntryMaybe<OrderHold>,
+  read: Awaited<ReturnType<typeof getControls>>,
+): Promise<StepOutcome | ((atomic: Deno.AtomicOperation) => void) | null> {
+  const order = entry.value;
+  const asset = usageNeeded(order, read.controls);
+  const now = ctx.now();
+  const day = utcDay(now);
+  const usage = asset ? await getDayUsage(ctx.kv, asset, day) : null;
+  const used = usage ? BigInt(usage.value?.used ?? "0") : null;
+  const decision = controlDecision(order, read.controls, used);
+  if (decision.kind === "free") return null;
+  if (decision.kind === "go") {
+    return (atomic) => {
+      atomic.check(read.entry);
+      if (decision.count && usage && used !== null) {
+        const total = (used + decision.count.amount).toString();
+        atomic.check(usage).set(usageKey(decision.count.asset, day), { asset: decision.count.asset, day, used: total });
+      }
+    };
+  }
+  const reason = decision.reason;
+  const first = order.details.heldReason !== reason;
+  const held = first ? withDetails(order, { heldReason: reason }) : order;
+  if (decision.kind === "paused") {
+    const ok = await commitWait(ctx, entry, due, PAUSE_RECHECK_MS, held, (atomic) => {
+      atomic.check(read.entry).set(pausedOrderKey(order.id), { reason, at: now.toISOString() });
+    });
+    if (ok && first) ctx.log(`order ${order.id}: held, ${reason}`);
+    return ok ? "waiting" : "conflict";
+  }
+  const record: OrderHold = {
+    kind: "cap",
+    caps: decision.caps,
+    reason,
+    at: now.toISOString(),
+    alert: { kind: "cap_exceeded", subject: order.id },
+  };
+  const ok = await commitWait(ctx, entry, due, OPERATOR_HOLD_RECHECK_MS, held, (atomic) => {
+    atomic.check(read.entry, hold).set(orderHoldKey(order.id), record);
+  });
+  if (!ok) return "conflict";
+  ctx.log(`order ${order.id}: ${reason}`);
+  await raiseAlert(ctx.kv, { kind: "cap_exceeded", subject: order.id, chain: null, message: reason, now });
+  return "waiting";
 }
 
 /** Rechecked this rarely: a process's enabled chains are fixed, only a process started with the chain can move it. */

@@ -14,12 +14,14 @@
  * `timing.leaseMs` (short: there is work) to `acquireLease`; with `budget.drain` keep going while work is left and
  * `!outOfBudget(budget)`.
  */
-import { type ChainSymbol, isAccountChain, isNativeChain, isUtxoChain } from "../chains/catalog.ts";
+import { type ChainSymbol, isAccountChain, isEvmChain, isNativeChain, isUtxoChain } from "../chains/catalog.ts";
+import { onchainBurnTick } from "./onchain_burn.ts";
 import { acquireLease, listDue, pruneExpiredLeases } from "../kv/pipeline.ts";
 import { listLeases } from "../kv/pipeline.ts";
 import { openConsolidationKey } from "../kv/consolidations.ts";
 import type { PipelineContext } from "./context.ts";
 import { treasuryTick } from "./sweeper.ts";
+import { scheduledReconcile } from "./reconcile_schedule.ts";
 import { refundsTick } from "./refunds.ts";
 import { watchOnce } from "./watcher.ts";
 import type { WebhookDeliveryWorker } from "./webhook_delivery.ts";
@@ -137,6 +139,16 @@ export function pipelineTicks(host: TickHost): Tick[] {
       run: () => treasuryTick(ctx, chain, host.owner, timing.leaseMs),
     });
   }
+  // Redeemed uAssets burned from the transfer address, in batches (docs/onchain-burn.md).
+  for (const chain of enabled) {
+    if (!isEvmChain(chain) || !ctx.chains.uAssetSender) continue;
+    ticks.push({
+      name: `burn ${chain}`,
+      group: "treasury",
+      everyMs: timing.watchMs,
+      run: (b) => onchainBurnTick(ctx, chain, host.owner, timing.leaseMs, () => b.drain && !outOfBudget(b)),
+    });
+  }
   ticks.push({
     name: "sweep due orders",
     group: "orders",
@@ -169,6 +181,12 @@ export function pipelineTicks(host: TickHost): Tick[] {
     });
   }
   ticks.push({ name: "lease and stuck checks", group: "checks", everyMs: 60_000, run: () => checks(host) });
+  ticks.push({
+    name: "reconcile",
+    group: "checks",
+    everyMs: 60_000,
+    run: () => scheduledReconcile(ctx, host.owner),
+  });
   ticks.push({
     name: "housekeeping",
     group: "housekeeping",
@@ -248,6 +266,7 @@ function workWaiting(host: TickHost): () => Promise<boolean> {
       if (isAccountChain(chain) && (await any(["treasury_sweep_due", chain]))) return true;
       if (isUtxoChain(chain) && (await kv.get(openConsolidationKey(chain))).value !== null) return true;
     }
+    if (await any(["onchain_burn_open"])) return true; // a burn batch waits for its confirmations
     if (host.hasPending) {
       for (const chain of host.blockChains) if (await host.hasPending(chain)) return true;
     }

@@ -414,6 +414,21 @@ export class ChainDisabledError extends Error {
   }
 }
 
+/** Why an RPC endpoint failed a call (chains/shared/http_failover.ts, chains/evm/client.ts). */
+export type RpcFailureReason = "network" | "timeout" | "http" | "unauthorized" | "rate_limited" | "invalid_answer";
+
+/**
+ * The RPC clients' hook: called once per call sent to an endpoint. Its optional `failed` is called once per call an
+ * endpoint failed (no answer, a timeout, an HTTP error, refused credentials, a rate limit, an answer that is not
+ * JSON-RPC), before the client fails over to the next URL; a node's own JSON-RPC error is an answer, not a failure.
+ * `failed` rides on the function itself, so every client layer that passes `onRpc` along passes it too. `url` may
+ * carry credentials or a key in its path: whoever keeps it redacts it (chains/shared/redact.ts).
+ */
+export interface RpcHook {
+  (info: { url: string; method: string }): void;
+  failed?: (info: { url: string; method: string; reason: RpcFailureReason }) => void;
+}
+
 /**
  * What every live account-chain factory takes (chains/sol, chains/xrp, chains/sui: `solAdapters`, `xrpAdapters`,
  * `suiAdapters`), built by chains/registry.ts from `<CHAIN>_RPC_URLS` and the pipeline settings.
@@ -422,8 +437,8 @@ export interface AccountAdapterOptions {
   /** In order of preference (failover); credentials, when any, as URL userinfo (chains/shared/http_failover.ts). */
   urls: readonly string[];
   timeoutMs?: number;
-  /** Called once per RPC call sent (metrics, tests and benches counting calls). */
-  onRpc?: (info: { url: string; method: string }) => void;
+  /** Called once per RPC call sent (metrics, tests and benches counting calls); `failed` once per endpoint failure. */
+  onRpc?: RpcHook;
   /**
    * Signs by derivation index and branch, never handing out a key: deposit keys for sweeps, the hot wallet
    * (`branch: "hot"`, chains/derivation.ts `HOT_WALLET_PATHS`) for payouts.

@@ -13,9 +13,13 @@ import {
   type Chains,
   type EvmMinter,
   type NativePayer,
+  type RpcHook,
+  type UAssetSender,
+  type UAssetView,
 } from "./adapter.ts";
+import { raiseAlert } from "../kv/alerts.ts";
 import type { AccountChain, ChainSymbol, EvmChain, UtxoChain } from "./catalog.ts";
-import { type EvmChainAdapters, evmChainAdapters } from "./evm/index.ts";
+import { type EvmChainAdapters, evmChainAdapters, type EvmDigestSigner, TRANSFER_ADDRESS_INDEX } from "./evm/index.ts";
 import { simChains } from "./sim/adapters.ts";
 import type { FeeFunction } from "./shared/coin_select.ts";
 import { Signer } from "./signer.ts";
@@ -69,11 +73,27 @@ export async function buildChains(
   plan: ChainPlan,
   evm: EvmConfig,
   transferAddress: string,
-  simOpts: { hotWalletGenesis?: bigint; utxo?: UtxoChainsOptions; account?: AccountChainsOptions } = {},
+  simOpts: {
+    hotWalletGenesis?: bigint;
+    utxo?: UtxoChainsOptions;
+    account?: AccountChainsOptions;
+    /** Each live chain's RPC clients report calls and endpoint failures here (actors/metrics.ts). */
+    rpcHook?: (chain: ChainSymbol) => RpcHook;
+    /**
+     * The master mnemonic's signer, for the transfer address's burns and refunds (`uAssetSender`). Used only when it
+     * derives `transferAddress`; otherwise (BURN_TRANSFER_ADDRESS names another address) no `uAssetSender` is built and
+     * one alert says redeemed uAssets are not burned. Unset: no `uAssetSender`, no alert.
+     */
+    transferSigner?: EvmDigestSigner;
+  } = {},
 ): Promise<ChainSetup> {
-  const sim = simChains(kv, { hotWalletGenesis: simOpts.hotWalletGenesis });
-  const utxo = utxoChainAdapters(plan, simOpts.utxo);
-  const account = accountChainAdapters(plan, simOpts.account);
+  const transferSigner = await ownTransferSigner(kv, transferAddress, simOpts.transferSigner);
+  const sim = simChains(kv, {
+    hotWalletGenesis: simOpts.hotWalletGenesis,
+    ...(transferSigner ? { transferAddress } : {}),
+  });
+  const utxo = utxoChainAdapters(plan, simOpts.utxo, simOpts.rpcHook);
+  const account = accountChainAdapters(plan, simOpts.account, simOpts.rpcHook);
   const simulated = new Set(plan.simulated);
   const adapters = new Map<EvmChain, EvmChainAdapters>();
   if (plan.live.length > 0) {
@@ -89,8 +109,14 @@ export async function buildChains(
           account,
           uAssets: c.uAssets,
           transferAddress: transferAddress as `0x${string}`,
-          minter: { replaceAfterMs: evm.feeBumpAfterMs, maxFeePerGasCap: c.maxFeePerGasWei },
+          minter: {
+            replaceAfterMs: evm.feeBumpAfterMs,
+            maxFeePerGasCap: c.maxFeePerGasWei,
+            mintedLogsFromBlock: deployBlockOf(c),
+          },
           chainId: plan.chainIdOverride,
+          onRpc: simOpts.rpcHook?.(chain),
+          transferSigner,
         }),
       );
     }
@@ -103,12 +129,49 @@ export async function buildChains(
     payer: (c) =>
       utxo.get(c as UtxoChain)?.payer ?? account.get(c as AccountChain)?.payer ??
         (simulated.has(c) ? sim.payer(c) : disabledSender(c)),
+    uAssetView: (c) => adapters.get(c)?.view ?? (simulated.has(c) ? sim.uAssetView!(c) : disabledView(c)),
   };
+  if (transferSigner) {
+    chains.uAssetSender = (c) =>
+      adapters.get(c)?.uAssetSender ?? (simulated.has(c) ? sim.uAssetSender!(c) : disabledUAssetSender(c));
+  }
   return { chains, simulated: plan.simulated };
 }
 
+/**
+ * `signer` when it derives the transfer address (its key is ours, so burns and refunds can be signed), else undefined;
+ * a foreign transfer address (BURN_TRANSFER_ADDRESS) raises the `burn_disabled` alert.
+ */
+async function ownTransferSigner(
+  kv: Deno.Kv,
+  transferAddress: string,
+  signer: EvmDigestSigner | undefined,
+): Promise<EvmDigestSigner | undefined> {
+  if (!signer) return undefined;
+  const derived = signer.address("base", TRANSFER_ADDRESS_INDEX);
+  if (derived.toLowerCase() === transferAddress.toLowerCase()) return signer;
+  await raiseAlert(kv, {
+    kind: "burn_disabled",
+    subject: transferAddress.toLowerCase(),
+    chain: null,
+    message: `the transfer address ${transferAddress} (BURN_TRANSFER_ADDRESS) is not the master mnemonic's ` +
+      `${derived}: its key is not ours, so redeemed uAssets are not burned on chain and held uAssets cannot be ` +
+      "refunded; totalSupply overstates what is owed by what burn orders redeemed",
+  });
+  return undefined;
+}
+
+function disabledUAssetSender(chain: EvmChain): UAssetSender {
+  const refuse = () => Promise.reject(new ChainDisabledError(chain));
+  return { chain, address: "", broadcast: refuse, nudge: refuse, prepareBurn: refuse, prepareTransfer: refuse };
+}
+
 /** The live UTXO chains' adapters: one RPC client over the chain's URLs each, on the plan's network. */
-function utxoChainAdapters(plan: ChainPlan, opts: UtxoChainsOptions | undefined): Map<UtxoChain, UtxoAdapters> {
+function utxoChainAdapters(
+  plan: ChainPlan,
+  opts: UtxoChainsOptions | undefined,
+  rpcHook?: (chain: ChainSymbol) => RpcHook,
+): Map<UtxoChain, UtxoAdapters> {
   const built = new Map<UtxoChain, UtxoAdapters>();
   if (plan.liveUtxo.length === 0) return built;
   if (!opts) {
@@ -124,7 +187,7 @@ function utxoChainAdapters(plan: ChainPlan, opts: UtxoChainsOptions | undefined)
       utxoAdapters({
         chain,
         network: utxoNetwork(chain, plan.utxoNetworks[chain]),
-        rpc: utxoRpc({ chain, urls: c.rpcUrls, timeoutMs: c.rpcTimeoutMs }),
+        rpc: utxoRpc({ chain, urls: c.rpcUrls, timeoutMs: c.rpcTimeoutMs, onRpc: rpcHook?.(chain) }),
         signer: opts.signer,
         settings: {
           confirmations: opts.settings.confirmations(chain),
@@ -141,6 +204,7 @@ function utxoChainAdapters(plan: ChainPlan, opts: UtxoChainsOptions | undefined)
 function accountChainAdapters(
   plan: ChainPlan,
   opts: AccountChainsOptions | undefined,
+  rpcHook?: (chain: ChainSymbol) => RpcHook,
 ): Map<AccountChain, AccountAdapters> {
   const built = new Map<AccountChain, AccountAdapters>();
   if (plan.liveAccount.length === 0) return built;
@@ -162,6 +226,7 @@ function accountChainAdapters(
         timeoutMs: c.rpcTimeoutMs,
         signer: opts.signer,
         confirmations: opts.settings.confirmations(chain),
+        onRpc: rpcHook?.(chain),
       }),
     );
   }
@@ -189,6 +254,19 @@ function disabledReader(chain: ChainSymbol): ChainReader {
     txStatus: refuse,
     transfersOf: refuse,
   };
+}
+
+/**
+ * Where a live chain's `Minted` events start: `<CHAIN>_DEPLOY_BLOCK`, else a numeric `<CHAIN>_START_BLOCK` (the
+ * contracts are older than the watcher's first block), else block 0.
+ */
+function deployBlockOf(c: { deployBlock?: number; startBlock: number | "tip" }): bigint {
+  return BigInt(c.deployBlock ?? (c.startBlock === "tip" ? 0 : c.startBlock));
+}
+
+function disabledView(chain: EvmChain): UAssetView {
+  const refuse = () => Promise.reject(new ChainDisabledError(chain));
+  return { chain, totalSupply: refuse, balanceOf: refuse, minted: refuse };
 }
 
 /** Serves as minter and payer: nothing is ever signed or sent for a disabled chain. */

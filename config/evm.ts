@@ -15,6 +15,11 @@ export interface LiveEvmChain {
   blockMs: number;
   /** Where the watcher starts on first run: a block number, or the tip at that moment. */
   startBlock: number | "tip";
+  /**
+   * `<CHAIN>_DEPLOY_BLOCK`: the block the uAsset contracts were deployed in, where `Minted` events are read from
+   * (reconciliation, the minter's log search). Unset: a numeric START_BLOCK, else 0.
+   */
+  deployBlock?: number;
   /** How long a uAsset transfer may wait for its confirmations; unset: the catalog's production timeout. */
   confirmationTimeoutMs?: number;
   /** No mint offers more per gas (first signing or replacement): `<CHAIN>_MAX_FEE_PER_GAS_WEI`, else the catalog's. */
@@ -84,6 +89,8 @@ export function loadEvmConfig(env: Record<string, string | undefined>, deploy = 
       startBlock: start === undefined || start === "" || start === "tip" ? "tip" : num("START_BLOCK", 0),
       maxFeePerGasWei: feeCap ? BigInt(feeCap) : EVM[chain].maxFeePerGasWei,
     };
+    const deployBlock = env[`${prefix}_DEPLOY_BLOCK`];
+    if (deployBlock !== undefined && deployBlock !== "") chains[chain]!.deployBlock = num("DEPLOY_BLOCK", 0);
     const timeout = num("CONFIRMATION_TIMEOUT_MS", -1);
     if (timeout >= 0) chains[chain]!.confirmationTimeoutMs = Math.max(1, timeout);
   }

@@ -14,6 +14,14 @@ export const ALERT_KINDS = [
   "chain_disabled",
   "invalid_record",
   "reorg_past_finality",
+  "cap_exceeded",
+  // Issue 14, on-chain burns (docs/onchain-burn.md): the transfer address's key is not ours; it holds too little.
+  "burn_disabled",
+  "burn_balance_short",
+  "transfer_address_unfunded",
+  // Issue 14: the scheduled reconciliation (actors/reconcile_schedule.ts) found coins that do not add up.
+  "reconciliation_mismatch",
+  // Issue 14, refunds of held records (docs/refunds.md): a refund waits for an operator; one failed on chain.
   "refund_waiting",
   "refund_failed",
 ] as const;

@@ -28,7 +28,12 @@ export const PARTNER_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 export async function createApiKey(
   kv: Deno.Kv,
   partnerId: string,
-  opts: { expiresInDays?: number; now?: Date } = {},
+  opts: {
+    expiresInDays?: number;
+    now?: Date;
+    /** Adds the operator's audit entry to the commit that creates the key (kv/audit.ts). */
+    audit?: (op: Deno.AtomicOperation, record: ApiKeyRecord) => void;
+  } = {},
 ): Promise<{ apiKey: string; record: ApiKeyRecord }> {
   if (!PARTNER_ID_PATTERN.test(partnerId)) throw new Error(`Invalid partner id: ${partnerId}`);
   const now = opts.now ?? new Date();
@@ -45,9 +50,9 @@ export async function createApiKey(
         : new Date(now.getTime() + opts.expiresInDays * 86_400_000).toISOString(),
       revokedAt: null,
     };
-    const res = await kv.atomic().check({ key: apiKeyKey(keyId), versionstamp: null }).set(apiKeyKey(keyId), record)
-      .commit();
-    if (res.ok) return { apiKey: `${keyId}.${secret}`, record };
+    const op = kv.atomic().check({ key: apiKeyKey(keyId), versionstamp: null }).set(apiKeyKey(keyId), record);
+    opts.audit?.(op, record);
+    if ((await op.commit()).ok) return { apiKey: `${keyId}.${secret}`, record };
   }
 }
 
@@ -86,14 +91,21 @@ function isExpired(key: ApiKeyRecord, now: Date): boolean {
   return key.expiresAt !== null && Date.parse(key.expiresAt) <= now.getTime();
 }
 
-export async function revokeApiKey(kv: Deno.Kv, keyId: string, now = new Date()): Promise<ApiKeyRecord | null> {
+/** Revokes a key (a key revoked already is returned as it is); `audit` joins the commit that revokes it. */
+export async function revokeApiKey(
+  kv: Deno.Kv,
+  keyId: string,
+  now = new Date(),
+  audit?: (op: Deno.AtomicOperation, before: ApiKeyRecord, after: ApiKeyRecord) => void,
+): Promise<ApiKeyRecord | null> {
   for (;;) {
     const entry = await kv.get<ApiKeyRecord>(apiKeyKey(keyId));
     if (!entry.value) return null;
     if (entry.value.revokedAt !== null) return entry.value;
     const next = { ...entry.value, revokedAt: now.toISOString() };
-    const res = await kv.atomic().check(entry).set(apiKeyKey(keyId), next).commit();
-    if (res.ok) return next;
+    const op = kv.atomic().check(entry).set(apiKeyKey(keyId), next);
+    audit?.(op, entry.value, next);
+    if ((await op.commit()).ok) return next;
   }
 }
 

@@ -38,3 +38,46 @@ export async function getControls(kv: Deno.Kv): Promise<{ controls: Controls; en
   const entry = await kv.get<Controls>(controlsKey);
   return { controls: entry.value ? ControlsSchema.parse(entry.value) : NO_CONTROLS, entry };
 }
+
+export type CapName = "perOrder" | "perDay";
+export const CAP_NAMES = ["perOrder", "perDay"] as const satisfies readonly CapName[];
+
+/** Writes `controls`, checked against the entry read (an operator change racing another fails, changes nothing). */
+export function addControlsUpdate(
+  atomic: Deno.AtomicOperation,
+  entry: Deno.KvEntryMaybe<Controls>,
+  controls: Controls,
+): Deno.AtomicOperation {
+  return atomic.check(entry).set(controlsKey, ControlsSchema.parse(controls));
+}
+
+// ---- the day's usage per uAsset: kept only for an asset with a per-day cap ----
+
+/** What the orders of `asset` moved on UTC day `day` (YYYY-MM-DD), in native smallest units. */
+export interface DayUsage {
+  asset: string;
+  day: string;
+  used: string;
+}
+
+export const usageKey = (asset: string, day: string): Deno.KvKey => ["control_usage", asset, day];
+
+/** The UTC day of `at`, as usage records key it. */
+export function utcDay(at: Date): string {
+  return at.toISOString().slice(0, 10);
+}
+
+export function getDayUsage(kv: Deno.Kv, asset: string, day: string): Promise<Deno.KvEntryMaybe<DayUsage>> {
+  return kv.get<DayUsage>(usageKey(asset, day));
+}
+
+// ---- orders waiting on a pause: what a resume makes due now ----
+
+/** Set by each commit of an order waiting on a pause; a resume reschedules every listed order and deletes its entry. */
+export const pausedOrderKey = (orderId: string): Deno.KvKey => ["control_paused_order", orderId];
+
+export async function listPausedOrders(kv: Deno.Kv): Promise<string[]> {
+  const out: string[] = [];
+  for await (const e of kv.list({ prefix: ["control_paused_order"] })) out.push(String(e.key[1]));
+  return out;
+}

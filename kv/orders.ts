@@ -129,6 +129,12 @@ const COMMON_DETAILS = {
   /** Why the order waits for a chain this process does not run. */
   heldReason: z.string().optional(),
   cancelReason: z.string().optional(),
+  /** Operators' approvals of the order over caps it was held by (actors/controls.ts): not held by those again. */
+  capApprovals: z.array(z.strictObject({
+    caps: z.array(z.enum(["perOrder", "perDay"])).min(1),
+    by: z.string(),
+    at: isoTime,
+  })).optional(),
   /** The refund (kv/refunds.ts) an operator resolved this held order with: it was cancelled and its coins returned. */
   refundId: z.string().optional(),
 };
@@ -634,4 +640,22 @@ export async function listOrderIdsByStatus(kv: Deno.Kv, status: OrderStatus, lim
     ids.push(e.value);
   }
   return ids;
+}
+
+/**
+ * How many orders there are of each type and status, summed over the per-owner counters: one list of at most 22
+ * entries per owner whatever the number of orders (not a global counter, which every order write would contend on).
+ * For /metrics (actors/metrics.ts). A list is not a snapshot: under concurrent writes a move may be counted in both
+ * of its statuses or in neither, until the next read.
+ */
+export async function countOrdersByTypeAndStatus(kv: Deno.Kv): Promise<Record<OrderType, Record<OrderStatus, number>>> {
+  const zero = () => Object.fromEntries(ORDER_STATUSES.map((s) => [s, 0])) as Record<OrderStatus, number>;
+  const counts: Record<OrderType, Record<OrderStatus, number>> = { mint: zero(), burn: zero() };
+  for await (const e of kv.list<Deno.KvU64>({ prefix: ["order_count"] }, { batchSize: MAX_LIST_BATCH })) {
+    const [, , type, status] = e.key;
+    if (type === ANY || status === ANY || !(e.value instanceof Deno.KvU64)) continue;
+    const row = counts[type as OrderType];
+    if (row && (status as OrderStatus) in row) row[status as OrderStatus] += Number(e.value.value);
+  }
+  return counts;
 }

@@ -378,11 +378,16 @@ export async function pruneDepositBlocks(kv: Deno.Kv, chain: ChainSymbol, below:
 // ---- order holds: an order an operator must look at before it moves value ----
 
 /**
- * Set on an order a reorg past finality touched before it moved value (processing: confirmed, nothing signed yet):
- * the order actor does not step it (no mint, no payout) until an operator releases it (`deno task admin order
- * release`) or cancels the order.
+ * Set on an order before it moved value (processing: confirmed, nothing signed yet) that an operator must look at:
+ * a reorg past finality touched it, or it is above a cap (actors/controls.ts). The order actor does not step it (no
+ * mint, no payout) until an operator releases it (`deno task admin held release order:<id>`, or `order release`) or
+ * cancels the order.
  */
 export interface OrderHold {
+  /** Absent on holds stored before kinds existed: those are all reorg holds (`holdKind`). */
+  kind?: "reorg" | "cap";
+  /** A cap hold: the caps the order was above when held; releasing it approves the order over these. */
+  caps?: ("perOrder" | "perDay")[];
   reason: string;
   at: string;
   /** The alert that held it (kv/alerts.ts, kind and subject). */
@@ -390,6 +395,11 @@ export interface OrderHold {
 }
 
 export const orderHoldKey = (orderId: string): Deno.KvKey => ["order_hold", orderId];
+
+/** What held the order: a hold stored without a kind is a reorg hold. */
+export function holdKind(hold: OrderHold): "reorg" | "cap" {
+  return hold.kind ?? "reorg";
+}
 
 export async function listOrderHolds(kv: Deno.Kv): Promise<{ orderId: string; hold: OrderHold }[]> {
   const out: { orderId: string; hold: OrderHold }[] = [];

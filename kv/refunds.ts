@@ -364,3 +364,44 @@ export function refundView(r: Refund): RefundView {
     updatedAt: r.updatedAt,
   };
 }
+
+// ---- reconciliation (actors/reconciliation.ts gatherFacts) ----
+
+/**
+ * What uAsset refunds mean to the transfer address's books:
+ * - `held`: a refund of a held transfer removed its held record, yet the uAssets were received all the same: each
+ *   counts as a held record (of any status: until sent they are there, once sent `refundedWei` says where they went);
+ * - `left`, per (chain, asset): `refundedWei` sent back by final refunds, `leavingWei` by recorded, not yet final ones
+ *   (on chain already, or not yet). A refund of a held burn order needs no `held` entry: the cancelled order counts.
+ */
+export function refundBooks(refunds: readonly Refund[]): {
+  held: HeldTransfer[];
+  left: { chain: ChainSymbol; asset: string; refundedWei: bigint; leavingWei: bigint }[];
+} {
+  const held: HeldTransfer[] = [];
+  const left = new Map<string, { chain: ChainSymbol; asset: string; refundedWei: bigint; leavingWei: bigint }>();
+  for (const r of refunds) {
+    if (r.kind !== "uasset") continue;
+    const ref = parseHeldId(r.heldId);
+    if (ref?.kind === "transfer") {
+      held.push({
+        chain: ref.chain,
+        txHash: ref.txHash,
+        index: ref.index,
+        from: r.to,
+        asset: r.asset as UAsset,
+        amount: r.amount,
+        blockNumber: 0,
+        detectedAt: r.createdAt,
+        reason: `refunded by ${r.id} (${r.status})`,
+        ...(ref.revision > 0 ? { revision: ref.revision } : {}),
+      });
+    }
+    const k = `${r.chain}:${r.asset}`;
+    const e = left.get(k) ?? { chain: r.chain, asset: r.asset, refundedWei: 0n, leavingWei: 0n };
+    if (r.status === "completed") e.refundedWei += BigInt(r.amount);
+    if (r.status === "sending") e.leavingWei += BigInt(r.amount);
+    left.set(k, e);
+  }
+  return { held, left: [...left.values()] };
+}

@@ -92,7 +92,12 @@ export async function setUserWalletStatus(
   kv: Deno.Kv,
   address: string,
   status: WalletStatus,
-  opts: { createIfMissing?: boolean; partnerId?: string } = {},
+  opts: {
+    createIfMissing?: boolean;
+    partnerId?: string;
+    /** Adds the operator's audit entry to the commit that sets the status (kv/audit.ts). */
+    audit?: (op: Deno.AtomicOperation, before: UserWallet | null, after: UserWallet) => void;
+  } = {},
 ): Promise<UserWallet | null> {
   const key = userWalletKey(address);
   for (;;) {
@@ -102,7 +107,8 @@ export async function setUserWalletStatus(
     const next: UserWallet = entry.value
       ? { ...entry.value, status, updatedAt: now }
       : { address: address.toLowerCase(), status, partnerId: opts.partnerId ?? "", createdAt: now, updatedAt: now };
-    const res = await kv.atomic().check(entry).set(key, next).commit();
-    if (res.ok) return next;
+    const op = kv.atomic().check(entry).set(key, next);
+    opts.audit?.(op, entry.value, next);
+    if ((await op.commit()).ok) return next;
   }
 }

@@ -25,6 +25,15 @@ function documentedRoutes(doc: Json): string[] {
 }
 
 /**
+ * HTML pages for people, not API operations: deliberately left out of /openapi.json. Only the operator dashboard
+ * (routes/admin_ui.ts, docs/dashboard.md: server-rendered pages and form posts behind its own session cookie); /docs,
+ * the reference page, is documented as an operation of the Reference tag.
+ */
+const HTML_ROUTE_PREFIXES = ["/admin/ui"];
+const isHtmlRoute = (route: string) =>
+  HTML_ROUTE_PREFIXES.some((p) => route.split(" ")[1] === p || route.split(" ")[1].startsWith(`${p}/`));
+
+/**
  * `METHOD /path` of every handler Hono routes to, in OpenAPI's path syntax (`:id{<pattern>}` is `{id}`, the pattern's
  * own `{n}` quantifiers included). Middleware is not an operation: `app.use` registers it as "ALL", and a
  * method-scoped middleware such as the Idempotency-Key one (`app.on("POST", "*")`) has a wildcard path.
@@ -32,7 +41,8 @@ function documentedRoutes(doc: Json): string[] {
 function servedRoutes(app: { routes: { method: string; path: string }[] }): string[] {
   const routes = app.routes
     .filter((r) => r.method !== "ALL" && !r.path.endsWith("*"))
-    .map((r) => `${r.method} ${r.path.replace(/:([A-Za-z0-9_]+)(\{(?:[^{}]|\{[^{}]*\})*\})?/g, "{$1}")}`);
+    .map((r) => `${r.method} ${r.path.replace(/:([A-Za-z0-9_]+)(\{(?:[^{}]|\{[^{}]*\})*\})?/g, "{$1}")}`)
+    .filter((r) => !isHtmlRoute(r));
   return [...new Set(routes)].sort();
 }
 

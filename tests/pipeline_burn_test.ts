@@ -47,11 +47,9 @@ Deno.test("a uAsset transfer to the transfer address pays the native coin, remai
     assert.equal(stored.details.remainderWei, "123");
     assert.equal(stored.details.nativeAmount, (burned / unit).toString());
     assert.equal(stored.details.memo, "424242");
-    assert.equal(
-      await balance(server, "arbitrum", server.services.uAssetTransferAddress, "uXRP"),
-      burned,
-      "the burned uAssets sit at the transfer address",
-    );
+    // They sit at the transfer address until the burn tick burns them on chain (docs/onchain-burn.md).
+    const held = await balance(server, "arbitrum", server.services.uAssetTransferAddress, "uXRP");
+    assert.ok(held === burned || held === 0n, `the redeemed uAssets are at the transfer address or burned: ${held}`);
   } finally {
     await server.close();
   }

@@ -94,7 +94,9 @@ Deno.test("operator commands on a running server", async (t) => {
         assert.deepEqual(await simCli(server, "balance", "--chain", "doge", "--address", destination), {
           balance: "30000000",
         });
-        assert.equal(await balance(server, "base", server.services.uAssetTransferAddress, "uDOGE"), BigInt(burned));
+        // At the transfer address until the burn tick burns it on chain (docs/onchain-burn.md).
+        const held = await balance(server, "base", server.services.uAssetTransferAddress, "uDOGE");
+        assert.ok(held === BigInt(burned) || held === 0n, `redeemed uDOGE at the transfer address or burned: ${held}`);
 
         const refused = await runTask("sim", { KV_PATH: server.kvPath }, [
           "transfer",

@@ -336,11 +336,14 @@ Deno.test("refund: a held uAsset transfer waits with a reason and an alert where
   }
 });
 
-// The sim's `uAssetSender` comes with the on-chain burn work (issue 14 item 1, a parallel branch): until it is merged
-// there is nothing on this branch to send a uAsset refund with, so this test cannot pass here.
+async function baseUSolMismatches(server: Server, key: string): Promise<Json[]> {
+  const rec = await call(server, "GET", "/admin/reconciliation", { token: key });
+  assert.equal(rec.status, 200, JSON.stringify(rec.body));
+  return rec.body.data.mismatches.filter((m: Json) => m.chain === "base" && m.asset === "uSOL");
+}
+
 Deno.test({
   name: "refund: a held uAsset transfer goes back to its sender from the transfer address, once",
-  ignore: true,
   fn: async () => {
     const { server, ctx, key } = await setup();
     try {
@@ -351,9 +354,18 @@ Deno.test({
       const before = await balance(server, "base", from, "uSOL");
       const res = await refundCall(server, key, heldId);
       assert.equal(res.status, 200, JSON.stringify(res.body));
+      // Recorded, not yet sent: the uAssets are still at the transfer address, and the refund accounts for them.
+      assert.deepEqual(await baseUSolMismatches(server, key), []);
+      // Recorded and sent, then mined but not final: leaving the transfer address, still accounted for.
+      assert.equal(await stepRefund(ctx, res.body.data.refund.id), "moved");
+      assert.deepEqual(await baseUSolMismatches(server, key), []);
+      await new SimLedger(ctx.kv, "base").sealBlock();
+      assert.deepEqual(await baseUSolMismatches(server, key), []);
       const done = await stepToFinal(ctx, res.body.data.refund.id, "base");
       assert.equal(done.status, "completed");
       assert.equal(await balance(server, "base", from, "uSOL"), before + amount);
+      // The transfer address sent it back: reconciliation accounts for it (received = holds + burned + sent back).
+      assert.deepEqual(await baseUSolMismatches(server, key), []);
     } finally {
       await server.close();
     }

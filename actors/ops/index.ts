@@ -5,11 +5,33 @@
 import type { AnyOp } from "./op.ts";
 import { AUDIT_OPS } from "./audit.ts";
 import { OPERATOR_KEY_OPS } from "./operator_keys.ts";
+import { KEY_OPS } from "./keys.ts";
+import { WALLET_OPS } from "./wallets.ts";
+import { WATCH_OPS } from "./watch.ts";
+import { ORDER_OPS } from "./orders.ts";
+import { TREASURY_OPS } from "./treasury.ts";
+import { UTXO_OPS } from "./utxo.ts";
+import { RECONCILE_OPS } from "./reconcile.ts";
+import { CONTROL_OPS } from "./controls.ts";
+import { HELD_OPS } from "./held.ts";
+import { BURN_OPS } from "./burns.ts";
+import { OVERVIEW_OPS } from "./overview.ts";
 import { REFUND_OPS } from "./refunds.ts";
 
 export const OPS: readonly AnyOp[] = [
   ...AUDIT_OPS,
   ...OPERATOR_KEY_OPS,
+  ...KEY_OPS,
+  ...WALLET_OPS,
+  ...WATCH_OPS,
+  ...ORDER_OPS,
+  ...TREASURY_OPS,
+  ...UTXO_OPS,
+  ...RECONCILE_OPS,
+  ...CONTROL_OPS,
+  ...HELD_OPS,
+  ...BURN_OPS,
+  ...OVERVIEW_OPS,
   ...REFUND_OPS,
 ];
 

@@ -22,7 +22,8 @@ import {
   TimeoutError,
   type Transport,
 } from "viem";
-import { TransientChainError } from "../adapter.ts";
+import { type RpcFailureReason, type RpcHook, TransientChainError } from "../adapter.ts";
+import { httpFailure } from "../shared/http_failover.ts";
 import { redactUrls } from "../shared/redact.ts";
 import { EVM, type EvmChain } from "../catalog.ts";
 
@@ -43,8 +44,8 @@ export interface EvmClientOptions {
   timeoutMs?: number;
   /** viem-level retries of a whole failover round; 0 leaves retrying to the caller's backoff. */
   retryCount?: number;
-  /** Called once per JSON-RPC request sent (metrics, tests counting calls). */
-  onRpc?: (info: { url: string; method: string }) => void;
+  /** Called once per JSON-RPC request sent (metrics, tests counting calls); `failed` per request a URL failed. */
+  onRpc?: RpcHook;
 }
 
 export function evmClient(opts: EvmClientOptions): EvmClient {
@@ -62,6 +63,7 @@ export function evmClient(opts: EvmClientOptions): EvmClient {
       retryCount: 0,
       timeout: opts.timeoutMs ?? 10_000,
       onFetchRequest: onRpc ? (_req, init) => reportRpc(onRpc, url, init.body) : undefined,
+      fetchFn: onRpc?.failed ? reportFailures(onRpc.failed, url) : undefined,
     })
   );
   // Tips and block numbers are read fresh: confirmations and reorg checks must not see a cached height.
@@ -73,13 +75,32 @@ export function evmClient(opts: EvmClientOptions): EvmClient {
   }).extend(() => ({ nodes }));
 }
 
-function reportRpc(onRpc: NonNullable<EvmClientOptions["onRpc"]>, url: string, body: unknown) {
+function reportRpc(onRpc: (info: { url: string; method: string }) => void, url: string, body: unknown) {
   try {
     const parsed = JSON.parse(String(body));
     for (const req of Array.isArray(parsed) ? parsed : [parsed]) onRpc({ url, method: String(req?.method) });
   } catch {
     onRpc({ url, method: "?" });
   }
+}
+
+/**
+ * viem's fetch for one URL, reporting each request that URL failed: no answer, a timeout (viem aborts the request's
+ * signal), or an HTTP error status. A JSON-RPC error answered with 200 is the node's answer, not a failure.
+ */
+function reportFailures(failed: NonNullable<RpcHook["failed"]>, url: string) {
+  return async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const report = (reason: RpcFailureReason) => reportRpc((i) => failed({ ...i, reason }), url, init?.body);
+    let res: Response;
+    try {
+      res = await fetch(input, init);
+    } catch (err) {
+      report(init?.signal?.aborted ? "timeout" : "network");
+      throw err;
+    }
+    if (!res.ok) report(httpFailure(res.status, "http"));
+    return res;
+  };
 }
 
 /** Refuses to run against a node of another chain: a wrong URL in config must not sign or scan anything. */

@@ -3,11 +3,13 @@
  * minter. `evmChainAdapters` builds the three for one chain and checks the node's chain id before anything is used.
  */
 import type { Address, LocalAccount } from "viem";
-import type { ChainReader, EvmMinter } from "../adapter.ts";
+import type { ChainReader, EvmMinter, UAssetSender, UAssetView } from "../adapter.ts";
 import { EVM, type EvmChain, type UAsset } from "../catalog.ts";
 import { assertChainId, type EvmClient, evmClient, type EvmClientOptions } from "./client.ts";
 import { evmMinter, type EvmMinterOptions } from "./minter.ts";
 import { evmReader } from "./reader.ts";
+import { evmUAssetView } from "./uasset_view.ts";
+import { type EvmDigestSigner, evmUAssetSender, signerAccount, TRANSFER_ADDRESS_INDEX } from "./uasset_sender.ts";
 
 export { UASSET_ADAPTER_ABI } from "./abi.ts";
 export {
@@ -22,6 +24,15 @@ export {
 export { feeCapReachedKey, MAX_TX_VERSIONS, mintNoteKey, nonceKey, type Replacement, replacementsKey } from "./keys.ts";
 export { DEFAULT_REPLACE_AFTER_MS, evmMinter, type EvmMinterOptions } from "./minter.ts";
 export { evmReader, type EvmReaderOptions } from "./reader.ts";
+export { evmUAssetView, type EvmUAssetViewOptions } from "./uasset_view.ts";
+export {
+  type EvmDigestSigner,
+  evmUAssetSender,
+  type EvmUAssetSenderOptions,
+  signerAccount,
+  TRANSFER_ADDRESS_INDEX,
+} from "./uasset_sender.ts";
+export { evmTxSender, type EvmTxSenderOptions } from "./tx_sender.ts";
 
 export interface EvmChainAdaptersOptions {
   chain: EvmChain;
@@ -39,6 +50,11 @@ export interface EvmChainAdaptersOptions {
   skipChainIdCheck?: boolean;
   timeoutMs?: number;
   onRpc?: EvmClientOptions["onRpc"];
+  /**
+   * Signs for the transfer address (chains/signer.ts `Signer`): given only when `transferAddress` is the one it
+   * derives, and then the adapters include its `uAssetSender` (burns and refunds).
+   */
+  transferSigner?: EvmDigestSigner;
   minter?: Pick<
     EvmMinterOptions,
     "replaceAfterMs" | "gasMarginPercent" | "maxFeePerGasCap" | "mintedLogsFromBlock" | "now"
@@ -49,6 +65,10 @@ export interface EvmChainAdapters {
   client: EvmClient;
   reader: ChainReader;
   minter: EvmMinter;
+  /** Supply, balances and `Minted` events (issue 14), from the minter's `mintedLogsFromBlock`. */
+  view: UAssetView;
+  /** The transfer address's sender; absent without `transferSigner`. */
+  uAssetSender?: UAssetSender;
 }
 
 export async function evmChainAdapters(opts: EvmChainAdaptersOptions): Promise<EvmChainAdapters> {
@@ -78,5 +98,26 @@ export async function evmChainAdapters(opts: EvmChainAdaptersOptions): Promise<E
     uAssets: opts.uAssets,
     chainId,
   });
-  return { client, reader, minter };
+  const view = evmUAssetView({
+    chain: opts.chain,
+    client,
+    uAssets: opts.uAssets,
+    maxRange: opts.maxRange ?? 1_000,
+    fromBlock: opts.minter?.mintedLogsFromBlock,
+  });
+  const uAssetSender = opts.transferSigner
+    ? evmUAssetSender({
+      ...opts.minter,
+      chain: opts.chain,
+      kv: opts.kv,
+      client,
+      account: signerAccount(opts.transferSigner, opts.chain, TRANSFER_ADDRESS_INDEX),
+      uAssets: opts.uAssets,
+      chainId,
+    })
+    : undefined;
+  if (uAssetSender && uAssetSender.address.toLowerCase() !== opts.transferAddress.toLowerCase()) {
+    throw new Error(`${opts.chain}: the transfer signer derives ${uAssetSender.address}, not ${opts.transferAddress}`);
+  }
+  return { client, reader, minter, view, ...(uAssetSender ? { uAssetSender } : {}) };
 }

@@ -13,28 +13,20 @@ import {
   BaseError,
   ContractFunctionRevertedError,
   encodeFunctionData,
-  type Hash,
   type Hex,
   isAddress,
   isHex,
-  keccak256,
   type LocalAccount,
-  parseTransaction,
-  type TransactionSerializableEIP1559,
 } from "viem";
 import { type EvmMinter, type MintRequest, type PreparedTx, TransientChainError } from "../adapter.ts";
-import { EVM, type EvmChain, type UAsset, UASSET_DECIMALS } from "../catalog.ts";
-import { raiseAlert } from "../../kv/alerts.ts";
+import { type EvmChain, type UAsset, UASSET_DECIMALS } from "../catalog.ts";
 import { MINTED_EVENT, UASSET_ADAPTER_ABI } from "./abi.ts";
-import { describeRpcError, type EvmClient, isTransientRpcError, rpc } from "./client.ts";
-import { MAX_TX_VERSIONS } from "./keys.ts";
-import {
-  claimFeeCapReached,
-  readMintNote,
-  readNonceCounter,
-  readReplacements,
-  recordReplacements,
-} from "../../kv/chain_state.ts";
+import type { EvmClient } from "./client.ts";
+import { rpc } from "./client.ts";
+import { readMintNote } from "../../kv/chain_state.ts";
+import { DEFAULT_REPLACE_AFTER_MS, evmTxSender } from "./tx_sender.ts";
+
+export { DEFAULT_REPLACE_AFTER_MS };
 
 export interface EvmMinterOptions {
   chain: EvmChain;
@@ -59,104 +51,11 @@ export interface EvmMinterOptions {
   now?: () => number;
 }
 
-export const DEFAULT_REPLACE_AFTER_MS = 60_000;
-
-/** What `broadcast` may send for one recorded transaction: the original and its replacements, oldest first. */
-interface Version {
-  txHash: string;
-  raw: string;
-}
-
-const ALREADY_KNOWN = /already known|known transaction|already imported|already exists|alreadyknown/i;
-const NONCE_TOO_LOW = /nonce too low|nonce has already been used|oldnonce|invalid nonce/i;
-const UNDERPRICED = /underpriced|fee too low|replacement/i;
-/** The network's base fee is above what the version offers (some nodes refuse it, others keep it unmined). */
-const BELOW_BASE_FEE = /less than (the )?block base fee|fee cap less than block base fee|max fee per gas less than/i;
-
 export function evmMinter(opts: EvmMinterOptions): EvmMinter {
-  const { chain, kv, client, account, chainId } = opts;
-  const now = opts.now ?? Date.now;
-  const replaceAfterMs = opts.replaceAfterMs ?? DEFAULT_REPLACE_AFTER_MS;
-  const gasMargin = BigInt(opts.gasMarginPercent ?? 20);
-  const cap = opts.maxFeePerGasCap ?? EVM[chain].maxFeePerGasWei;
-  if (cap <= 0n) throw new Error(`${chain}: the fee cap must be positive`);
+  const { chain, kv, client, account } = opts;
   const call = <T>(what: string, f: () => Promise<T>) => rpc(chain, what, f);
   const assets = Object.keys(opts.uAssets) as UAsset[];
-
-  async function versionsOf(tx: { txHash: string; raw: string }) {
-    const entry = await readReplacements(kv, chain, tx.txHash);
-    const versions: Version[] = [{ txHash: tx.txHash, raw: tx.raw }, ...(entry.value ?? [])];
-    return { entry, versions };
-  }
-
-  async function receiptOf(hash: string) {
-    return await call(
-      "eth_getTransactionReceipt",
-      () => client.request({ method: "eth_getTransactionReceipt", params: [hash as Hash] }),
-    ) as { status: Hex; transactionHash: Hash } | null;
-  }
-
-  async function anyMined(versions: Version[]): Promise<boolean> {
-    return (await Promise.all(versions.map((v) => receiptOf(v.txHash)))).some((r) => r !== null);
-  }
-
-  async function anyKnown(versions: Version[]): Promise<boolean> {
-    const txs = await Promise.all(versions.map((v) =>
-      call(
-        "eth_getTransactionByHash",
-        () => client.request({ method: "eth_getTransactionByHash", params: [v.txHash as Hash] }),
-      )
-    ));
-    return txs.some((t) => t !== null);
-  }
-
-  /** Sends one version; the node already having it (or one of its siblings mined) is success. */
-  async function send(version: Version, all: Version[]): Promise<void> {
-    try {
-      await client.request({ method: "eth_sendRawTransaction", params: [version.raw as Hex] });
-      return;
-    } catch (err) {
-      const text = `${err instanceof Error ? err.message : String(err)}`;
-      if (ALREADY_KNOWN.test(text)) return;
-      if (BELOW_BASE_FEE.test(text)) {
-        // Waiting is the answer: the next nudge replaces it if the cap allows, else the network must come down.
-        throw new TransientChainError(
-          `${chain}: ${version.txHash} offers less than the current base fee (${describeRpcError(err)})`,
-        );
-      }
-      if (NONCE_TOO_LOW.test(text)) {
-        if (await anyMined(all)) return;
-        throw new TransientChainError(
-          `${chain}: nonce of ${version.txHash} is used by a transaction that is not ours (${describeRpcError(err)})`,
-        );
-      }
-      if (UNDERPRICED.test(text)) {
-        if (await anyKnown(all)) return;
-        throw new TransientChainError(`${chain}: another transaction holds our nonce (${describeRpcError(err)})`);
-      }
-      if (isTransientRpcError(err)) {
-        throw new TransientChainError(`${chain}: eth_sendRawTransaction: ${describeRpcError(err)}`);
-      }
-      throw new Error(`${chain}: node refused ${version.txHash}: ${describeRpcError(err)}`);
-    }
-  }
-
-  /** Once per recorded transaction: the marker is claimed in KV, so a nudge every tick raises nothing more. */
-  async function feeCapReached(originalHash: string, why: string): Promise<void> {
-    if (!(await claimFeeCapReached(kv, chain, originalHash, now()))) return;
-    await raiseAlert(kv, {
-      kind: "fee_cap_reached",
-      subject: originalHash,
-      chain,
-      message: `${chain}: mint ${originalHash} is no longer fee-bumped: ${why}; it is only rebroadcast`,
-      now: new Date(now()),
-    });
-  }
-
-  async function sign(fields: TransactionSerializableEIP1559): Promise<{ txHash: string; raw: Hex }> {
-    const raw = await account.signTransaction(fields);
-    return { txHash: keccak256(raw), raw };
-  }
+  const txs = evmTxSender({ ...opts, label: "mint" });
 
   return {
     chain,
@@ -170,13 +69,10 @@ export function evmMinter(opts: EvmMinterOptions): EvmMinter {
       if (!isAddress(req.to, { strict: false })) throw new Error(`${chain}: bad mint recipient ${req.to}`);
       if (req.amountWei <= 0n) throw new Error(`${chain}: mint amount must be positive (${UASSET_DECIMALS} decimals)`);
       const args = [req.to as Address, req.amountWei, req.depositId as Hex] as const;
-      const counter = await readNonceCounter(kv, chain, account.address);
-      const [pending, gas, fees] = await Promise.all([
-        call(
-          "eth_getTransactionCount",
-          () => client.getTransactionCount({ address: account.address, blockTag: "pending" }),
-        ),
-        call("eth_estimateGas", () =>
+      const tx = await txs.signCall({
+        to: contract,
+        data: encodeFunctionData({ abi: UASSET_ADAPTER_ABI, functionName: "mint", args }),
+        estimateGas: () =>
           client.estimateContractGas({
             address: contract,
             abi: UASSET_ADAPTER_ABI,
@@ -186,98 +82,15 @@ export function evmMinter(opts: EvmMinterOptions): EvmMinter {
           }).catch((err) => {
             const refusal = adminRefusalOf(err, chain, req);
             throw refusal ? new TransientChainError(refusal) : err;
-          })),
-        call("fees", () => client.estimateFeesPerGas()),
-      ]);
-      // The KV counter is ahead of the node while our recorded transactions are unsent; the node is ahead only if
-      // someone else used the key, and those nonces are gone either way.
-      const nonce = counter.next !== null && counter.next > BigInt(pending) ? counter.next : BigInt(pending);
-      // Above the cap it is signed at the cap and waits for the network to come down (or an operator to raise it).
-      const maxFeePerGas = min(fees.maxFeePerGas, cap);
-      const { txHash, raw } = await sign({
-        type: "eip1559",
-        chainId,
-        nonce: Number(nonce),
-        to: contract,
-        data: encodeFunctionData({ abi: UASSET_ADAPTER_ABI, functionName: "mint", args }),
-        value: 0n,
-        gas: gas + (gas * gasMargin) / 100n,
-        maxFeePerGas,
-        maxPriorityFeePerGas: min(fees.maxPriorityFeePerGas, maxFeePerGas),
+          }),
       });
-      if (fees.maxFeePerGas > cap) {
-        await feeCapReached(
-          txHash,
-          `the network estimate ${fees.maxFeePerGas} wei/gas is above the cap ${cap}; signed at the cap`,
-        );
-      }
-      return {
-        txHash,
-        raw,
-        consumes: { kind: "nonce", account: account.address, nonce: Number(nonce) },
-        reservations: [
-          { kind: "nonce", chain, account: account.address, nonce, expectVersion: counter.versionstamp },
-          { kind: "mintNote", chain, depositId: req.depositId, asset: req.asset, txHash },
-        ],
-      };
+      tx.reservations!.push({ kind: "mintNote", chain, depositId: req.depositId, asset: req.asset, txHash: tx.txHash });
+      return tx;
     },
 
-    async broadcast(tx: PreparedTx): Promise<void> {
-      const { versions } = await versionsOf(tx);
-      // The newest version pays the most; the older ones can no longer be accepted next to it.
-      await send(versions[versions.length - 1], versions);
-    },
+    broadcast: (tx: PreparedTx) => txs.broadcast(tx),
 
-    async nudge(tx: PreparedTx, pendingSinceMs: number): Promise<void> {
-      const { entry, versions } = await versionsOf(tx);
-      const latest = versions[versions.length - 1];
-      const replacements = entry.value ?? [];
-      const waited = replacements.length > 0 ? now() - replacements[replacements.length - 1].at : pendingSinceMs;
-      if (waited < replaceAfterMs) return await send(latest, versions);
-      const previous = parseTransaction(latest.raw as Hex);
-      if (previous.type !== "eip1559" || previous.nonce === undefined) {
-        return await send(latest, versions); // not one we signed: leave it alone
-      }
-      const offeredFee = previous.maxFeePerGas ?? 0n;
-      const offeredTip = previous.maxPriorityFeePerGas ?? 0n;
-      const fees = await call("fees", () => client.estimateFeesPerGas());
-      // Pending but offering what the network asks: waiting costs nothing, outbidding ourselves costs fees.
-      if (fees.maxFeePerGas <= offeredFee && fees.maxPriorityFeePerGas <= offeredTip) {
-        return await send(latest, versions);
-      }
-      // Nodes accept a replacement only if it raises both fee and tip by the minimum bump.
-      const minFee = bump(offeredFee);
-      const minTip = bump(offeredTip);
-      if (versions.length >= MAX_TX_VERSIONS || minFee > cap) {
-        await feeCapReached(
-          tx.txHash,
-          versions.length >= MAX_TX_VERSIONS
-            ? `it has ${versions.length} versions, the most allowed (MAX_TX_VERSIONS)`
-            : `the network estimate ${fees.maxFeePerGas} wei/gas is above what the cap ${cap} lets a replacement offer`,
-        );
-        return await send(latest, versions);
-      }
-      const fee = min(max(fees.maxFeePerGas, minFee), cap);
-      const tip = min(max(fees.maxPriorityFeePerGas, minTip), fee);
-      const replacement = await sign({
-        type: "eip1559",
-        chainId,
-        nonce: previous.nonce,
-        to: previous.to,
-        data: previous.data,
-        value: previous.value ?? 0n,
-        gas: previous.gas,
-        maxFeePerGas: fee,
-        maxPriorityFeePerGas: tip,
-      });
-      // Recorded before it is sent: txStatus and later broadcasts must know every version that could be mined.
-      const recorded = await recordReplacements(kv, entry, chain, tx.txHash, [
-        ...replacements,
-        { ...replacement, at: now() },
-      ]);
-      if (!recorded) return; // another nudge replaced it just now
-      await send(replacement, [...versions, replacement]);
-    },
+    nudge: (tx: PreparedTx, pendingSinceMs: number) => txs.nudge(tx, pendingSinceMs),
 
     async adminRefusal(req: MintRequest): Promise<string | null> {
       try {
@@ -313,9 +126,9 @@ export function evmMinter(opts: EvmMinterOptions): EvmMinter {
       if (!asset) return null;
       if (note?.asset === asset) {
         // Usually one of our recorded versions: a receipt or two instead of a log search.
-        const { versions } = await versionsOf({ txHash: note.txHash, raw: "" });
+        const versions = await txs.versionsOf({ txHash: note.txHash, raw: "" });
         for (const v of versions) {
-          const r = await receiptOf(v.txHash);
+          const r = await txs.receiptOf(v.txHash);
           if (r && BigInt(r.status) === 1n) return r.transactionHash;
         }
       }
@@ -353,17 +166,4 @@ function adminRefusalOf(err: unknown, chain: EvmChain, req: MintRequest): string
       `cap of ${cap} its admin set; the mint waits until the cap is raised`;
   }
   return null;
-}
-
-/** At least +12.5% (and at least +1 wei), the replacement bump every common client accepts. */
-function bump(value: bigint): bigint {
-  return value + (value + 7n) / 8n + 1n;
-}
-
-function max(a: bigint, b: bigint): bigint {
-  return a > b ? a : b;
-}
-
-function min(a: bigint, b: bigint): bigint {
-  return a < b ? a : b;
 }

@@ -409,7 +409,7 @@ interface ObservedTransferAt {
 }
 
 /** Providers word it differently: "query returned more than 10000 results", "block range too large", ... */
-function isResultTooLarge(err: unknown): boolean {
+export function isResultTooLarge(err: unknown): boolean {
   // Only a node's JSON-RPC answer (it has a code) can say the result was too large; a dead node says nothing.
   const answered = err instanceof BaseError &&
     err.walk((e) => typeof (e as { code?: unknown } | null)?.code === "number") !== null;

@@ -12,7 +12,7 @@
  * - Numbers: the response is parsed keeping the exact text of every number that is not a safe integer, so a float
  *   (Dogecoin's `value`) or a big integer arrives as a string, never as a rounded JavaScript number.
  */
-import { TransientChainError } from "../adapter.ts";
+import { type RpcFailureReason, type RpcHook, TransientChainError } from "../adapter.ts";
 import { redactUrls } from "./redact.ts";
 
 /** Parses `text` keeping non-safe-integer numbers as their exact source text. */
@@ -32,8 +32,11 @@ export interface HttpFailoverOptions {
   /** In order of preference; userinfo, when present, is the basic-auth credential for that URL. */
   urls: readonly string[];
   timeoutMs?: number;
-  /** Called once per logical call sent (a batch reports each of its calls): metrics, tests counting calls. */
-  onRpc?: (info: { url: string; method: string }) => void;
+  /**
+   * Called once per logical call sent (a batch reports each of its calls): metrics, tests counting calls. Its `failed`
+   * is called per call an endpoint failed, before the next URL is tried.
+   */
+  onRpc?: RpcHook;
 }
 
 export interface HttpFailover {
@@ -78,6 +81,9 @@ export function httpFailover(opts: HttpFailoverOptions): HttpFailover {
     const failures: string[] = [];
     for (const ep of endpoints) {
       for (const method of methods) opts.onRpc?.({ url: ep.origin, method });
+      const failed = (reason: RpcFailureReason) => {
+        for (const method of methods) opts.onRpc?.failed?.({ url: ep.origin, method, reason });
+      };
       let res: Response;
       try {
         res = await fetch(ep.url, {
@@ -87,6 +93,7 @@ export function httpFailover(opts: HttpFailoverOptions): HttpFailover {
           signal: AbortSignal.timeout(timeoutMs),
         });
       } catch (err) {
+        failed(err instanceof DOMException && err.name === "TimeoutError" ? "timeout" : "network");
         failures.push(`${ep.origin}: ${err instanceof Error ? err.message : String(err)}`);
         continue;
       }
@@ -97,10 +104,12 @@ export function httpFailover(opts: HttpFailoverOptions): HttpFailover {
       try {
         parsed = parseExactJson(text);
       } catch {
+        failed(httpFailure(res.status, "invalid_answer"));
         failures.push(`${ep.origin}: HTTP ${res.status}${res.status === 401 ? " (wrong RPC credentials)" : ""}`);
         continue;
       }
       if (res.status === 429 || res.status === 401 || res.status === 403 || parsed === null) {
+        failed(httpFailure(res.status, "invalid_answer"));
         failures.push(`${ep.origin}: HTTP ${res.status}`);
         continue;
       }
@@ -117,4 +126,11 @@ export function httpFailover(opts: HttpFailoverOptions): HttpFailover {
   }
 
   return { post };
+}
+
+/** The failure an HTTP status names (refused credentials, rate limiting, another error), or `otherwise` for a 2xx. */
+export function httpFailure(status: number, otherwise: RpcFailureReason): RpcFailureReason {
+  if (status === 401 || status === 403) return "unauthorized";
+  if (status === 429) return "rate_limited";
+  return status >= 200 && status < 300 ? otherwise : "http";
 }

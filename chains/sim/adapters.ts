@@ -28,7 +28,9 @@ import {
   type PreparedTx,
   type ScannedBlock,
   TransientChainError,
+  type UAssetSender,
 } from "../adapter.ts";
+import { UAssetBalanceShortError } from "../uasset_errors.ts";
 import {
   type ChainSymbol,
   type EvmChain,
@@ -38,10 +40,12 @@ import {
   isUtxoChain,
   NATIVE,
   type NativeChain,
+  type UAsset,
   type UtxoChain,
 } from "../catalog.ts";
 import { payoutChange } from "../shared/utxo_fee.ts";
 import { CHANGE_INDEX } from "./utxo.ts";
+import { simUAssetView } from "./uasset_view.ts";
 import { encodeSimTx, parseSimTx, SimLedger, simNonce, simPayoutExpiry, type SimTx, simTxHash } from "./ledger.ts";
 
 export interface SimChainsOptions {
@@ -53,6 +57,11 @@ export interface SimChainsOptions {
   now?: () => number;
   /** What a hot wallet is credited at its first payout (ledger.ts `HOT_WALLET_GENESIS` when unset; 0: finite). */
   hotWalletGenesis?: bigint;
+  /**
+   * The shared transfer address, when its key is ours: `uAssetSender` signs burns and refunds from it (the sim checks
+   * no signature). Unset: `uAssetSender` is absent.
+   */
+  transferAddress?: string;
 }
 
 /**
@@ -91,6 +100,53 @@ function withoutSender(t: ObservedTransfer): ObservedTransfer {
 /** `Chains` plus direct access to each ledger, for the block producer, the sim routes and tests. */
 export interface SimChains extends Chains {
   ledger(chain: ChainSymbol): SimLedger;
+}
+
+/** The sim's transfer-address sender of one EVM chain: `burn` and `erc20` transactions from it, refused when short. */
+function simUAssetSender(
+  l: SimLedger,
+  chain: EvmChain,
+  address: string,
+  base: ChainSender,
+  rpc: <T>(l: SimLedger, what: string, call: () => T | Promise<T>) => Promise<T>,
+  prepare: (chain: ChainSymbol, tx: SimTx) => PreparedTx,
+  random: () => number,
+): UAssetSender {
+  const requireBalance = async (asset: UAsset, amount: bigint) => {
+    if (amount <= 0n) throw new RangeError(`sim ${chain}: the amount of ${asset} must be positive, got ${amount}`);
+    const balance = await l.balance(address, asset);
+    if (balance < amount) throw new UAssetBalanceShortError(chain, asset, balance, amount);
+  };
+  return {
+    ...base,
+    address,
+    prepareBurn: (req) =>
+      rpc(l, "prepareBurn", async () => {
+        await requireBalance(req.asset, req.amount);
+        const tx: SimTx = {
+          kind: "burn",
+          from: address,
+          asset: req.asset,
+          amount: req.amount,
+          batchId: req.batchId,
+          nonce: simNonce(random),
+        };
+        return prepare(chain, tx);
+      }),
+    prepareTransfer: (req) =>
+      rpc(l, "prepareTransfer", async () => {
+        await requireBalance(req.asset, req.amount);
+        const tx: SimTx = {
+          kind: "erc20",
+          from: address,
+          to: req.to,
+          asset: req.asset,
+          amount: req.amount,
+          nonce: simNonce(random),
+        };
+        return prepare(chain, tx);
+      }),
+  };
 }
 
 /** Used when no operator address is configured: sim does not check native address formats. */
@@ -184,6 +240,11 @@ export function simChains(kv: Deno.Kv, opts: SimChainsOptions = {}): SimChains {
       };
     },
 
+    uAssetView(chain: EvmChain) {
+      if (!isEvmChain(chain)) throw new Error(`${chain} is not an EVM chain: it has no uAssets`);
+      return simUAssetView(ledger(chain), random);
+    },
+
     minter(chain: EvmChain): EvmMinter {
       if (!isEvmChain(chain)) throw new Error(`${chain} is not an EVM chain: it has no uAsset minter`);
       const l = ledger(chain);
@@ -202,6 +263,16 @@ export function simChains(kv: Deno.Kv, opts: SimChainsOptions = {}): SimChains {
         mintedBy: (depositId) => rpc(l, "mintedBy", () => l.mintedBy(depositId)),
       };
     },
+
+    ...(opts.transferAddress
+      ? {
+        uAssetSender(chain: EvmChain): UAssetSender {
+          if (!isEvmChain(chain)) throw new Error(`${chain} is not an EVM chain: it has no uAsset sender`);
+          const l = ledger(chain);
+          return simUAssetSender(l, chain, opts.transferAddress!, sender(l), rpc, prepare, random);
+        },
+      }
+      : {}),
 
     payer(chain: NativeChain): NativePayer {
       if (!isNativeChain(chain)) throw new Error(`${chain} is not a native chain: it has no payer`);

@@ -162,6 +162,15 @@ const EvmTxSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("mint"), to: evmAddress, asset: z.enum(UASSETS), amount, depositId, nonce }),
   z.object({ kind: z.literal("faucet"), to: evmAddress, asset: z.enum(UASSETS), amount, nonce }),
   z.object({ kind: z.literal("erc20"), from: evmAddress, to: evmAddress, asset: z.enum(UASSETS), amount, nonce }),
+  /** ERC20Burnable `burn(amount)` by `from` (the transfer address): debits it and lowers the total supply. */
+  z.object({
+    kind: z.literal("burn"),
+    from: evmAddress,
+    asset: z.enum(UASSETS),
+    amount,
+    batchId: z.string().min(1),
+    nonce,
+  }),
 ]);
 export type SimTx = z.infer<typeof NativeTxSchema> | z.infer<typeof EvmTxSchema>;
 
@@ -223,6 +232,15 @@ export function encodeSimTx(tx: SimTx): string {
       return JSON.stringify({ kind: tx.kind, to: tx.to, asset: tx.asset, amount: a, nonce: tx.nonce });
     case "erc20":
       return JSON.stringify({ kind: tx.kind, from: tx.from, to: tx.to, asset: tx.asset, amount: a, nonce: tx.nonce });
+    case "burn":
+      return JSON.stringify({
+        kind: tx.kind,
+        from: tx.from,
+        asset: tx.asset,
+        amount: a,
+        batchId: tx.batchId,
+        nonce: tx.nonce,
+      });
   }
 }
 
@@ -343,6 +361,11 @@ export interface SimFaults {
    * dropped (a payout stuck behind a congested network). A payout without expiry would stay pending for ever.
    */
   stallPayouts: number;
+  /**
+   * How many of the next submitted uAsset burns are included as failed ("execution reverted"); optional, so a ledger
+   * that never set it reports the same faults as before burns existed.
+   */
+  revertNextBurn?: number;
 }
 
 export const NO_FAULTS: Readonly<SimFaults> = {
@@ -359,6 +382,7 @@ const FaultsPatchSchema = z.object({
   failNextPayout: z.number().int().min(0),
   stalledUntil: z.number().finite().min(0),
   stallPayouts: z.number().int().min(0),
+  revertNextBurn: z.number().int().min(0),
 }).partial().strict();
 
 export type AssetId = "native" | UAsset;
@@ -432,6 +456,10 @@ function deltasOf(tx: SimTx): Delta[] {
       raw.push({ address: tx.from, asset: tx.asset, amount: -tx.amount });
       raw.push({ address: tx.to, asset: tx.asset, amount: tx.amount });
       break;
+    case "burn":
+      // Nobody is credited: the total supply (the sum of balances, `totalSupply`) goes down by the amount.
+      raw.push({ address: tx.from, asset: tx.asset, amount: -tx.amount });
+      break;
   }
   return mergeDeltas(raw);
 }
@@ -450,6 +478,10 @@ function mergeDeltas(deltas: Delta[]): Delta[] {
 function transfersOf(t: TxRecord): ObservedTransfer[] {
   if (!t.success) return [];
   const tx = t.tx;
+  // A burn is an ERC-20 Transfer to the zero address, as ERC20Burnable logs it.
+  if (tx.kind === "burn") {
+    return [{ txHash: t.hash, index: 0, from: tx.from, to: ZERO_ADDRESS, amount: tx.amount, asset: tx.asset }];
+  }
   const base = { txHash: t.hash, index: 0, to: tx.to, amount: tx.amount };
   switch (tx.kind) {
     case "transfer":
@@ -674,9 +706,49 @@ export class SimLedger {
     return free > 0n ? free : 0n;
   }
 
+  /**
+   * The total supply of `asset` on this EVM chain: the sum of every balance of it (mints and faucets add, burns take
+   * away; pending transactions included, as their effects are applied at submission). Reads every balance: for tests
+   * and the sim's uAsset view, never a hot path.
+   */
+  async totalSupply(asset: UAsset): Promise<bigint> {
+    this.requireEvm("totalSupply");
+    let sum = 0n;
+    for await (const e of this.kv.list<bigint>({ prefix: ["sim", this.chain, "balance"] })) {
+      if (e.key[4] === asset) sum += e.value;
+    }
+    return sum;
+  }
+
   /** The transaction that minted `depositId` on the canonical chain (pending included), or null. */
   async mintedBy(depositIdHex: string): Promise<string | null> {
     return (await this.kv.get<string>(mintedKey(this.chain, depositIdHex.toLowerCase()))).value;
+  }
+
+  /**
+   * EVM chains: the successful, included `mint` transactions of `asset` (the contract's `Minted` events), oldest block
+   * first. A faucet credit is no mint: it has no event, as an outside mint would have none on a real contract.
+   */
+  async mintTransactions(
+    asset: UAsset,
+  ): Promise<{ depositId: string; to: string; amount: bigint; txHash: string; blockNumber: number }[]> {
+    this.requireEvm("mintTransactions");
+    const hashes: string[] = [];
+    for await (const e of this.kv.list<string>({ prefix: ["sim", this.chain, "minted"] })) hashes.push(e.value);
+    const records = await getManyBatched<TxRecord>(this.kv, hashes.map((h) => txKey(this.chain, h)));
+    const out = [];
+    for (const r of records) {
+      const t = r.value;
+      if (!t || t.tx.kind !== "mint" || t.tx.asset !== asset || !t.success || t.status !== "included") continue;
+      out.push({
+        depositId: t.tx.depositId,
+        to: t.tx.to,
+        amount: t.tx.amount,
+        txHash: t.hash,
+        blockNumber: t.blockNumber ?? 0,
+      });
+    }
+    return out.sort((a, b) => a.blockNumber - b.blockNumber);
   }
 
   // ---- faults ----
@@ -860,6 +932,14 @@ export class SimLedger {
       let failure: string | null = null;
       let stalled = false;
 
+      if (tx.kind === "burn") {
+        const entry = await this.kv.get<SimFaults>(faultsKey(c));
+        const left = entry.value?.revertNextBurn ?? 0;
+        if (left > 0) {
+          failure = "execution reverted";
+          op.check(entry).set(faultsKey(c), { ...NO_FAULTS, ...entry.value, revertNextBurn: left - 1 });
+        }
+      }
       if (tx.kind === "mint" || tx.kind === "payout") {
         const entry = await this.kv.get<SimFaults>(faultsKey(c));
         const faults = { ...NO_FAULTS, ...entry.value };
@@ -895,7 +975,10 @@ export class SimLedger {
         const entries = await getManyBatched<unknown>(this.kv, hotWallet ? [...keys, hotWallet] : keys);
         const funded = hotWallet ? entries.pop()! : null;
         const balances = entries.map((e) => (e.value as bigint | null) ?? 0n);
-        const source = tx.kind === "erc20" || (tx.kind === "payout" && !utxo) || tx.kind === "sweep" ? tx.from : null;
+        const source =
+          tx.kind === "erc20" || tx.kind === "burn" || (tx.kind === "payout" && !utxo) || tx.kind === "sweep"
+            ? tx.from
+            : null;
         const debit = source === null ? -1 : deltas.findIndex((d) => d.address === source);
         // A hot wallet is funded with its genesis allocation in the commit of its first payout.
         const genesis = funded !== null && funded.value === null;
@@ -903,6 +986,10 @@ export class SimLedger {
         // A payout or a sweep never overdraws nor takes the account's reserve: the node refuses it, nothing changes.
         const keep = tx.kind === "payout" || tx.kind === "sweep" ? reserve : 0n;
         if (debit >= 0 && balances[debit] - keep < tx.amount) {
+          // The reads above are not one snapshot: the same raw submitted meanwhile by another sender (a rebroadcast
+          // racing the first broadcast) has debited the balance already. That is the same transaction, known, as a
+          // node answers "already known": look again rather than refuse it.
+          if ((await this.kv.get(txKey(c, hash))).versionstamp !== txEntry.versionstamp) continue;
           return { refused: "insufficient_balance" };
         } else {
           deltas.forEach((d, i) => op.check(entries[i]).set(keys[i], balances[i] + d.amount));

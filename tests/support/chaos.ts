@@ -23,11 +23,14 @@ import {
   weiPerNativeUnit,
 } from "../../chains/catalog.ts";
 import { SimLedger, type SimTx } from "../../chains/sim/ledger.ts";
+import { simChains } from "../../chains/sim/adapters.ts";
+import { type ReconciliationReport, runReconciliation } from "../../actors/reconciliation.ts";
 import { createApiKey } from "../../kv/api_keys.ts";
 import { listDepositAddresses } from "../../kv/mint_wallets.ts";
 import { openKv } from "../../kv/open.ts";
 import type { BurnOrder, Order } from "../../kv/orders.ts";
 import { countDue, type HeldTransfer, listHeld, seenKey, type SeenTransfer } from "../../kv/pipeline.ts";
+import { listBurnBatches, listBurnsDue } from "../../kv/onchain_burns.ts";
 
 /** The order `errorMessage` values partners may see (spec 2.4, and ours for a reorganised burn source). */
 const ORDER_ERROR_TEXTS = [
@@ -206,6 +209,8 @@ export interface ChaosResult {
   recoveredBroadcasts: number;
   pendingSimTxs: number;
   errorsLogged: string[];
+  /** The operators' reconciliation (actors/reconciliation.ts) over the KV file and sim chains after the run. */
+  reconciliation: ReconciliationReport;
   problems: string[];
 }
 
@@ -712,6 +717,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     const expectedAtLeast = ops.filter((op, i) => outcomes[i].state === "accepted" && op.expect !== "held").length;
     log(`chaos: sent; ${trafficKills + drainKills} kills; draining`);
     await drain(http, server, wallets, expectedAtLeast, options, problems);
+    await settleBurns(kvPath, options, problems);
     await server.stop();
 
     const result = await verify(kvPath, ops, outcomes, transferAddress, problems);
@@ -766,6 +772,22 @@ export async function drain(
     `drain timed out after ${options.drainTimeoutMs} ms: ${last.total} orders (>= ${expectedAtLeast} expected), ` +
       `${last.open} not terminal`,
   );
+}
+
+/** Waits until the on-chain burns of the completed burn orders are done: nothing due, no batch open. */
+async function settleBurns(kvPath: string, options: ChaosOptions, problems: string[]) {
+  const kv = await openKv(kvPath);
+  try {
+    const deadline = Date.now() + options.drainTimeoutMs;
+    while (Date.now() < deadline) {
+      const open = await Array.fromAsync(kv.list({ prefix: ["onchain_burn_open"] }));
+      if (open.length === 0 && (await listBurnsDue(kv)).length === 0) return;
+      await sleep(100);
+    }
+    problems.push(`on-chain burns not settled after ${options.drainTimeoutMs} ms`);
+  } finally {
+    kv.close();
+  }
 }
 
 export async function errorsLogged(logs: string[]): Promise<string[]> {
@@ -1113,6 +1135,46 @@ export async function verify(
     for (const t of landed.values()) {
       if (t.tx.kind === "erc20") burnedOnChain.set(t.tx.asset, (burnedOnChain.get(t.tx.asset) ?? 0n) + t.tx.amount);
     }
+    // On-chain burns (docs/onchain-burn.md): every completed burn order in exactly one burned batch, each batch burned
+    // by exactly one successful transaction, nothing else burned.
+    const burnedByBatches = new Map<UAsset, bigint>();
+    const redeemedByOrders = new Map<UAsset, bigint>();
+    const burnTxs = new Map<string, LedgerTx[]>();
+    for (const chain of EVM_CHAINS) {
+      for (const t of txs.get(chain)!) {
+        if (t.tx.kind !== "burn" || !t.success) continue;
+        burnTxs.set(t.tx.batchId, [...(burnTxs.get(t.tx.batchId) ?? []), t]);
+        burnedByBatches.set(t.tx.asset, (burnedByBatches.get(t.tx.asset) ?? 0n) + t.tx.amount);
+      }
+    }
+    const batchOf = new Map<string, string>();
+    for (const chain of EVM_CHAINS) {
+      for (const b of await listBurnBatches(kv, chain, 10_000)) {
+        const sent = burnTxs.get(b.id) ?? [];
+        burnTxs.delete(b.id);
+        if (b.status !== "burned") problem(`burn batch ${b.id} on ${chain} still ${b.status}`);
+        if (sent.length !== 1 || sent[0].hash !== b.burnedTxHash || sent[0].tx.amount !== BigInt(b.totalWei)) {
+          problem(
+            `burn batch ${b.id}: ${sent.length} successful burn(s) [${sent.map((t) => t.hash)}], ${b.burnedTxHash}`,
+          );
+        }
+        for (const { orderId } of b.orders) {
+          if (batchOf.has(orderId)) problem(`order ${orderId} in burn batches ${batchOf.get(orderId)} and ${b.id}`);
+          batchOf.set(orderId, b.id);
+        }
+      }
+    }
+    for (const [batchId, sent] of burnTxs) problem(`${sent.length} burn(s) for batch ${batchId}, no such batch`);
+    for (const o of orders) {
+      if (o.type !== "burn") continue;
+      const batch = batchOf.get(o.id);
+      if (o.status === "completed") {
+        redeemedByOrders.set(o.token as UAsset, (redeemedByOrders.get(o.token as UAsset) ?? 0n) + BigInt(o.amount));
+        if (!batch) problem(`completed burn order ${o.id} is in no burn batch`);
+      } else if (batch) problem(`${o.status} burn order ${o.id} is in burn batch ${batch}`);
+    }
+    const burnsDueLeft = (await listBurnsDue(kv)).length;
+    if (burnsDueLeft > 0) problem(`${burnsDueLeft} burn-due record(s) left after the burns settled`);
     for (const a of assets.values()) {
       const unit = weiPerNativeUnit(a.chain);
       const wei = mintedWei.get(a.uAsset) ?? 0n;
@@ -1123,14 +1185,34 @@ export async function verify(
         problem(`${a.uAsset}: burned ${a.burned} wei != paid ${a.paid} x ${unit} + remainder ${a.remainderWei}`);
       }
       const supply = balances.get(a.uAsset) ?? 0n;
-      const expected = (faucetWei.get(a.uAsset) ?? 0n) + wei;
-      if (supply !== expected) problem(`${a.uAsset}: supply ${supply} != faucet + minted ${expected}`);
-      if ((atTransfer.get(a.uAsset) ?? 0n) !== (burnedOnChain.get(a.uAsset) ?? 0n)) {
+      const burnedTx = burnedByBatches.get(a.uAsset) ?? 0n;
+      const expected = (faucetWei.get(a.uAsset) ?? 0n) + wei - burnedTx;
+      if (supply !== expected) problem(`${a.uAsset}: supply ${supply} != faucet + minted - burned ${expected}`);
+      if (burnedTx !== (redeemedByOrders.get(a.uAsset) ?? 0n)) {
+        problem(`${a.uAsset}: burned on chain ${burnedTx} != redeemed ${redeemedByOrders.get(a.uAsset) ?? 0n}`);
+      }
+      if ((atTransfer.get(a.uAsset) ?? 0n) !== (burnedOnChain.get(a.uAsset) ?? 0n) - burnedTx) {
         problem(
-          `${a.uAsset}: transfer address holds ${atTransfer.get(a.uAsset)} != sent ${burnedOnChain.get(a.uAsset)}`,
+          `${a.uAsset}: transfer address holds ${atTransfer.get(a.uAsset)} != sent ${
+            burnedOnChain.get(a.uAsset)
+          } - burned ${burnedTx}`,
         );
       }
     }
+
+    // The operators' own check must agree: every coin adds up, nothing unknown. The sims' injected RPC errors are
+    // for the pipeline; here every read answers (`random` 1 never rolls an error).
+    const reconciliation = await runReconciliation({
+      kv,
+      chains: simChains(kv, { random: () => 1 }),
+      transferAddress,
+      enabledChains: CHAINS,
+      now: () => new Date(),
+    });
+    for (const m of reconciliation.mismatches) {
+      problem(`reconciliation: ${m.kind} ${m.asset} ${m.chain ?? "(all chains)"}: ${m.message}`);
+    }
+    for (const u of reconciliation.unknown) problem(`reconciliation: unknown ${u}`);
 
     const dueLeft = await countDue(kv);
     if (dueLeft > 0) problem(`${dueLeft} due entries left after every order ended`);
@@ -1150,6 +1232,7 @@ export async function verify(
       recoveredBroadcasts,
       pendingSimTxs,
       errorsLogged: [],
+      reconciliation,
       problems,
     };
   } finally {
@@ -1216,6 +1299,12 @@ export function formatChaos(r: ChaosResult): string {
       } + remainder`,
     );
   }
+  const rec = r.reconciliation;
+  lines.push(
+    `reconciliation: ${
+      rec.ok ? "OK" : `${rec.mismatches.length} MISMATCH(ES), ${rec.unknown.length} unknown`
+    } (deposits = minted on chain, transfer address = paid + remainders + held + failed, supply <= controlled)`,
+  );
   const failed = Object.entries(r.failedByMessage).map(([m, n]) => `"${m}" ${n}`).join(", ") || "none";
   lines.push(`failed orders by message: ${failed}`);
   lines.push(

@@ -1,0 +1,200 @@
+/**
+ * The burn tick of one EVM chain (docs/onchain-burn.md): burns from the transfer address the uAssets that completed
+ * burn orders redeemed, many orders per transaction, write-ahead and exactly once (kv/onchain_burns.ts).
+ *
+ * A step, under the lease `onchain-burn:<chain>`, either follows the chain's open batch (broadcast again or nudged
+ * while not mined, marked burned once final, its attempt marked dead once the chain proves it can never be mined, a
+ * new attempt of the same batch signed after that), or, when none is open, records a new batch of the due records of
+ * one uAsset and broadcasts it. A crash anywhere loses nothing: before the recording commit nothing was sent, and
+ * after it the batch is followed from its record (the same bytes re-sent). An idle chain costs reads and no commit.
+ */
+import { isCounted, type PreparedTx, TransientChainError, type UAssetSender } from "../chains/adapter.ts";
+import type { EvmChain } from "../chains/catalog.ts";
+import { TransferAddressUnfundedError, UAssetBalanceShortError } from "../chains/uasset_errors.ts";
+import { raiseAlert } from "../kv/alerts.ts";
+import {
+  type BurnBatch,
+  type BurnDue,
+  markBurnAttemptDead,
+  markBurned,
+  nextBurnsDue,
+  openBurnBatch,
+  recordBurnAttempt,
+  recordBurnBatch,
+} from "../kv/onchain_burns.ts";
+import { newOrderId } from "../kv/orders.ts";
+import { acquireLease } from "../kv/pipeline.ts";
+import type { PipelineContext } from "./context.ts";
+
+export type BurnStep =
+  | "idle" // nothing due, no open batch
+  | "recorded" // a new batch recorded and broadcast
+  | "waiting" // the open batch's transaction is pending or not yet final (sent again or nudged)
+  | "burned" // the open batch's transaction is final: burned
+  | "dead" // its attempt proven dead; the next step signs a new attempt
+  | "resigned" // a new attempt of the open batch recorded and broadcast
+  | "short" // the transfer address holds less than the batch, or too little gas: nothing sent, alerted
+  | "conflict" // another process moved first
+  | "not ours"; // another process holds the lease, or this process cannot sign for the transfer address
+
+/** One step on `chain`. `leaseMs`: how long the lease is held while there is work. */
+export async function onchainBurnStep(
+  ctx: PipelineContext,
+  chain: EvmChain,
+  owner: string,
+  leaseMs: number,
+): Promise<BurnStep> {
+  const sender = ctx.chains.uAssetSender?.(chain);
+  if (!sender) return "not ours";
+  // Read first, lease second: an idle chain costs these reads and no commit.
+  const open = await openBurnBatch(ctx.kv, chain);
+  const due = open ? [] : await nextBurnsDue(ctx.kv, chain);
+  if (!open && due.length === 0) return "idle";
+  if (!(await acquireLease(ctx.kv, `onchain-burn:${chain}`, owner, leaseMs, ctx.now().getTime()))) return "not ours";
+  try {
+    return open ? await driveBatch(ctx, sender, open) : await startBatch(ctx, sender, due);
+  } catch (err) {
+    if (!(err instanceof TransientChainError)) ctx.log(`burn ${chain}: step failed; will retry`, err);
+    return "waiting";
+  }
+}
+
+/** Steps until nothing moves (cron runs with `drain`), or one step (loops). */
+export async function onchainBurnTick(
+  ctx: PipelineContext,
+  chain: EvmChain,
+  owner: string,
+  leaseMs: number,
+  drain: () => boolean,
+): Promise<BurnStep[]> {
+  const steps: BurnStep[] = [];
+  for (;;) {
+    const step = await onchainBurnStep(ctx, chain, owner, leaseMs);
+    steps.push(step);
+    if (!["recorded", "burned", "dead", "resigned"].includes(step) || !drain()) return steps;
+  }
+}
+
+async function startBatch(
+  ctx: PipelineContext,
+  sender: UAssetSender,
+  due: Deno.KvEntry<BurnDue>[],
+): Promise<BurnStep> {
+  const { chain, asset } = due[0].value;
+  const total = due.reduce((sum, d) => sum + BigInt(d.value.amountWei), 0n);
+  const id = newOrderId(ctx.now().getTime());
+  const tx = await prepare(ctx, sender, { chain, asset, totalWei: total.toString(), id });
+  if (!tx) return "short";
+  const recorded = await recordBurnBatch(ctx.kv, { id, due, tx, at: ctx.now() });
+  if (!recorded.ok) return "conflict"; // never sent: another process recorded first, or the records moved
+  ctx.log(`burn ${chain}: batch ${id} of ${due.length} order(s), ${total} wei of ${asset}, as ${tx.txHash}`);
+  await send(ctx, sender, tx, id);
+  return "recorded";
+}
+
+/**
+ * Prepares the burn of a batch's total, or null (alerted, nothing signed) when the transfer address holds less: the
+ * due records or the open batch stay as they are until an operator looks.
+ */
+async function prepare(
+  ctx: PipelineContext,
+  sender: UAssetSender,
+  batch: Pick<BurnBatch, "chain" | "asset" | "totalWei" | "id">,
+): Promise<PreparedTx | null> {
+  try {
+    return await sender.prepareBurn({ asset: batch.asset, amount: BigInt(batch.totalWei), batchId: batch.id });
+  } catch (err) {
+    if (err instanceof TransferAddressUnfundedError) {
+      await raiseAlert(ctx.kv, {
+        kind: "transfer_address_unfunded",
+        subject: `${batch.chain}:${err.address.toLowerCase()}`,
+        chain: batch.chain,
+        message: `${err.message}: burn batch ${batch.id} (${batch.totalWei} wei of ${batch.asset}) waits`,
+        now: ctx.now(),
+      });
+      return null;
+    }
+    if (!(err instanceof UAssetBalanceShortError)) throw err;
+    await raiseAlert(ctx.kv, {
+      kind: "burn_balance_short",
+      subject: `${batch.chain}:${batch.asset}`,
+      chain: batch.chain,
+      message: `${err.message}: burn batch ${batch.id} (${batch.totalWei} wei) is not sent; its orders wait`,
+      now: ctx.now(),
+    });
+    return null;
+  }
+}
+
+/** Recorded first, sent second: a failure here is retried from the record by a later step. */
+async function send(ctx: PipelineContext, sender: UAssetSender, tx: PreparedTx, batchId: string) {
+  ctx.faultPoint?.("burn-after-record");
+  try {
+    await sender.broadcast(tx);
+  } catch (err) {
+    if (!(err instanceof TransientChainError)) ctx.log(`burn batch ${batchId}: broadcast failed; will retry`, err);
+  }
+}
+
+async function driveBatch(
+  ctx: PipelineContext,
+  sender: UAssetSender,
+  entry: Deno.KvEntry<BurnBatch>,
+): Promise<BurnStep> {
+  const batch = entry.value;
+  const { chain } = batch;
+  const attempt = batch.attempts[batch.attempts.length - 1];
+  if (attempt.dead) {
+    const tx = await prepare(ctx, sender, batch);
+    if (!tx) return "short";
+    if (!(await recordBurnAttempt(ctx.kv, entry, tx, ctx.now()))) return "conflict";
+    ctx.log(`burn ${chain}: batch ${batch.id} attempt ${batch.attempts.length + 1} as ${tx.txHash}`);
+    await send(ctx, sender, tx, batch.id);
+    return "resigned";
+  }
+  const ours = { raw: attempt.raw, expiry: attempt.expiry, consumes: attempt.consumes };
+  const status = await ctx.chains.reader(chain).txStatus(attempt.txHash, ours);
+  const required = ctx.settings.confirmations(chain);
+  if (status.state === "dead") return await attemptDead(ctx, entry, status.proof, status.detail);
+  if (status.state === "included" && isCounted(status, required)) {
+    if (status.success) {
+      const txHash = status.txHash ?? attempt.txHash;
+      if (!(await markBurned(ctx.kv, entry, { txHash, blockNumber: status.blockNumber, at: ctx.now() }))) {
+        return "conflict";
+      }
+      ctx.log(`burn ${chain}: batch ${batch.id} burned ${batch.totalWei} wei of ${batch.asset} in ${txHash}`);
+      return "burned";
+    }
+    // Reverted, and its block final: the same bytes can never run again.
+    const proof = { kind: "failed" as const, blockNumber: status.blockNumber, reason: status.reason ?? "failed" };
+    return await attemptDead(ctx, entry, proof, `failed on chain: ${proof.reason}`);
+  }
+  if (status.state === "included") return "waiting"; // not deep or final yet
+  const tx = { txHash: attempt.txHash, raw: attempt.raw };
+  // Pending, or unknown to the node (never sent after a crash, or dropped): the same bytes again, or re-priced.
+  if (sender.nudge) await sender.nudge(tx, ctx.now().getTime() - Date.parse(attempt.preparedAt));
+  else if (status.state === "unknown") await sender.broadcast(tx);
+  return "waiting";
+}
+
+async function attemptDead(
+  ctx: PipelineContext,
+  entry: Deno.KvEntry<BurnBatch>,
+  proof: Parameters<typeof markBurnAttemptDead>[2]["proof"],
+  detail: string,
+): Promise<BurnStep> {
+  const batch = entry.value;
+  const attempt = batch.attempts[batch.attempts.length - 1];
+  if (!(await markBurnAttemptDead(ctx.kv, entry, { proof, detail, at: ctx.now() }))) return "conflict";
+  ctx.log(`burn ${batch.chain}: batch ${batch.id} attempt ${attempt.txHash} is dead (${proof.kind}): ${detail}`);
+  if (proof.kind === "conflict" && proof.consumed.kind === "nonce") {
+    await raiseAlert(ctx.kv, {
+      kind: "nonce_used_elsewhere",
+      subject: attempt.txHash,
+      chain: batch.chain,
+      message: `burn batch ${batch.id}: ${detail}; a new attempt of the batch is signed`,
+      now: ctx.now(),
+    });
+  }
+  return "dead";
+}

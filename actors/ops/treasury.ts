@@ -1,0 +1,179 @@
+/**
+ * Treasury reports (actors/treasury_report.ts for doge and zec, read from KV alone; actors/account_treasury_report.ts
+ * for sol, xrp and sui, whose hot-wallet balance is read through the chain's reader). Amounts are decimal strings in
+ * the chain's smallest unit.
+ */
+import { z } from "zod";
+import { type AccountChain, isUtxoChain, NATIVE_CHAINS, UTXO_CHAINS } from "../../chains/catalog.ts";
+import { type AccountTreasuryReport, accountTreasuryReport, accountTreasuryText } from "../account_treasury_report.ts";
+import { type TreasuryReport, treasuryReport, treasuryText } from "../treasury_report.ts";
+import { defineOp } from "./op.ts";
+
+const ACCOUNT_CHAINS = NATIVE_CHAINS.filter((c): c is AccountChain => !isUtxoChain(c)) as [
+  AccountChain,
+  ...AccountChain[],
+];
+
+const PayoutObservationSchema = z.object({
+  state: z.enum(["pending", "unknown", "included"]),
+  confirmations: z.number().int().optional(),
+  at: z.string(),
+});
+
+const ExpirySchema = z.object({ kind: z.enum(["height", "ledger", "epoch"]), value: z.number().int() });
+
+/** A consolidation as recorded (kv/consolidations.ts), its signed bytes included. */
+export const ConsolidationSchema = z.object({
+  id: z.string(),
+  chain: z.enum(UTXO_CHAINS),
+  status: z.enum(["prepared", "completed", "dead"]),
+  by: z.string(),
+  preparedAt: z.string(),
+  txHash: z.string(),
+  raw: z.string(),
+  expiry: ExpirySchema.optional(),
+  inputs: z.array(z.object({
+    txHash: z.string(),
+    index: z.number().int(),
+    amount: z.string(),
+    address: z.string(),
+    derivationIndex: z.number().int(),
+    height: z.number().int(),
+  })),
+  output: z.object({
+    index: z.number().int(),
+    address: z.string(),
+    derivationIndex: z.number().int(),
+    amount: z.string(),
+  }),
+  fee: z.string(),
+  completedAt: z.string().optional(),
+  blockNumber: z.number().int().optional(),
+  proof: z.unknown().optional().describe("The chain's proof that it is dead (chains/adapter.ts DeathProof)"),
+  detail: z.string().optional(),
+  deadAt: z.string().optional(),
+});
+
+const UtxoTreasurySchema = z.object({
+  chain: z.enum(UTXO_CHAINS),
+  at: z.string(),
+  balances: z.object({
+    confirmed: z.string(),
+    locked: z.string(),
+    spendable: z.string(),
+    held: z.string(),
+    coinbase: z.string(),
+    pending: z.string(),
+  }),
+  utxoCount: z.number().int(),
+  spendableCount: z.number().int(),
+  heldCoins: z.array(z.object({
+    outpoint: z.string(),
+    amount: z.string(),
+    height: z.number().int(),
+    coinbase: z.boolean(),
+    reason: z.string(),
+  })),
+  pendingDeposits: z.array(z.object({
+    orderId: z.string(),
+    amount: z.string(),
+    outpoint: z.string(),
+    blockNumber: z.number().int(),
+    note: z.string().optional(),
+  })),
+  pendingPayouts: z.array(z.object({
+    orderId: z.string(),
+    status: z.string(),
+    amount: z.string(),
+    heldReason: z.string().optional(),
+    fundable: z.boolean(),
+    inputs: z.number().int().optional(),
+    fee: z.string().optional(),
+    why: z.string().optional(),
+  })),
+  stuckPayouts: z.array(z.object({
+    orderId: z.string(),
+    txHash: z.string(),
+    outpoints: z.array(z.string()),
+    amount: z.string(),
+    recordedAt: z.string(),
+    ageMs: z.number().int(),
+    age: z.string(),
+    lastStatus: PayoutObservationSchema.nullable(),
+  })),
+  consolidation: ConsolidationSchema.nullable(),
+}).describe("A UTXO treasury (doge, zec), read from KV only");
+
+const AccountTreasurySchema = z.object({
+  chain: z.enum(ACCOUNT_CHAINS),
+  at: z.string(),
+  hotWallet: z.object({
+    address: z.string().nullable(),
+    balance: z.string().nullable(),
+    balanceError: z.string().optional(),
+    reserve: z.string(),
+    held: z.object({ count: z.number().int(), amount: z.string() }),
+  }),
+  swept: z.object({ count: z.number().int(), amount: z.string() }),
+  unswept: z.object({
+    count: z.number().int(),
+    amount: z.string(),
+    oldest: z.object({ orderId: z.string(), mintedAt: z.string(), ageMs: z.number().int(), age: z.string() })
+      .nullable(),
+    deposits: z.array(z.object({
+      orderId: z.string(),
+      amount: z.string(),
+      source: z.string(),
+      mintedAt: z.string(),
+      age: z.string(),
+      deadSweeps: z.number().int(),
+    })),
+  }),
+  openSweeps: z.array(z.object({
+    sweepId: z.string(),
+    from: z.string(),
+    amount: z.string(),
+    leave: z.string(),
+    txHash: z.string(),
+    preparedAt: z.string(),
+    age: z.string(),
+  })),
+  deadSweeps: z.number().int(),
+  pendingPayouts: z.array(z.object({
+    orderId: z.string(),
+    amount: z.string(),
+    to: z.string(),
+    heldReason: z.string().optional(),
+    waitingSince: z.string(),
+    age: z.string(),
+    fundable: z.boolean(),
+    why: z.string().optional(),
+  })),
+  stuckPayouts: z.array(z.object({
+    orderId: z.string(),
+    txHash: z.string(),
+    amount: z.string(),
+    recordedAt: z.string(),
+    ageMs: z.number().int(),
+    age: z.string(),
+    lastStatus: PayoutObservationSchema.nullable(),
+  })),
+}).describe("An account-chain treasury (sol, xrp, sui): the hot wallet's balance is read through the chain");
+
+export const treasury = defineOp({
+  name: "treasury",
+  summary: "A native chain's treasury: balances, held coins or the hot wallet and its sweeps, payouts waiting for " +
+    "funds (fundable now or not) and stuck payouts with their age",
+  scope: "read",
+  http: { method: "get", path: "/treasury/{chain}" },
+  input: z.object({ chain: z.enum(NATIVE_CHAINS, { error: `must be one of ${NATIVE_CHAINS.join(", ")}` }) }),
+  output: z.union([UtxoTreasurySchema, AccountTreasurySchema]),
+  run: async (ctx, { chain }) =>
+    isUtxoChain(chain)
+      ? await treasuryReport(ctx.kv, chain, ctx.settings().utxoFee(chain), ctx.now())
+      : await accountTreasuryReport(ctx.kv, await ctx.chains(), chain, ctx.now()),
+  text: (r) =>
+    isUtxoChain(r.chain) ? treasuryText(r as TreasuryReport) : accountTreasuryText(r as AccountTreasuryReport),
+});
+
+export const TREASURY_OPS = [treasury];

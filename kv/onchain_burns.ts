@@ -1,0 +1,258 @@
+/**
+ * On-chain burns of redeemed uAssets (issue 14, docs/onchain-burn.md). The commit that completes a burn order writes a
+ * "burn due" record (`addBurnDueOf`) for its EVM chain, uAsset, order and amount. The burn tick of a chain
+ * (actors/onchain_burn.ts) takes due records of one uAsset into ONE batch, recorded write-ahead with its prepared
+ * transaction and reservations in the atomic that deletes those due records, then broadcasts it and follows it until
+ * it is final (the batch is `burned`) or proven dead (a new attempt of the same batch, same orders, is signed).
+ *
+ * Exactly once: an order's due record is deleted, and its `orderBatchKey` written (checked absent), in the commit that
+ * records its batch, so no order can enter two batches; a batch burns its total once, since every attempt after the
+ * first is signed only after the previous one is proven dead. One batch is open per chain at a time (`openKey`), so a
+ * chain's burns never race each other for the transfer address's nonce or balance. Key layout lives here only.
+ */
+import type { Consumed, DeathProof, Expiry, PreparedTx } from "../chains/adapter.ts";
+import { type EvmChain, isEvmChain, type UAsset } from "../chains/catalog.ts";
+import { addReservations } from "./chain_state.ts";
+import type { Order } from "./orders.ts";
+
+/**
+ * Most orders in one batch. Recording it checks each due record and each order's batch marker (2 per order), the open
+ * pointer and the nonce counter, under Deno KV's 100 checks per atomic; its mutations (3 per order and a few) stay far
+ * under 1000, and the batch value (about 80 bytes per order) far under 64 KiB.
+ */
+export const MAX_ORDERS_PER_BATCH = 40;
+
+export interface BurnDue {
+  chain: EvmChain;
+  asset: UAsset;
+  orderId: string;
+  /** The uAssets the order redeemed (its whole amount), wei as a decimal string. */
+  amountWei: string;
+  /** When the order completed. */
+  at: string;
+}
+
+export interface BurnAttempt {
+  txHash: string;
+  raw: string;
+  expiry?: Expiry;
+  consumes?: Consumed;
+  preparedAt: string;
+  /** Set when the chain proved it can never be mined (or it failed, finally): the next attempt is signed then. */
+  dead?: { proof: DeathProof; detail: string; at: string };
+}
+
+export interface BurnBatch {
+  id: string;
+  chain: EvmChain;
+  asset: UAsset;
+  orders: { orderId: string; amountWei: string }[];
+  /** The sum of the orders' amounts: what each attempt burns. */
+  totalWei: string;
+  status: "open" | "burned";
+  /** Oldest first; every one but the last is dead. */
+  attempts: BurnAttempt[];
+  createdAt: string;
+  /** Set when burned: the transaction that is on chain (a fee-bumped replacement's hash when that one was mined). */
+  burnedTxHash?: string;
+  blockNumber?: number;
+  burnedAt?: string;
+}
+
+const DUE = "onchain_burn_due";
+const BATCH = "onchain_burn_batch";
+const OPEN = "onchain_burn_open";
+const ORDER = "onchain_burn_order";
+
+export function burnDueKey(chain: EvmChain, asset: UAsset, orderId: string): Deno.KvKey {
+  return [DUE, chain, asset, orderId];
+}
+
+/** Batch ids are UUIDv7: key order is creation order. */
+export function burnBatchKey(chain: EvmChain, batchId: string): Deno.KvKey {
+  return [BATCH, chain, batchId];
+}
+
+/** The id of the chain's open batch; absent when none is. */
+export function openBurnKey(chain: EvmChain): Deno.KvKey {
+  return [OPEN, chain];
+}
+
+/** The batch an order's uAssets were put in, for ever. */
+export function orderBurnKey(orderId: string): Deno.KvKey {
+  return [ORDER, orderId];
+}
+
+/** Adds the burn-due record of `order` (a burn just completed) to the atomic that completes it. */
+export function addBurnDueOf(atomic: Deno.AtomicOperation, order: Order, at: Date): void {
+  if (order.type !== "burn" || !isEvmChain(order.sourceChain)) return;
+  const asset = order.token as UAsset;
+  const due: BurnDue = {
+    chain: order.sourceChain,
+    asset,
+    orderId: order.id,
+    amountWei: order.amount,
+    at: at.toISOString(),
+  };
+  atomic.set(burnDueKey(order.sourceChain, asset, order.id), due);
+}
+
+/**
+ * The due records of the first uAsset of `chain` that has any, oldest order first, at most `limit`. One read per uAsset
+ * at most when nothing is due (the idle tick).
+ */
+export async function nextBurnsDue(
+  kv: Deno.Kv,
+  chain: EvmChain,
+  limit = MAX_ORDERS_PER_BATCH,
+): Promise<Deno.KvEntry<BurnDue>[]> {
+  const first = await kv.list<BurnDue>({ prefix: [DUE, chain] }, { limit: 1 }).next();
+  if (first.done) return [];
+  const asset = first.value.value.asset;
+  const out: Deno.KvEntry<BurnDue>[] = [];
+  for await (const e of kv.list<BurnDue>({ prefix: [DUE, chain, asset] }, { limit })) out.push(e);
+  return out;
+}
+
+/** Every due record (the `burns` report), bounded. */
+export async function listBurnsDue(kv: Deno.Kv, limit = 10_000): Promise<BurnDue[]> {
+  const out: BurnDue[] = [];
+  for await (const e of kv.list<BurnDue>({ prefix: [DUE] }, { limit })) out.push(e.value);
+  return out;
+}
+
+/** The open batch of `chain`, or null. */
+export async function openBurnBatch(kv: Deno.Kv, chain: EvmChain): Promise<Deno.KvEntry<BurnBatch> | null> {
+  const id = await kv.get<string>(openBurnKey(chain));
+  if (id.value === null) return null;
+  const batch = await kv.get<BurnBatch>(burnBatchKey(chain, id.value));
+  if (batch.value === null) throw new Error(`${chain}: open burn batch ${id.value} has no record`);
+  return batch as Deno.KvEntry<BurnBatch>;
+}
+
+export async function getBurnBatch(kv: Deno.Kv, chain: EvmChain, id: string): Promise<BurnBatch | null> {
+  return (await kv.get<BurnBatch>(burnBatchKey(chain, id))).value;
+}
+
+/** Batches of `chain`, newest first, at most `limit`. */
+export async function listBurnBatches(kv: Deno.Kv, chain: EvmChain, limit: number): Promise<BurnBatch[]> {
+  const out: BurnBatch[] = [];
+  for await (const e of kv.list<BurnBatch>({ prefix: [BATCH, chain] }, { limit, reverse: true })) out.push(e.value);
+  return out;
+}
+
+/** The batch an order's uAssets went into, or null. */
+export async function batchOfOrder(kv: Deno.Kv, orderId: string): Promise<string | null> {
+  return (await kv.get<string>(orderBurnKey(orderId))).value;
+}
+
+function attemptOf(tx: PreparedTx, at: Date): BurnAttempt {
+  const attempt: BurnAttempt = { txHash: tx.txHash, raw: tx.raw, preparedAt: at.toISOString() };
+  if (tx.expiry) attempt.expiry = tx.expiry;
+  if (tx.consumes) attempt.consumes = tx.consumes;
+  return attempt;
+}
+
+/**
+ * Records a new batch of `due` (one chain, one uAsset) with its first attempt `tx`, write-ahead: in one atomic the due
+ * records are deleted (checked unchanged), each order's batch marker is set (checked absent), the batch and the open
+ * pointer (checked absent) are written, and the transaction's reservations taken. False when anything moved since it
+ * was read: nothing was written, and `tx` must never be sent.
+ */
+export async function recordBurnBatch(
+  kv: Deno.Kv,
+  args: { id: string; due: Deno.KvEntry<BurnDue>[]; tx: PreparedTx; at: Date },
+): Promise<{ ok: boolean; batch: BurnBatch }> {
+  const { id, due, tx, at } = args;
+  if (due.length === 0 || due.length > MAX_ORDERS_PER_BATCH) {
+    throw new RangeError(`a burn batch takes 1 to ${MAX_ORDERS_PER_BATCH} orders, got ${due.length}`);
+  }
+  const { chain, asset } = due[0].value;
+  if (due.some((d) => d.value.chain !== chain || d.value.asset !== asset)) {
+    throw new Error("a burn batch takes the orders of one chain and one uAsset");
+  }
+  const total = due.reduce((sum, d) => sum + BigInt(d.value.amountWei), 0n);
+  const batch: BurnBatch = {
+    id,
+    chain,
+    asset,
+    orders: due.map((d) => ({ orderId: d.value.orderId, amountWei: d.value.amountWei })),
+    totalWei: total.toString(),
+    status: "open",
+    attempts: [attemptOf(tx, at)],
+    createdAt: at.toISOString(),
+  };
+  const atomic = kv.atomic().check({ key: openBurnKey(chain), versionstamp: null });
+  for (const d of due) {
+    const marker = orderBurnKey(d.value.orderId);
+    atomic.check(d).delete(d.key).check({ key: marker, versionstamp: null }).set(marker, id);
+  }
+  atomic.set(burnBatchKey(chain, id), batch).set(openBurnKey(chain), id);
+  addReservations(atomic, tx);
+  return { ok: (await atomic.commit()).ok, batch };
+}
+
+/** The open batch's last attempt proven dead (checked against the batch read). */
+export async function markBurnAttemptDead(
+  kv: Deno.Kv,
+  entry: Deno.KvEntry<BurnBatch>,
+  dead: { proof: DeathProof; detail: string; at: Date },
+): Promise<boolean> {
+  const attempts = [...entry.value.attempts];
+  const last = attempts[attempts.length - 1];
+  attempts[attempts.length - 1] = {
+    ...last,
+    dead: { proof: dead.proof, detail: dead.detail, at: dead.at.toISOString() },
+  };
+  const next: BurnBatch = { ...entry.value, attempts };
+  return (await kv.atomic().check(entry).set(entry.key, next).commit()).ok;
+}
+
+/** A new attempt of the batch (its last one is dead), recorded with its reservations before it is sent. */
+export async function recordBurnAttempt(
+  kv: Deno.Kv,
+  entry: Deno.KvEntry<BurnBatch>,
+  tx: PreparedTx,
+  at: Date,
+): Promise<boolean> {
+  const last = entry.value.attempts[entry.value.attempts.length - 1];
+  if (!last.dead) throw new Error(`burn batch ${entry.value.id}: its last attempt is not dead`);
+  const next: BurnBatch = { ...entry.value, attempts: [...entry.value.attempts, attemptOf(tx, at)] };
+  return (await addReservations(kv.atomic().check(entry).set(entry.key, next), tx).commit()).ok;
+}
+
+/** The batch's burn is final: it is burned, and the chain's next batch may start. */
+export async function markBurned(
+  kv: Deno.Kv,
+  entry: Deno.KvEntry<BurnBatch>,
+  final: { txHash: string; blockNumber: number; at: Date },
+): Promise<boolean> {
+  const next: BurnBatch = {
+    ...entry.value,
+    status: "burned",
+    burnedTxHash: final.txHash,
+    blockNumber: final.blockNumber,
+    burnedAt: final.at.toISOString(),
+  };
+  const open = openBurnKey(entry.value.chain);
+  return (await kv.atomic().check(entry).set(entry.key, next).delete(open).commit()).ok;
+}
+
+/**
+ * What burn batches took from the transfer address, per EVM chain and uAsset (reconciliation): `burnedWei` by batches
+ * burned (final), `burningWei` by the open batch, whose transaction may be on chain already or not yet.
+ */
+export async function burnTotals(
+  kv: Deno.Kv,
+): Promise<{ chain: EvmChain; asset: UAsset; burnedWei: bigint; burningWei: bigint }[]> {
+  const totals = new Map<string, { chain: EvmChain; asset: UAsset; burnedWei: bigint; burningWei: bigint }>();
+  for await (const e of kv.list<BurnBatch>({ prefix: [BATCH] })) {
+    const b = e.value;
+    const key = `${b.chain}:${b.asset}`;
+    const t = totals.get(key) ?? { chain: b.chain, asset: b.asset, burnedWei: 0n, burningWei: 0n };
+    if (b.status === "burned") t.burnedWei += BigInt(b.totalWei);
+    else t.burningWei += BigInt(b.totalWei);
+    totals.set(key, t);
+  }
+  return [...totals.values()];
+}

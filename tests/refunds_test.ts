@@ -1,8 +1,9 @@
 /**
  * Refunds of held records (issue 14 item 4, docs/refunds.md), over the admin API with an operator key: a native
  * deposit held because its destination chain is disabled, and a held mint order, each refunded to its sender exactly
- * once; refusals that change nothing; a crash between recording the refund's transaction and broadcasting it; a held
- * uAsset transfer, which waits with a reason and an alert where no uAsset sender exists.
+ * once; refusals that change nothing; a crash between recording the refund's transaction and broadcasting it; dead and
+ * failed attempts; a UTXO refund from the treasury; a held uAsset transfer sent back from the transfer address (and
+ * waiting with a reason and an alert where no uAsset sender exists), reconciliation balanced throughout.
  *
  * The server's pipeline is stopped: the watcher and the actors run by hand, so each step is the test's.
  */

@@ -3,7 +3,9 @@
  * readable anywhere, and the operator gate holds on every path.
  */
 import assert from "node:assert/strict";
-import { call, operatorKeyFor, startTestServer } from "./support/server.ts";
+import { call, operatorKeyFor, randomWallet, startTestServer, tokenFor } from "./support/server.ts";
+import { OPS } from "../actors/ops/index.ts";
+import { listAudit } from "../kv/audit.ts";
 
 async function kvDump(kv: Deno.Kv, prefix: Deno.KvKey): Promise<string[]> {
   const out: string[] = [];
@@ -29,6 +31,50 @@ Deno.test("admin security: api-key create under an Idempotency-Key keeps no read
     const again = await call(server, "POST", "/admin/api-keys", { token: op, body: { partner: "acme" }, headers });
     assert.equal(again.status, 200);
     assert.equal(again.body.data.apiKey, first.body.data.apiKey, "the retry replays the same key");
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("admin security: every admin route refuses a partner JWT, a metrics-only key and a key without its scope", async () => {
+  const server = await startTestServer();
+  try {
+    const partnerJwt = await tokenFor(server, randomWallet());
+    const metricsOnly = await operatorKeyFor(server, ["metrics"], "scraper");
+    const all = ["read", "operate", "keys"] as const;
+    // Operator keys made here are audited themselves; nothing else may be.
+    const changes = async () =>
+      (await listAudit(server.services.kv)).filter((e) => e.action !== "operator-key.create").length;
+    const auditBefore = await changes();
+    const routes = OPS.filter((op) => op.http);
+    assert.ok(routes.length > 20);
+    for (const op of routes) {
+      // Plausible path values: the scope is checked whatever the operation would then do.
+      const path = "/admin" +
+        op.http!.path.replace(
+          /\{(\w+)\}/g,
+          (_m, name: string) =>
+            ({
+              chain: "doge",
+              asset: "uDOGE",
+              address: randomWallet(),
+              outpoint: "ab:0",
+              keyId: "ak_0000000000000000",
+            })[
+              name
+            ] ?? "order:00000000-0000-0000-0000-000000000000",
+        );
+      const method = op.http!.method.toUpperCase();
+      const body = method === "POST" ? {} : undefined;
+      const jwt = await call(server, method, path, { token: partnerJwt, body });
+      assert.ok([401, 403].includes(jwt.status), `${method} ${path} with a partner JWT: ${jwt.status}`);
+      const metrics = await call(server, method, path, { token: metricsOnly, body });
+      assert.ok([400, 403].includes(metrics.status), `${method} ${path} with a metrics key: ${metrics.status}`);
+      const others = await operatorKeyFor(server, all.filter((s) => s !== op.scope), "other-scopes");
+      const other = await call(server, method, path, { token: others, body });
+      assert.ok([400, 403].includes(other.status), `${method} ${path} without scope ${op.scope}: ${other.status}`);
+    }
+    assert.equal(await changes(), auditBefore, "no refused request changed anything");
   } finally {
     await server.close();
   }

@@ -6,6 +6,13 @@ import assert from "node:assert/strict";
 import { call, operatorKeyFor, randomWallet, startTestServer, tokenFor } from "./support/server.ts";
 import { OPS } from "../actors/ops/index.ts";
 import { listAudit } from "../kv/audit.ts";
+import { lastReconciliation } from "../kv/reconciliation.ts";
+import { reconcileOp } from "../actors/ops/reconcile.ts";
+import type { OpContext } from "../actors/ops/op.ts";
+import type { Chains } from "../chains/adapter.ts";
+import { type UAsset, UASSETS } from "../chains/catalog.ts";
+import { evmClient } from "../chains/evm/client.ts";
+import { evmUAssetView } from "../chains/evm/uasset_view.ts";
 
 async function kvDump(kv: Deno.Kv, prefix: Deno.KvKey): Promise<string[]> {
   const out: string[] = [];
@@ -77,5 +84,42 @@ Deno.test("admin security: every admin route refuses a partner JWT, a metrics-on
     assert.equal(await changes(), auditBefore, "no refused request changed anything");
   } finally {
     await server.close();
+  }
+});
+
+Deno.test("admin security: an RPC URL's key never reaches the reconciliation report, answered or stored", async () => {
+  // A real JSON-RPC endpoint over HTTP whose every answer is an error code viem does not know (a provider refusing
+  // its key): viem's error message then quotes the URL, path and all, where providers put the key.
+  const rpc = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+    const body = await req.json();
+    return Response.json({ jsonrpc: "2.0", id: body.id, error: { code: -32099, message: "invalid api key" } });
+  });
+  const dir = await Deno.makeTempDir({ prefix: "admin-security-" });
+  const kv = await Deno.openKv(`${dir}/kv.sqlite3`);
+  try {
+    const secret = "SECRETKEY0123456789";
+    const client = evmClient({ chain: "base", urls: [`http://127.0.0.1:${rpc.addr.port}/v2/${secret}`] });
+    const contract = `0x${"11".repeat(20)}` as const;
+    const uAssets = Object.fromEntries(UASSETS.map((a) => [a, contract])) as Record<UAsset, `0x${string}`>;
+    const view = evmUAssetView({ chain: "base", client, uAssets, maxRange: 1000 });
+    const chains = { uAssetView: () => view } as unknown as Chains;
+    const ctx = {
+      kv,
+      by: "test",
+      via: "api",
+      now: () => new Date(),
+      chains: () => Promise.resolve(chains),
+      settings: () => ({ enabledChains: ["base"] }),
+      transferAddress: () => Promise.resolve(contract),
+    } as unknown as OpContext;
+    const report = await reconcileOp.run(ctx, {});
+    assert.equal(report.ok, false);
+    assert.ok(report.unknown.some((u: string) => u.includes("invalid api key")), "the reason is still said");
+    assert.ok(!JSON.stringify(report).includes(secret), "no RPC key in the answer");
+    assert.ok(!JSON.stringify(await lastReconciliation(kv)).includes(secret), "no RPC key in the stored report");
+  } finally {
+    kv.close();
+    await rpc.shutdown();
+    await Deno.remove(dir, { recursive: true });
   }
 });

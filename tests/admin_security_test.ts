@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { call, operatorKeyFor, randomWallet, startTestServer, tokenFor } from "./support/server.ts";
 import { OPS } from "../actors/ops/index.ts";
 import { listAudit } from "../kv/audit.ts";
+import { createOperatorKey } from "../kv/operator_keys.ts";
 import { lastReconciliation } from "../kv/reconciliation.ts";
 import { reconcileOp } from "../actors/ops/reconcile.ts";
 import type { OpContext } from "../actors/ops/op.ts";
@@ -82,6 +83,37 @@ Deno.test("admin security: every admin route refuses a partner JWT, a metrics-on
       assert.ok([400, 403].includes(other.status), `${method} ${path} without scope ${op.scope}: ${other.status}`);
     }
     assert.equal(await changes(), auditBefore, "no refused request changed anything");
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("admin security: an expired operator key stops at once, on /admin and /metrics", async () => {
+  const server = await startTestServer();
+  try {
+    const kv = server.services.kv;
+    const soon = new Date(Date.now() - 86_400_000 + 60_000); // expires a minute from now
+    const live = await createOperatorKey(kv, {
+      name: "soon",
+      scopes: ["read", "metrics"],
+      by: "t",
+      expiresInDays: 1,
+      now: soon,
+    });
+    assert.equal((await call(server, "GET", "/admin/audit", { token: live.operatorKey })).status, 200);
+    const past = new Date(Date.now() - 2 * 86_400_000);
+    const expired = await createOperatorKey(kv, {
+      name: "old",
+      scopes: ["read", "metrics"],
+      by: "t",
+      expiresInDays: 1,
+      now: past,
+    });
+    for (const path of ["/admin/audit", "/metrics"]) {
+      const res = await call(server, "GET", path, { token: expired.operatorKey });
+      assert.equal(res.status, 403, path);
+      assert.deepEqual(res.body, { success: false, message: "Invalid operator key" });
+    }
   } finally {
     await server.close();
   }

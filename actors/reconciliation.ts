@@ -36,6 +36,7 @@ import { burnTotals } from "../kv/onchain_burns.ts";
 import { type DustAggregate, type HeldTransfer, listDust, listHeld } from "../kv/pipeline.ts";
 import { coinTotals, listSweepsDue, type Sweep } from "../kv/treasury.ts";
 import type { StoredMismatch } from "../kv/reconciliation.ts";
+import { redactUrls } from "../chains/shared/redact.ts";
 
 /** A chain read: its value, or why it is unknown. */
 export type Read<T> = { ok: true; value: T } | { ok: false; reason: string };
@@ -504,7 +505,9 @@ async function read<T>(f: () => Promise<T>): Promise<Read<T>> {
   try {
     return { ok: true, value: await f() };
   } catch (err) {
-    return { ok: false, reason: err instanceof Error ? err.message : String(err) };
+    // Redacted: a library's error may quote an RPC URL whole (viem does), and providers put their key in it; the
+    // reason is answered to read-scope operators and stored.
+    return { ok: false, reason: redactUrls(err instanceof Error ? err.message : String(err)) };
   }
 }
 

@@ -19,6 +19,7 @@ export const ALERT_KINDS = [
   "burn_disabled",
   "burn_balance_short",
   "transfer_address_unfunded",
+  "burn_source_missing",
 ] as const;
 export type AlertKind = typeof ALERT_KINDS[number];
 

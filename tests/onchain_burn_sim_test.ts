@@ -11,13 +11,7 @@ import { NATIVE } from "../chains/catalog.ts";
 import { simChains } from "../chains/sim/adapters.ts";
 import { SimLedger } from "../chains/sim/ledger.ts";
 import { getAlert } from "../kv/alerts.ts";
-import {
-  batchOfOrder,
-  type BurnBatch,
-  listBurnBatches,
-  listBurnsDue,
-  openBurnKey,
-} from "../kv/onchain_burns.ts";
+import { batchOfOrder, type BurnBatch, listBurnBatches, listBurnsDue, openBurnKey } from "../kv/onchain_burns.ts";
 import { getOrder } from "../kv/orders.ts";
 import { readLease } from "../kv/pipeline.ts";
 import { simBurnOrders, stepNow } from "./support/burns.ts";

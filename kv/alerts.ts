@@ -21,6 +21,7 @@ export const ALERT_KINDS = [
   "transfer_address_unfunded",
   // Issue 14: the scheduled reconciliation (actors/reconcile_schedule.ts) found coins that do not add up.
   "reconciliation_mismatch",
+  "burn_source_missing",
 ] as const;
 export type AlertKind = typeof ALERT_KINDS[number];
 

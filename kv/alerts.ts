@@ -19,9 +19,9 @@ export const ALERT_KINDS = [
   "burn_disabled",
   "burn_balance_short",
   "transfer_address_unfunded",
+  "burn_source_missing",
   // Issue 14: the scheduled reconciliation (actors/reconcile_schedule.ts) found coins that do not add up.
   "reconciliation_mismatch",
-  "burn_source_missing",
 ] as const;
 export type AlertKind = typeof ALERT_KINDS[number];
 

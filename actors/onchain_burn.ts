@@ -22,7 +22,7 @@ import {
   recordBurnAttempt,
   recordBurnBatch,
 } from "../kv/onchain_burns.ts";
-import { newOrderId } from "../kv/orders.ts";
+import { getOrder, newOrderId } from "../kv/orders.ts";
 import { acquireLease } from "../kv/pipeline.ts";
 import type { PipelineContext } from "./context.ts";
 
@@ -34,6 +34,7 @@ export type BurnStep =
   | "dead" // its attempt proven dead; the next step signs a new attempt
   | "resigned" // a new attempt of the open batch recorded and broadcast
   | "short" // the transfer address holds less than the batch, or too little gas: nothing sent, alerted
+  | "held" // every due record's transfer is gone from the chain (a reorg after completion): left out, alerted
   | "conflict" // another process moved first
   | "not ours"; // another process holds the lease, or this process cannot sign for the transfer address
 
@@ -78,8 +79,10 @@ export async function onchainBurnTick(
 async function startBatch(
   ctx: PipelineContext,
   sender: UAssetSender,
-  due: Deno.KvEntry<BurnDue>[],
+  all: Deno.KvEntry<BurnDue>[],
 ): Promise<BurnStep> {
+  const due = await stillOnChain(ctx, all);
+  if (due.length === 0) return "held";
   const { chain, asset } = due[0].value;
   const total = due.reduce((sum, d) => sum + BigInt(d.value.amountWei), 0n);
   const id = newOrderId(ctx.now().getTime());
@@ -90,6 +93,48 @@ async function startBatch(
   ctx.log(`burn ${chain}: batch ${id} of ${due.length} order(s), ${total} wei of ${asset}, as ${tx.txHash}`);
   await send(ctx, sender, tx, id);
   return "recorded";
+}
+
+/**
+ * The due records whose order's transfer to the transfer address is still on chain as recorded. A completed burn
+ * whose transfer a reorg took away (after its payout was final) has no uAssets at the transfer address: burning its
+ * amount would burn uAssets owed to others (held transfers, failed burns). Such a record is left out and stays for an
+ * operator, alerted; so is one whose order is missing or not a burn from this chain.
+ */
+async function stillOnChain(ctx: PipelineContext, due: Deno.KvEntry<BurnDue>[]): Promise<Deno.KvEntry<BurnDue>[]> {
+  const kept: Deno.KvEntry<BurnDue>[] = [];
+  for (const d of due) {
+    const { chain, asset, orderId } = d.value;
+    const entry = await getOrder(ctx.kv, orderId);
+    const order = entry.versionstamp !== null && !entry.invalid ? entry.value : null;
+    let why: string | null = null;
+    if (!order || order.type !== "burn" || order.status !== "completed" || order.sourceChain !== chain) {
+      why = `its order is ${order ? `${order.type} ${order.status} from ${order.sourceChain}` : "missing or invalid"}`;
+    } else {
+      const src = order.details.source;
+      const transfers = await ctx.chains.reader(chain).transfersOf(src.txHash);
+      const there = (transfers ?? []).some((t) =>
+        t.index === src.index && t.asset === asset && t.amount.toString() === d.value.amountWei &&
+        t.to.toLowerCase() === ctx.settings.transferAddress.toLowerCase() &&
+        t.from.toLowerCase() === order.sourceWallet.toLowerCase()
+      );
+      if (!there) why = `its transfer ${src.txHash}:${src.index} is not on ${chain} as recorded (a reorg took it)`;
+    }
+    if (why === null) {
+      kept.push(d);
+      continue;
+    }
+    ctx.log(`burn ${chain}: order ${orderId} (${d.value.amountWei} wei of ${asset}) is not burned: ${why}`);
+    await raiseAlert(ctx.kv, {
+      kind: "burn_source_missing",
+      subject: orderId,
+      chain,
+      message: `completed burn order ${orderId} (${d.value.amountWei} wei of ${asset}) is not burned on chain: ` +
+        `${why}; burning it would burn uAssets owed to others. Its due record waits for an operator`,
+      now: ctx.now(),
+    });
+  }
+  return kept;
 }
 
 /**

@@ -55,6 +55,7 @@ import {
   TREASURY_CANNOT_FUND,
 } from "./treasury_steps.ts";
 import { type Intent, intentOf, isTerminal, type OrderEvent, transition } from "./transition.ts";
+import { redactUrls } from "../chains/shared/redact.ts";
 
 export type { SourceTransfer };
 
@@ -650,7 +651,9 @@ async function waitWithBackoff(
 ): Promise<StepOutcome> {
   const attempts = (entry.value.details.transientErrors ?? 0) + 1;
   const ms = Math.min(ctx.settings.retryMaxMs, ctx.settings.retryBaseMs * 2 ** Math.min(attempts - 1, 16));
-  const note = err instanceof Error ? err.message : String(err);
+  // Redacted: an error that is not ours (viem's) may quote an RPC URL whole, with the provider's key in it; the note
+  // is stored on the order and may go into an alert.
+  const note = redactUrls(err instanceof Error ? err.message : String(err));
   if (attempts === PERSISTENT_ERRORS_ALERT_AFTER) {
     const id = entry.value.id;
     ctx.log(`order ${id}: ${attempts} errors in a row, the last: ${note}`);

@@ -38,6 +38,7 @@ import { listRefunds, refundBooks } from "../kv/refunds.ts";
 import { type DustAggregate, type HeldTransfer, listDust, listHeld } from "../kv/pipeline.ts";
 import { coinTotals, listSweepsDue, type Sweep } from "../kv/treasury.ts";
 import type { StoredMismatch } from "../kv/reconciliation.ts";
+import { redactUrls } from "../chains/shared/redact.ts";
 
 /** A chain read: its value, or why it is unknown. */
 export type Read<T> = { ok: true; value: T } | { ok: false; reason: string };
@@ -506,7 +507,9 @@ async function read<T>(f: () => Promise<T>): Promise<Read<T>> {
   try {
     return { ok: true, value: await f() };
   } catch (err) {
-    return { ok: false, reason: err instanceof Error ? err.message : String(err) };
+    // Redacted: a library's error may quote an RPC URL whole (viem does), and providers put their key in it; the
+    // reason is answered to read-scope operators and stored.
+    return { ok: false, reason: redactUrls(err instanceof Error ? err.message : String(err)) };
   }
 }
 
@@ -652,6 +655,9 @@ async function controlledOn(kv: Deno.Kv, chains: Chains, chain: NativeChain): Pr
   return { chain, parts: { hotWallet, unsweptDeposits, reserves } };
 }
 
+/** Mismatches of a sum over many records (per asset and chain), not of one record. */
+const AGGREGATE_KINDS: ReadonlySet<MismatchKind> = new Set(["transfer_address_differs", "supply_exceeds_controlled"]);
+
 /**
  * Gathers and compares; when something does not add up, does both again and keeps only what fails twice, so a
  * transfer or an order step landing between two reads is not reported as a mismatch.
@@ -660,7 +666,12 @@ export async function runReconciliation(opts: Omit<GatherOptions, "now"> & { now
   const first = reconcile(await gatherFacts({ ...opts, now: opts.now() }));
   if (first.ok) return first;
   const second = reconcile(await gatherFacts({ ...opts, now: opts.now() }));
-  const key = (m: Mismatch) => `${m.kind}|${m.asset}|${m.chain}|${m.records.join(",")}`;
+  // A sum that does not add up is the same mismatch on both looks whatever records it lists: those (orders in flight,
+  // held transfers) move on a busy pipeline, and a lasting difference must not be dropped for it.
+  const key = (m: Mismatch) =>
+    AGGREGATE_KINDS.has(m.kind)
+      ? `${m.kind}|${m.asset}|${m.chain}`
+      : `${m.kind}|${m.asset}|${m.chain}|${m.records.join(",")}`;
   const before = new Set(first.mismatches.map(key));
   const stable = second.mismatches.filter((m) => before.has(key(m)));
   if (stable.length === second.mismatches.length) return second;

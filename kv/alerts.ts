@@ -19,6 +19,7 @@ export const ALERT_KINDS = [
   "burn_disabled",
   "burn_balance_short",
   "transfer_address_unfunded",
+  "burn_source_missing",
   // Issue 14: the scheduled reconciliation (actors/reconcile_schedule.ts) found coins that do not add up.
   "reconciliation_mismatch",
   // Issue 14, refunds of held records (docs/refunds.md): a refund waits for an operator; one failed on chain.

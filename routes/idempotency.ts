@@ -53,6 +53,9 @@ function scopeOf(c: Context<{ Variables: CredentialVariables }>): string {
   return `path:${c.req.path}`;
 }
 
+/** The token of `Authorization: Bearer <token>`, as the operator gate read it (routes/admin.ts). */
+const bearerOf = (header: string | undefined) => /^Bearer\s+(\S+)\s*$/i.exec(header ?? "")?.[1] ?? "";
+
 /** Which responses are kept: everything but 5xx, so a request that failed on our side can be retried with its key. */
 export const isStored = (status: number) => status < 500;
 
@@ -79,8 +82,13 @@ export function idempotency(
     if (!IDEMPOTENCY_KEY_PATTERN.test(key)) throw apiError(API_ERRORS.idempotencyKeyMalformed);
 
     const scope = scopeOf(c);
-    // A verified API key seals the stored response (a JWT) with a key derived from its secret, never stored.
-    const sealWith = c.get("apiKey") ? await sealKeyFrom(c.req.header("X-API-Key")!) : null;
+    // A verified API key seals the stored response (a JWT) with a key derived from its secret, never stored; a
+    // verified operator key likewise (an admin answer may hold a secret: the partner key `api-key create` returns).
+    const sealWith = c.get("apiKey")
+      ? await sealKeyFrom(c.req.header("X-API-Key")!)
+      : c.get("operator")
+      ? await sealKeyFrom(bearerOf(c.req.header("Authorization")))
+      : null;
     const body = new Uint8Array(await c.req.arrayBuffer());
     const fingerprint = requestFingerprint(c.req.method, c.req.path, body);
     const claim = await claimIdempotencyKey(kv, scope, key, fingerprint);

@@ -11,14 +11,7 @@ import { NATIVE } from "../chains/catalog.ts";
 import { simChains } from "../chains/sim/adapters.ts";
 import { SimLedger } from "../chains/sim/ledger.ts";
 import { getAlert } from "../kv/alerts.ts";
-import {
-  batchOfOrder,
-  type BurnBatch,
-  burnDueKey,
-  listBurnBatches,
-  listBurnsDue,
-  openBurnKey,
-} from "../kv/onchain_burns.ts";
+import { batchOfOrder, type BurnBatch, listBurnBatches, listBurnsDue, openBurnKey } from "../kv/onchain_burns.ts";
 import { getOrder } from "../kv/orders.ts";
 import { readLease } from "../kv/pipeline.ts";
 import { simBurnOrders, stepNow } from "./support/burns.ts";
@@ -188,18 +181,27 @@ Deno.test("a burn that fails on chain is proven dead and re-signed once, as a ne
 Deno.test("a transfer address holding less than the due burns sends nothing, alerts, and keeps the records", async () => {
   const p = await burnPipeline();
   try {
-    // A due record with no uAssets behind it (never expected: a completed burn's uAssets sit at the transfer address).
-    const orderId = "0190aaaa-0000-7000-8000-000000000001";
-    const due = { chain: "base", asset: "uSOL", orderId, amountWei: "5", at: new Date().toISOString() };
-    await p.kv.set(burnDueKey("base", "uSOL", orderId), due);
+    // A completed burn whose uAssets left the transfer address some other way (never expected).
+    const [orderId] = await completedBurns(p, 1);
+    const base = p.sim.ledger("base");
+    const moved = await base.submitErc20Transfer({
+      from: SIM_TRANSFER_ADDRESS,
+      to: BYSTANDER,
+      asset: "uXRP",
+      amount: 1n,
+    });
+    assert.ok(moved.ok);
+    await base.sealBlock();
+    const [due] = await listBurnsDue(p.kv);
+    assert.equal(due.orderId, orderId);
     assert.equal(await step(p), "short");
     assert.equal((await batches(p)).length, 0, "no batch recorded");
     assert.deepEqual(await listBurnsDue(p.kv), [due], "the record stays");
-    const alert = await getAlert(p.kv, "burn_balance_short", "base:uSOL");
+    const alert = await getAlert(p.kv, "burn_balance_short", "base:uXRP");
     assert.ok(alert, "alerted");
-    assert.match(alert.message, /holds 0 wei of uSOL, less than the 5 wei needed/);
+    assert.match(alert.message, new RegExp(`holds ${BURN - 1n} wei of uXRP, less than the ${BURN} wei needed`));
     assert.equal(await step(p), "short");
-    assert.equal((await getAlert(p.kv, "burn_balance_short", "base:uSOL"))!.count, 2, "one alert, counted");
+    assert.equal((await getAlert(p.kv, "burn_balance_short", "base:uXRP"))!.count, 2, "one alert, counted");
   } finally {
     await p.close();
   }
@@ -303,5 +305,30 @@ Deno.test("a transfer address that is not the mnemonic's (BURN_TRANSFER_ADDRESS)
     assert.match(report.body.data.burnsDisabled, /not the master mnemonic's/);
   } finally {
     await server.close();
+  }
+});
+
+Deno.test("a completed burn whose transfer a reorg took off the chain is not burned from uAssets owed to others", async () => {
+  const p = await burnPipeline();
+  try {
+    const base = p.sim.ledger("base");
+    const [gone] = await completedBurns(p, 1);
+    // The three base blocks holding the burn's transfer to the transfer address are replaced (a reorg past finality
+    // after the order completed): the uAssets are back with their sender. The transfer address still holds uAssets
+    // owed to someone else (a held transfer, a failed burn), enough to cover the due burn.
+    await base.reorg(3);
+    await base.sealBlock();
+    await base.faucet({ address: SIM_TRANSFER_ADDRESS, asset: "uXRP", amount: BURN });
+    const owed = await base.balance(SIM_TRANSFER_ADDRESS, "uXRP");
+    assert.equal(owed, BURN, "only the owed uAssets are there");
+
+    const s = await step(p);
+    assert.notEqual(s, "recorded", "a batch for uAssets that never stayed at the transfer address");
+    assert.equal((await batches(p)).length, 0, "no batch recorded");
+    assert.equal(await base.balance(SIM_TRANSFER_ADDRESS, "uXRP"), owed, "nothing burned");
+    assert.deepEqual((await listBurnsDue(p.kv)).map((d) => d.orderId), [gone], "its due record stays for an operator");
+    assert.ok(await getAlert(p.kv, "burn_source_missing", gone), "an operator is alerted");
+  } finally {
+    await p.close();
   }
 });

@@ -9,6 +9,7 @@
  * - `["refund_due", id]`: when the refund actor should look at it next (ms), present while it is not final. The
  *   actor's tick lists these; none means an idle tick reads one empty range and commits nothing.
  */
+import { parseHeldId } from "./held_ids.ts";
 import { z } from "zod";
 import { destinationAddressError, isEvmAddress } from "../chains/addresses.ts";
 import {
@@ -91,29 +92,6 @@ export async function listDueRefunds(kv: Deno.Kv, nowMs: number, limit = 100): P
 }
 
 // ---- held record ids ----
-
-export type HeldRef =
-  | { kind: "order"; orderId: string }
-  | { kind: "transfer"; chain: ChainSymbol; txHash: string; index: number; revision: number };
-
-/** Parses a held record id; null when it is not one (a 400 for the operator). */
-export function parseHeldId(id: string): HeldRef | null {
-  if (id.startsWith("order:")) {
-    const orderId = id.slice("order:".length);
-    return orderId.length > 0 && orderId.length <= 200 ? { kind: "order", orderId } : null;
-  }
-  const parts = id.split(":");
-  if (parts[0] !== "transfer" || parts.length < 4 || parts.length > 5) return null;
-  const [, chain, txHash, index, revision = "0"] = parts;
-  if (!(isNativeChain(chain) || isEvmChain(chain)) || txHash.length === 0) return null;
-  if (!/^\d{1,9}$/.test(index) || !/^\d{1,9}$/.test(revision)) return null;
-  return { kind: "transfer", chain, txHash, index: Number(index), revision: Number(revision) };
-}
-
-export function heldIdOf(h: HeldTransfer): string {
-  const base = `transfer:${h.chain}:${h.txHash}:${h.index}`;
-  return h.revision ? `${base}:${h.revision}` : base;
-}
 
 // ---- creating a refund ----
 

@@ -18,7 +18,8 @@ import { listAlerts } from "../kv/alerts.ts";
 import { listAudit } from "../kv/audit.ts";
 import { getOrder, type Order } from "../kv/orders.ts";
 import { heldKey, listHeld, listOrderHolds, type OrderHold, orderHoldKey, readLease } from "../kv/pipeline.ts";
-import { getRefund, heldIdOf, listRefunds, type Refund } from "../kv/refunds.ts";
+import { getRefund, listRefunds, type Refund } from "../kv/refunds.ts";
+import { heldTransferId } from "../kv/held_ids.ts";
 import { spendableCoins } from "../kv/treasury.ts";
 import { waitUntil } from "./support/chain_facts.ts";
 import { runTask } from "./support/cli.ts";
@@ -95,7 +96,7 @@ Deno.test("refund: a native deposit held for a disabled chain goes back to its s
     const { deposit } = await solDeposit(server, ctx, sender, amount);
     const [held] = (await listHeld(kv)).filter((h) => h.txHash === deposit.txHash);
     assert.equal(held.reason, "destination chain base is disabled");
-    const heldId = heldIdOf(held);
+    const heldId = heldTransferId(held);
     const before = await balance(server, "sol", sender);
 
     let refundId = "";
@@ -107,7 +108,9 @@ Deno.test("refund: a native deposit held for a disabled chain goes back to its s
       await seal(ctx, "sol");
       const unknown = await refundCall(server, key, `transfer:sol:${"ab".repeat(32)}:0`);
       assert.equal(unknown.status, 404, JSON.stringify(unknown.body));
-      assert.equal((await refundCall(server, key, "order:no-such-order")).status, 404);
+      assert.equal((await refundCall(server, key, `order:${crypto.randomUUID()}`)).status, 404);
+      // One id parser for held list, release and refund (kv/held_ids.ts): an order id is a UUID.
+      assert.equal((await refundCall(server, key, "order:no-such-order")).status, 400);
       const malformed = await refundCall(server, key, "transfer:nochain:x:0");
       assert.equal(malformed.status, 400);
       const badTo = await refundCall(server, key, heldId, "not-a-sol-address");
@@ -186,7 +189,7 @@ Deno.test("refund: a crash between recording and broadcasting re-sends the same 
     const { deposit } = await solDeposit(server, ctx, sender, amount);
     const [held] = (await listHeld(kv)).filter((h) => h.txHash === deposit.txHash);
     await seal(ctx, "sol");
-    const res = await refundCall(server, key, heldIdOf(held), to);
+    const res = await refundCall(server, key, heldTransferId(held), to);
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const id = res.body.data.refund.id;
     const before = await balance(server, "sol", to);
@@ -309,7 +312,7 @@ async function heldUAsset(server: Server, ctx: PipelineContext, from: string, am
   const held = (await listHeld(ctx.kv)).find((h) => h.txHash === sent.txHash);
   assert.ok(held, "held");
   assert.equal(held.reason, "no burn configuration for sol");
-  return heldIdOf(held);
+  return heldTransferId(held);
 }
 
 Deno.test("refund: a held uAsset transfer waits with a reason and an alert where no uAsset sender exists", async () => {
@@ -383,7 +386,7 @@ Deno.test("refund: a held deposit a reorg took off the chain is never refunded (
     await ledger.reorg((await ledger.head()).number - deposit.blockNumber + 1); // back to below the deposit
     await seal(ctx, "sol");
     const audit = (await listAudit(kv)).length;
-    const res = await refundCall(server, key, heldIdOf(held));
+    const res = await refundCall(server, key, heldTransferId(held));
     assert.equal(res.status, 409, JSON.stringify(res.body));
     assert.match(res.body.message, /not a successful transaction on chain/);
     assert.deepEqual(await listRefunds(kv), []);
@@ -399,7 +402,7 @@ async function refundedSolDeposit(server: Server, ctx: PipelineContext, key: str
   const { deposit } = await solDeposit(server, ctx, sender, amount);
   const [held] = (await listHeld(ctx.kv)).filter((h) => h.txHash === deposit.txHash);
   await seal(ctx, "sol");
-  const res = await refundCall(server, key, heldIdOf(held));
+  const res = await refundCall(server, key, heldTransferId(held));
   assert.equal(res.status, 200, JSON.stringify(res.body));
   return res.body.data.refund.id as string;
 }
@@ -508,7 +511,7 @@ Deno.test("refund: a held doge deposit is paid from the treasury's coins; its ch
     assert.equal(held.from, from, "the sender as the watcher recorded it");
     const coinsBefore = await spendableCoins(kv, "doge");
     const before = await balance(server, "doge", from);
-    const res = await refundCall(server, key, heldIdOf(held));
+    const res = await refundCall(server, key, heldTransferId(held));
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const done = await stepToFinal(ctx, res.body.data.refund.id, "doge");
     assert.equal(done.status, "completed");

@@ -12,7 +12,7 @@
  * Every change is one atomic, checked against what was read, with its audit entry; a refusal changes nothing.
  */
 import { z } from "zod";
-import { CHAIN_SYMBOLS, type ChainSymbol, isEvmChain, nativeChainOfUAsset, type UAsset } from "../../chains/catalog.ts";
+import { isEvmChain, nativeChainOfUAsset, type UAsset } from "../../chains/catalog.ts";
 import { appendAudit } from "../../kv/audit.ts";
 import { getBurnConfig } from "../../kv/burn_configs.ts";
 import { addOrderCreate, addOrderUpdate, getOrder, type Order, withDetails } from "../../kv/orders.ts";
@@ -33,31 +33,10 @@ import type { PipelineContext } from "../context.ts";
 import { WAKE, type WakeMessage } from "../order_actor.ts";
 import { burnRecordOf } from "../watcher.ts";
 import { defineOp, type OpContext, OpError } from "./op.ts";
+import { HELD_ID_FORMAT, type HeldId, heldTransferId, parseHeldId } from "../../kv/held_ids.ts";
+export { HELD_ID_FORMAT, heldTransferId, parseHeldId };
 
 // ---- ids ----
-
-export type HeldId =
-  | { kind: "order"; orderId: string }
-  | { kind: "transfer"; chain: ChainSymbol; txHash: string; index: number; revision: number };
-
-export const HELD_ID_FORMAT = "order:<orderId> or transfer:<chain>:<txHash>:<index>[:<revision>]";
-
-/** Parses a held record id, or null when it is not one. */
-export function parseHeldId(id: string): HeldId | null {
-  const parts = id.split(":");
-  if (parts[0] === "order" && parts.length === 2 && /^[0-9a-f-]{36}$/i.test(parts[1])) {
-    return { kind: "order", orderId: parts[1] };
-  }
-  if (parts[0] !== "transfer" || (parts.length !== 4 && parts.length !== 5)) return null;
-  const [, chain, txHash, index, revision = "0"] = parts;
-  if (!(CHAIN_SYMBOLS as readonly string[]).includes(chain)) return null;
-  if (!/^[0-9A-Za-z]{1,128}$/.test(txHash) || !/^\d{1,6}$/.test(index) || !/^\d{1,6}$/.test(revision)) return null;
-  return { kind: "transfer", chain: chain as ChainSymbol, txHash, index: Number(index), revision: Number(revision) };
-}
-
-export function heldTransferId(h: HeldTransfer): string {
-  return `transfer:${h.chain}:${h.txHash}:${h.index}${h.revision ? `:${h.revision}` : ""}`;
-}
 
 // ---- held list ----
 

@@ -104,7 +104,11 @@ Deno.test("controls over the admin API: pause, resume, caps, held release, audit
       const order = await oneOrder(server, token, (o) => o.status === "processing");
       const held = await heldWith(order.id, /above the per-order cap of 2000000/);
       assert.equal(held.details.intent, undefined);
-      const [alert] = await listAlerts(kv, "cap_exceeded");
+      // The alert is raised right after the hold's commit (the hold is the record; the alert follows it).
+      const alert = await waitUntil(
+        "cap_exceeded alert",
+        async () => (await listAlerts(kv, "cap_exceeded"))[0] ?? null,
+      );
       assert.equal(alert.subject, order.id);
       const listed = (await ok("GET", "/held")).held.find((h: Json) => h.id === `order:${order.id}`);
       assert.equal(listed.kind, "cap");

@@ -14,6 +14,7 @@
  * Labels are bounded by construction: types, statuses, chains, alert and mismatch kinds, configured RPC endpoints
  * (their origins only, chains/shared/redact.ts). Never an order id, an address or an amount.
  */
+import { withTimeout } from "./timeout.ts";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Chains, RpcHook } from "../chains/adapter.ts";
 import {
@@ -241,19 +242,6 @@ async function within(p: Promise<unknown>, ms: number): Promise<boolean> {
   const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
   try {
     return await Promise.race([p.then(() => true, () => true), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** `p`'s value, or a rejection when it takes longer than `ms`. */
-async function timed<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([p, timeout]);
   } finally {
     clearTimeout(timer);
   }
@@ -497,7 +485,7 @@ class Parts {
     return await Promise.all(enabled.map(async (chain): Promise<ChainTip> => {
       const cursor = cursors.get(chain) ?? null;
       try {
-        const tip = await timed(chains.reader(chain).tip(), CHAIN_READ_TIMEOUT_MS, `${chain} tip`);
+        const tip = await withTimeout(chains.reader(chain).tip(), CHAIN_READ_TIMEOUT_MS, `${chain} tip`);
         return { chain, tip: tip.number, cursor };
       } catch {
         return { chain, tip: null, cursor }; // counted in issuance_rpc_errors_total where an endpoint failed
@@ -548,7 +536,7 @@ class Parts {
         if (hot && reader.balance) {
           try {
             const [balance, holds] = await Promise.all([
-              timed(reader.balance(hot), CHAIN_READ_TIMEOUT_MS, `${chain} hot-wallet balance`),
+              withTimeout(reader.balance(hot), CHAIN_READ_TIMEOUT_MS, `${chain} hot-wallet balance`),
               readHotWalletHolds(kv, chain),
             ]);
             available = balance - NATIVE[chain].reserve - holds.held;

@@ -7,7 +7,8 @@
  * except under CI=true, where they fail.
  */
 import assert from "node:assert/strict";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { browserAvailable, launchChromium, offlinePage } from "./support/browser.ts";
 import { findOp } from "../actors/ops/index.ts";
 import { getAlert, raiseAlert } from "../kv/alerts.ts";
 import { listAudit } from "../kv/audit.ts";
@@ -20,22 +21,7 @@ import { makeOrder } from "./support/orders.ts";
 import { randomWallet, startTestServer, type TestServer } from "./support/server.ts";
 import { createOperatorKey } from "../kv/operator_keys.ts";
 
-const CHROMIUM = Deno.env.get("CHROMIUM_PATH") ?? "/usr/bin/chromium";
-
-function chromiumInstalled(): boolean {
-  try {
-    return Deno.statSync(CHROMIUM).isFile;
-  } catch {
-    return false;
-  }
-}
-
-const installed = chromiumInstalled();
-const inCi = Deno.env.get("CI") === "true";
-if (!installed) {
-  const message = `${CHROMIUM} not found (Debian: apt-get install -y chromium): the dashboard browser tests cannot run`;
-  console.warn(`\n!!!!!!!!!!\n!!! ${message}${inCi ? "" : "; SKIPPED"}\n!!!!!!!!!!\n`);
-}
+const { ignore } = browserAvailable("the dashboard browser tests");
 
 /** The operations the pause and held-release tests run (actors/ops/controls.ts, actors/ops/held.ts). */
 const controlsOps = ["chain pause", "chain resume", "held list", "held release"];
@@ -53,25 +39,10 @@ interface Harness {
 }
 
 async function open(): Promise<Harness> {
-  assert.ok(installed, `${CHROMIUM} is missing and CI=true: .ci/run installs Debian's chromium`);
   const server = await startTestServer();
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    // As root (CI, containers) chromium refuses to start sandboxed.
-    args: Deno.uid() === 0 ? ["--no-sandbox"] : [],
-  });
-  const context = await browser.newContext({ viewport: { width: 1500, height: 1100 } });
+  const browser = await launchChromium();
   const origin = new URL(server.url).origin;
-  const refused: string[] = [];
-  await context.route("**/*", (route) => {
-    const url = route.request().url();
-    if (new URL(url).origin === origin) return route.continue();
-    refused.push(url);
-    return route.abort("internetdisconnected");
-  });
-  const page = await context.newPage();
-  const pageErrors: string[] = [];
-  page.on("pageerror", (err) => pageErrors.push(err.message));
+  const { context, page, refused, pageErrors } = await offlinePage(browser, origin, { width: 1500, height: 1100 });
   // A style or resource the Content-Security-Policy refuses is reported on the console.
   page.on("console", (m) => /Content Security Policy|Refused to/i.test(m.text()) && pageErrors.push(m.text()));
   let dir = "";
@@ -112,7 +83,7 @@ const csrfOf = async (page: Page) => (await page.locator('input[name="csrf"]').f
 const browserTest = (name: string, fn: () => Promise<void>) =>
   Deno.test({
     name,
-    ignore: !installed && !inCi,
+    ignore,
     // playwright-core keeps its pipe to the browser process in resources Deno's sanitizers do not know of.
     sanitizeOps: false,
     sanitizeResources: false,

@@ -5,41 +5,21 @@
  * Without chromium the test is skipped with a loud message, except under CI=true, where it fails.
  */
 import assert from "node:assert/strict";
-import { chromium } from "playwright-core";
+import { browserAvailable, launchChromium, offlinePage } from "./support/browser.ts";
 import { startTestServer } from "./support/server.ts";
 
-const CHROMIUM = Deno.env.get("CHROMIUM_PATH") ?? "/usr/bin/chromium";
 const METHODS = ["get", "put", "post", "delete", "patch"];
-
-function chromiumInstalled(): boolean {
-  try {
-    return Deno.statSync(CHROMIUM).isFile;
-  } catch {
-    return false;
-  }
-}
-
-const installed = chromiumInstalled();
-const inCi = Deno.env.get("CI") === "true";
-if (!installed) {
-  const message = `${CHROMIUM} not found (Debian: apt-get install -y chromium): the /docs browser test cannot run`;
-  console.warn(`\n!!!!!!!!!!\n!!! ${message}${inCi ? "" : "; SKIPPED"}\n!!!!!!!!!!\n`);
-}
+const { ignore } = browserAvailable("the /docs browser test");
 
 Deno.test({
   name: "/docs renders every route of /openapi.json in chromium with no host but the server reachable",
-  ignore: !installed && !inCi,
+  ignore,
   // playwright-core keeps its pipe to the browser process in resources Deno's sanitizers do not know of.
   sanitizeOps: false,
   sanitizeResources: false,
   fn: async () => {
-    assert.ok(installed, `${CHROMIUM} is missing and CI=true: .ci/run installs Debian's chromium`);
     const server = await startTestServer();
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      // As root (CI, containers) chromium refuses to start sandboxed.
-      args: Deno.uid() === 0 ? ["--no-sandbox"] : [],
-    });
+    const browser = await launchChromium();
     try {
       const doc = await (await fetch(`${server.url}/openapi.json`)).json();
       const operations: { method: string; path: string; summary: string }[] = Object.entries(
@@ -53,19 +33,11 @@ Deno.test({
       );
       assert.ok(operations.length >= 20, `only ${operations.length} operations`);
 
-      const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
       // Offline: the server answers, every other host is refused (and recorded).
-      const origin = new URL(server.url).origin;
-      const refused: string[] = [];
-      await context.route("**/*", (route) => {
-        const url = route.request().url();
-        if (new URL(url).origin === origin) return route.continue();
-        refused.push(url);
-        return route.abort("internetdisconnected");
+      const { page, refused, pageErrors } = await offlinePage(browser, new URL(server.url).origin, {
+        width: 1400,
+        height: 1000,
       });
-      const page = await context.newPage();
-      const pageErrors: string[] = [];
-      page.on("pageerror", (err) => pageErrors.push(err.message));
 
       const res = await page.goto(`${server.url}/docs`);
       assert.equal(res?.status(), 200);

@@ -15,6 +15,7 @@
  *    (SIM_BLOCK_MS for a simulated chain), at least MIN_LAG_THRESHOLD.
  * 5. `ok`.
  */
+import { withTimeout } from "../timeout.ts";
 import { z } from "zod";
 import { CHAIN_SYMBOLS, type ChainSymbol, EVM, isEvmChain, isNativeChain, NATIVE } from "../../chains/catalog.ts";
 import { chainPlan } from "../../config/chain_mode.ts";
@@ -91,18 +92,6 @@ function blockMsOf(ctx: OpContext, chain: ChainSymbol, mode: typeof MODES[number
 /** Blocks behind the tip beyond which a watcher is lagging. */
 export function lagThreshold(blockMs: number): number {
   return Math.max(MIN_LAG_THRESHOLD, Math.ceil(LAG_BUDGET_MS / Math.max(1, blockMs)));
-}
-
-async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([p, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 async function readTip(ctx: OpContext, chain: ChainSymbol): Promise<{ tip: number | null; tipError: string | null }> {

@@ -25,6 +25,7 @@ import {
 } from "../chains/catalog.ts";
 import type { UtxoNetworkName } from "../chains/utxo/network.ts";
 import { appendAudit, type AuditEntry } from "./audit.ts";
+import { findDepositAddress } from "./mint_wallets.ts";
 import { addOrderUpdate, type DeadIntent, getOrder, type Intent, type Order, withDetails } from "./orders.ts";
 import { addReschedule, dueAtKey, heldKey, type HeldTransfer, type OrderHold, orderHoldKey } from "./pipeline.ts";
 import { transition } from "../actors/transition.ts";
@@ -149,6 +150,37 @@ export function refundDestinationError(
   return err === null ? null : `${to}: ${err}`;
 }
 
+const ZERO_EVM = "0x0000000000000000000000000000000000000000";
+
+/**
+ * Null unless `to` is an address of ours (or nobody's) that a refund must never go to: one of our deposit addresses
+ * (the watcher would take the refund for that owner's deposit and mint it: refunded AND minted), the transfer address
+ * (a uAsset refund to itself: "sent back" while still held) or the zero address.
+ */
+async function ownAddressError(
+  kv: Deno.Kv,
+  plan: Pick<RefundPlan, "kind" | "chain">,
+  to: string,
+  transferAddress: string | undefined,
+): Promise<string | null> {
+  if (plan.kind === "uasset") {
+    const lower = to.toLowerCase();
+    if (lower === ZERO_EVM) return `${to} is the zero address`;
+    if (transferAddress !== undefined && lower === transferAddress.toLowerCase()) {
+      return `${to} is the transfer address itself`;
+    }
+    return null;
+  }
+  const chain = plan.chain as NativeChain;
+  // Exactly as given, and lowercased (a bech32 address in upper case is the same script as the watcher's lowercase).
+  for (const a of new Set([to, to.toLowerCase()])) {
+    if (await findDepositAddress(kv, chain, a)) {
+      return `${to} is one of our deposit addresses (a refund sent there would be credited as a deposit)`;
+    }
+  }
+  return null;
+}
+
 /** The transfer a held record was made from, as recorded: checked on chain before anything is refunded. */
 export interface RecordedSource {
   chain: ChainSymbol;
@@ -165,6 +197,8 @@ export interface CreateRefundInput {
   by: string;
   now: Date;
   utxoNetwork: (chain: NativeChain) => UtxoNetworkName;
+  /** The uAsset transfer address: never a uAsset refund's destination. */
+  transferAddress?: string;
   /**
    * Asked before the refund is written: null when `source` is on chain, final, with the recorded facts; else why not
    * (a 409: a transfer a reorg took away or changed is never refunded from our funds).
@@ -263,6 +297,11 @@ export async function createRefund(
     if (bad !== null) {
       const hint = input.to === undefined ? " (the recorded sender); give the destination with --to" : "";
       throw new RefundRefusal(400, `invalid refund destination on ${plan.chain}: ${bad}${hint}`);
+    }
+    const ours = await ownAddressError(kv, plan, to, input.transferAddress);
+    if (ours !== null) {
+      const hint = input.to === undefined ? " (the recorded sender); give the destination with --to" : "";
+      throw new RefundRefusal(400, `invalid refund destination on ${plan.chain}: ${ours}${hint}; nothing was changed`);
     }
     if (plan.amount <= 0n) throw new RefundRefusal(409, `${input.heldId} holds nothing to refund`);
     const off = await input.verifySource?.(source);

@@ -527,3 +527,45 @@ Deno.test("refund: a held doge deposit is paid from the treasury's coins; its ch
     await server.close();
   }
 });
+
+Deno.test("refund: --to one of our own addresses is refused (a refund never becomes a deposit or a self-send)", async () => {
+  const { server, ctx, key, kv } = await setup(["base"]);
+  try {
+    const sender = outside.depositAddress("sol", 23);
+    const { deposit } = await solDeposit(server, ctx, sender, 1_500_000_000n);
+    await seal(ctx, "sol");
+    const [held] = (await listHeld(kv)).filter((h) => h.txHash === deposit.txHash);
+    const heldId = heldTransferId(held);
+    // Another partner's sol deposit address: a refund sent there would be watched as their deposit and minted.
+    const { token } = await partner(server);
+    const theirs = await depositAddress(server, token, "sol", "arbitrum");
+    const audit = (await listAudit(kv)).length;
+    for (const to of [theirs, held.to!]) {
+      const res = await refundCall(server, key, heldId, to);
+      assert.equal(res.status, 400, JSON.stringify(res.body));
+      assert.match(res.body.message, /one of our deposit addresses/);
+    }
+    assert.equal((await listAudit(kv)).length, audit);
+    assert.deepEqual(await listRefunds(kv), []);
+    assert.ok((await kv.get(heldKey("sol", held.txHash, held.index))).value, "still held");
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("refund: a uAsset --to the transfer address or the zero address is refused", async () => {
+  const { server, ctx, key, kv } = await setup();
+  try {
+    const from = outside.evmAddress("m/44'/60'/0'/0/8").toLowerCase();
+    const uHeld = await heldUAsset(server, ctx, from, NATIVE.sol.uAsset.minimumBurnAmount * 2n);
+    const transfer = ctx.settings.transferAddress;
+    for (const to of [transfer, transfer.toUpperCase().replace("0X", "0x"), `0x${"0".repeat(40)}`]) {
+      const res = await refundCall(server, key, uHeld, to);
+      assert.equal(res.status, 400, `${to}: ${JSON.stringify(res.body)}`);
+      assert.match(res.body.message, /the transfer address|the zero address/);
+    }
+    assert.deepEqual(await listRefunds(kv), []);
+  } finally {
+    await server.close();
+  }
+});

@@ -44,6 +44,7 @@ export const heldRefund = defineOp({
         by: ctx.by,
         now: ctx.now(),
         utxoNetwork: (chain) => settings.utxoNetwork(chain),
+        transferAddress: await ctx.transferAddress(),
         verifySource: async (source) => {
           try {
             return await verifySourceOnChain(await ctx.chains(), settings, source);

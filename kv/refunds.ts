@@ -181,6 +181,21 @@ async function ownAddressError(
   return null;
 }
 
+/**
+ * Whether `to`, the recipient of a held record's transfer on chain, is ours: the transfer address for uAssets, one of
+ * our deposit addresses for native coins.
+ */
+export async function paysUs(
+  kv: Deno.Kv,
+  source: Pick<RecordedSource, "chain" | "asset">,
+  to: string,
+  transferAddress: string,
+): Promise<boolean> {
+  if (source.asset !== "native") return to.toLowerCase() === transferAddress.toLowerCase();
+  if (!isNativeChain(source.chain)) return false;
+  return (await findDepositAddress(kv, source.chain, to)) !== null;
+}
+
 /** The transfer a held record was made from, as recorded: checked on chain before anything is refunded. */
 export interface RecordedSource {
   chain: ChainSymbol;

@@ -17,7 +17,15 @@ import { refundsTick, stepRefund } from "../actors/refunds.ts";
 import { listAlerts } from "../kv/alerts.ts";
 import { listAudit } from "../kv/audit.ts";
 import { getOrder, type Order } from "../kv/orders.ts";
-import { heldKey, listHeld, listOrderHolds, type OrderHold, orderHoldKey, readLease } from "../kv/pipeline.ts";
+import {
+  heldKey,
+  type HeldTransfer,
+  listHeld,
+  listOrderHolds,
+  type OrderHold,
+  orderHoldKey,
+  readLease,
+} from "../kv/pipeline.ts";
 import { getRefund, listRefunds, type Refund } from "../kv/refunds.ts";
 import { heldTransferId } from "../kv/held_ids.ts";
 import { spendableCoins } from "../kv/treasury.ts";
@@ -565,6 +573,44 @@ Deno.test("refund: a uAsset --to the transfer address or the zero address is ref
       assert.match(res.body.message, /the transfer address|the zero address/);
     }
     assert.deepEqual(await listRefunds(kv), []);
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("refund: a held record whose transfer on chain paid someone else is never refunded (409)", async () => {
+  const { server, ctx, key, kv } = await setup();
+  try {
+    // A reorg can re-execute a burn's transaction with other logs (actors/order_actor.ts sourceChange): the record made
+    // from the new facts may be a transfer between two outsiders. Its uAssets never reached the transfer address.
+    const from = outside.evmAddress("m/44'/60'/0'/0/9").toLowerCase();
+    const other = outside.evmAddress("m/44'/60'/0'/0/10").toLowerCase();
+    const amount = NATIVE.sol.uAsset.minimumBurnAmount * 2n;
+    const ledger = new SimLedger(kv, "base");
+    await sim(server, "faucet", { chain: "base", address: from, token: "uSOL", amount: amount.toString() });
+    const sent = await ledger.submitErc20Transfer({ from, to: other, asset: "uSOL", amount });
+    assert.ok(sent.ok);
+    await ledger.sealBlock();
+    await seal(ctx, "base");
+    const [t] = (await ctx.chains.reader("base").transfersOf(sent.txHash))!;
+    const held: HeldTransfer = {
+      chain: "base",
+      txHash: sent.txHash,
+      index: t.index,
+      from,
+      asset: "uSOL",
+      amount: amount.toString(),
+      blockNumber: sent.blockNumber,
+      detectedAt: new Date().toISOString(),
+      reason: "no burn configuration for sol",
+      revision: 1,
+    };
+    await kv.set(heldKey("base", sent.txHash, t.index, 1), held);
+    const res = await refundCall(server, key, heldTransferId(held));
+    assert.equal(res.status, 409, JSON.stringify(res.body));
+    assert.match(res.body.message, /did not pay us/);
+    assert.deepEqual(await listRefunds(kv), []);
+    assert.ok((await kv.get(heldKey("base", sent.txHash, t.index, 1))).value, "still held");
   } finally {
     await server.close();
   }

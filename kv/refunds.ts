@@ -17,15 +17,18 @@ import {
   EVM_CHAINS,
   isEvmChain,
   isNativeChain,
+  isUtxoChain,
   NATIVE,
   NATIVE_CHAINS,
   type NativeChain,
   nativeChainOfUAsset,
   type UAsset,
+  type UtxoChain,
 } from "../chains/catalog.ts";
 import type { UtxoNetworkName } from "../chains/utxo/network.ts";
 import { appendAudit, type AuditEntry } from "./audit.ts";
 import { findDepositAddress } from "./mint_wallets.ts";
+import { addCoinRecord, type Coin, coinKey, spentCoinKey } from "./treasury.ts";
 import { addOrderUpdate, type DeadIntent, getOrder, type Intent, type Order, withDetails } from "./orders.ts";
 import { addReschedule, dueAtKey, heldKey, type HeldTransfer, type OrderHold, orderHoldKey } from "./pipeline.ts";
 import { transition } from "../actors/transition.ts";
@@ -114,6 +117,9 @@ interface RefundPlan {
   sender: string | null;
 }
 
+/** The sender the watcher records for a coinbase output (actors/watcher.ts COINBASE_SENDER). */
+const COINBASE_SENDER = "coinbase";
+
 /** Senders the watcher records when a transfer has none it can name (actors/watcher.ts). */
 const NO_SENDER = new Set(["unknown", "coinbase", ""]);
 
@@ -196,6 +202,23 @@ export async function paysUs(
   return (await findDepositAddress(kv, source.chain, to)) !== null;
 }
 
+/** The treasury coin of a held UTXO output paying one of our deposit addresses (a coinbase one is never selected). */
+async function heldCoinOf(kv: Deno.Kv, chain: UtxoChain, h: HeldTransfer): Promise<Coin> {
+  const owner = h.to ? await findDepositAddress(kv, chain, h.to) : null;
+  if (!owner) {
+    throw new RefundRefusal(409, `held output ${h.txHash}:${h.index} does not pay one of our deposit addresses`);
+  }
+  return {
+    chain,
+    outpoint: { txHash: h.txHash, index: h.index },
+    address: h.to!,
+    derivationIndex: owner.derivationIndex,
+    amount: BigInt(h.amount),
+    height: h.blockNumber,
+    coinbase: h.from === COINBASE_SENDER,
+  };
+}
+
 /** The transfer a held record was made from, as recorded: checked on chain before anything is refunded. */
 export interface RecordedSource {
   chain: ChainSymbol;
@@ -249,6 +272,7 @@ export async function createRefund(
     let before: unknown;
     let cancelled: Order | undefined;
     let source: RecordedSource;
+    let heldTransfer: HeldTransfer | undefined;
     const id = newRefundId(input.now);
     if (ref.kind === "transfer") {
       const held = await kv.get<HeldTransfer>(heldKey(ref.chain, ref.txHash, ref.index, ref.revision), {
@@ -256,6 +280,7 @@ export async function createRefund(
       });
       if (held.value === null) throw new RefundRefusal(404, `no held record ${input.heldId}`);
       plan = planOfTransfer(held.value);
+      heldTransfer = held.value;
       before = held.value;
       source = { ...held.value };
       atomic.check(held).delete(held.key);
@@ -321,6 +346,14 @@ export async function createRefund(
     if (plan.amount <= 0n) throw new RefundRefusal(409, `${input.heldId} holds nothing to refund`);
     const off = await input.verifySource?.(source);
     if (off) throw new RefundRefusal(409, `${input.heldId} is not refunded: ${off}; nothing was changed`);
+    if (heldTransfer && plan.kind === "native" && isUtxoChain(plan.chain)) {
+      // A held UTXO output is ours but was never a treasury coin (only a confirmed mint adds its deposit): it becomes
+      // one now, so the refund is funded by what the sender sent, not by the coins that back minted uAssets.
+      const coin = await heldCoinOf(kv, plan.chain, heldTransfer);
+      atomic.check({ key: coinKey(coin.chain, coin.outpoint), versionstamp: null })
+        .check({ key: spentCoinKey(coin.chain, coin.outpoint), versionstamp: null });
+      addCoinRecord(atomic, coin);
+    }
     const at = input.now.toISOString();
     const refund: Refund = {
       id,

@@ -28,7 +28,7 @@ import {
 } from "../kv/pipeline.ts";
 import { getRefund, listRefunds, type Refund } from "../kv/refunds.ts";
 import { heldTransferId } from "../kv/held_ids.ts";
-import { spendableCoins } from "../kv/treasury.ts";
+import { coinTotals, spendableCoins } from "../kv/treasury.ts";
 import { waitUntil } from "./support/chain_facts.ts";
 import { runTask } from "./support/cli.ts";
 import { balance, depositAddress, FAST_PIPELINE, type Json, outside, partner, sim } from "./support/pipeline.ts";
@@ -519,8 +519,19 @@ Deno.test("refund: a held doge deposit is paid from the treasury's coins; its ch
     assert.equal(held.from, from, "the sender as the watcher recorded it");
     const coinsBefore = await spendableCoins(kv, "doge");
     const before = await balance(server, "doge", from);
+    const totalsBefore = await coinTotals(kv, "doge");
     const res = await refundCall(server, key, heldTransferId(held));
     assert.equal(res.status, 200, JSON.stringify(res.body));
+    // The held output is ours: the refund's creation makes it a treasury coin, so the refund is paid from what the
+    // sender sent, never from the coins that back minted uDOGE (which it would otherwise drain, the output left
+    // off the books).
+    const heldCoin = (await spendableCoins(kv, "doge")).find((c) =>
+      c.outpoint.txHash === held.txHash && c.outpoint.index === held.index
+    );
+    assert.ok(heldCoin, "the held output is a treasury coin");
+    assert.equal(heldCoin.amount, amount);
+    assert.equal(heldCoin.address, address);
+    assert.equal((await coinTotals(kv, "doge")).confirmed, totalsBefore.confirmed + amount);
     const done = await stepToFinal(ctx, res.body.data.refund.id, "doge");
     assert.equal(done.status, "completed");
     assert.equal(await balance(server, "doge", from), before + amount);
@@ -530,7 +541,12 @@ Deno.test("refund: a held doge deposit is paid from the treasury's coins; its ch
     const key_ = (o: { txHash: string; index: number }) => `${o.txHash}:${o.index}`;
     for (const o of spent) assert.ok(!after.some((c) => key_(c.outpoint) === key_(o)), "spent coins left");
     assert.ok(after.some((c) => c.outpoint.txHash === done.transactionHash), "its change is a treasury coin");
-    assert.equal(after.length, coinsBefore.length - spent.length + 1);
+    assert.equal(after.length, coinsBefore.length + 1 - spent.length + 1);
+    // The treasury paid only the network fee: what came in (the held output) went back out.
+    const inputs = spent.length; // each spent coin is either the held output or one of the treasury's
+    assert.ok(inputs > 0);
+    const fee = totalsBefore.confirmed + amount - amount - (await coinTotals(kv, "doge")).confirmed;
+    assert.ok(fee >= 0n && fee < amount / 10n, `the treasury paid ${fee}, only the fee`);
   } finally {
     await server.close();
   }

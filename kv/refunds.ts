@@ -15,6 +15,7 @@ import { destinationAddressError, isEvmAddress } from "../chains/addresses.ts";
 import {
   type ChainSymbol,
   EVM_CHAINS,
+  isAccountChain,
   isEvmChain,
   isNativeChain,
   isUtxoChain,
@@ -28,7 +29,7 @@ import {
 import type { UtxoNetworkName } from "../chains/utxo/network.ts";
 import { appendAudit, type AuditEntry } from "./audit.ts";
 import { findDepositAddress } from "./mint_wallets.ts";
-import { addCoinRecord, type Coin, coinKey, spentCoinKey } from "./treasury.ts";
+import { addCoinRecord, addSweepDue, type Coin, coinKey, spentCoinKey } from "./treasury.ts";
 import { addOrderUpdate, type DeadIntent, getOrder, type Intent, type Order, withDetails } from "./orders.ts";
 import { addReschedule, dueAtKey, heldKey, type HeldTransfer, type OrderHold, orderHoldKey } from "./pipeline.ts";
 import { transition } from "../actors/transition.ts";
@@ -353,6 +354,11 @@ export async function createRefund(
       atomic.check({ key: coinKey(coin.chain, coin.outpoint), versionstamp: null })
         .check({ key: spentCoinKey(coin.chain, coin.outpoint), versionstamp: null });
       addCoinRecord(atomic, coin);
+    }
+    if (plan.kind === "native" && isAccountChain(plan.chain)) {
+      // The hot wallet pays the refund; the deposit it replaces, never swept (no mint completed), would stay on its
+      // deposit address off the books: due for a sweep into the hot wallet (actors/sweeper.ts), under the refund's id.
+      addSweepDue(atomic, plan.chain, id, { txHash: source.txHash, index: source.index });
     }
     const at = input.now.toISOString();
     const refund: Refund = {

@@ -28,7 +28,8 @@ import {
 } from "../kv/pipeline.ts";
 import { getRefund, listRefunds, type Refund } from "../kv/refunds.ts";
 import { heldTransferId } from "../kv/held_ids.ts";
-import { coinTotals, spendableCoins } from "../kv/treasury.ts";
+import { coinTotals, listSweepsDue, spendableCoins } from "../kv/treasury.ts";
+import { sweepOnce } from "../actors/sweeper.ts";
 import { waitUntil } from "./support/chain_facts.ts";
 import { runTask } from "./support/cli.ts";
 import { balance, depositAddress, FAST_PIPELINE, type Json, outside, partner, sim } from "./support/pipeline.ts";
@@ -627,6 +628,31 @@ Deno.test("refund: a held record whose transfer on chain paid someone else is ne
     assert.match(res.body.message, /did not pay us/);
     assert.deepEqual(await listRefunds(kv), []);
     assert.ok((await kv.get(heldKey("base", sent.txHash, t.index, 1))).value, "still held");
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("refund: a refunded account-chain deposit is due for a sweep, so the hot wallet that paid gets it back", async () => {
+  const { server, ctx, key, kv } = await setup(["base"]);
+  try {
+    const sender = outside.depositAddress("sol", 24);
+    const amount = 1_700_000_000n;
+    const { deposit, address } = await solDeposit(server, ctx, sender, amount);
+    const [held] = (await listHeld(kv)).filter((h) => h.txHash === deposit.txHash);
+    await seal(ctx, "sol");
+    const res = await refundCall(server, key, heldTransferId(held));
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const id = res.body.data.refund.id;
+    // The hot wallet pays the refund; the deposit, never swept (no mint completed), would stay on its address, off
+    // the books (reconciliation counts only addresses due for a sweep): it is due for one from the refund's commit.
+    const due = (await listSweepsDue(kv, "sol", 100)).map((e) => e.value);
+    assert.deepEqual(due, [{ orderId: id, source: { txHash: held.txHash, index: held.index }, deadSweeps: 0 }]);
+    await stepToFinal(ctx, id, "sol");
+    assert.ok((await sweepOnce(ctx, "sol", "by-hand", 60_000))?.includes("recorded"));
+    await seal(ctx, "sol");
+    await sweepOnce(ctx, "sol", "by-hand", 60_000);
+    assert.equal(await balance(server, "sol", address), NATIVE.sol.reserve, "swept down to its reserve");
   } finally {
     await server.close();
   }

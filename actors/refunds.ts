@@ -293,13 +293,15 @@ export async function refundsTick(
 
 /**
  * Whether the transfer a held record was made from is on chain now, counted final, with the recorded facts (index,
- * asset, amount, sender where the chain names one): null when it is, else why not. A refund pays from our funds: a
+ * asset, amount, sender where the chain names one), paying us (`paysUs` of its recipient): null when it is, else why
+ * not. A refund pays from our funds: a
  * transfer a reorg took away or re-executed with other facts is never refunded.
  */
 export async function verifySourceOnChain(
   chains: Chains,
   settings: Pick<PipelineSettings, "confirmations">,
   source: RecordedSource,
+  paysUs: (to: string) => Promise<boolean>,
 ): Promise<string | null> {
   const reader = chains.reader(source.chain);
   const status = await reader.txStatus(source.txHash);
@@ -317,6 +319,10 @@ export async function verifySourceOnChain(
   if (!t || t.asset !== source.asset || t.amount.toString() !== source.amount || !sameFrom) {
     return `its transfer ${source.txHash}:${source.index} on ${source.chain} no longer has the recorded facts ` +
       `(${source.amount} ${source.asset} from ${source.from})`;
+  }
+  // A transfer that did not reach us (a record made from a reorg's new facts, a stale record) is not ours to give back.
+  if (!(await paysUs(t.to))) {
+    return `its transfer ${source.txHash}:${source.index} on ${source.chain} paid ${t.to}: it did not pay us`;
   }
   return null;
 }

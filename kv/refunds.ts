@@ -15,16 +15,21 @@ import { destinationAddressError, isEvmAddress } from "../chains/addresses.ts";
 import {
   type ChainSymbol,
   EVM_CHAINS,
+  isAccountChain,
   isEvmChain,
   isNativeChain,
+  isUtxoChain,
   NATIVE,
   NATIVE_CHAINS,
   type NativeChain,
   nativeChainOfUAsset,
   type UAsset,
+  type UtxoChain,
 } from "../chains/catalog.ts";
 import type { UtxoNetworkName } from "../chains/utxo/network.ts";
 import { appendAudit, type AuditEntry } from "./audit.ts";
+import { findDepositAddress } from "./mint_wallets.ts";
+import { addCoinRecord, addSweepDue, type Coin, coinKey, spentCoinKey } from "./treasury.ts";
 import { addOrderUpdate, type DeadIntent, getOrder, type Intent, type Order, withDetails } from "./orders.ts";
 import { addReschedule, dueAtKey, heldKey, type HeldTransfer, type OrderHold, orderHoldKey } from "./pipeline.ts";
 import { transition } from "../actors/transition.ts";
@@ -113,6 +118,9 @@ interface RefundPlan {
   sender: string | null;
 }
 
+/** The sender the watcher records for a coinbase output (actors/watcher.ts COINBASE_SENDER). */
+const COINBASE_SENDER = "coinbase";
+
 /** Senders the watcher records when a transfer has none it can name (actors/watcher.ts). */
 const NO_SENDER = new Set(["unknown", "coinbase", ""]);
 
@@ -149,6 +157,69 @@ export function refundDestinationError(
   return err === null ? null : `${to}: ${err}`;
 }
 
+const ZERO_EVM = "0x0000000000000000000000000000000000000000";
+
+/**
+ * Null unless `to` is an address of ours (or nobody's) that a refund must never go to: one of our deposit addresses
+ * (the watcher would take the refund for that owner's deposit and mint it: refunded AND minted), the transfer address
+ * (a uAsset refund to itself: "sent back" while still held) or the zero address.
+ */
+async function ownAddressError(
+  kv: Deno.Kv,
+  plan: Pick<RefundPlan, "kind" | "chain">,
+  to: string,
+  transferAddress: string | undefined,
+): Promise<string | null> {
+  if (plan.kind === "uasset") {
+    const lower = to.toLowerCase();
+    if (lower === ZERO_EVM) return `${to} is the zero address`;
+    if (transferAddress !== undefined && lower === transferAddress.toLowerCase()) {
+      return `${to} is the transfer address itself`;
+    }
+    return null;
+  }
+  const chain = plan.chain as NativeChain;
+  // Exactly as given, and lowercased (a bech32 address in upper case is the same script as the watcher's lowercase).
+  for (const a of new Set([to, to.toLowerCase()])) {
+    if (await findDepositAddress(kv, chain, a)) {
+      return `${to} is one of our deposit addresses (a refund sent there would be credited as a deposit)`;
+    }
+  }
+  return null;
+}
+
+/**
+ * Whether `to`, the recipient of a held record's transfer on chain, is ours: the transfer address for uAssets, one of
+ * our deposit addresses for native coins.
+ */
+export async function paysUs(
+  kv: Deno.Kv,
+  source: Pick<RecordedSource, "chain" | "asset">,
+  to: string,
+  transferAddress: string,
+): Promise<boolean> {
+  if (source.asset !== "native") return to.toLowerCase() === transferAddress.toLowerCase();
+  if (!isNativeChain(source.chain)) return false;
+  return (await findDepositAddress(kv, source.chain, to)) !== null;
+}
+
+/** The treasury coin of a held UTXO output paying one of our deposit addresses (a coinbase one is never selected). */
+async function heldCoinOf(kv: Deno.Kv, chain: UtxoChain, h: HeldTransfer): Promise<Coin> {
+  const owner = h.to ? await findDepositAddress(kv, chain, h.to) : null;
+  if (!owner) {
+    throw new RefundRefusal(409, `held output ${h.txHash}:${h.index} does not pay one of our deposit addresses`);
+  }
+  return {
+    chain,
+    outpoint: { txHash: h.txHash, index: h.index },
+    address: h.to!,
+    derivationIndex: owner.derivationIndex,
+    amount: BigInt(h.amount),
+    height: h.blockNumber,
+    coinbase: h.from === COINBASE_SENDER,
+  };
+}
+
 /** The transfer a held record was made from, as recorded: checked on chain before anything is refunded. */
 export interface RecordedSource {
   chain: ChainSymbol;
@@ -165,6 +236,8 @@ export interface CreateRefundInput {
   by: string;
   now: Date;
   utxoNetwork: (chain: NativeChain) => UtxoNetworkName;
+  /** The uAsset transfer address: never a uAsset refund's destination. */
+  transferAddress?: string;
   /**
    * Asked before the refund is written: null when `source` is on chain, final, with the recorded facts; else why not
    * (a 409: a transfer a reorg took away or changed is never refunded from our funds).
@@ -200,6 +273,7 @@ export async function createRefund(
     let before: unknown;
     let cancelled: Order | undefined;
     let source: RecordedSource;
+    let heldTransfer: HeldTransfer | undefined;
     const id = newRefundId(input.now);
     if (ref.kind === "transfer") {
       const held = await kv.get<HeldTransfer>(heldKey(ref.chain, ref.txHash, ref.index, ref.revision), {
@@ -207,6 +281,7 @@ export async function createRefund(
       });
       if (held.value === null) throw new RefundRefusal(404, `no held record ${input.heldId}`);
       plan = planOfTransfer(held.value);
+      heldTransfer = held.value;
       before = held.value;
       source = { ...held.value };
       atomic.check(held).delete(held.key);
@@ -264,9 +339,27 @@ export async function createRefund(
       const hint = input.to === undefined ? " (the recorded sender); give the destination with --to" : "";
       throw new RefundRefusal(400, `invalid refund destination on ${plan.chain}: ${bad}${hint}`);
     }
+    const ours = await ownAddressError(kv, plan, to, input.transferAddress);
+    if (ours !== null) {
+      const hint = input.to === undefined ? " (the recorded sender); give the destination with --to" : "";
+      throw new RefundRefusal(400, `invalid refund destination on ${plan.chain}: ${ours}${hint}; nothing was changed`);
+    }
     if (plan.amount <= 0n) throw new RefundRefusal(409, `${input.heldId} holds nothing to refund`);
     const off = await input.verifySource?.(source);
     if (off) throw new RefundRefusal(409, `${input.heldId} is not refunded: ${off}; nothing was changed`);
+    if (heldTransfer && plan.kind === "native" && isUtxoChain(plan.chain)) {
+      // A held UTXO output is ours but was never a treasury coin (only a confirmed mint adds its deposit): it becomes
+      // one now, so the refund is funded by what the sender sent, not by the coins that back minted uAssets.
+      const coin = await heldCoinOf(kv, plan.chain, heldTransfer);
+      atomic.check({ key: coinKey(coin.chain, coin.outpoint), versionstamp: null })
+        .check({ key: spentCoinKey(coin.chain, coin.outpoint), versionstamp: null });
+      addCoinRecord(atomic, coin);
+    }
+    if (plan.kind === "native" && isAccountChain(plan.chain)) {
+      // The hot wallet pays the refund; the deposit it replaces, never swept (no mint completed), would stay on its
+      // deposit address off the books: due for a sweep into the hot wallet (actors/sweeper.ts), under the refund's id.
+      addSweepDue(atomic, plan.chain, id, { txHash: source.txHash, index: source.index });
+    }
     const at = input.now.toISOString();
     const refund: Refund = {
       id,

@@ -17,10 +17,19 @@ import { refundsTick, stepRefund } from "../actors/refunds.ts";
 import { listAlerts } from "../kv/alerts.ts";
 import { listAudit } from "../kv/audit.ts";
 import { getOrder, type Order } from "../kv/orders.ts";
-import { heldKey, listHeld, listOrderHolds, type OrderHold, orderHoldKey, readLease } from "../kv/pipeline.ts";
+import {
+  heldKey,
+  type HeldTransfer,
+  listHeld,
+  listOrderHolds,
+  type OrderHold,
+  orderHoldKey,
+  readLease,
+} from "../kv/pipeline.ts";
 import { getRefund, listRefunds, type Refund } from "../kv/refunds.ts";
 import { heldTransferId } from "../kv/held_ids.ts";
-import { spendableCoins } from "../kv/treasury.ts";
+import { coinTotals, listSweepsDue, spendableCoins } from "../kv/treasury.ts";
+import { sweepOnce } from "../actors/sweeper.ts";
 import { waitUntil } from "./support/chain_facts.ts";
 import { runTask } from "./support/cli.ts";
 import { balance, depositAddress, FAST_PIPELINE, type Json, outside, partner, sim } from "./support/pipeline.ts";
@@ -511,8 +520,19 @@ Deno.test("refund: a held doge deposit is paid from the treasury's coins; its ch
     assert.equal(held.from, from, "the sender as the watcher recorded it");
     const coinsBefore = await spendableCoins(kv, "doge");
     const before = await balance(server, "doge", from);
+    const totalsBefore = await coinTotals(kv, "doge");
     const res = await refundCall(server, key, heldTransferId(held));
     assert.equal(res.status, 200, JSON.stringify(res.body));
+    // The held output is ours: the refund's creation makes it a treasury coin, so the refund is paid from what the
+    // sender sent, never from the coins that back minted uDOGE (which it would otherwise drain, the output left
+    // off the books).
+    const heldCoin = (await spendableCoins(kv, "doge")).find((c) =>
+      c.outpoint.txHash === held.txHash && c.outpoint.index === held.index
+    );
+    assert.ok(heldCoin, "the held output is a treasury coin");
+    assert.equal(heldCoin.amount, amount);
+    assert.equal(heldCoin.address, address);
+    assert.equal((await coinTotals(kv, "doge")).confirmed, totalsBefore.confirmed + amount);
     const done = await stepToFinal(ctx, res.body.data.refund.id, "doge");
     assert.equal(done.status, "completed");
     assert.equal(await balance(server, "doge", from), before + amount);
@@ -522,7 +542,117 @@ Deno.test("refund: a held doge deposit is paid from the treasury's coins; its ch
     const key_ = (o: { txHash: string; index: number }) => `${o.txHash}:${o.index}`;
     for (const o of spent) assert.ok(!after.some((c) => key_(c.outpoint) === key_(o)), "spent coins left");
     assert.ok(after.some((c) => c.outpoint.txHash === done.transactionHash), "its change is a treasury coin");
-    assert.equal(after.length, coinsBefore.length - spent.length + 1);
+    assert.equal(after.length, coinsBefore.length + 1 - spent.length + 1);
+    // The treasury paid only the network fee: what came in (the held output) went back out.
+    const inputs = spent.length; // each spent coin is either the held output or one of the treasury's
+    assert.ok(inputs > 0);
+    const fee = totalsBefore.confirmed + amount - amount - (await coinTotals(kv, "doge")).confirmed;
+    assert.ok(fee >= 0n && fee < amount / 10n, `the treasury paid ${fee}, only the fee`);
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("refund: --to one of our own addresses is refused (a refund never becomes a deposit or a self-send)", async () => {
+  const { server, ctx, key, kv } = await setup(["base"]);
+  try {
+    const sender = outside.depositAddress("sol", 23);
+    const { deposit } = await solDeposit(server, ctx, sender, 1_500_000_000n);
+    await seal(ctx, "sol");
+    const [held] = (await listHeld(kv)).filter((h) => h.txHash === deposit.txHash);
+    const heldId = heldTransferId(held);
+    // Another partner's sol deposit address: a refund sent there would be watched as their deposit and minted.
+    const { token } = await partner(server);
+    const theirs = await depositAddress(server, token, "sol", "arbitrum");
+    const audit = (await listAudit(kv)).length;
+    for (const to of [theirs, held.to!]) {
+      const res = await refundCall(server, key, heldId, to);
+      assert.equal(res.status, 400, JSON.stringify(res.body));
+      assert.match(res.body.message, /one of our deposit addresses/);
+    }
+    assert.equal((await listAudit(kv)).length, audit);
+    assert.deepEqual(await listRefunds(kv), []);
+    assert.ok((await kv.get(heldKey("sol", held.txHash, held.index))).value, "still held");
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("refund: a uAsset --to the transfer address or the zero address is refused", async () => {
+  const { server, ctx, key, kv } = await setup();
+  try {
+    const from = outside.evmAddress("m/44'/60'/0'/0/8").toLowerCase();
+    const uHeld = await heldUAsset(server, ctx, from, NATIVE.sol.uAsset.minimumBurnAmount * 2n);
+    const transfer = ctx.settings.transferAddress;
+    for (const to of [transfer, transfer.toUpperCase().replace("0X", "0x"), `0x${"0".repeat(40)}`]) {
+      const res = await refundCall(server, key, uHeld, to);
+      assert.equal(res.status, 400, `${to}: ${JSON.stringify(res.body)}`);
+      assert.match(res.body.message, /the transfer address|the zero address/);
+    }
+    assert.deepEqual(await listRefunds(kv), []);
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("refund: a held record whose transfer on chain paid someone else is never refunded (409)", async () => {
+  const { server, ctx, key, kv } = await setup();
+  try {
+    // A reorg can re-execute a burn's transaction with other logs (actors/order_actor.ts sourceChange): the record made
+    // from the new facts may be a transfer between two outsiders. Its uAssets never reached the transfer address.
+    const from = outside.evmAddress("m/44'/60'/0'/0/9").toLowerCase();
+    const other = outside.evmAddress("m/44'/60'/0'/0/10").toLowerCase();
+    const amount = NATIVE.sol.uAsset.minimumBurnAmount * 2n;
+    const ledger = new SimLedger(kv, "base");
+    await sim(server, "faucet", { chain: "base", address: from, token: "uSOL", amount: amount.toString() });
+    const sent = await ledger.submitErc20Transfer({ from, to: other, asset: "uSOL", amount });
+    assert.ok(sent.ok);
+    await ledger.sealBlock();
+    await seal(ctx, "base");
+    const [t] = (await ctx.chains.reader("base").transfersOf(sent.txHash))!;
+    const held: HeldTransfer = {
+      chain: "base",
+      txHash: sent.txHash,
+      index: t.index,
+      from,
+      asset: "uSOL",
+      amount: amount.toString(),
+      blockNumber: sent.blockNumber,
+      detectedAt: new Date().toISOString(),
+      reason: "no burn configuration for sol",
+      revision: 1,
+    };
+    await kv.set(heldKey("base", sent.txHash, t.index, 1), held);
+    const res = await refundCall(server, key, heldTransferId(held));
+    assert.equal(res.status, 409, JSON.stringify(res.body));
+    assert.match(res.body.message, /did not pay us/);
+    assert.deepEqual(await listRefunds(kv), []);
+    assert.ok((await kv.get(heldKey("base", sent.txHash, t.index, 1))).value, "still held");
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("refund: a refunded account-chain deposit is due for a sweep, so the hot wallet that paid gets it back", async () => {
+  const { server, ctx, key, kv } = await setup(["base"]);
+  try {
+    const sender = outside.depositAddress("sol", 24);
+    const amount = 1_700_000_000n;
+    const { deposit, address } = await solDeposit(server, ctx, sender, amount);
+    const [held] = (await listHeld(kv)).filter((h) => h.txHash === deposit.txHash);
+    await seal(ctx, "sol");
+    const res = await refundCall(server, key, heldTransferId(held));
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const id = res.body.data.refund.id;
+    // The hot wallet pays the refund; the deposit, never swept (no mint completed), would stay on its address, off
+    // the books (reconciliation counts only addresses due for a sweep): it is due for one from the refund's commit.
+    const due = (await listSweepsDue(kv, "sol", 100)).map((e) => e.value);
+    assert.deepEqual(due, [{ orderId: id, source: { txHash: held.txHash, index: held.index }, deadSweeps: 0 }]);
+    await stepToFinal(ctx, id, "sol");
+    assert.ok((await sweepOnce(ctx, "sol", "by-hand", 60_000))?.includes("recorded"));
+    await seal(ctx, "sol");
+    await sweepOnce(ctx, "sol", "by-hand", 60_000);
+    assert.equal(await balance(server, "sol", address), NATIVE.sol.reserve, "swept down to its reserve");
   } finally {
     await server.close();
   }

@@ -7,6 +7,7 @@ import { z } from "zod";
 import {
   createRefund,
   listRefunds,
+  paysUs,
   REFUND_STATUSES,
   RefundRefusal,
   RefundSchema,
@@ -37,6 +38,7 @@ export const heldRefund = defineOp({
   }),
   run: async (ctx, input) => {
     const settings = ctx.settings();
+    const transferAddress = await ctx.transferAddress();
     try {
       const { refund, audit, order } = await createRefund(ctx.kv, {
         heldId: input.id,
@@ -44,9 +46,11 @@ export const heldRefund = defineOp({
         by: ctx.by,
         now: ctx.now(),
         utxoNetwork: (chain) => settings.utxoNetwork(chain),
+        transferAddress,
         verifySource: async (source) => {
           try {
-            return await verifySourceOnChain(await ctx.chains(), settings, source);
+            const ours = (to: string) => paysUs(ctx.kv, source, to, transferAddress);
+            return await verifySourceOnChain(await ctx.chains(), settings, source, ours);
           } catch (err) {
             const why = err instanceof Error ? err.message : String(err);
             throw new OpError(

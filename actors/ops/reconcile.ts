@@ -181,9 +181,26 @@ export function reportText(r: ReconciliationReport): string[] {
       status(c, c.mint.mintedOnChainWei !== null),
     ]),
   ]));
-  lines.push("", "redeem (wei): the transfer address holds paid + fees (0) + remainders + held + in flight + failed");
+  lines.push(
+    "",
+    "redeem (wei): the transfer address received (holds + burned on chain + sent back by refunds) = paid + fees (0) + " +
+      "remainders + held + in flight + failed",
+  );
   lines.push(...table([
-    ["asset/chain", "orders", "paid out", "remainders", "held", "in flight", "failed", "records", "on chain", "status"],
+    [
+      "asset/chain",
+      "orders",
+      "paid out",
+      "remainders",
+      "held",
+      "in flight",
+      "failed",
+      "records",
+      "holds",
+      "burned",
+      "refunded",
+      "status",
+    ],
     ...active.map(({ a, c }) => [
       `${a.asset}/${c.chain}`,
       cell(c.redeem.completedOrders),
@@ -194,6 +211,8 @@ export function reportText(r: ReconciliationReport): string[] {
       c.redeem.failedHoldingWei,
       c.redeem.recordsWei,
       cell(c.redeem.transferAddressWei),
+      c.redeem.burnedOnChainWei,
+      c.redeem.refundedWei,
       status(c, c.redeem.transferAddressWei !== null),
     ]),
   ]));

@@ -31,11 +31,12 @@ export function appendAudit(
   return full;
 }
 
-/** Every entry, oldest first. */
-export async function listAudit(kv: Deno.Kv): Promise<AuditEntry[]> {
+/** Every entry, oldest first; with `newest`, only that many of the newest (read newest first, never the whole log). */
+export async function listAudit(kv: Deno.Kv, newest?: number): Promise<AuditEntry[]> {
   const out: AuditEntry[] = [];
-  for await (const e of kv.list<AuditEntry>({ prefix: [PREFIX] })) out.push(e.value);
-  return out;
+  const opts = newest === undefined ? {} : { reverse: true, limit: newest };
+  for await (const e of kv.list<AuditEntry>({ prefix: [PREFIX] }, opts)) out.push(e.value);
+  return newest === undefined ? out : out.reverse();
 }
 
 /** The operator running a command: the OS login name, as the environment gives it. */

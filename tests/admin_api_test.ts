@@ -65,6 +65,9 @@ Deno.test("admin API: operator keys from the CLI, the gate, scopes, and one impl
       const res = await call(server, "GET", "/admin/audit?limit=1", { token: readKey });
       assert.equal(res.status, 200);
       assert.equal(res.body.data.entries.length, 1);
+      assert.deepEqual(res.body.data.entries[0], (await listAudit(server.services.kv)).at(-1), "the newest entry");
+      const two = await call(server, "GET", "/admin/audit?limit=2", { token: readKey });
+      assert.deepEqual(two.body.data.entries, (await listAudit(server.services.kv)).slice(-2), "oldest first");
       await raiseAlert(server.services.kv, { kind: "deep_reorg", subject: "sol", chain: "sol", message: "m" });
       const refused = await call(server, "POST", "/admin/alerts/clear", {
         token: readKey,

@@ -25,8 +25,7 @@ export const auditList = defineOp({
   }),
   output: z.object({ entries: z.array(AuditEntrySchema) }),
   run: async (ctx, input) => {
-    const entries = await listAudit(ctx.kv);
-    return { entries: input.limit ? entries.slice(-Number(input.limit)) : entries };
+    return { entries: await listAudit(ctx.kv, input.limit ? Number(input.limit) : undefined) };
   },
   text: ({ entries }) => [
     ...entries.map((e) =>

@@ -288,6 +288,8 @@ ${sections.length ? sections : html`<p class="muted">No native chain is enabled.
         }`,
       };
     }
+    // A refusal is shown once on the next page and kept in the log (who, what, why): never only on a screen.
+    if (!flash.ok) log(`dashboard: ${active.key.name} (${active.key.keyId}): ${flash.message}`);
     await setFlash(s.kv, active, flash);
     return c.redirect(back, 303);
   });

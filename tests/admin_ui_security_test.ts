@@ -170,3 +170,32 @@ Deno.test("dashboard security: login needs an Origin; the session cookie is neve
     await server.close();
   }
 });
+
+Deno.test("dashboard: an action refused for want of scope is shown once and kept in the log with who", async () => {
+  const server = await startTestServer();
+  const logged: string[] = [];
+  const original = console.log;
+  console.log = (...args: unknown[]) => {
+    logged.push(args.map(String).join(" "));
+  };
+  try {
+    const { operatorKey, record } = await createOperatorKey(server.services.kv, {
+      name: "sec-reader",
+      scopes: ["read"],
+      by: "t",
+    });
+    const { cookie, csrf } = await login(server, operatorKey);
+    const res = await post(server, "/admin/ui/action", { csrf, op: "chain pause", chain: "sol", back: "/admin/ui" }, {
+      Cookie: cookie,
+    });
+    await res.body?.cancel();
+    assert.equal(res.status, 303);
+    const line = logged.find((l) => l.includes("chain pause refused"));
+    assert.ok(line, `no log line among ${JSON.stringify(logged)}`);
+    assert.ok(line.includes(`sec-reader (${record.keyId})`) && line.includes("lacks the operate scope"), line);
+    assert.ok(!logged.join("\n").includes(operatorKey.split(".")[1]), "never the key's secret");
+  } finally {
+    console.log = original;
+    await server.close();
+  }
+});

@@ -3,7 +3,8 @@
  * Base, sim Solana for the payout, watcher and order steps driven by hand). The same signed transaction, sent again
  * after `evm_revert`, calls a contract whose stored sender and recipient the "reorg" changed:
  * - it pays another address instead of the transfer address: the order fails and nothing new is recorded (the reader
- *   shows only transfers to the transfer address; no payout, no held record);
+ *   shows only transfers to the transfer address; no payout, no held record). The same with a reader that shows the
+ *   transfer to the other address (as the sim's `transfersOf` does): it made a new order at every step before the fix;
  * - it moves another sender's uAssets, a sender with no burn configuration: the order fails, a held transfer of
  *   revision 1 records the new facts, nothing is paid;
  * - repeated reorgs, each re-executing it with other facts before its order confirmed: each superseded order fails in
@@ -17,6 +18,7 @@ import {
   type Address,
   createPublicClient,
   createWalletClient,
+  decodeEventLog,
   defineChain,
   encodeFunctionData,
   type Hex,
@@ -24,10 +26,11 @@ import {
   keccak256,
   maxUint256,
   toHex,
+  TransactionReceiptNotFoundError,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { stepOrder } from "../actors/order_actor.ts";
-import type { Chains } from "../chains/adapter.ts";
+import type { Chains, ObservedTransfer } from "../chains/adapter.ts";
 import { EVM, type UAsset } from "../chains/catalog.ts";
 import { evmChainAdapters } from "../chains/evm/index.ts";
 import { UASSET_ABI } from "../contracts/uasset.ts";
@@ -113,7 +116,7 @@ const Z = X + toWei("sol", 1_000_000_000n);
 
 /**
  * One anvil chain with a Redirector funded with X uSOL and pointed at the transfer address, its partner configured to
- * burn to Solana, `stranger` and `other` approving it; `burn()` sends the move once and records its order.
+ * burn to Solana, `stranger` and `other` approving it; the move sent once and its order recorded. `widened`: Base's reader shows every uAsset transfer of a transaction.
  */
 async function scenario(
   test: (s: {
@@ -127,6 +130,7 @@ async function scenario(
     settle: (id: string) => Promise<Order>;
     partner: string;
   }) => Promise<void>,
+  opts: { widened?: boolean } = {},
 ) {
   const anvil = await startAnvil({ chainId: EVM.base.chainId, slotsInAnEpoch: 1 });
   try {
@@ -191,8 +195,11 @@ async function scenario(
           uAssets: uAssets as Record<UAsset, Address>,
           transferAddress: TRANSFER_ADDRESS,
         });
+        const base = opts.widened
+          ? { ...evm.reader, transfersOf: (h: string) => everyTransferOf(client, uAssets, h) }
+          : evm.reader;
         return {
-          reader: (c) => (c === "base" ? evm.reader : sim.reader(c)),
+          reader: (c) => (c === "base" ? base : sim.reader(c)),
           minter: (c) => (c === "base" ? evm.minter : sim.minter(c)),
           payer: (c) => sim.payer(c),
         };
@@ -268,6 +275,23 @@ Deno.test("anvil: a burn re-executed to another recipient fails at confirmation 
     assert.equal(await watchToTip(p.ctx, "base"), 0);
     assert.equal((await orders(p.kv)).length, 1);
   });
+});
+
+Deno.test("anvil: a reader showing transfers to other addresses: a burn re-executed to another recipient records nothing new", async () => {
+  await scenario(async ({ p, first, reorg, set, settle }) => {
+    assert.equal(await reorg(() => set("0x0000000000000000000000000000000000000000", ELSEWHERE)), 0);
+    const failed = await settle(first.id);
+    assert.equal(failed.status, "failed");
+    assert.ok(failed.type === "burn" && failed.details.sourceChange?.new);
+    assert.equal(failed.details.sourceChange.new.to, ELSEWHERE.toLowerCase());
+    assert.equal(failed.details.sourceChange.newRecord, null);
+    assert.equal((await orders(p.kv)).length, 1, "no order for a transfer that does not reach the transfer address");
+    assert.deepEqual(await listHeld(p.kv), []);
+    assert.equal(await countKeys(p.kv, ["transfer_seen"]), 1);
+    assert.equal((await payoutTxs(p.kv, "sol", first.id)).length, 0);
+    for (let i = 0; i < 3; i++) assert.equal(await stepOrder(p.ctx, first.id), "done");
+    assert.equal((await orders(p.kv)).length, 1);
+  }, { widened: true });
 });
 
 Deno.test("anvil: a burn re-executed from a sender with no burn configuration becomes a held transfer of revision 1", async () => {
@@ -350,6 +374,41 @@ Deno.test("anvil: repeated reorgs re-executing a burn make one record each, one 
     assert.equal(await p.sim.ledger("sol").balance(OTHER_SOL_DESTINATION, "native"), 0n);
   });
 });
+
+/**
+ * Every Transfer log of a uAsset in the transaction's receipt, whatever its recipient, numbered in log order: what a
+ * reader may show (the sim's `transfersOf` shows transfers to any address; the live EVM reader only those to us).
+ */
+async function everyTransferOf(
+  client: ReturnType<typeof createPublicClient>,
+  uAssets: Record<string, Address>,
+  hash: string,
+): Promise<ObservedTransfer[] | null> {
+  let receipt;
+  try {
+    receipt = await client.getTransactionReceipt({ hash: hash as Hex });
+  } catch (err) {
+    if (err instanceof TransactionReceiptNotFoundError) return null;
+    throw err;
+  }
+  if (receipt.status !== "success") return [];
+  const assetOf = new Map(Object.entries(uAssets).map(([asset, address]) => [address.toLowerCase(), asset]));
+  const out: ObservedTransfer[] = [];
+  for (const log of receipt.logs) {
+    const asset = assetOf.get(log.address.toLowerCase());
+    if (!asset) continue;
+    const { args } = decodeEventLog({ abi: UASSET_ABI, topics: log.topics, data: log.data, eventName: "Transfer" });
+    out.push({
+      txHash: receipt.transactionHash.toLowerCase(),
+      index: out.length,
+      from: args.from.toLowerCase(),
+      to: args.to.toLowerCase(),
+      amount: args.value,
+      asset: asset as UAsset,
+    });
+  }
+  return out;
+}
 
 function partnerAddress(partner: string): Address {
   return partner as Address;

@@ -251,7 +251,8 @@ async function waitForOperator(
  * its transfers where it is now and match the order's facts. On a difference the order fails (confirmed, then
  * rejected, in one commit) with old and new facts recorded, and the new facts become a new transfer in that commit,
  * exactly as the watcher records one, under the next revision of the dedupe key: the watcher's rescan skipped them,
- * its key (chain, txHash, index) being taken. New facts that are dust are the watcher's to count (dust has no key).
+ * its key (chain, txHash, index) being taken. New facts that are dust are the watcher's to count (dust has no key);
+ * new facts that no longer pay the transfer address are recorded on the failed order only.
  */
 async function sourceChange(
   ctx: PipelineContext,
@@ -268,7 +269,10 @@ async function sourceChange(
     current.to.toLowerCase() === ctx.settings.transferAddress && current.amount.toString() === order.amount;
   if (same) return null;
   const revision = (source.revision ?? 0) + 1;
-  const record = current && isEvmChain(source.chain)
+  // Only a transfer that still reaches the transfer address is a burn (the watcher's own filter): a record made from
+  // one paying elsewhere would fail its own re-check and make the next revision, one more at every step.
+  const reachesUs = current !== undefined && current.to.toLowerCase() === ctx.settings.transferAddress;
+  const record = current && reachesUs && isEvmChain(source.chain)
     ? await burnRecordOf(ctx, source.chain, blockNumber, current, revision)
     : null;
   const facts = (t: { from: string; to: string; amount: string | bigint; asset: string }) => ({

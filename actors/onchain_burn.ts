@@ -9,16 +9,19 @@
  * after it the batch is followed from its record (the same bytes re-sent). An idle chain costs reads and no commit.
  */
 import { isCounted, type PreparedTx, TransientChainError, type UAssetSender } from "../chains/adapter.ts";
-import type { EvmChain } from "../chains/catalog.ts";
+import type { EvmChain, UAsset } from "../chains/catalog.ts";
 import { TransferAddressUnfundedError, UAssetBalanceShortError } from "../chains/uasset_errors.ts";
 import { raiseAlert } from "../kv/alerts.ts";
 import {
   type BurnBatch,
   type BurnDue,
+  leaveOutBurnDue,
   markBurnAttemptDead,
   markBurned,
+  MAX_ORDERS_PER_BATCH,
   nextBurnsDue,
   openBurnBatch,
+  OpenBurnBatchMissingError,
   recordBurnAttempt,
   recordBurnBatch,
 } from "../kv/onchain_burns.ts";
@@ -36,6 +39,7 @@ export type BurnStep =
   | "short" // the transfer address holds less than the batch, or too little gas: nothing sent, alerted
   | "held" // every due record's transfer is gone from the chain (a reorg after completion): left out, alerted
   | "conflict" // another process moved first
+  | "invalid" // the open pointer names a batch with no record: alerted (invalid_record), nothing done
   | "not ours"; // another process holds the lease, or this process cannot sign for the transfer address
 
 /** One step on `chain`. `leaseMs`: how long the lease is held while there is work. */
@@ -48,12 +52,28 @@ export async function onchainBurnStep(
   const sender = ctx.chains.uAssetSender?.(chain);
   if (!sender) return "not ours";
   // Read first, lease second: an idle chain costs these reads and no commit.
-  const open = await openBurnBatch(ctx.kv, chain);
+  let open: Deno.KvEntry<BurnBatch> | null;
+  try {
+    open = await openBurnBatch(ctx.kv, chain);
+  } catch (err) {
+    if (!(err instanceof OpenBurnBatchMissingError)) throw err;
+    // Never written by this code (a damaged or hand-edited store): no batch is started past it, since its orders and
+    // its transaction (maybe on chain) are unknown. An operator restores the record or removes the pointer.
+    await raiseAlert(ctx.kv, {
+      kind: "invalid_record",
+      subject: `onchain_burn_open:${chain}`,
+      chain,
+      message: `${err.message}: burns on ${chain} are stopped until an operator restores the batch record or, ` +
+        `once its transaction is known not to be on chain, removes the pointer`,
+      now: ctx.now(),
+    });
+    return "invalid";
+  }
   const due = open ? [] : await nextBurnsDue(ctx.kv, chain);
   if (!open && due.length === 0) return "idle";
   if (!(await acquireLease(ctx.kv, `onchain-burn:${chain}`, owner, leaseMs, ctx.now().getTime()))) return "not ours";
   try {
-    return open ? await driveBatch(ctx, sender, open) : await startBatch(ctx, sender, due);
+    return open ? await driveBatch(ctx, sender, open) : await startBatch(ctx, sender, chain, due);
   } catch (err) {
     if (!(err instanceof TransientChainError)) ctx.log(`burn ${chain}: step failed; will retry`, err);
     return "waiting";
@@ -76,18 +96,49 @@ export async function onchainBurnTick(
   }
 }
 
+/** Most due records one step reads back from the chain before it gives up until the next tick. */
+export const MAX_DUE_CHECKED_PER_STEP = 4 * MAX_ORDERS_PER_BATCH;
+
+/**
+ * Records and sends one batch. A uAsset that cannot be batched (the transfer address is short of it) is passed for the
+ * next uAsset with records due, and records left out (their transfer is gone) are moved out of the due records, so
+ * neither blocks the rest; at most MAX_DUE_CHECKED_PER_STEP records are read back per step.
+ */
 async function startBatch(
   ctx: PipelineContext,
   sender: UAssetSender,
-  all: Deno.KvEntry<BurnDue>[],
+  chain: EvmChain,
+  first: Deno.KvEntry<BurnDue>[],
 ): Promise<BurnStep> {
-  const due = await stillOnChain(ctx, all);
-  if (due.length === 0) return "held";
+  let all = first;
+  let result: BurnStep = "held";
+  let passed: UAsset | undefined; // the last uAsset found short: the next read starts after it
+  for (let checked = 0; all.length > 0 && checked < MAX_DUE_CHECKED_PER_STEP; checked += all.length) {
+    const asset: UAsset = all[0].value.asset;
+    const due = await stillOnChain(ctx, all);
+    if (due.length > 0) {
+      const step = await recordAndSend(ctx, sender, due);
+      if (step === "unfunded") return "short"; // no gas: no other uAsset can be burned either
+      if (step !== "short") return step;
+      result = "short";
+      passed = asset;
+    }
+    // Left-out records were moved away: the same uAsset's next records; a short uAsset: the next uAsset's.
+    all = await nextBurnsDue(ctx.kv, chain, MAX_ORDERS_PER_BATCH, passed);
+  }
+  return result;
+}
+
+async function recordAndSend(
+  ctx: PipelineContext,
+  sender: UAssetSender,
+  due: Deno.KvEntry<BurnDue>[],
+): Promise<BurnStep | "unfunded"> {
   const { chain, asset } = due[0].value;
   const total = due.reduce((sum, d) => sum + BigInt(d.value.amountWei), 0n);
   const id = newOrderId(ctx.now().getTime());
   const tx = await prepare(ctx, sender, { chain, asset, totalWei: total.toString(), id });
-  if (!tx) return "short";
+  if (typeof tx === "string") return tx;
   const recorded = await recordBurnBatch(ctx.kv, { id, due, tx, at: ctx.now() });
   if (!recorded.ok) return "conflict"; // never sent: another process recorded first, or the records moved
   ctx.log(`burn ${chain}: batch ${id} of ${due.length} order(s), ${total} wei of ${asset}, as ${tx.txHash}`);
@@ -125,12 +176,15 @@ async function stillOnChain(ctx: PipelineContext, due: Deno.KvEntry<BurnDue>[]):
       continue;
     }
     ctx.log(`burn ${chain}: order ${orderId} (${d.value.amountWei} wei of ${asset}) is not burned: ${why}`);
+    // Out of the due records (checked unchanged), so it never holds up the records behind it.
+    await leaveOutBurnDue(ctx.kv, d, why, ctx.now());
     await raiseAlert(ctx.kv, {
       kind: "burn_source_missing",
       subject: orderId,
       chain,
       message: `completed burn order ${orderId} (${d.value.amountWei} wei of ${asset}) is not burned on chain: ` +
-        `${why}; burning it would burn uAssets owed to others. Its due record waits for an operator`,
+        `${why}; burning it would burn uAssets owed to others. Its due record is left out of batches ` +
+        `(onchain_burn_left_out) and waits for an operator`,
       now: ctx.now(),
     });
   }
@@ -138,14 +192,15 @@ async function stillOnChain(ctx: PipelineContext, due: Deno.KvEntry<BurnDue>[]):
 }
 
 /**
- * Prepares the burn of a batch's total, or null (alerted, nothing signed) when the transfer address holds less: the
+ * Prepares the burn of a batch's total, or "short"/"unfunded" (alerted, nothing signed) when the transfer address
+ * holds less of the uAsset or too little gas: the
  * due records or the open batch stay as they are until an operator looks.
  */
 async function prepare(
   ctx: PipelineContext,
   sender: UAssetSender,
   batch: Pick<BurnBatch, "chain" | "asset" | "totalWei" | "id">,
-): Promise<PreparedTx | null> {
+): Promise<PreparedTx | "short" | "unfunded"> {
   try {
     return await sender.prepareBurn({ asset: batch.asset, amount: BigInt(batch.totalWei), batchId: batch.id });
   } catch (err) {
@@ -157,7 +212,7 @@ async function prepare(
         message: `${err.message}: burn batch ${batch.id} (${batch.totalWei} wei of ${batch.asset}) waits`,
         now: ctx.now(),
       });
-      return null;
+      return "unfunded";
     }
     if (!(err instanceof UAssetBalanceShortError)) throw err;
     await raiseAlert(ctx.kv, {
@@ -167,7 +222,7 @@ async function prepare(
       message: `${err.message}: burn batch ${batch.id} (${batch.totalWei} wei) is not sent; its orders wait`,
       now: ctx.now(),
     });
-    return null;
+    return "short";
   }
 }
 
@@ -191,7 +246,7 @@ async function driveBatch(
   const attempt = batch.attempts[batch.attempts.length - 1];
   if (attempt.dead) {
     const tx = await prepare(ctx, sender, batch);
-    if (!tx) return "short";
+    if (typeof tx === "string") return "short";
     if (!(await recordBurnAttempt(ctx.kv, entry, tx, ctx.now()))) return "conflict";
     ctx.log(`burn ${chain}: batch ${batch.id} attempt ${batch.attempts.length + 1} as ${tx.txHash}`);
     await send(ctx, sender, tx, batch.id);

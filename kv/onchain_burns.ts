@@ -22,6 +22,13 @@ import type { Order } from "./orders.ts";
  */
 export const MAX_ORDERS_PER_BATCH = 40;
 
+/**
+ * Most attempts a batch keeps (the last ones): each re-sign after a proven death adds one (a few hundred bytes), and a
+ * batch re-signed without end would pass Deno KV's 64 KiB value limit. Older dead attempts are dropped and counted
+ * (`droppedAttempts`): a dead attempt can never be mined, and what the next attempt needs is the last one's proof only.
+ */
+export const MAX_KEPT_BURN_ATTEMPTS = 16;
+
 export interface BurnDue {
   chain: EvmChain;
   asset: UAsset;
@@ -50,8 +57,10 @@ export interface BurnBatch {
   /** The sum of the orders' amounts: what each attempt burns. */
   totalWei: string;
   status: "open" | "burned";
-  /** Oldest first; every one but the last is dead. */
+  /** Oldest first, the last MAX_KEPT_BURN_ATTEMPTS at most; every one but the last is dead. */
   attempts: BurnAttempt[];
+  /** Dead attempts dropped from `attempts` (the oldest), when it reached MAX_KEPT_BURN_ATTEMPTS. */
+  droppedAttempts?: number;
   createdAt: string;
   /** Set when burned: the transaction that is on chain (a fee-bumped replacement's hash when that one was mined). */
   burnedTxHash?: string;
@@ -63,6 +72,12 @@ const DUE = "onchain_burn_due";
 const BATCH = "onchain_burn_batch";
 const OPEN = "onchain_burn_open";
 const ORDER = "onchain_burn_order";
+const LEFT_OUT = "onchain_burn_left_out";
+
+/** A due record left out of batches (its transfer is not on chain as recorded, or its order is not a completed burn). */
+export interface LeftOutBurn extends BurnDue {
+  leftOut: { why: string; at: string };
+}
 
 export function burnDueKey(chain: EvmChain, asset: UAsset, orderId: string): Deno.KvKey {
   return [DUE, chain, asset, orderId];
@@ -71,6 +86,11 @@ export function burnDueKey(chain: EvmChain, asset: UAsset, orderId: string): Den
 /** Batch ids are UUIDv7: key order is creation order. */
 export function burnBatchKey(chain: EvmChain, batchId: string): Deno.KvKey {
   return [BATCH, chain, batchId];
+}
+
+/** A due record left out for an operator: out of the due prefix, so it never blocks (or costs) a later tick. */
+export function leftOutBurnKey(chain: EvmChain, asset: UAsset, orderId: string): Deno.KvKey {
+  return [LEFT_OUT, chain, asset, orderId];
 }
 
 /** The id of the chain's open batch; absent when none is. */
@@ -98,15 +118,18 @@ export function addBurnDueOf(atomic: Deno.AtomicOperation, order: Order, at: Dat
 }
 
 /**
- * The due records of the first uAsset of `chain` that has any, oldest order first, at most `limit`. One read per uAsset
- * at most when nothing is due (the idle tick).
+ * The due records of the first uAsset of `chain` that has any (after `after`, when given: the step moves past a uAsset
+ * it cannot batch), oldest order first, at most `limit`. One read when nothing is due (the idle tick).
  */
 export async function nextBurnsDue(
   kv: Deno.Kv,
   chain: EvmChain,
   limit = MAX_ORDERS_PER_BATCH,
+  after?: UAsset,
 ): Promise<Deno.KvEntry<BurnDue>[]> {
-  const first = await kv.list<BurnDue>({ prefix: [DUE, chain] }, { limit: 1 }).next();
+  // "\0" sorts after the uAsset's own records and before the next uAsset's.
+  const selector = after ? { prefix: [DUE, chain], start: [DUE, chain, `${after}\0`] } : { prefix: [DUE, chain] };
+  const first = await kv.list<BurnDue>(selector, { limit: 1 }).next();
   if (first.done) return [];
   const asset = first.value.value.asset;
   const out: Deno.KvEntry<BurnDue>[] = [];
@@ -114,19 +137,73 @@ export async function nextBurnsDue(
   return out;
 }
 
-/** Every due record (the `burns` report), bounded. */
+/** Every due record (the `burns` report), those left out for an operator included, bounded. */
 export async function listBurnsDue(kv: Deno.Kv, limit = 10_000): Promise<BurnDue[]> {
   const out: BurnDue[] = [];
   for await (const e of kv.list<BurnDue>({ prefix: [DUE] }, { limit })) out.push(e.value);
+  for await (const e of kv.list<LeftOutBurn>({ prefix: [LEFT_OUT] }, { limit: limit - out.length })) {
+    const { leftOut: _, ...due } = e.value;
+    out.push(due);
+  }
   return out;
 }
 
-/** The open batch of `chain`, or null. */
+/** The due records left out for an operator, with why, bounded. */
+export async function listLeftOutBurns(kv: Deno.Kv, limit = 10_000): Promise<LeftOutBurn[]> {
+  const out: LeftOutBurn[] = [];
+  for await (const e of kv.list<LeftOutBurn>({ prefix: [LEFT_OUT] }, { limit })) out.push(e.value);
+  return out;
+}
+
+/**
+ * Moves a due record out of the due prefix (checked unchanged: never one a batch just took), kept with why under
+ * `leftOutBurnKey` for an operator. False when it moved since it was read.
+ */
+export async function leaveOutBurnDue(
+  kv: Deno.Kv,
+  entry: Deno.KvEntry<BurnDue>,
+  why: string,
+  at: Date,
+): Promise<boolean> {
+  const { chain, asset, orderId } = entry.value;
+  const left: LeftOutBurn = { ...entry.value, leftOut: { why, at: at.toISOString() } };
+  return (await kv.atomic().check(entry).delete(entry.key).set(leftOutBurnKey(chain, asset, orderId), left).commit())
+    .ok;
+}
+
+/**
+ * Puts a left-out record back among the due records (an operator found its transfer on chain after all), checked: the
+ * left-out record unchanged, no due record and no batch for its order. The next step reads its transfer back again.
+ */
+export async function restoreLeftOutBurn(
+  kv: Deno.Kv,
+  chain: EvmChain,
+  asset: UAsset,
+  orderId: string,
+): Promise<boolean> {
+  const left = await kv.get<LeftOutBurn>(leftOutBurnKey(chain, asset, orderId));
+  if (left.value === null) return false;
+  const { leftOut: _, ...due } = left.value;
+  const res = await kv.atomic().check(left).delete(left.key)
+    .check({ key: burnDueKey(chain, asset, orderId), versionstamp: null })
+    .check({ key: orderBurnKey(orderId), versionstamp: null })
+    .set(burnDueKey(chain, asset, orderId), due).commit();
+  return res.ok;
+}
+
+/** The open pointer of a chain names a batch that has no record (never written by this code: a damaged store). */
+export class OpenBurnBatchMissingError extends Error {
+  constructor(readonly chain: EvmChain, readonly batchId: string) {
+    super(`${chain}: the open burn batch ${batchId} has no record`);
+  }
+}
+
+/** The open batch of `chain`, or null. Throws OpenBurnBatchMissingError when the pointer names no record. */
 export async function openBurnBatch(kv: Deno.Kv, chain: EvmChain): Promise<Deno.KvEntry<BurnBatch> | null> {
   const id = await kv.get<string>(openBurnKey(chain));
   if (id.value === null) return null;
   const batch = await kv.get<BurnBatch>(burnBatchKey(chain, id.value));
-  if (batch.value === null) throw new Error(`${chain}: open burn batch ${id.value} has no record`);
+  if (batch.value === null) throw new OpenBurnBatchMissingError(chain, id.value);
   return batch as Deno.KvEntry<BurnBatch>;
 }
 
@@ -217,7 +294,10 @@ export async function recordBurnAttempt(
 ): Promise<boolean> {
   const last = entry.value.attempts[entry.value.attempts.length - 1];
   if (!last.dead) throw new Error(`burn batch ${entry.value.id}: its last attempt is not dead`);
-  const next: BurnBatch = { ...entry.value, attempts: [...entry.value.attempts, attemptOf(tx, at)] };
+  const attempts = [...entry.value.attempts, attemptOf(tx, at)];
+  const drop = Math.max(0, attempts.length - MAX_KEPT_BURN_ATTEMPTS);
+  const next: BurnBatch = { ...entry.value, attempts: attempts.slice(drop) };
+  if (drop > 0) next.droppedAttempts = (entry.value.droppedAttempts ?? 0) + drop;
   return (await addReservations(kv.atomic().check(entry).set(entry.key, next), tx).commit()).ok;
 }
 

@@ -7,11 +7,27 @@
  */
 import assert from "node:assert/strict";
 import { onchainBurnStep } from "../actors/onchain_burn.ts";
-import { NATIVE } from "../chains/catalog.ts";
+import { NATIVE, type NativeChain } from "../chains/catalog.ts";
 import { simChains } from "../chains/sim/adapters.ts";
 import { SimLedger } from "../chains/sim/ledger.ts";
 import { getAlert } from "../kv/alerts.ts";
-import { batchOfOrder, type BurnBatch, listBurnBatches, listBurnsDue, openBurnKey } from "../kv/onchain_burns.ts";
+import {
+  batchOfOrder,
+  type BurnBatch,
+  type BurnDue,
+  burnDueKey,
+  listBurnBatches,
+  listBurnsDue,
+  listLeftOutBurns,
+  markBurnAttemptDead,
+  MAX_KEPT_BURN_ATTEMPTS,
+  MAX_ORDERS_PER_BATCH,
+  openBurnBatch,
+  openBurnKey,
+  recordBurnAttempt,
+  recordBurnBatch,
+  restoreLeftOutBurn,
+} from "../kv/onchain_burns.ts";
 import { getOrder } from "../kv/orders.ts";
 import { readLease } from "../kv/pipeline.ts";
 import { simBurnOrders, stepNow } from "./support/burns.ts";
@@ -35,10 +51,10 @@ function burnPipeline(): Promise<HandPipeline> {
 }
 
 /** `count` xrp burn orders on base driven to completed; also mints EXTRA to a bystander (supply that stays). */
-async function completedBurns(p: HandPipeline, count: number): Promise<string[]> {
-  await p.sim.ledger("base").faucet({ address: BYSTANDER, asset: "uXRP", amount: EXTRA });
-  const { ids } = await simBurnOrders(p, "xrp", OWNER, count, BURN);
-  const xrp = p.sim.ledger("xrp");
+async function completedBurns(p: HandPipeline, count: number, chain: NativeChain = "xrp"): Promise<string[]> {
+  if (chain === "xrp") await p.sim.ledger("base").faucet({ address: BYSTANDER, asset: "uXRP", amount: EXTRA });
+  const { ids } = await simBurnOrders(p, chain, OWNER, count, chain === "xrp" ? BURN : undefined);
+  const xrp = p.sim.ledger(chain);
   for (let round = 0; round < 50; round++) {
     const orders = await Promise.all(ids.map(async (id) => (await getOrder(p.kv, id)).value!));
     if (orders.every((o) => o.status === "completed")) return ids;
@@ -330,5 +346,112 @@ Deno.test("a completed burn whose transfer a reorg took off the chain is not bur
     assert.ok(await getAlert(p.kv, "burn_source_missing", gone), "an operator is alerted");
   } finally {
     await p.close();
+  }
+});
+
+Deno.test("a uAsset whose batch cannot be recorded (balance short) does not block the chain's other uAssets", async () => {
+  const p = await burnPipeline();
+  try {
+    const base = p.sim.ledger("base");
+    // uSOL sorts before uXRP: its due records come first, and its uAssets left the transfer address (never expected).
+    const [sol] = await completedBurns(p, 1, "sol");
+    const solWei = BigInt((await getOrder(p.kv, sol)).value!.amount);
+    assert.ok(
+      (await base.submitErc20Transfer({ from: SIM_TRANSFER_ADDRESS, to: BYSTANDER, asset: "uSOL", amount: 1n }))
+        .ok,
+    );
+    await base.sealBlock();
+    const xrp = await completedBurns(p, 2);
+    assert.equal(await step(p), "recorded", "uXRP is batched past the short uSOL");
+    assert.ok(await getAlert(p.kv, "burn_balance_short", "base:uSOL"), "the short uAsset is alerted");
+    await untilBurned(p);
+    const [batch] = await batches(p);
+    assert.equal(batch.asset, "uXRP");
+    assert.deepEqual(batch.orders.map((o) => o.orderId).sort(), [...xrp].sort());
+    assert.equal(await base.totalSupply("uXRP"), EXTRA);
+    assert.deepEqual((await listBurnsDue(p.kv)).map((d) => d.orderId), [sol], "uSOL's record stays");
+    assert.equal(await base.balance(SIM_TRANSFER_ADDRESS, "uSOL"), solWei - 1n, "nothing of uSOL burned");
+    assert.equal(await step(p), "short", "only the short uAsset is left: alerted again, nothing sent");
+  } finally {
+    await p.close();
+  }
+});
+
+Deno.test("records left out (transfer gone) do not block the rest of their uAsset nor the chain's other uAssets", async () => {
+  const p = await burnPipeline();
+  try {
+    const base = p.sim.ledger("base");
+    // uXRP records whose transfers stay, then more left-out records than a batch takes in uSOL (sorted first): the
+    // base blocks holding the uSOL transfers are replaced after those orders completed.
+    const xrp = await completedBurns(p, 2);
+    const gone = await completedBurns(p, MAX_ORDERS_PER_BATCH + 2, "sol");
+    await base.reorg(3);
+    await base.sealBlock();
+    const steps: string[] = [];
+    for (let i = 0; i < 5 && steps.at(-1) !== "recorded"; i++) steps.push(await step(p));
+    assert.equal(steps.at(-1), "recorded", steps.join(","));
+    await untilBurned(p);
+    const all = await batches(p);
+    assert.equal(all.length, 1);
+    assert.equal(all[0].asset, "uXRP");
+    assert.deepEqual(all[0].orders.map((o) => o.orderId).sort(), [...xrp].sort());
+    assert.equal(await base.totalSupply("uXRP"), EXTRA);
+    for (const id of gone) {
+      assert.ok(await getAlert(p.kv, "burn_source_missing", id), `${id} alerted`);
+      assert.equal(await batchOfOrder(p.kv, id), null);
+    }
+    assert.deepEqual((await listBurnsDue(p.kv)).map((d) => d.orderId).sort(), [...gone].sort(), "all still reported");
+    assert.equal(await step(p), "idle", "left-out records cost the next tick nothing");
+    const left = await listLeftOutBurns(p.kv);
+    assert.equal(left.length, gone.length);
+    assert.ok(left.every((l) => l.asset === "uSOL" && /not on base as recorded/.test(l.leftOut.why)));
+    // An operator puts one back: the next step reads its transfer back again, and leaves it out again.
+    assert.ok(await restoreLeftOutBurn(p.kv, "base", "uSOL", gone[0]));
+    assert.equal(await restoreLeftOutBurn(p.kv, "base", "uSOL", gone[0]), false, "once");
+    assert.equal(await step(p), "held");
+    assert.equal((await listLeftOutBurns(p.kv)).length, gone.length);
+    assert.equal(await step(p), "idle");
+  } finally {
+    await p.close();
+  }
+});
+
+Deno.test("an open pointer without its batch record is alerted (invalid_record), not thrown out of the step", async () => {
+  const p = await burnPipeline();
+  try {
+    await p.kv.set(openBurnKey("base"), "0190-missing-batch");
+    assert.equal(await step(p), "invalid");
+    const alert = await getAlert(p.kv, "invalid_record", "onchain_burn_open:base");
+    assert.ok(alert, "alerted");
+    assert.match(alert.message, /0190-missing-batch/);
+    assert.equal(await step(p), "invalid", "again, no crash");
+    assert.equal((await getAlert(p.kv, "invalid_record", "onchain_burn_open:base"))!.count, 2);
+  } finally {
+    await p.close();
+  }
+});
+
+Deno.test("a batch re-signed hundreds of times stays under the KV value limit and keeps its last attempts", async () => {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    const due: BurnDue = { chain: "base", asset: "uXRP", orderId: "o1", amountWei: "5", at: new Date(0).toISOString() };
+    await kv.set(burnDueKey("base", "uXRP", "o1"), due);
+    const entry = await kv.get<BurnDue>(burnDueKey("base", "uXRP", "o1")) as Deno.KvEntry<BurnDue>;
+    const tx = (i: number) => ({ txHash: "0x" + i.toString(16).padStart(64, "0"), raw: "0x" + "ab".repeat(200) });
+    const at = new Date(0);
+    assert.ok((await recordBurnBatch(kv, { id: "b1", due: [entry], tx: tx(0), at })).ok);
+    const proof = { kind: "failed" as const, blockNumber: 1, reason: "reverted" };
+    for (let i = 1; i <= 300; i++) {
+      const open = (await openBurnBatch(kv, "base"))!;
+      assert.ok(await markBurnAttemptDead(kv, open, { proof, detail: "reverted", at }), `dead ${i}`);
+      assert.ok(await recordBurnAttempt(kv, (await openBurnBatch(kv, "base"))!, tx(i), at), `attempt ${i}`);
+    }
+    const batch = (await openBurnBatch(kv, "base"))!.value;
+    assert.equal(batch.attempts.length, MAX_KEPT_BURN_ATTEMPTS, "only the last attempts are kept");
+    assert.equal(batch.droppedAttempts, 301 - MAX_KEPT_BURN_ATTEMPTS, "the dropped ones are counted");
+    assert.equal(batch.attempts.at(-1)!.txHash, tx(300).txHash, "the current attempt");
+    assert.ok(batch.attempts.slice(0, -1).every((a) => a.dead?.proof.kind === "failed"), "each kept one's proof");
+  } finally {
+    kv.close();
   }
 });

@@ -38,7 +38,7 @@ function batchView(b: BurnBatch): z.infer<typeof BatchSchema> {
     status: b.status,
     totalWei: b.totalWei,
     orderIds: b.orders.map((o) => o.orderId),
-    attempts: b.attempts.length,
+    attempts: b.attempts.length + (b.droppedAttempts ?? 0),
     txHash: b.burnedTxHash ?? b.attempts[b.attempts.length - 1].txHash,
     createdAt: b.createdAt,
     burnedAt: b.burnedAt ?? null,

@@ -180,15 +180,17 @@ export async function restoreLeftOutBurn(
   chain: EvmChain,
   asset: UAsset,
   orderId: string,
+  audit?: (op: Deno.AtomicOperation, left: LeftOutBurn) => void,
 ): Promise<boolean> {
   const left = await kv.get<LeftOutBurn>(leftOutBurnKey(chain, asset, orderId));
   if (left.value === null) return false;
   const { leftOut: _, ...due } = left.value;
-  const res = await kv.atomic().check(left).delete(left.key)
+  const op = kv.atomic().check(left).delete(left.key)
     .check({ key: burnDueKey(chain, asset, orderId), versionstamp: null })
     .check({ key: orderBurnKey(orderId), versionstamp: null })
-    .set(burnDueKey(chain, asset, orderId), due).commit();
-  return res.ok;
+    .set(burnDueKey(chain, asset, orderId), due);
+  audit?.(op, left.value);
+  return (await op.commit()).ok;
 }
 
 /** The open pointer of a chain names a batch that has no record (never written by this code: a damaged store). */

@@ -7,6 +7,9 @@
  */
 import assert from "node:assert/strict";
 import { onchainBurnStep } from "../actors/onchain_burn.ts";
+import { burnRestore, burnsReport } from "../actors/ops/burns.ts";
+import type { OpContext } from "../actors/ops/op.ts";
+import { listAudit } from "../kv/audit.ts";
 import { NATIVE, type NativeChain } from "../chains/catalog.ts";
 import { simChains } from "../chains/sim/adapters.ts";
 import { SimLedger } from "../chains/sim/ledger.ts";
@@ -405,8 +408,22 @@ Deno.test("records left out (transfer gone) do not block the rest of their uAsse
     const left = await listLeftOutBurns(p.kv);
     assert.equal(left.length, gone.length);
     assert.ok(left.every((l) => l.asset === "uSOL" && /not on base as recorded/.test(l.leftOut.why)));
-    // An operator puts one back: the next step reads its transfer back again, and leaves it out again.
-    assert.ok(await restoreLeftOutBurn(p.kv, "base", "uSOL", gone[0]));
+    // The operator's report lists them as left out (not as due), with why.
+    const ctx = {
+      kv: p.kv,
+      by: "ops-test",
+      now: () => new Date(),
+      transferAddress: () => Promise.resolve(SIM_TRANSFER_ADDRESS),
+    } as unknown as OpContext;
+    const report = await burnsReport.run(ctx, { chain: "base" });
+    assert.deepEqual(report.leftOut.map((l) => l.orderId).sort(), [...gone].sort());
+    assert.deepEqual(report.due, []);
+    // An operator puts one back (`burn restore`, audited): the next step reads its transfer back again, and leaves it
+    // out again.
+    const restored = await burnRestore.run(ctx, { orderId: gone[0] });
+    const entry = (await listAudit(p.kv)).find((e) => e.id === restored.auditId)!;
+    assert.deepEqual([entry.action, entry.subject, entry.by], ["burn.restore", gone[0], "ops-test"]);
+    await assert.rejects(() => burnRestore.run(ctx, { orderId: gone[0] }), /no burn of order .* is left out/);
     assert.equal(await restoreLeftOutBurn(p.kv, "base", "uSOL", gone[0]), false, "once");
     assert.equal(await step(p), "held");
     assert.equal((await listLeftOutBurns(p.kv)).length, gone.length);

@@ -36,7 +36,7 @@ import {
 import { addReschedule, dueAtKey, type OrderHold, orderHoldKey } from "../kv/pipeline.ts";
 import { getControls, getDayUsage, pausedOrderKey, usageKey, utcDay } from "../kv/controls.ts";
 import { controlDecision, usageNeeded } from "./controls.ts";
-import { raiseAlert } from "../kv/alerts.ts";
+import { addAlert, raiseAlert, readAlert } from "../kv/alerts.ts";
 import { addReleases, addReservations } from "../kv/chain_state.ts";
 import { fundsAfterHolds, readHotWalletHolds, releaseHotWalletHold } from "../kv/hot_wallet.ts";
 import { getUserWallet } from "../kv/user_wallets.ts";
@@ -564,12 +564,14 @@ async function applyControls(
     at: now.toISOString(),
     alert: { kind: "cap_exceeded", subject: order.id },
   };
+  // The hold and its alert in one commit: a crash never leaves a held order no alert speaks of.
+  const alert = await readAlert(ctx.kv, "cap_exceeded", order.id);
   const ok = await commitWait(ctx, entry, due, OPERATOR_HOLD_RECHECK_MS, held, (atomic) => {
     atomic.check(read.entry, hold).set(orderHoldKey(order.id), record);
+    addAlert(atomic, alert, { kind: "cap_exceeded", subject: order.id, chain: null, message: reason, now });
   });
   if (!ok) return "conflict";
   ctx.log(`order ${order.id}: ${reason}`);
-  await raiseAlert(ctx.kv, { kind: "cap_exceeded", subject: order.id, chain: null, message: reason, now });
   return "waiting";
 }
 

@@ -61,32 +61,50 @@ export interface RaiseAlert {
   touched?: Touched;
 }
 
+/** The alert `a` makes of what is stored under its key (`stored`): a first record, or the stored one counted again. */
+function nextAlert(stored: Alert | null, a: RaiseAlert): Alert {
+  const at = (a.now ?? new Date()).toISOString();
+  return stored
+    ? {
+      ...stored,
+      message: a.message,
+      count: stored.count + 1,
+      lastAt: at,
+      ...(a.touched ? { touched: a.touched } : {}),
+    }
+    : {
+      kind: a.kind,
+      subject: a.subject,
+      chain: a.chain ?? null,
+      message: a.message,
+      count: 1,
+      firstAt: at,
+      lastAt: at,
+      ...(a.touched ? { touched: a.touched } : {}),
+    };
+}
+
 /** Records (or counts again) an alert. Returns the stored alert; never throws on a lost race, it retries. */
 export async function raiseAlert(kv: Deno.Kv, a: RaiseAlert): Promise<Alert> {
   const key = alertKey(a.kind, a.subject);
-  const at = (a.now ?? new Date()).toISOString();
   for (;;) {
     const entry = await kv.get<Alert>(key);
-    const next: Alert = entry.value
-      ? {
-        ...entry.value,
-        message: a.message,
-        count: entry.value.count + 1,
-        lastAt: at,
-        ...(a.touched ? { touched: a.touched } : {}),
-      }
-      : {
-        kind: a.kind,
-        subject: a.subject,
-        chain: a.chain ?? null,
-        message: a.message,
-        count: 1,
-        firstAt: at,
-        lastAt: at,
-        ...(a.touched ? { touched: a.touched } : {}),
-      };
+    const next = nextAlert(entry.value, a);
     if ((await kv.atomic().check(entry).set(key, next).commit()).ok) return next;
   }
+}
+
+/** The alert's current entry, for `addAlert` (read before the atomic it joins). */
+export async function readAlert(kv: Deno.Kv, kind: AlertKind, subject: string): Promise<Deno.KvEntryMaybe<Alert>> {
+  return await kv.get<Alert>(alertKey(kind, subject));
+}
+
+/**
+ * Raises an alert inside another atomic (checked against `entry`, read with `readAlert`), so the condition and its
+ * alert are written together: a crash can never leave one without the other.
+ */
+export function addAlert(op: Deno.AtomicOperation, entry: Deno.KvEntryMaybe<Alert>, a: RaiseAlert): void {
+  op.check(entry).set(alertKey(a.kind, a.subject), nextAlert(entry.value, a));
 }
 
 export async function getAlert(kv: Deno.Kv, kind: AlertKind, subject: string): Promise<Alert | null> {

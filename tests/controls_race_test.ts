@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { stepOrder } from "../actors/order_actor.ts";
+import { getAlert } from "../kv/alerts.ts";
 import { heldList } from "../actors/ops/held.ts";
 import type { OpContext } from "../actors/ops/op.ts";
 import { addControlsUpdate, getControls, getDayUsage, utcDay } from "../kv/controls.ts";
@@ -124,6 +125,54 @@ Deno.test("a hold stored without a kind is listed as a reorg hold", async () => 
     assert.deepEqual(held.map((h) => [h.id, h.kind, h.reason, h.order?.id]), [
       [`order:${id}`, "reorg", "a reorg on doge", id],
     ]);
+  } finally {
+    await p.close();
+  }
+});
+
+/** `kv` that "crashes" after the first commit writing an order hold: every later commit throws, as a killed process. */
+function crashAfterHoldKv(kv: Deno.Kv): Deno.Kv {
+  let crashed = false;
+  return new Proxy(kv, {
+    get(target, prop) {
+      if (prop === "atomic") {
+        return () => {
+          const op = target.atomic();
+          let writesHold = false;
+          const set = op.set.bind(op);
+          op.set = (key: Deno.KvKey, value: unknown, options?: { expireIn?: number }) => {
+            if (key[0] === "order_hold") writesHold = true;
+            return set(key, value, options);
+          };
+          const commit = op.commit.bind(op);
+          op.commit = async () => {
+            if (crashed) throw new Error("killed");
+            const res = await commit();
+            if (res.ok && writesHold) crashed = true;
+            return res;
+          };
+          return op;
+        };
+      }
+      const value = Reflect.get(target, prop);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+Deno.test("a cap hold and its cap_exceeded alert are one commit: a crash right after never leaves one alone", async () => {
+  const p = await handPipeline();
+  try {
+    const amount = 50_000_000n;
+    const [id] = await twoMints(p, amount);
+    const { entry } = await getControls(p.kv);
+    const next = { pausedChains: {}, pausedAssets: {}, caps: { uSOL: { perOrder: (amount - 1n).toString() } } };
+    assert.ok((await addControlsUpdate(p.kv.atomic(), entry, next).commit()).ok);
+    await stepOrder({ ...p.ctx, kv: crashAfterHoldKv(p.kv) }, id).catch(() => "killed");
+    assert.ok((await p.kv.get(orderHoldKey(id))).value, "held");
+    const alert = await getAlert(p.kv, "cap_exceeded", id);
+    assert.ok(alert, "the hold's alert was written with it");
+    assert.match(alert.message, /above the per-order cap/);
   } finally {
     await p.close();
   }

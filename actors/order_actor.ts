@@ -15,7 +15,6 @@ import {
 } from "../chains/adapter.ts";
 import {
   type ChainSymbol,
-  isAccountChain,
   isEvmChain,
   isUtxoChain,
   NATIVE,
@@ -38,22 +37,17 @@ import { getControls, getDayUsage, pausedOrderKey, usageKey, utcDay } from "../k
 import { controlDecision, usageNeeded } from "./controls.ts";
 import { addAlert, raiseAlert, readAlert } from "../kv/alerts.ts";
 import { addReleases, addReservations } from "../kv/chain_state.ts";
-import { fundsAfterHolds, readHotWalletHolds, releaseHotWalletHold } from "../kv/hot_wallet.ts";
+import { releaseHotWalletHold } from "../kv/hot_wallet.ts";
 import { getUserWallet } from "../kv/user_wallets.ts";
 import { type PayoutObservation, payoutObservationKey } from "../kv/treasury.ts";
 import { destinationAddressError } from "../chains/addresses.ts";
 import type { PipelineContext } from "./context.ts";
 import { addTransferRecord, burnRecordOf } from "./watcher.ts";
 import { addSweepDueOf } from "./sweeper.ts";
+import { prepareFundedPayout } from "./payout_funding.ts";
 import { addBurnDueOf } from "../kv/onchain_burns.ts";
 import type { OrderErrorKind } from "../messages.ts";
-import {
-  conflictSpentEffect,
-  depositCoinEffect,
-  fundPayout,
-  payoutFinalEffect,
-  TREASURY_CANNOT_FUND,
-} from "./treasury_steps.ts";
+import { conflictSpentEffect, depositCoinEffect, payoutFinalEffect } from "./treasury_steps.ts";
 import { type Intent, intentOf, isTerminal, type OrderEvent, transition } from "./transition.ts";
 import { redactUrls } from "../chains/shared/redact.ts";
 
@@ -343,37 +337,16 @@ async function decideBurn(ctx: PipelineContext, order: BurnOrder): Promise<Decis
   }
   if (!(await walletActive(ctx, order.owner))) return rejected("wallet_inactive");
   const { native: nativeAmount, remainderWei } = weiToNative(native, amount);
-  const payer = ctx.chains.payer(native);
-  const coins = isUtxoChain(native) ? await fundPayout(ctx, native, nativeAmount) : undefined;
-  if (coins === null) return { kind: "wait", ms: ctx.settings.blockMs(native), heldReason: TREASURY_CANNOT_FUND };
-  const request = {
+  const funded = await prepareFundedPayout(ctx, native, {
     orderId: order.id,
     to: order.destinationWallet,
     amount: nativeAmount,
     memo: order.details.memo,
-    ...(coins ? { coins } : {}),
-  };
-  // Account chains: what recorded, not yet final payouts hold, read before the payer reads the chain balance.
-  const hot = payer.hotWallet !== undefined && isAccountChain(native) ? native : null;
-  const holds = hot ? await readHotWalletHolds(ctx.kv, hot) : null;
-  const check = await payer.checkPayout?.(request) ?? { ok: true };
-  if (!check.ok && check.reason === "destination_below_reserve") return rejected("invalid_destination");
-  // Never a failure: sweeps of deposits fund the hot wallet, and the payout goes out once they have.
-  if (!check.ok) return { kind: "wait", ms: ctx.settings.blockMs(native), heldReason: check.detail };
-  // The same wait while funds are promised to payouts already recorded: they go out first, or die and free them.
-  const short = hot && holds ? fundsAfterHolds(hot, check, holds, nativeAmount) : null;
-  if (short !== null) return { kind: "wait", ms: ctx.settings.blockMs(native), heldReason: short };
-  const prepared = await payer.preparePayout(request);
-  if (hot && holds) {
-    const hold = {
-      kind: "hotWallet" as const,
-      chain: hot,
-      amount: nativeAmount + (check.ok ? check.fee ?? 0n : 0n),
-      epoch: holds.epoch,
-      epochValue: holds.epochValue,
-    };
-    prepared.reservations = [...(prepared.reservations ?? []), hold];
-  }
+  });
+  if (funded.kind === "below_reserve") return rejected("invalid_destination");
+  // Never a failure: the payout waits, its reason on the order, until sweeps or coins fund it.
+  if (funded.kind === "wait") return { kind: "wait", ms: ctx.settings.blockMs(native), heldReason: funded.reason };
+  const prepared = funded.prepared;
   return recordIntent(ctx, native, prepared, {
     nativeAmount: nativeAmount.toString(),
     remainderWei: remainderWei.toString(),

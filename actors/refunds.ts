@@ -8,10 +8,10 @@
  * transaction at a time, re-sent as the same bytes).
  */
 import { type Chains, isCounted, type PreparedTx, TransientChainError } from "../chains/adapter.ts";
-import { isAccountChain, isEvmChain, isUtxoChain, type NativeChain, type UAsset } from "../chains/catalog.ts";
+import { isEvmChain, type NativeChain, type UAsset } from "../chains/catalog.ts";
 import { raiseAlert } from "../kv/alerts.ts";
 import { addReleases, addReservations } from "../kv/chain_state.ts";
-import { fundsAfterHolds, readHotWalletHolds, releaseHotWalletHold } from "../kv/hot_wallet.ts";
+import { releaseHotWalletHold } from "../kv/hot_wallet.ts";
 import type { DeadIntent, Intent } from "../kv/orders.ts";
 import {
   getRefund,
@@ -25,7 +25,8 @@ import {
 import { acquireLease } from "../kv/pipeline.ts";
 import type { PipelineContext, PipelineSettings } from "./context.ts";
 import { deadDecision } from "./order_actor.ts";
-import { fundPayout, payoutFinalEffect, TREASURY_CANNOT_FUND } from "./treasury_steps.ts";
+import { payoutFinalEffect } from "./treasury_steps.ts";
+import { prepareFundedPayout } from "./payout_funding.ts";
 
 export type RefundStepOutcome = "moved" | "waiting" | "done" | "conflict" | "missing";
 
@@ -165,32 +166,17 @@ function recorded(ctx: PipelineContext, refund: Refund, prepared: PreparedTx): S
 /** A native refund, funded exactly as a burn's payout: treasury coins (UTXO) or the hot wallet after its holds. */
 async function prepareNative(ctx: PipelineContext, refund: Refund): Promise<Step> {
   const chain = refund.chain as NativeChain;
-  const amount = BigInt(refund.amount);
-  const blockMs = ctx.settings.blockMs(chain);
-  const payer = ctx.chains.payer(chain);
-  const coins = isUtxoChain(chain) ? await fundPayout(ctx, chain, amount) : undefined;
-  if (coins === null) return { kind: "wait", ms: blockMs, reason: TREASURY_CANNOT_FUND };
-  const request = { orderId: refund.id, to: refund.to, amount, memo: null, ...(coins ? { coins } : {}) };
-  const hot = payer.hotWallet !== undefined && isAccountChain(chain) ? chain : null;
-  const holds = hot ? await readHotWalletHolds(ctx.kv, hot) : null;
-  const check = await payer.checkPayout?.(request) ?? { ok: true as const };
-  if (!check.ok && check.reason === "destination_below_reserve") {
-    return { kind: "wait", ms: REFUND_BLOCKED_RECHECK_MS, reason: check.detail, alert: "refund_waiting" };
+  const funded = await prepareFundedPayout(ctx, chain, {
+    orderId: refund.id,
+    to: refund.to,
+    amount: BigInt(refund.amount),
+    memo: null,
+  });
+  if (funded.kind === "below_reserve") {
+    return { kind: "wait", ms: REFUND_BLOCKED_RECHECK_MS, reason: funded.detail, alert: "refund_waiting" };
   }
-  if (!check.ok) return { kind: "wait", ms: blockMs, reason: check.detail };
-  const short = hot && holds ? fundsAfterHolds(hot, check, holds, amount) : null;
-  if (short !== null) return { kind: "wait", ms: blockMs, reason: short };
-  const prepared = await payer.preparePayout(request);
-  if (hot && holds) {
-    const hold = {
-      kind: "hotWallet" as const,
-      chain: hot,
-      amount: amount + (check.fee ?? 0n),
-      epoch: holds.epoch,
-      epochValue: holds.epochValue,
-    };
-    prepared.reservations = [...(prepared.reservations ?? []), hold];
-  }
+  if (funded.kind === "wait") return { kind: "wait", ms: ctx.settings.blockMs(chain), reason: funded.reason };
+  const prepared = funded.prepared;
   return recorded(ctx, refund, prepared);
 }
 

@@ -29,6 +29,7 @@ import {
   type InvalidOrderError,
   type MintOrder,
   type Order,
+  preparedIntent,
   type SourceTransfer,
   withDetails,
 } from "../kv/orders.ts";
@@ -359,10 +360,7 @@ function recordIntent(
   prepared: PreparedTx,
   extra?: { nativeAmount: string; remainderWei: string },
 ): Decision {
-  const intent: Intent = { chain, txHash: prepared.txHash, raw: prepared.raw, preparedAt: ctx.now().toISOString() };
-  if (prepared.expiry) intent.expiry = prepared.expiry;
-  if (prepared.consumes) intent.consumes = prepared.consumes;
-  if (prepared.change) intent.change = { ...prepared.change, amount: prepared.change.amount.toString() };
+  const intent = preparedIntent(chain, prepared, ctx.now());
   return { kind: "event", event: { type: "intentRecorded", intent, extra }, broadcast: prepared, chain };
 }
 

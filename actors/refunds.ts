@@ -12,7 +12,7 @@ import { isEvmChain, type NativeChain, type UAsset } from "../chains/catalog.ts"
 import { raiseAlert } from "../kv/alerts.ts";
 import { addReleases, addReservations } from "../kv/chain_state.ts";
 import { releaseHotWalletHold } from "../kv/hot_wallet.ts";
-import type { DeadIntent, Intent } from "../kv/orders.ts";
+import { type DeadIntent, type Intent, preparedIntent } from "../kv/orders.ts";
 import {
   getRefund,
   isFinalRefund,
@@ -151,16 +151,7 @@ async function decide(ctx: PipelineContext, refund: Refund): Promise<Step> {
 }
 
 function recorded(ctx: PipelineContext, refund: Refund, prepared: PreparedTx): Step {
-  const intent: Intent = {
-    chain: refund.chain,
-    txHash: prepared.txHash,
-    raw: prepared.raw,
-    preparedAt: ctx.now().toISOString(),
-  };
-  if (prepared.expiry) intent.expiry = prepared.expiry;
-  if (prepared.consumes) intent.consumes = prepared.consumes;
-  if (prepared.change) intent.change = { ...prepared.change, amount: prepared.change.amount.toString() };
-  return { kind: "record", prepared, intent };
+  return { kind: "record", prepared, intent: preparedIntent(refund.chain, prepared, ctx.now()) };
 }
 
 /** A native refund, funded exactly as a burn's payout: treasury coins (UTXO) or the hot wallet after its holds. */

@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { EVM_CHAINS, NATIVE, NATIVE_CHAINS, type NativeChain, nativeToWei } from "../chains/catalog.ts";
 import { ORDER_ERROR_KINDS } from "../messages.ts";
-import type { Consumed, DeathProof, Expiry } from "../chains/adapter.ts";
+import type { Consumed, DeathProof, Expiry, PreparedTx } from "../chains/adapter.ts";
 import { addOutboxEvent } from "./order_events.ts";
 
 export const ORDER_TYPES = ["mint", "burn"] as const;
@@ -81,6 +81,15 @@ export const IntentSchema = z.strictObject({
     .optional(),
 });
 export type Intent = z.infer<typeof IntentSchema>;
+
+/** The intent that records a prepared transaction on `chain` (write-ahead: stored before it is broadcast). */
+export function preparedIntent(chain: Intent["chain"], prepared: PreparedTx, at: Date): Intent {
+  const intent: Intent = { chain, txHash: prepared.txHash, raw: prepared.raw, preparedAt: at.toISOString() };
+  if (prepared.expiry) intent.expiry = prepared.expiry;
+  if (prepared.consumes) intent.consumes = prepared.consumes;
+  if (prepared.change) intent.change = { ...prepared.change, amount: prepared.change.amount.toString() };
+  return intent;
+}
 
 /** A recorded transaction proven dead, kept on the order for ever: why a second one was signed. */
 export const DeadIntentSchema = IntentSchema.extend({

@@ -12,7 +12,6 @@
  *   nothing, and exactly one payout is made, of the facts the chain ends with.
  */
 import assert from "node:assert/strict";
-import solc from "solc";
 import {
   type Abi,
   type Address,
@@ -41,6 +40,7 @@ import { ensureUserWallet } from "../kv/user_wallets.ts";
 import { ANVIL_PRIVATE_KEYS, anvilRpc, deployTestUAssets, startAnvil } from "./support/anvil.ts";
 import { payoutTxs, toWei, waitUntil } from "./support/chain_facts.ts";
 import { countKeys, handPipeline, watchToTip } from "./support/watch.ts";
+import { compileTestContract } from "./support/sweeper.ts";
 
 const deployer = privateKeyToAccount(ANVIL_PRIVATE_KEYS[0]);
 const minter = privateKeyToAccount(ANVIL_PRIVATE_KEYS[1]);
@@ -87,21 +87,7 @@ contract Redirector {
 `;
 
 function compileRedirector(): { abi: Abi; bytecode: Hex } {
-  const input = {
-    language: "Solidity",
-    sources: { "Redirector.sol": { content: SOURCE } },
-    settings: {
-      evmVersion: "cancun",
-      outputSelection: { "Redirector.sol": { Redirector: ["abi", "evm.bytecode.object"] } },
-    },
-  };
-  const output = JSON.parse(solc.compile(JSON.stringify(input)));
-  // deno-lint-ignore no-explicit-any
-  const errors = (output.errors ?? []).filter((e: any) => e.severity === "error");
-  // deno-lint-ignore no-explicit-any
-  if (errors.length) throw new Error(`solc: ${errors.map((e: any) => e.formattedMessage).join("\n")}`);
-  const c = output.contracts["Redirector.sol"].Redirector;
-  return { abi: c.abi as Abi, bytecode: `0x${c.evm.bytecode.object}` };
+  return compileTestContract("Redirector", SOURCE);
 }
 
 async function orders(kv: Deno.Kv): Promise<Order[]> {

@@ -28,16 +28,22 @@ contract Sweeper {
 `;
 
 export function compileSweeper(): { abi: Abi; bytecode: Hex } {
+  return compileTestContract("Sweeper", SOURCE);
+}
+
+/** Compiles one test contract `name` from `source` with solc-js (offline): its ABI and creation bytecode. */
+export function compileTestContract(name: string, source: string): { abi: Abi; bytecode: Hex } {
+  const file = `${name}.sol`;
   const input = {
     language: "Solidity",
-    sources: { "Sweeper.sol": { content: SOURCE } },
-    settings: { evmVersion: "cancun", outputSelection: { "Sweeper.sol": { Sweeper: ["abi", "evm.bytecode.object"] } } },
+    sources: { [file]: { content: source } },
+    settings: { evmVersion: "cancun", outputSelection: { [file]: { [name]: ["abi", "evm.bytecode.object"] } } },
   };
   const output = JSON.parse(solc.compile(JSON.stringify(input)));
   // deno-lint-ignore no-explicit-any
   const errors = (output.errors ?? []).filter((e: any) => e.severity === "error");
   // deno-lint-ignore no-explicit-any
   if (errors.length) throw new Error(`solc: ${errors.map((e: any) => e.formattedMessage).join("\n")}`);
-  const c = output.contracts["Sweeper.sol"].Sweeper;
+  const c = output.contracts[file][name];
   return { abi: c.abi as Abi, bytecode: `0x${c.evm.bytecode.object}` };
 }

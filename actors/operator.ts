@@ -15,7 +15,8 @@ import { addReschedule, dueAtKey, orderHoldKey } from "../kv/pipeline.ts";
 import { deadDecision, WAKE, type WakeMessage } from "./order_actor.ts";
 import { intentOf, isTerminal, type OrderEvent, transition } from "./transition.ts";
 
-export type OperatorResult = { ok: true; order: Order } | { ok: false; error: string };
+/** A refusal says whether the order exists at all (`missing`: a 404 for the admin API), besides why. */
+export type OperatorResult = { ok: true; order: Order } | { ok: false; error: string; missing?: true };
 
 /** Adds the operator's audit entry to the commit that changes the order (kv/audit.ts). */
 export type OperatorAudit = (atomic: Deno.AtomicOperation, before: Order, after: Order) => void;
@@ -29,7 +30,9 @@ export async function applyOperatorEvent(
 ) {
   for (let attempt = 0; attempt < 20; attempt++) {
     const [entry, due] = await Promise.all([getOrder(kv, orderId), kv.get<number>(dueAtKey(orderId))]);
-    if (entry.versionstamp === null) return { ok: false, error: `no order ${orderId}` } satisfies OperatorResult;
+    if (entry.versionstamp === null) {
+      return { ok: false, error: `no order ${orderId}`, missing: true } satisfies OperatorResult;
+    }
     // Not changed on a guess: the operator sees which fields are wrong (deno task admin order show).
     if (entry.invalid) return { ok: false, error: entry.invalid.message } satisfies OperatorResult;
     const result = transition(entry.value, event, now);
@@ -62,7 +65,7 @@ export async function settleStuckOrder(
 ): Promise<OperatorResult> {
   for (let attempt = 0; attempt < 20; attempt++) {
     const [entry, due] = await Promise.all([getOrder(kv, orderId), kv.get<number>(dueAtKey(orderId))]);
-    if (entry.versionstamp === null) return { ok: false, error: `no order ${orderId}` };
+    if (entry.versionstamp === null) return { ok: false, error: `no order ${orderId}`, missing: true };
     if (entry.invalid) return { ok: false, error: entry.invalid.message };
     const order = entry.value;
     const intent = intentOf(order);

@@ -268,6 +268,9 @@ Deno.test("admin API: every ported operation over HTTP, its effect in KV, its sc
         const twice = await post(`/admin/orders/${pending.id}/cancel`, operate);
         assert.deepEqual([twice.status, twice.body.message], [409, "cancel is not allowed for a cancelled order"]);
         assert.equal((await cli(server, "order", "cancel", pending.id)).stderr, `error: ${twice.body.message}`);
+        const unknown = "01900000-0000-7000-8000-000000000001";
+        const nowhere = await post(`/admin/orders/${unknown}/cancel`, operate);
+        assert.deepEqual([nowhere.status, nowhere.body.message], [404, `no order ${unknown}`]);
 
         const retried = await post(`/admin/orders/${failed.id}/retry`, operate);
         assert.equal(retried.status, 200, JSON.stringify(retried.body));

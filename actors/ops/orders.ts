@@ -126,7 +126,7 @@ function auditing(ctx: OpContext, action: string): { audit: OperatorAudit; id: (
 }
 
 function refused(res: OperatorResult & { ok: false }): never {
-  throw new OpError(res.error.startsWith("no order ") ? 404 : 409, res.error);
+  throw new OpError(res.missing ? 404 : 409, res.error);
 }
 
 export const orderCancel = defineOp({

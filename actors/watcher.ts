@@ -56,6 +56,7 @@ import {
   type RecentBlocks,
   recentBlocksKey,
   rememberBlocks,
+  scannedThrough,
   seenKey,
   type SeenTransfer,
   type WatchResume,
@@ -150,7 +151,7 @@ export async function watchOnce(
     // Read-only first: nothing new and nothing to store costs no lease and no commit.
     if (!reorged && !unstored && !flushDue) {
       tip = await reader.tip();
-      if (tip.number <= cursor.number) return { scannedTo: cursor.number, recorded: 0 };
+      if (tip.number <= scannedThrough(cursor)) return { scannedTo: scannedThrough(cursor), recorded: 0 };
     }
     // A batched cursor rides on the lease's renewal commit when there is one.
     const carried = memo?.dirty ? memo : undefined;
@@ -174,7 +175,12 @@ export async function watchOnce(
   const held = lease!;
   const store = async (to: Cursor, blocks: RecentBlocks, now: boolean) => {
     if (batchMs > 0 && !now && memo && nowMs - memo.savedAt < batchMs) {
-      memo = { ...memo, cursor: to, recent: blocks, dirty: memo.dirty || to.number !== memo.cursor.number };
+      memo = {
+        ...memo,
+        cursor: to,
+        recent: blocks,
+        dirty: memo.dirty || scannedThrough(to) !== scannedThrough(memo.cursor),
+      };
       memoMap(ctx.kv).set(memoKey, memo);
       return;
     }
@@ -206,21 +212,24 @@ export async function watchOnce(
     recent = rememberBlocks(recent, [], cursor);
   }
   tip ??= await reader.tip();
-  if (tip.number <= cursor.number) {
-    const moved = stored.value === null || stored.value.number !== cursor.number;
+  const from = scannedThrough(cursor) + 1;
+  if (tip.number < from) {
+    const moved = stored.value === null || scannedThrough(stored.value) !== scannedThrough(cursor);
     if (unstored || reorged || (moved && (batchMs === 0 || flushDue))) {
       await store(cursor, recent, true);
     }
-    return { scannedTo: cursor.number, recorded: 0 };
+    return { scannedTo: scannedThrough(cursor), recorded: 0 };
   }
-  const to = Math.min(tip.number, cursor.number + MAX_BLOCKS_PER_TICK);
-  const blocks = await reader.scan(cursor.number + 1, to);
+  const to = Math.min(tip.number, from - 1 + MAX_BLOCKS_PER_TICK);
+  const blocks = await reader.scan(from, to);
   // After the blocks are read, never before: the address of any deposit in them was allocated before it was read.
   if (!isEvmChain(chain) && (await depositAddressSet(ctx.kv, chain).refresh()) === "inconsistent") {
     ctx.log(`watcher ${chain}: the deposit address log missed entries its counter promised; reloaded them all`);
   }
   let recorded = 0;
-  let last = cursor;
+  // A range with no block at all (a run of skipped Solana slots longer than one range, proven empty at finality by the
+  // reader) is passed: the cursor keeps its last real block and notes the run, so the next tick asks the next range.
+  let last: Cursor = blocks.length === 0 ? { number: cursor.number, hash: cursor.hash, emptyThrough: to } : cursor;
   const scanned: BlockRef[] = [];
   for (const block of blocks) {
     // Adapters may leave out blocks without relevant transfers (EVM log scans) and skipped slots have none, but the
@@ -243,7 +252,7 @@ export async function watchOnce(
   // and the dedupe keys make the rescan a no-op. Batched: stored now only when something was recorded (or a reorg
   // was followed, or the cursor was never stored), else at most once per batch period.
   await store(last, rememberBlocks(recent, scanned, last), recorded > 0 || reorged || unstored);
-  return { scannedTo: last.number, recorded };
+  return { scannedTo: scannedThrough(last), recorded };
 }
 
 /**

@@ -170,7 +170,8 @@ export interface ChainReader {
   /**
    * Canonical blocks `from..to` (inclusive) with the transfers a watcher may care about. Skipped slots are absent;
    * adapters may leave out blocks with nothing for us (EVM log scans) but return the range's last block when it has
-   * one.
+   * one. An empty answer (for `to` at or below `tip()`) states that the range holds no block at all: the watcher moves
+   * past it. A reader that cannot prove that (its node keeps no history there, or has not finalized `to` yet) throws.
    */
   scan(from: number, to: number): Promise<ScannedBlock[]>;
   /**

@@ -5,7 +5,7 @@
  * service reads nothing: the cursors are read only when a response carries a pending order.
  */
 import { type ChainSymbol, EVM_CHAINS, NATIVE_CHAINS } from "../chains/catalog.ts";
-import { type Cursor, cursorKey } from "./pipeline.ts";
+import { type Cursor, cursorKey, scannedThrough } from "./pipeline.ts";
 
 const CHAINS: readonly ChainSymbol[] = [...NATIVE_CHAINS, ...EVM_CHAINS];
 const MAX_GET_MANY = 10; // Deno KV refuses more keys in one getMany
@@ -48,7 +48,7 @@ export class ChainTips {
       const chains = CHAINS.slice(i, i + MAX_GET_MANY);
       const entries = await this.kv.getMany<Cursor[]>(chains.map(cursorKey));
       entries.forEach((e, j) => {
-        if (e.value && Number.isSafeInteger(e.value.number)) tips.set(chains[j], e.value.number);
+        if (e.value && Number.isSafeInteger(e.value.number)) tips.set(chains[j], scannedThrough(e.value));
       });
     }
     return this.#last = { gen: ++this.#gen, at, tips };

@@ -73,9 +73,20 @@ export async function listHeld(kv: Deno.Kv): Promise<HeldTransfer[]> {
 
 // ---- watcher cursors ----
 
+/**
+ * Where a watcher is: the last block it scanned (a real block, so a reorg is seen by its hash), and, when the reader
+ * answered that the slots after it hold no block (a run of skipped Solana slots longer than one scan range, proven
+ * at finality), the last of those slots. The next scan starts after `emptyThrough`.
+ */
 export interface Cursor {
   number: number;
   hash: string;
+  emptyThrough?: number;
+}
+
+/** The last block number a watcher has read past: its block, or the end of the empty run after it. */
+export function scannedThrough(cursor: Cursor): number {
+  return Math.max(cursor.number, cursor.emptyThrough ?? cursor.number);
 }
 
 export const cursorKey = (chain: ChainSymbol): Deno.KvKey => ["watch_cursor", chain];

@@ -38,7 +38,11 @@ Deno.test("sol reader on a Solana-RPC-shaped server: every trap of a finalized b
     server.produce(1);
     const included = await reader.txStatus(twoOfOurs);
     assert.ok(included.state === "included" && included.final === false, "confirmed, not finalized yet");
-    assert.deepEqual(await reader.scan(from, server.slot), [], "scan sees only finalized blocks");
+    await assert.rejects(
+      () => reader.scan(from, server.slot),
+      (err: Error) => err.name === "TransientChainError",
+      "scan sees only finalized blocks: a range the node has not finalized is not proven empty",
+    );
     assert.equal(await reader.transfersOf(twoOfOurs), null, "not final: in no block the reader answers for");
     server.produce(2);
     const tip = await reader.tip();

@@ -171,7 +171,8 @@ export function solReader(rpc: SolRpc, _opts: SolReaderOptions): ChainReader {
   async function scan(from: number, to: number): Promise<ScannedBlock[]> {
     if (to < from) return [];
     // getBlocks at finalized lists only finalized blocks (the node caps `to` at its root): skipped slots are absent.
-    const slots = await rpc.call<number[]>("getBlocks", [from, to, FINALIZED]);
+    let slots = await rpc.call<number[]>("getBlocks", [from, to, FINALIZED]);
+    if (slots.length === 0 || Number(slots[0]) > from) slots = await provenGap(from, to);
     const answers = await rpc.batch<RpcBlock | null>(
       slots.map((slot) => ({ method: "getBlock", params: [slot, SCAN_BLOCK_OPTIONS] })),
     );
@@ -191,6 +192,37 @@ export function solReader(rpc: SolRpc, _opts: SolReaderOptions): ChainReader {
       });
     });
     return blocks;
+  }
+
+  /**
+   * `getBlocks` again, with the answering node's finalized slot and first available block in the same HTTP request
+   * (so from the same node, whatever the failover does), when the range starts with slots that hold no block: the
+   * watcher moves past an empty range (chains/adapter.ts `scan`), so absence must be the node's statement. Agave's
+   * `getBlocks` caps the range at the node's root and starts it at its first available block without saying so: a
+   * lagging node or one whose history was purged would otherwise make real blocks look skipped.
+   */
+  async function provenGap(from: number, to: number): Promise<number[]> {
+    const [listed, root, first] = await rpc.batch<unknown>([
+      { method: "getBlocks", params: [from, to, FINALIZED] },
+      { method: "getSlot", params: [FINALIZED] },
+      { method: "getFirstAvailableBlock", params: [] },
+    ]);
+    const slots = unwrap(listed) as number[];
+    const firstAvailable = Number(unwrap(first));
+    if (from < firstAvailable) {
+      throw new Error(
+        `sol: the RPC node keeps no block below slot ${firstAvailable} (getFirstAvailableBlock); slots ${from} to ` +
+          `${Math.min(to, firstAvailable - 1)} cannot be read there; point SOL_RPC_URLS at a node with that history`,
+      );
+    }
+    const finalized = Number(unwrap(root));
+    if (slots.length === 0 && finalized < to) {
+      throw new TransientChainError(
+        `sol: the answering node's finalized slot is ${finalized}, below the range's end ${to}: slots ${from} to ` +
+          `${to} are not proven empty yet`,
+      );
+    }
+    return slots;
   }
 
   async function txStatus(signature: string, ours?: OwnTx): Promise<TxStatus> {

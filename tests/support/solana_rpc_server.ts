@@ -9,7 +9,12 @@
  * Methods and shapes:
  * - `getGenesisHash()`: the `genesisHash` option (a made-up hash unless a test asks for mainnet's).
  * - `getSlot({commitment})`, `getBlockHeight({commitment})`: numbers (finalized, or the tip for confirmed/processed).
- * - `getBlocks(start, end, {commitment})`: slots with a block in [start, min(end, that commitment's slot)].
+ * - `getBlocks(start, end, {commitment})`: slots with a block in [max(start, first available), min(end, that
+ *   commitment's slot)], silently capped on both sides as Agave's `getBlocks` (rpc/src/rpc.rs) does: it lists the
+ *   rooted slots from the blockstore's lowest slot up to the commitment's slot.
+ * - `getFirstAvailableBlock()`: the lowest slot whose block is still kept (0 until `purgeBelow`); `getBlock` below
+ *   it answers -32001 "Block N cleaned up, does not exist on node. First available block: M" (Agave's
+ *   `RpcCustomError::BlockCleanedUp`, rpc-client-api/src/custom_error.rs).
  * - `getBlock(slot, {commitment, encoding: "json", transactionDetails: "accounts"|"none", ...})`: {blockhash,
  *   previousBlockhash, parentSlot, blockHeight, blockTime, transactions?: [{transaction: {accountKeys: [{pubkey,
  *   signer, source: "transaction"|"lookupTable", writable}], signatures}, meta: {err, fee, preBalances,
@@ -137,6 +142,8 @@ export interface SolanaRpcServer {
   /** A block every `ms` until the returned stop is called. */
   produceEvery(ms: number): () => void;
   skip(slots?: number): void;
+  /** The node drops every block below `slot` (ledger cleanup): `getFirstAvailableBlock` answers the first kept one. */
+  purgeBelow(slot: number): void;
   finalize(): void;
   drop(signature: string): void;
   /**
@@ -172,6 +179,9 @@ export function startSolanaRpcServer(opts: SolanaRpcServerOptions = {}): SolanaR
   const order: number[] = []; // slots with a block, ascending
   let tipSlot = -1;
   let finalizedSlot = 0;
+  let purgedBelow = 0;
+  /** The lowest slot with a block the node still keeps. */
+  const firstAvailable = () => order.find((s) => s >= purgedBelow) ?? purgedBelow;
   const current = new Map<string, bigint>(); // balances after everything executed so far (the tip's state)
   let pending: Pending[] = [];
   const dropped = new Set<string>();
@@ -415,6 +425,12 @@ export function startSolanaRpcServer(opts: SolanaRpcServerOptions = {}): SolanaR
     const [slot, cfg] = params as [number, { commitment?: string; transactionDetails?: string; encoding?: string }];
     const top = commitmentBlock(cfg);
     if (slot > top.slot) throw new RpcFailure(-32004, `Block not available for slot ${slot}`);
+    if (slot < firstAvailable()) {
+      throw new RpcFailure(
+        -32001,
+        `Block ${slot} cleaned up, does not exist on node. First available block: ${firstAvailable()}`,
+      );
+    }
     const block = blockAt(slot);
     if (!block) {
       throw new RpcFailure(-32007, `Slot ${slot} was skipped, or missing due to ledger jump to recent snapshot`);
@@ -446,8 +462,10 @@ export function startSolanaRpcServer(opts: SolanaRpcServerOptions = {}): SolanaR
     getBlocks: ([start, end, cfg]) => {
       const top = commitmentBlock(cfg).slot;
       const last = Math.min(Number(end ?? top), top);
-      return order.filter((s) => s >= Number(start) && s <= last);
+      const first = Math.max(Number(start), firstAvailable());
+      return order.filter((s) => s >= first && s <= last);
     },
+    getFirstAvailableBlock: () => firstAvailable(),
     getBlock,
     getTransaction: ([sig, cfg]) => {
       const at = landed.get(String(sig));
@@ -541,6 +559,9 @@ export function startSolanaRpcServer(opts: SolanaRpcServerOptions = {}): SolanaR
     },
     skip(n = 1) {
       tipSlot += n;
+    },
+    purgeBelow(slot) {
+      purgedBelow = Math.max(purgedBelow, slot);
     },
     finalize() {
       finalizedSlot = order.at(-1)!;

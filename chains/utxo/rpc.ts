@@ -1,7 +1,13 @@
 /**
- * JSON-RPC 1.0 over HTTP for the Bitcoin-Core family (Dogecoin Core 1.14) and Zebra, over several URLs with
- * failover, like `<CHAIN>_RPC_URLS` for EVM chains.
+ * JSON-RPC over HTTP for the Bitcoin-Core family (Dogecoin Core 1.14) and Zebra, over several URLs with failover,
+ * like `<CHAIN>_RPC_URLS` for EVM chains.
  *
+ * - Every request and every batch entry says `"jsonrpc": "2.0"` (`JSONRPC_VERSION`), the one version both families
+ *   take. Zebra serves RPC through jsonrpsee, which accepts only "2.0"; its compatibility middleware rewrites a single
+ *   "1.0" request but passes a batch through unchanged, so a "1.0" batch entry is refused with -32600 "Invalid
+ *   request" (docs/toolchain-notes.md cites the sources). Dogecoin Core 1.14 and the Bitcoin Core releases of its
+ *   family never read the field, and Bitcoin Core 28+ answers "2.0" requests in strict 2.0 (a `result` or an `error`,
+ *   not both), which `resultOf` reads the same.
  * - Transport (chains/shared/http_failover.ts): basic auth from the URL's userinfo, failover, timeouts, origins only in
  *   messages, and exact number text (a Dogecoin `value` of 0.1 arrives as the string "0.1").
  * - An answer with a JSON-RPC `error` is the node's answer, not a transport failure: `RpcError`, never failed over
@@ -13,6 +19,9 @@ import type { UtxoChain } from "../catalog.ts";
 import { httpFailover } from "../shared/http_failover.ts";
 
 export { parseExactJson } from "../shared/http_failover.ts";
+
+/** The `jsonrpc` member of every request and batch entry (see the top of this file). */
+export const JSONRPC_VERSION = "2.0";
 
 /** The node answered the call with a JSON-RPC error (unknown transaction, bad parameter, rejected transaction). */
 export class RpcError extends Error {
@@ -63,7 +72,7 @@ export function utxoRpc(opts: UtxoRpcOptions): UtxoRpc {
   return {
     chain: opts.chain,
     async call<T>(method: string, params: unknown[] = []): Promise<T> {
-      const reply = await post([method], { jsonrpc: "1.0", id: nextId++, method, params });
+      const reply = await post([method], { jsonrpc: JSONRPC_VERSION, id: nextId++, method, params });
       const result = resultOf<T>(method, reply);
       if (result instanceof RpcError) throw result;
       return result;
@@ -72,7 +81,12 @@ export function utxoRpc(opts: UtxoRpcOptions): UtxoRpc {
       if (calls.length === 0) return [];
       const first = nextId;
       nextId += calls.length;
-      const body = calls.map((c, i) => ({ jsonrpc: "1.0", id: first + i, method: c.method, params: c.params ?? [] }));
+      const body = calls.map((c, i) => ({
+        jsonrpc: JSONRPC_VERSION,
+        id: first + i,
+        method: c.method,
+        params: c.params ?? [],
+      }));
       const reply = await post(calls.map((c) => c.method), body);
       if (!Array.isArray(reply)) {
         // A node that refuses batches answers one error object for the whole request.

@@ -6,8 +6,10 @@
  * zebra-rpc/src/methods/tests/snapshots/):
  * - `getblockchaininfo` (get_blockchain_info@mainnet_10.snap): `chain` ("main", "test", "regtest"), `blocks` (tip
  *   height), `bestblockhash`, `consensus.nextblock` (the next block's consensus branch id, 8 hex digits, no 0x).
- * - `getblockhash(height)`: the hash; a height above the tip is an error (-8, or -32602 "Provided index is greater
- *   than the current tip" in older releases): null here.
+ * - `getblockhash(height)`: the hash; a height above the tip is an error: -1 "Provided index is greater than the
+ *   current tip" (jsonrpsee's -32602 rewritten by zebra-rpc/src/server/rpc_call_compatibility.rs), -32602 in older
+ *   releases, -8 in zcashd's: null here (`aboveTip`). -1 is also Zebra's code for any other failure, so only with
+ *   that message.
  * - `getblock(height as a string, 2)` (get_block_verbose_height_verbosity_2@mainnet_10.snap): `hash`, `height`,
  *   `previousblockhash` (absent for genesis), `tx[]` as TransactionObjects: `txid`, `vin[]` (`coinbase` for the
  *   coinbase input, else `txid` + `vout`), `vout[]` with `n`, `valueZat` (integer zatoshis) and `scriptPubKey.hex`.
@@ -27,6 +29,8 @@ import { RpcError, type UtxoRpc } from "./rpc.ts";
 import { fromHex, isCoinbase, parseZecV5, toHex, zecTxid } from "./zec_zip244.ts";
 
 const NULL_HASH = "0".repeat(64);
+/** zebra-rpc/src/methods.rs `height_from_signed_int`, for a height above the tip (docs/toolchain-notes.md). */
+const ABOVE_TIP_MESSAGE = "Provided index is greater than the current tip";
 const HASH = /^[0-9a-f]{64}$/;
 
 interface ZebraVin {
@@ -63,6 +67,12 @@ interface ZebraChainInfo {
   blocks: number;
   bestblockhash: string;
   consensus?: { chaintip?: string; nextblock?: string };
+}
+
+/** Whether `getblockhash`'s error says the height is above the node's tip: no block there yet. */
+function aboveTip(e: unknown): boolean {
+  if (!(e instanceof RpcError)) return false;
+  return e.code === -8 || e.code === -32602 || (e.code === -1 && e.message.includes(ABOVE_TIP_MESSAGE));
 }
 
 /** A zatoshi amount as Zebra's `valueZat`: a non-negative safe integer, nothing else (never the float `value`). */
@@ -127,7 +137,7 @@ export function zebraNode(rpc: UtxoRpc, network: UtxoNetwork): UtxoNode {
     try {
       return await rpc.call<string>("getblockhash", [height]);
     } catch (e) {
-      if (e instanceof RpcError && (e.code === -8 || e.code === -32602)) return null;
+      if (aboveTip(e)) return null;
       throw e;
     }
   }

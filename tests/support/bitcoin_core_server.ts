@@ -1,8 +1,10 @@
 /**
- * A Bitcoin-Core-shaped JSON-RPC 1.0 server (batches too) holding an empty chain, for tests of what the service asks a
+ * A Bitcoin-Core-shaped JSON-RPC server (batches too) holding an empty chain, for tests of what the service asks a
  * Dogecoin Core node at start: `getblockchaininfo` (its `chain` proves the network, config/chain_mode.ts), and the
  * watcher's first reads (`getblockhash`, `getblock <hash> true`). A real node cannot stand in here: litecoind regtest
- * cannot claim `chain` "main". Any other method is answered "Method not found" and recorded in `unknown`.
+ * cannot claim `chain` "main". Any other method is answered "Method not found" and recorded in `unknown`. Like
+ * Dogecoin Core 1.14 (`JSONRPCRequest::parse`, src/rpc/server.cpp) it reads `id`, `method` and `params` only, whatever
+ * `jsonrpc` says, and answers with `result` and `error` both present.
  */
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex } from "@noble/hashes/utils.js";

@@ -4,7 +4,15 @@
  * zebra-rpc/src/methods/tests/snapshots/), over an in-memory transparent-only chain. No Zebra runs on this machine
  * kind (DESIGN.md): this is what the zec tests talk to, and they say so in their names.
  *
- * - JSON-RPC 1.0 over HTTP with basic auth (401 without the right credentials), single and batch requests.
+ * - JSON-RPC over HTTP with basic auth (401 without the right credentials), as Zebra serves it (read from its source at
+ *   1c9b24503, which pins jsonrpsee 0.24.10): Zebra's `HttpRequestMiddleware`
+ *   (zebra-rpc/src/server/http_request_compatibility.rs) rewrites ONE request object in the bitcoind dialect (no
+ *   `jsonrpc`) or lightwalletd's ("1.0" with params and id) to 2.0 and answers it in that dialect; a batch passes
+ *   through unchanged, and jsonrpsee (types/src/params.rs `TwoPointZero`, server/src/server.rs `handle_rpc_call`)
+ *   answers every batch entry whose `jsonrpc` is not exactly "2.0" with -32600 "Invalid request" and the entry's id.
+ *   Zebra's `FixRpcResponseMiddleware` (zebra-rpc/src/server/rpc_call_compatibility.rs) turns jsonrpsee's
+ *   invalid-params -32602 into -1, the message kept: `getblockhash` above the tip answers -1 "Provided index is
+ *   greater than the current tip" (zebra-rpc/src/methods.rs `height_from_signed_int`).
  * - `getblockchaininfo`, `getblockhash`, `getblock(hash|height string, 0|1|2)`, `getrawtransaction(txid, 0|1)`,
  *   `sendrawtransaction`, `getrawmempool`, `getbestblockhash`, `getblockcount`, and `generate(n)` as Zebra's regtest
  *   has it (a test hook; also `mine()` on the object).
@@ -59,6 +67,101 @@ interface Coin {
 class RpcFailure extends Error {
   constructor(readonly code: number, message: string) {
     super(message);
+  }
+}
+
+// jsonrpsee 0.24's error codes (types/src/error.rs) and zcashd's "misc" code Zebra maps invalid params to
+// (zebra-rpc/src/server/error.rs `LegacyCode::Misc`).
+const PARSE_ERROR = -32700;
+const INVALID_REQUEST = -32600;
+const METHOD_NOT_FOUND = -32601;
+const INVALID_PARAMS = -32602;
+const ZCASHD_MISC_ERROR = -1;
+
+type JsonRpcId = null | number | string;
+
+interface JsonRpcAnswer {
+  jsonrpc?: string;
+  result?: unknown;
+  error?: { code: number; message: string } | null;
+  id: JsonRpcId;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** jsonrpsee's `Id` (types/src/params.rs): null, an unsigned 64-bit integer or a string; nothing else. */
+const isJsonRpcId = (v: unknown): v is JsonRpcId =>
+  v === null || typeof v === "string" || (typeof v === "number" && Number.isSafeInteger(v) && v >= 0);
+
+function jsonrpseeError(id: JsonRpcId, code: number, message: string): JsonRpcAnswer {
+  return { jsonrpc: "2.0", error: { code, message }, id };
+}
+
+/**
+ * What jsonrpsee 0.24 makes of one request object (types/src/request.rs `Request`, `Notification`): a call when
+ * `jsonrpc` is exactly "2.0" (types/src/params.rs `TwoPointZero` accepts that string only), `method` a string and `id`
+ * a valid id; a notification (never answered) when only the id is missing or invalid; otherwise null, an invalid
+ * request.
+ */
+function jsonrpseeRequest(entry: unknown): { id: JsonRpcId; method: string; params: unknown } | "notification" | null {
+  if (!isObject(entry) || entry.jsonrpc !== "2.0" || typeof entry.method !== "string") return null;
+  if (!("id" in entry) || !isJsonRpcId(entry.id)) return "notification";
+  return { id: entry.id, method: entry.method, params: entry.params ?? undefined };
+}
+
+/** The id jsonrpsee answers an invalid request with (types/src/request.rs `InvalidRequest`), null when it has none. */
+function invalidRequestId(entry: unknown): JsonRpcId {
+  return isObject(entry) && isJsonRpcId(entry.id) ? entry.id : null;
+}
+
+type Dialect = "bitcoind" | "lightwalletd" | "2.0" | "unknown";
+
+/**
+ * The dialect Zebra's `HttpRequestMiddleware` (zebra-rpc/src/server/http_request_compatibility.rs, `JsonRpcRequest::
+ * version`) sees in a request body: only a body that is ONE request object is looked at (a batch is "unknown" and
+ * passes through unchanged). "1.0" with params and id is lightwalletd's, no `jsonrpc` with params and id bitcoind's.
+ */
+function zebraDialect(body: unknown): Dialect {
+  if (!isObject(body) || typeof body.method !== "string") return "unknown";
+  const version = body.jsonrpc ?? null;
+  if (version !== null && typeof version !== "string") return "unknown";
+  const params = body.params ?? null;
+  const id = body.id ?? null;
+  if (version === "2.0") return id === null || typeof id === "string" || typeof id === "number" ? "2.0" : "unknown";
+  if (params === null || id === null) return "unknown";
+  if (version === "1.0") return "lightwalletd";
+  return version === null ? "bitcoind" : "unknown";
+}
+
+/** The request as Zebra's middleware forwards it to jsonrpsee: its four fields, "2.0", null ones left out. */
+function rewrittenTo2(body: unknown, dialect: Dialect): unknown {
+  if (dialect === "unknown") return body;
+  const { method, params, id } = body as Record<string, unknown>;
+  return {
+    jsonrpc: "2.0",
+    method,
+    ...(params === null || params === undefined ? {} : { params }),
+    ...(id === null || id === undefined ? {} : { id }),
+  };
+}
+
+/** Zebra's `JsonRpcResponse::into_version`: the answer in the dialect the request came in. */
+function inDialect(dialect: Dialect, answer: JsonRpcAnswer): JsonRpcAnswer {
+  switch (dialect) {
+    case "bitcoind":
+    case "lightwalletd": {
+      const { jsonrpc: _, ...rest } = answer;
+      return {
+        ...(dialect === "lightwalletd" ? { jsonrpc: "1.0" } : {}),
+        ...rest,
+        result: answer.result ?? null,
+        error: answer.error ?? null,
+      };
+    }
+    case "2.0":
+      return answer.error ? answer : { ...answer, result: answer.result ?? null };
+    case "unknown":
+      return answer;
   }
 }
 
@@ -286,24 +389,62 @@ export class ZebraShapedServer {
 
   async #handle(req: Request): Promise<Response> {
     if (req.headers.get("authorization") !== this.#auth) return new Response(null, { status: 401 });
+    // Zebra's middleware sets application/json when the type is missing or text/plain; jsonrpsee refuses any other
+    // (jsonrpsee 0.24 server/src/transport/http.rs `content_type_is_json`).
+    const type = req.headers.get("content-type") ?? "application/json";
+    if (!type.startsWith("application/json") && !type.startsWith("text/plain")) {
+      return new Response("Supplied content type is not allowed", { status: 415 });
+    }
     let body: unknown;
     try {
-      body = await req.json();
+      body = JSON.parse(await req.text());
     } catch {
-      return Response.json({ result: null, error: { code: -32700, message: "Parse error" }, id: null });
+      return Response.json(jsonrpseeError(null, PARSE_ERROR, "Parse error"));
     }
-    if (Array.isArray(body)) return Response.json(body.map((call) => this.#answer(call)));
-    return Response.json(this.#answer(body));
+    if (Array.isArray(body)) {
+      // A batch passes Zebra's middleware unchanged; jsonrpsee answers each entry that is not a 2.0 request with
+      // -32600 and the entry's id (server/src/server.rs `handle_rpc_call`). An empty batch is one error object.
+      if (body.length === 0) return Response.json(jsonrpseeError(null, INVALID_REQUEST, "Invalid request"));
+      const answers = body.flatMap((entry) => {
+        const call = jsonrpseeRequest(entry);
+        if (call === "notification") return [];
+        return [
+          call === null
+            ? jsonrpseeError(invalidRequestId(entry), INVALID_REQUEST, "Invalid request")
+            : this.#call(call),
+        ];
+      });
+      return answers.length === 0 ? new Response(null) : Response.json(answers);
+    }
+    // One request: Zebra rewrites a bitcoind or lightwalletd one to 2.0 and maps the answer back to that dialect.
+    const dialect = zebraDialect(body);
+    const forwarded = rewrittenTo2(body, dialect);
+    const call = jsonrpseeRequest(forwarded);
+    if (call === "notification") return new Response(null);
+    // jsonrpsee's `prepare_error`: an invalid request with an id is -32600 with that id, one without is a parse error.
+    const answer = call !== null
+      ? this.#call(call)
+      : isObject(forwarded) && isJsonRpcId(forwarded.id)
+      ? jsonrpseeError(forwarded.id, INVALID_REQUEST, "Invalid request")
+      : jsonrpseeError(null, PARSE_ERROR, "Parse error");
+    return Response.json(inDialect(dialect, answer));
   }
 
-  #answer(call: unknown): unknown {
-    const { method, params = [], id = null } = (call ?? {}) as { method?: string; params?: unknown[]; id?: unknown };
-    this.calls.push(String(method));
+  /**
+   * One call jsonrpsee accepted, through Zebra's `FixRpcResponseMiddleware` (zebra-rpc/src/server/
+   * rpc_call_compatibility.rs): jsonrpsee's invalid-params code -32602 becomes zcashd's -1, the message kept.
+   */
+  #call(req: { id: JsonRpcId; method: string; params: unknown }): JsonRpcAnswer {
+    this.calls.push(req.method);
     try {
-      return { result: this.#dispatch(String(method), params), error: null, id };
+      if (req.params !== undefined && !Array.isArray(req.params)) {
+        throw new RpcFailure(INVALID_PARAMS, "Invalid params");
+      }
+      return { jsonrpc: "2.0", result: this.#dispatch(req.method, req.params ?? []), id: req.id };
     } catch (e) {
-      if (e instanceof RpcFailure) return { result: null, error: { code: e.code, message: e.message }, id };
-      return { result: null, error: { code: -1, message: e instanceof Error ? e.message : String(e) }, id };
+      const failure = e instanceof RpcFailure ? e : new RpcFailure(-1, e instanceof Error ? e.message : String(e));
+      const code = failure.code === INVALID_PARAMS ? ZCASHD_MISC_ERROR : failure.code;
+      return jsonrpseeError(req.id, code, failure.message);
     }
   }
 
@@ -325,11 +466,11 @@ export class ZebraShapedServer {
       case "getbestblockhash":
         return this.tipHash;
       case "getblockhash": {
-        const h = params[0];
-        if (typeof h !== "number" || !Number.isInteger(h)) throw new RpcFailure(-32602, "invalid height");
-        const block = this.blocks[h < 0 ? this.blocks.length + h : h];
-        if (!block) throw new RpcFailure(-8, "Block height out of range");
-        return block.hash;
+        const index = params[0];
+        if (typeof index !== "number" || !Number.isInteger(index) || Math.abs(index) > 2 ** 31) {
+          throw new RpcFailure(INVALID_PARAMS, "Invalid params"); // Zebra's `index: i32`
+        }
+        return this.blocks[this.#heightFromSignedInt(index)].hash;
       }
       case "getblock":
         return this.#getBlock(params);
@@ -341,24 +482,43 @@ export class ZebraShapedServer {
         return this.#send(params);
       case "generate": {
         const n = params[0];
-        if (typeof n !== "number" || !Number.isInteger(n) || n < 1) throw new RpcFailure(-32602, "invalid count");
+        if (typeof n !== "number" || !Number.isInteger(n) || n < 1) {
+          throw new RpcFailure(INVALID_PARAMS, "Invalid params");
+        }
         return this.mine(n);
       }
       case "gettxout":
         // Zebra has no gettxout: this server says so the way Zebra does.
-        throw new RpcFailure(-32601, "Method not found");
+        throw new RpcFailure(METHOD_NOT_FOUND, "Method not found");
       default:
-        throw new RpcFailure(-32601, "Method not found");
+        throw new RpcFailure(METHOD_NOT_FOUND, "Method not found");
     }
+  }
+
+  /**
+   * zebra-rpc/src/methods.rs `height_from_signed_int` (after zcashd): -1 is the tip; a height above the tip is
+   * jsonrpsee's invalid params, which `FixRpcResponseMiddleware` answers as -1 with this message.
+   */
+  #heightFromSignedInt(index: number): number {
+    if (index >= 0) {
+      if (index > this.tipHeight) {
+        throw new RpcFailure(INVALID_PARAMS, "Provided index is greater than the current tip");
+      }
+      return index;
+    }
+    const height = this.tipHeight + index + 1;
+    if (height < 0) throw new RpcFailure(INVALID_PARAMS, "Provided negative index ends up with a negative height");
+    return height;
   }
 
   #getBlock(params: unknown[]): unknown {
     const [hashOrHeight, verbosity = 1] = params;
-    if (typeof hashOrHeight !== "string") throw new RpcFailure(-32602, "invalid type: expected a string");
-    const block = /^\d+$/.test(hashOrHeight)
-      ? this.blocks[Number(hashOrHeight)]
-      : this.blocks.find((b) => b.hash === hashOrHeight);
-    if (!block) throw new RpcFailure(-8, "block height not in best chain");
+    if (typeof hashOrHeight !== "string") throw new RpcFailure(INVALID_PARAMS, "Invalid params");
+    const byHeight = /^\d+$/.test(hashOrHeight);
+    const block = byHeight ? this.blocks[Number(hashOrHeight)] : this.blocks.find((b) => b.hash === hashOrHeight);
+    // zebra-rpc/src/methods.rs `get_block_header`, which getblock reuses: zcashd's codes, -8 for a height and -5 for
+    // a hash.
+    if (!block) throw new RpcFailure(byHeight ? -8 : -5, "block height not in best chain");
     const base = {
       hash: block.hash,
       confirmations: this.tipHeight - block.height + 1,
@@ -370,7 +530,7 @@ export class ZebraShapedServer {
     };
     if (verbosity === 1) return { ...base, tx: block.txs.map((t) => t.txid) };
     if (verbosity === 2) return { ...base, tx: block.txs.map((t) => this.#txObject(t, block)) };
-    throw new RpcFailure(-32602, "this Zebra-shaped server answers getblock with verbosity 1 or 2");
+    throw new RpcFailure(INVALID_PARAMS, "this Zebra-shaped server answers getblock with verbosity 1 or 2");
   }
 
   /** Zebra's TransactionObject (zebra-rpc/src/methods/types/transaction.rs). */

@@ -280,12 +280,15 @@ export function createApp(s: Services, readiness: Readiness = new Readiness("rea
   const simMounted = s.config.chainMode !== "live" && s.simulatedChains.length > 0;
   const unverified = (path: string) => simMounted && (path === "/sim" || path.startsWith("/sim/"));
   app.on("POST", "*", idempotency(s.kv, redactedLog(), { unverified }));
-  app.route(authMount, authRoutes(s.kv, s.tokens, s.uAssetTransferAddress));
+  const { limits } = s.config;
+  app.route(authMount, authRoutes(s.kv, s.tokens, s.uAssetTransferAddress, limits.newWalletsPerKeyPerDay));
   app.route("/mint", mintRoutes(s.kv, (chain, index) => s.deriver.depositAddress(chain, index), enabled));
   app.route("/burn", burnRoutes(s.kv, s.uAssetTransferAddress, enabled, s.chainPlan.utxoNetworks));
-  app.route("/orders", orderStreamRoutes(s.kv, { shutdown: s.shutdown.signal })); // before /orders/:id
+  const streams = { shutdown: s.shutdown.signal, maxPerPartner: limits.streamsPerPartner };
+  app.route("/orders", orderStreamRoutes(s.kv, streams)); // before /orders/:id
   app.route("/orders", orderRoutes(s.kv, { settings: readSettings(s) }));
-  app.route("/webhooks", webhookRoutes(s.kv, { chainMode: s.config.chainMode }));
+  const webhooks = { chainMode: s.config.chainMode, maxPerPartner: limits.webhookEndpointsPerPartner };
+  app.route("/webhooks", webhookRoutes(s.kv, webhooks));
   app.route(UI_PATH, adminUiRoutes(s)); // HTML, not in /openapi.json (docs/dashboard.md)
   app.route("/admin", adminRoutes(s));
   app.route("/", metricsRoutes(s)); // GET /metrics, behind its own operator gate (scope metrics)

@@ -61,6 +61,11 @@ export const API_ERRORS = {
   ),
   // docs/streaming.md: GET /orders/stream.
   tooManyStreams: error(429, "Too many open event streams for this wallet; close one before opening another"),
+  /** README decisions: the partner's streams, all its wallets and server processes together (PARTNER_MAX_STREAMS). */
+  tooManyPartnerStreams: error(
+    429,
+    "Too many open event streams for this partner; close one before opening another",
+  ),
   // docs/webhooks.md: endpoints and their delivery logs, scoped to the token's wallet.
   webhookUrlInvalid: error(400, "Webhook URL must be an absolute https URL"),
   webhookUrlNotHttps: error(
@@ -88,6 +93,14 @@ export const memoTooLarge = (max: bigint) => error(400, `Memo must not exceed ma
 /** docs/webhooks.md: registering more endpoints than a wallet may have. */
 export const webhookEndpointLimit = (max: number) =>
   error(400, `A wallet may register at most ${max} webhook endpoints`);
+
+/** README decisions: webhook endpoints of all a partner's wallets together (PARTNER_MAX_WEBHOOK_ENDPOINTS). */
+export const partnerWebhookEndpointLimit = (max: number) =>
+  error(400, `A partner may register at most ${max} webhook endpoints`);
+
+/** README decisions: wallets one API key binds by their first token, per UTC day (API_KEY_MAX_NEW_WALLETS_PER_DAY). */
+export const newWalletLimit = (max: number) =>
+  error(429, `An API key may bind at most ${max} new wallets per UTC day; try again after 00:00 UTC`);
 
 /** Sim mode's /sim routes (developers): a chain that runs live has no simulator to drive. */
 export const notSimulated = (chain: string) => error(400, `${chain} is a live chain here; it has no simulator`);

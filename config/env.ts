@@ -73,9 +73,35 @@ export interface Config {
   /** Webhook deliveries: the timeout of one request and the first retry's delay (doubling, capped at 1 h). */
   webhookTimeoutMs: number;
   webhookBackoffBaseMs: number;
+  /** What one partner and one API key may hold or do (README "Decisions where the spec is silent"). */
+  limits: PartnerLimits;
   /** Crash tests only: the process SIGKILLs itself the first time an order step reaches this point. */
   faultCrashPoint: FaultPoint | undefined;
 }
+
+/**
+ * Bounds per partner (its API keys may bind any number of wallets, so the per-wallet limits of streams and webhook
+ * endpoints alone bound nothing) and per API key.
+ */
+export interface PartnerLimits {
+  /** Open `GET /orders/stream` connections of all the partner's wallets, across every server process. */
+  streamsPerPartner: number;
+  /** Registered webhook endpoints of all the partner's wallets. */
+  webhookEndpointsPerPartner: number;
+  /** Wallets one API key may bind (their first token) per UTC day; tokens for wallets already bound do not count. */
+  newWalletsPerKeyPerDay: number;
+}
+
+/**
+ * The defaults, and why (README decisions): ten wallets' worth of the per-wallet limits (10 streams, 10 endpoints)
+ * for a partner, and a thousand new end users a day per key, far above an onboarding day yet a bound on what a leaked
+ * key can create before an operator revokes it.
+ */
+export const DEFAULT_PARTNER_LIMITS: PartnerLimits = {
+  streamsPerPartner: 100,
+  webhookEndpointsPerPartner: 100,
+  newWalletsPerKeyPerDay: 1000,
+};
 
 /** 100,000,000 DOGE or ZEC (8 decimals): more than any sim run pays out. */
 export const SIM_UTXO_GENESIS_DEFAULT = 10n ** 16n;
@@ -105,7 +131,14 @@ const EnvSchema = z.object({
   SWEEP_MS: z.string().regex(/^\d{1,7}$/, "SWEEP_MS must be a whole number of ms").optional(),
   WEBHOOK_TIMEOUT_MS: z.string().regex(/^[1-9]\d{0,6}$/, "WEBHOOK_TIMEOUT_MS must be a whole number of ms").optional(),
   WEBHOOK_BACKOFF_BASE_MS: z.string().regex(/^[1-9]\d{0,7}$/, "must be a whole number of ms").optional(),
+  PARTNER_MAX_STREAMS: positiveCount("PARTNER_MAX_STREAMS"),
+  PARTNER_MAX_WEBHOOK_ENDPOINTS: positiveCount("PARTNER_MAX_WEBHOOK_ENDPOINTS"),
+  API_KEY_MAX_NEW_WALLETS_PER_DAY: positiveCount("API_KEY_MAX_NEW_WALLETS_PER_DAY"),
 });
+
+function positiveCount(name: string) {
+  return z.string().regex(/^[1-9]\d{0,6}$/, `${name} must be a whole number from 1 to 9999999`).optional();
+}
 
 const NAMES = Object.keys(EnvSchema.shape) as (keyof typeof EnvSchema.shape)[];
 
@@ -155,6 +188,15 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     account: loadAccountConfig(env),
     webhookTimeoutMs: Number(e.WEBHOOK_TIMEOUT_MS ?? 10_000),
     webhookBackoffBaseMs: Number(e.WEBHOOK_BACKOFF_BASE_MS ?? 10_000),
+    limits: {
+      streamsPerPartner: Number(e.PARTNER_MAX_STREAMS ?? DEFAULT_PARTNER_LIMITS.streamsPerPartner),
+      webhookEndpointsPerPartner: Number(
+        e.PARTNER_MAX_WEBHOOK_ENDPOINTS ?? DEFAULT_PARTNER_LIMITS.webhookEndpointsPerPartner,
+      ),
+      newWalletsPerKeyPerDay: Number(
+        e.API_KEY_MAX_NEW_WALLETS_PER_DAY ?? DEFAULT_PARTNER_LIMITS.newWalletsPerKeyPerDay,
+      ),
+    },
     faultCrashPoint: e.FAULT_CRASH_POINT,
   };
 }

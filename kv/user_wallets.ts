@@ -30,11 +30,49 @@ export async function getUserWallet(kv: Deno.Kv, address: string): Promise<UserW
  * to `partnerId` if it has no owner yet. An owned wallet is returned unchanged: the caller compares its owner.
  */
 export async function ensureUserWallet(kv: Deno.Kv, address: string, partnerId: string): Promise<UserWallet> {
+  const bound = await bindWallet(kv, address, partnerId, null);
+  if (!bound.ok) throw new Error("unreachable: a binding without a quota is never refused");
+  return bound.wallet;
+}
+
+/** Counts the wallets an API key bound on one UTC day (`YYYY-MM-DD`); kept two days, only today's is read. */
+export const walletBindingsKey = (keyId: string, day: string): Deno.KvKey => ["wallet_bindings", keyId, day];
+const BINDINGS_KEPT_MS = 2 * 86_400_000;
+
+export type BindResult = { ok: true; wallet: UserWallet } | { ok: false; reason: "daily_limit" };
+
+/**
+ * `ensureUserWallet` for a token request made with API key `keyId`: a wallet it binds (a new one, or one with no owner
+ * yet) counts against the key's `maxPerDay` new wallets of the current UTC day, in the same commit as the binding,
+ * checked against the count read, so concurrent requests never bind more. Past the cap nothing is written. A wallet
+ * already owned (by anyone) is returned unchanged and counts nothing.
+ */
+export function bindUserWallet(
+  kv: Deno.Kv,
+  address: string,
+  by: { partnerId: string; keyId: string },
+  maxPerDay: number,
+  now = new Date(),
+): Promise<BindResult> {
+  return bindWallet(kv, address, by.partnerId, { keyId: by.keyId, maxPerDay, now });
+}
+
+async function bindWallet(
+  kv: Deno.Kv,
+  address: string,
+  partnerId: string,
+  quota: { keyId: string; maxPerDay: number; now: Date } | null,
+): Promise<BindResult> {
   const key = userWalletKey(address);
+  const countKey = quota && walletBindingsKey(quota.keyId, quota.now.toISOString().slice(0, 10));
   for (;;) {
-    const entry = await kv.get<UserWallet>(key);
-    if (entry.value?.partnerId) return entry.value;
-    const now = new Date().toISOString();
+    const keys: Deno.KvKey[] = countKey ? [key, countKey] : [key];
+    const [entry, count] = await kv.getMany(keys) as [
+      Deno.KvEntryMaybe<UserWallet>,
+      Deno.KvEntryMaybe<Deno.KvU64> | undefined,
+    ];
+    if (entry.value?.partnerId) return { ok: true, wallet: entry.value };
+    const now = (quota?.now ?? new Date()).toISOString();
     const wallet: UserWallet = entry.value ? { ...entry.value, partnerId, updatedAt: now } : {
       address: address.toLowerCase(),
       status: "active",
@@ -43,8 +81,13 @@ export async function ensureUserWallet(kv: Deno.Kv, address: string, partnerId: 
       updatedAt: now,
     };
     // Checked against the version read: two partners racing for an unowned wallet cannot both bind it.
-    const res = await kv.atomic().check(entry).set(key, wallet).commit();
-    if (res.ok) return wallet;
+    const op = kv.atomic().check(entry).set(key, wallet);
+    if (quota && countKey && count) {
+      const bound = count.value?.value ?? 0n;
+      if (bound >= BigInt(quota.maxPerDay)) return { ok: false, reason: "daily_limit" };
+      op.check(count).set(countKey, new Deno.KvU64(bound + 1n), { expireIn: BINDINGS_KEPT_MS });
+    }
+    if ((await op.commit()).ok) return { ok: true, wallet };
   }
 }
 

@@ -6,6 +6,8 @@
  * - `["webhook_endpoint", owner, endpointId]` -> `WebhookEndpoint` (the secret included; never shown after creation).
  * - `["webhook_endpoints_version", owner]` -> a counter bumped by every registration and deletion: the fan-out checks
  *   it in the sequencer's atomic, so an event is never fanned out to a stale endpoint set.
+ * - `["webhook_partner_endpoints", partnerId]` -> how many endpoints the partner's wallets have (KvU64), written in the
+ *   commit that registers or deletes one: the per-partner limit reads one key, never the partner's wallets.
  * - `["webhook_delivery", endpointId, deliveryId]` -> `WebhookDelivery` (the delivery log; ids are UUIDv7, so the
  *   log lists in creation order). Finished deliveries expire after `DELIVERY_RETENTION_MS`.
  * - `["webhook_queue", endpointId, orderId, seq, sub]` -> deliveryId: the deliveries of one order to one endpoint not
@@ -28,6 +30,11 @@ const MAX_ATTEMPTS_KEPT = 60;
 export interface WebhookEndpoint {
   id: string;
   owner: string;
+  /**
+   * The partner whose token registered it, whose count it is in until deleted (even if an operator moves the wallet).
+   * Absent on endpoints registered before partners were counted: they count for no one.
+   */
+  partnerId?: string;
   url: string;
   description: string | null;
   secret: string;
@@ -71,6 +78,7 @@ export interface WebhookDelivery {
 
 export const endpointKey = (owner: string, id: string): Deno.KvKey => ["webhook_endpoint", owner, id];
 export const endpointsVersionKey = (owner: string): Deno.KvKey => ["webhook_endpoints_version", owner];
+export const partnerEndpointsKey = (partnerId: string): Deno.KvKey => ["webhook_partner_endpoints", partnerId];
 export const deliveryKey = (endpointId: string, id: string): Deno.KvKey => ["webhook_delivery", endpointId, id];
 export const queueKey = (d: Pick<WebhookDelivery, "endpointId" | "orderId" | "position">): Deno.KvKey => [
   "webhook_queue",
@@ -142,20 +150,34 @@ export async function getEndpoint(kv: Deno.Kv, owner: string, id: string): Promi
   return (await kv.get<WebhookEndpoint>(endpointKey(owner, id))).value;
 }
 
-/** Registers an endpoint unless the owner has `MAX_ENDPOINTS_PER_WALLET`; null then. */
+export type CreateEndpointResult =
+  | { ok: true; endpoint: WebhookEndpoint }
+  | { ok: false; limit: "wallet" | "partner" };
+
+/**
+ * Registers an endpoint of `owner` for `partner.id`, unless the owner has `MAX_ENDPOINTS_PER_WALLET` or the partner
+ * `partner.max` (its count checked against the value read, so concurrent registrations never pass it).
+ */
 export async function createEndpoint(
   kv: Deno.Kv,
   owner: string,
+  partner: { id: string; max: number },
   input: { url: string; description: string | null },
   now = new Date(),
-): Promise<WebhookEndpoint | null> {
+): Promise<CreateEndpointResult> {
   for (;;) {
-    const version = await kv.get<Deno.KvU64>(endpointsVersionKey(owner));
+    const [version, count] = await kv.getMany<[Deno.KvU64, Deno.KvU64]>([
+      endpointsVersionKey(owner),
+      partnerEndpointsKey(partner.id),
+    ]);
     const existing = await listEndpoints(kv, owner);
-    if (existing.length >= MAX_ENDPOINTS_PER_WALLET) return null;
+    if (existing.length >= MAX_ENDPOINTS_PER_WALLET) return { ok: false, limit: "wallet" };
+    const counted = count.value?.value ?? 0n;
+    if (counted >= BigInt(partner.max)) return { ok: false, limit: "partner" };
     const endpoint: WebhookEndpoint = {
       id: crypto.randomUUID(),
       owner,
+      partnerId: partner.id,
       url: input.url,
       description: input.description,
       secret: newSecret(),
@@ -164,11 +186,12 @@ export async function createEndpoint(
       createdAt: now.toISOString(),
     };
     const res = await kv.atomic()
-      .check(version)
+      .check(version, count)
       .set(endpointKey(owner, endpoint.id), endpoint)
       .sum(endpointsVersionKey(owner), 1n)
+      .set(partnerEndpointsKey(partner.id), new Deno.KvU64(counted + 1n))
       .commit();
-    if (res.ok) return endpoint;
+    if (res.ok) return { ok: true, endpoint };
   }
 }
 
@@ -176,7 +199,11 @@ export async function createEndpoint(
 export async function deleteEndpoint(kv: Deno.Kv, owner: string, id: string): Promise<boolean> {
   const entry = await kv.get<WebhookEndpoint>(endpointKey(owner, id));
   if (!entry.value) return false;
-  const res = await kv.atomic().check(entry).delete(entry.key).sum(endpointsVersionKey(owner), 1n).commit();
+  const op = kv.atomic().check(entry).delete(entry.key).sum(endpointsVersionKey(owner), 1n);
+  // Its registration counted it (same commit), and this commit is checked against the endpoint: it is subtracted
+  // exactly once, so the counter never goes below zero (a KvU64 decrement is a sum of 2^64 - 1).
+  if (entry.value.partnerId) op.sum(partnerEndpointsKey(entry.value.partnerId), 2n ** 64n - 1n);
+  const res = await op.commit();
   return res.ok || (await kv.get(entry.key)).value === null;
 }
 

@@ -9,8 +9,9 @@ import { zeroAddress } from "viem";
 import { z } from "zod";
 import { isEvmAddress } from "../chains/addresses.ts";
 import { type ApiKeyRecord, verifyApiKey } from "../kv/api_keys.ts";
-import { ensureUserWallet } from "../kv/user_wallets.ts";
-import { API_ERRORS, ISSUE_MESSAGES } from "../messages.ts";
+import { DEFAULT_PARTNER_LIMITS } from "../config/env.ts";
+import { bindUserWallet } from "../kv/user_wallets.ts";
+import { API_ERRORS, ISSUE_MESSAGES, newWalletLimit } from "../messages.ts";
 import { apiError, requiredString } from "./errors.ts";
 import { AUTH_ERRORS, issueToken, type TokenSettings } from "./jwt.ts";
 import { apiKeySecurity, errorResponses, jsonBody, jsonResponse, router, TAGS } from "./openapi.ts";
@@ -69,7 +70,7 @@ function tokenRoute(path: string, summary: string, TokenRequest: ReturnType<type
     request: { body: jsonBody(TokenRequest) },
     responses: {
       200: jsonResponse(TokenResponse, "A JWT bound to `walletAddress` (not enveloped)"),
-      ...errorResponses(400, 401, 403, 409, 422, 500),
+      ...errorResponses(400, 401, 403, 409, 422, 429, 500),
     },
   });
 }
@@ -84,9 +85,13 @@ const jwksRoute = createRoute({
   responses: { 200: jsonResponse(z.object({ keys: z.array(Jwk) }), "A JWK Set (not enveloped)") },
 });
 
-export function authRoutes(kv: Deno.Kv, tokens: TokenSettings, transferAddress: string): OpenAPIHono<
-  { Variables: ApiKeyVariables }
-> {
+export function authRoutes(
+  kv: Deno.Kv,
+  tokens: TokenSettings,
+  transferAddress: string,
+  /** New wallets one API key may bind per UTC day (config `API_KEY_MAX_NEW_WALLETS_PER_DAY`). */
+  newWalletsPerDay = DEFAULT_PARTNER_LIMITS.newWalletsPerKeyPerDay,
+): OpenAPIHono<{ Variables: ApiKeyVariables }> {
   const app = router<{ Variables: ApiKeyVariables }>();
   const TokenRequest = tokenRequest(transferAddress);
   const routes = [
@@ -98,7 +103,9 @@ export function authRoutes(kv: Deno.Kv, tokens: TokenSettings, transferAddress: 
       const key = c.get("apiKey");
       if (!key) throw new Error("the X-API-Key gate (requireApiKey) is not mounted in front of the token routes");
       const { walletAddress } = c.req.valid("json");
-      const wallet = await ensureUserWallet(kv, walletAddress, key.partnerId);
+      const bound = await bindUserWallet(kv, walletAddress, key, newWalletsPerDay);
+      if (!bound.ok) throw apiError(newWalletLimit(newWalletsPerDay));
+      const wallet = bound.wallet;
       if (wallet.partnerId !== key.partnerId) throw AUTH_ERRORS.otherPartner();
       // A deactivated wallet gets no new token: deactivation must not be undone by a refresh.
       if (wallet.status !== "active") throw AUTH_ERRORS.inactive();

@@ -125,6 +125,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   404: "Not found",
   409: "Conflict",
   422: "Idempotency-Key reused with a different request",
+  429: "A limit was reached: the envelope's message names it (README decisions)",
   500: "Internal error",
 };
 

@@ -8,7 +8,9 @@ import { createRoute } from "@hono/zod-openapi";
 import { type SSEStreamingApi, streamSSE } from "hono/streaming";
 import { z } from "zod";
 import { type Log, redactedLog } from "../chains/shared/redact.ts";
+import { DEFAULT_PARTNER_LIMITS } from "../config/env.ts";
 import { listOwnerEvents, ownerLastSeq, ownerSeqKey } from "../kv/order_events.ts";
+import { releaseStreamSlot, renewStreamSlot, STREAM_SLOT_TTL_MS, takeStreamSlot } from "../kv/order_streams.ts";
 import { API_ERRORS, ISSUE_MESSAGES } from "../messages.ts";
 import { apiError } from "./errors.ts";
 import { bearerSecurity, errorResponses, router, TAGS } from "./openapi.ts";
@@ -27,10 +29,16 @@ export interface OrderStreamOptions {
   log?: Log;
   /** Counts the streams open in this process (for operators and tests). */
   gauge?: { open: number };
+  /** Streams of all a partner's wallets together (config `PARTNER_MAX_STREAMS`). */
+  maxPerPartner?: number;
+  /** How long a stream's slot outlives its process (kv/order_streams.ts); renewed at half of it. */
+  slotTtlMs?: number;
+  /** The clock slots are taken and renewed by (ms). */
+  now?: () => number;
 }
 
 const PAGE = 100;
-/** Streams one wallet may hold open at once in one process (each holds a KV watch and polls). */
+/** Streams one wallet may hold open at once, across server processes (each holds a KV watch and polls). */
 export const MAX_STREAMS_PER_WALLET = 10;
 
 const seqParam = z.string().regex(/^\d{1,15}$/, ISSUE_MESSAGES.nonNegativeInteger)
@@ -76,9 +84,13 @@ export function orderStreamRoutes(kv: Deno.Kv, opts: OrderStreamOptions = {}) {
   const heartbeatMs = opts.heartbeatMs ?? 15_000;
   const pollMs = opts.pollMs ?? 500;
   const log = opts.log ?? redactedLog();
+  const limits = {
+    perWallet: MAX_STREAMS_PER_WALLET,
+    perPartner: opts.maxPerPartner ?? DEFAULT_PARTNER_LIMITS.streamsPerPartner,
+  };
+  const slotTtlMs = opts.slotTtlMs ?? STREAM_SLOT_TTL_MS;
+  const now = opts.now ?? Date.now;
   const app = router<{ Variables: AuthVariables }>();
-  /** Open streams per wallet in this process. */
-  const openPerWallet = new Map<string, number>();
 
   app.openapi(orderStreamRoute, async (c) => {
     const wallet = c.get("wallet");
@@ -88,21 +100,21 @@ export function orderStreamRoutes(kv: Deno.Kv, opts: OrderStreamOptions = {}) {
     // No id: from now. An id past the last event (seqs only grow, so the client never saw one) also means from now.
     const requested = fromHeader ?? lastEventId;
     let after = requested === undefined ? head : Math.min(requested, head);
-    // Checked and counted with no await in between; the count drops when the stream ends, however it ends.
-    const opened = openPerWallet.get(wallet) ?? 0;
-    if (opened >= MAX_STREAMS_PER_WALLET) throw apiError(API_ERRORS.tooManyStreams);
-    openPerWallet.set(wallet, opened + 1);
-    const release = () => {
-      const left = (openPerWallet.get(wallet) ?? 1) - 1;
-      if (left > 0) openPerWallet.set(wallet, left);
-      else openPerWallet.delete(wallet);
-    };
+    // A slot in KV, so every process sharing it counts the same streams; freed when the stream ends, however it
+    // ends, or by its expiry if this process dies first.
+    const taken = await takeStreamSlot(kv, c.get("partnerId"), wallet, limits, slotTtlMs, now());
+    if (!taken.ok) {
+      throw apiError(taken.limit === "wallet" ? API_ERRORS.tooManyStreams : API_ERRORS.tooManyPartnerStreams);
+    }
+    let slot = taken.slot;
 
     return streamSSE(c, async (stream) => {
       try {
         await serve(stream);
       } finally {
-        release();
+        await releaseStreamSlot(kv, slot).catch((err) =>
+          log(`order stream slot of ${wallet} not released (it frees itself at its expiry)`, err)
+        );
       }
     });
 
@@ -129,6 +141,14 @@ export function orderStreamRoutes(kv: Deno.Kv, opts: OrderStreamOptions = {}) {
       try {
         let lastOutput = Date.now();
         while (!done.signal.aborted) {
+          if (slot.value.expiresAt - now() < slotTtlMs / 2) {
+            const renewed = await renewStreamSlot(kv, slot, slotTtlMs, now());
+            if (!renewed) {
+              log(`order stream of ${wallet} lost its slot (stalled past its expiry); it ends, the client resumes`);
+              break;
+            }
+            slot = renewed;
+          }
           changed = false;
           for (;;) {
             const events = await listOwnerEvents(kv, wallet, after, PAGE);

@@ -5,7 +5,7 @@
  */
 import { createRoute } from "@hono/zod-openapi";
 import { z } from "zod";
-import type { ChainMode } from "../config/env.ts";
+import { type ChainMode, DEFAULT_PARTNER_LIMITS } from "../config/env.ts";
 import {
   createEndpoint,
   deleteEndpoint,
@@ -19,7 +19,13 @@ import {
   toDeliveryView,
   toEndpointView,
 } from "../kv/webhooks.ts";
-import { API_ERRORS, ISSUE_MESSAGES, type PartnerError, webhookEndpointLimit } from "../messages.ts";
+import {
+  API_ERRORS,
+  ISSUE_MESSAGES,
+  type PartnerError,
+  partnerWebhookEndpointLimit,
+  webhookEndpointLimit,
+} from "../messages.ts";
 import { apiError, requiredString } from "./errors.ts";
 import type { AuthVariables } from "./jwt.ts";
 import { bearerSecurity, errorResponses, jsonBody, jsonResponse, okEnvelope, router, TAGS } from "./openapi.ts";
@@ -147,12 +153,15 @@ const replayRoute = createRoute({
 
 export interface WebhookRouteOptions {
   chainMode: ChainMode;
+  /** Endpoints of all a partner's wallets together (config `PARTNER_MAX_WEBHOOK_ENDPOINTS`). */
+  maxPerPartner?: number;
   now?: () => Date;
 }
 
 export function webhookRoutes(kv: Deno.Kv, opts: WebhookRouteOptions) {
   const app = router<{ Variables: AuthVariables }>();
   const now = opts.now ?? (() => new Date());
+  const maxPerPartner = opts.maxPerPartner ?? DEFAULT_PARTNER_LIMITS.webhookEndpointsPerPartner;
 
   const ownEndpoint = async (wallet: string, id: string) => {
     const endpoint = await getEndpoint(kv, wallet, id);
@@ -164,8 +173,22 @@ export function webhookRoutes(kv: Deno.Kv, opts: WebhookRouteOptions) {
     const { url, description } = c.req.valid("json");
     const refused = checkWebhookUrl(url, opts.chainMode);
     if (refused) throw apiError(refused);
-    const endpoint = await createEndpoint(kv, c.get("wallet"), { url, description: description ?? null }, now());
-    if (!endpoint) throw apiError(webhookEndpointLimit(MAX_ENDPOINTS_PER_WALLET));
+    const partner = { id: c.get("partnerId"), max: maxPerPartner };
+    const created = await createEndpoint(
+      kv,
+      c.get("wallet"),
+      partner,
+      { url, description: description ?? null },
+      now(),
+    );
+    if (!created.ok) {
+      throw apiError(
+        created.limit === "wallet"
+          ? webhookEndpointLimit(MAX_ENDPOINTS_PER_WALLET)
+          : partnerWebhookEndpointLimit(maxPerPartner),
+      );
+    }
+    const endpoint = created.endpoint;
     return c.json({ success: true as const, data: { ...toEndpointView(endpoint), secret: endpoint.secret } }, 201);
   });
 

@@ -137,6 +137,52 @@ Deno.test("POST /auth/token and /auth/token/refresh", async (t) => {
   }
 });
 
+Deno.test("an API key binds at most API_KEY_MAX_NEW_WALLETS_PER_DAY new wallets per UTC day; one more is 429 and binds nothing", async () => {
+  const server = await startTestServer({ API_KEY_MAX_NEW_WALLETS_PER_DAY: "3" });
+  try {
+    const kv = server.services.kv;
+    const LIMIT = {
+      success: false,
+      message: "An API key may bind at most 3 new wallets per UTC day; try again after 00:00 UTC",
+    };
+    const key = await newApiKey(server, "daily");
+    const ask = (path: string, walletAddress: string, apiKey = key) =>
+      call(server, "POST", path, { headers: { "X-API-Key": apiKey }, body: { walletAddress } });
+    const [w1, w2, w3, w4] = [randomWallet(), randomWallet(), randomWallet(), randomWallet()];
+    // Both token endpoints bind, and count.
+    assert.equal((await ask("/auth/token", w1)).status, 200);
+    assert.equal((await ask("/auth/token/refresh", w2)).status, 200);
+    assert.equal((await ask("/auth/token", w3)).status, 200);
+    for (const path of ["/auth/token", "/auth/token/refresh"]) {
+      const res = await ask(path, w4);
+      assert.equal(res.status, 429, `${path}: ${JSON.stringify(res.body)}`);
+      assert.deepEqual(res.body, LIMIT, path);
+    }
+    assert.equal(await getUserWallet(kv, w4), null, "the refused wallet is not bound");
+    // A wallet an operator blocked before any token is unbound: binding it counts, and a refusal leaves it unbound.
+    const blocked = randomWallet();
+    await setUserWalletStatus(kv, blocked, "inactive", { createIfMissing: true });
+    assert.deepEqual((await ask("/auth/token", blocked)).body, LIMIT);
+    assert.equal((await getUserWallet(kv, blocked))?.partnerId, "");
+    // Tokens for wallets the key already bound are not new bindings.
+    for (const w of [w1, w2, w3]) assert.equal((await ask("/auth/token/refresh", w)).status, 200);
+    // The cap is per key: another key of the same partner binds the wallet.
+    const second = await newApiKey(server, "daily");
+    assert.equal((await ask("/auth/token", w4, second)).status, 200);
+    assert.equal((await getUserWallet(kv, w4))?.partnerId, "daily");
+
+    // Concurrent requests of one key for new wallets: exactly the cap is bound.
+    const third = await newApiKey(server, "daily");
+    const wallets = Array.from({ length: 8 }, () => randomWallet());
+    const answers = await Promise.all(wallets.map((w) => ask("/auth/token", w, third)));
+    assert.deepEqual(answers.map((a) => a.status).sort(), [200, 200, 200, 429, 429, 429, 429, 429]);
+    const bound = await Promise.all(wallets.map((w) => getUserWallet(kv, w)));
+    assert.equal(bound.filter((w) => w !== null).length, 3);
+  } finally {
+    await server.close();
+  }
+});
+
 Deno.test("bearer token checks on partner endpoints", async (t) => {
   const server = await startTestServer();
   const keys = server.services.tokens.keys;

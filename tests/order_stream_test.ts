@@ -13,12 +13,22 @@ import { createOrder } from "../kv/orders.ts";
 import { API_ERRORS, ISSUE_MESSAGES } from "../messages.ts";
 import { onError } from "../routes/errors.ts";
 import type { AuthVariables } from "../routes/jwt.ts";
-import { MAX_STREAMS_PER_WALLET, orderStreamRoutes } from "../routes/order_stream.ts";
+import { MAX_STREAMS_PER_WALLET, type OrderStreamOptions, orderStreamRoutes } from "../routes/order_stream.ts";
+import { type StreamSlot, takeStreamSlot } from "../kv/order_streams.ts";
 import { OrderViewSchema } from "../routes/order_view.ts";
 import { withKv } from "./support/kv.ts";
 import { makeOrder } from "./support/orders.ts";
 import { allOrders, depositAddress, FAST_PIPELINE, partner, sim, terminal, waitForOrders } from "./support/pipeline.ts";
-import { call, checkResponse, startTestServer } from "./support/server.ts";
+import {
+  call,
+  checkResponse,
+  newApiKey,
+  randomWallet,
+  startPeerServer,
+  startTestServer,
+  type TestServer,
+  tokenFor,
+} from "./support/server.ts";
 
 interface SseEvent {
   id: string;
@@ -226,17 +236,24 @@ Deno.test("SSE: auth and input errors use the spec's envelopes", async () => {
   }
 });
 
-/** The stream route alone on a real KV file and real HTTP, the JWT gate replaced by a fixed wallet. */
-function serveRoute(kv: Deno.Kv, owner: string, heartbeatMs: number) {
+/** The stream route alone on a real KV file and real HTTP, the JWT gate replaced by a fixed wallet and partner. */
+function serveRoute(
+  kv: Deno.Kv,
+  owner: string,
+  heartbeatMs: number,
+  more: Omit<OrderStreamOptions, "shutdown" | "heartbeatMs" | "gauge"> & { partnerId?: string } = {},
+) {
   const shutdown = new AbortController();
   const gauge = { open: 0 };
   const app = new Hono<{ Variables: AuthVariables }>();
   app.onError(onError());
   app.use("*", async (c, next) => {
     c.set("wallet", owner);
+    c.set("partnerId", more.partnerId ?? "test-partner");
     await next();
   });
-  app.route("/orders", orderStreamRoutes(kv, { shutdown: shutdown.signal, heartbeatMs, pollMs: 20, gauge }));
+  const opts: OrderStreamOptions = { pollMs: 20, ...more, shutdown: shutdown.signal, heartbeatMs, gauge };
+  app.route("/orders", orderStreamRoutes(kv, opts));
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app.fetch);
   return { url: `http://127.0.0.1:${server.addr.port}`, shutdown, server, gauge };
 }
@@ -329,4 +346,131 @@ Deno.test("SSE: a wallet may hold at most MAX_STREAMS_PER_WALLET open streams; m
     for (const res of open) await res.body?.cancel().catch(() => {});
     await server.close();
   }
+});
+
+Deno.test("SSE: the stream limits hold per wallet and per partner across two server processes on one KV; a closed stream frees its slot", async () => {
+  // A partner limit small enough to reach with two wallets (README decisions: PARTNER_MAX_STREAMS).
+  const env = { PARTNER_MAX_STREAMS: "12" };
+  const server = await startTestServer(env);
+  const peer = await startPeerServer(server, env);
+  const open: Response[] = [];
+  try {
+    const key = await newApiKey(server, "stream-partner");
+    const [w1, w2] = [randomWallet(), randomWallet()];
+    const t1 = await tokenFor(server, w1, key);
+    const t2 = await tokenFor(server, w2, key);
+    const other = await tokenFor(server, randomWallet(), await newApiKey(server, "another-partner"));
+    const connect = (on: TestServer, token: string) =>
+      fetch(`${on.url}/orders/stream`, { headers: { Authorization: `Bearer ${token}` } });
+    const accepted = async (on: TestServer, token: string) => {
+      const res = await connect(on, token);
+      open.push(res);
+      assert.equal(res.status, 200, res.ok ? "" : await res.text());
+      return res;
+    };
+    const refused = async (on: TestServer, token: string, message: string) => {
+      const res = await connect(on, token);
+      if (res.status !== 429) open.push(res);
+      assert.equal(res.status, 429, res.ok ? "a stream was opened" : "");
+      const body = await res.json();
+      assert.deepEqual(body, { success: false, message });
+      await checkResponse(on, "GET", "/orders/stream", 429, res.headers.get("Content-Type"), body);
+    };
+
+    // One wallet's streams count together whichever process serves them.
+    const half = MAX_STREAMS_PER_WALLET / 2;
+    for (let i = 0; i < half; i++) await accepted(server, t1);
+    for (let i = half; i < MAX_STREAMS_PER_WALLET; i++) await accepted(peer, t1);
+    await refused(server, t1, "Too many open event streams for this wallet; close one before opening another");
+
+    // The partner's other wallet has its own wallet limit but shares the partner's 12.
+    await accepted(peer, t2);
+    await accepted(server, t2);
+    await refused(server, t2, "Too many open event streams for this partner; close one before opening another");
+    await refused(peer, t2, "Too many open event streams for this partner; close one before opening another");
+    // Another partner is not affected.
+    await accepted(server, other);
+
+    // A stream that ends (here one the peer serves) frees the partner's slot for every process.
+    await open.splice(half, 1)[0].body!.cancel();
+    let again: Response | undefined;
+    for (let i = 0; i < 500 && !again; i++) {
+      const res = await connect(server, t2);
+      if (res.status === 200) again = res;
+      else await res.body?.cancel();
+      if (!again) await new Promise((r) => setTimeout(r, 10));
+    }
+    assert.ok(again, "a slot is free again once a stream ended");
+    open.push(again);
+  } finally {
+    for (const res of open) await res.body?.cancel().catch(() => {});
+    await peer.close();
+    await server.close();
+  }
+});
+
+Deno.test("SSE route: a crashed process's stream slots free themselves at their expiry; a live stream renews its slot", async () => {
+  await withKv("order-stream-slots-", async (kv, path) => {
+    const owner = "0x" + "e5".repeat(20);
+    const partnerId = "slot-partner";
+    const ttl = 600;
+    let clock = Date.now();
+    // Route A's clock is the test's, so a crashed holder's expiry is reached by moving it, not by waiting.
+    const a = serveRoute(kv, owner, 60_000, { partnerId, maxPerPartner: 2, slotTtlMs: ttl, now: () => clock });
+    const crashed = await openKv(path);
+    const streams: Response[] = [];
+    try {
+      // Another process took both of the partner's slots, then died without ending its streams.
+      for (let i = 0; i < 2; i++) {
+        const taken = await takeStreamSlot(crashed, partnerId, owner, { perWallet: 10, perPartner: 2 }, ttl, clock);
+        assert.ok(taken.ok);
+      }
+      crashed.close();
+      const connect = () => fetch(`${a.url}/orders/stream`);
+      const refused = await connect();
+      assert.equal(refused.status, 429);
+      assert.deepEqual(await refused.json(), { success: false, message: API_ERRORS.tooManyPartnerStreams.message });
+      clock += ttl; // their expiry
+      const first = await connect();
+      streams.push(first);
+      assert.equal(first.status, 200);
+
+      // A live stream keeps its slot past many lifetimes: its process renews it (route B, the real clock).
+      const b = serveRoute(kv, owner, 60_000, { partnerId: "renewing", maxPerPartner: 1, slotTtlMs: ttl });
+      try {
+        const held = await fetch(`${b.url}/orders/stream`);
+        streams.push(held);
+        assert.equal(held.status, 200);
+        const slot = async () => {
+          const slots = await Array.fromAsync(kv.list<StreamSlot>({ prefix: ["order_stream_slot", "renewing"] }));
+          assert.equal(slots.length, 1);
+          return slots[0].value.expiresAt;
+        };
+        const firstExpiry = await slot();
+        for (let i = 0; i < 600 && await slot() < firstExpiry + 2 * ttl; i++) {
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        assert.ok(await slot() >= firstExpiry + 2 * ttl, "the slot was renewed past two lifetimes");
+        const more = await fetch(`${b.url}/orders/stream`);
+        if (more.status !== 429) streams.push(more);
+        assert.equal(more.status, 429, "the renewed slot still counts");
+        await more.body?.cancel();
+        assert.equal(b.gauge.open, 1, "the stream is still open");
+      } finally {
+        for (const res of streams.splice(1)) await res.body?.cancel().catch(() => {});
+        b.shutdown.abort();
+        await b.server.shutdown();
+      }
+
+      // A stream the server ends (a graceful shutdown) frees its slot before its response ends.
+      a.shutdown.abort();
+      await a.server.shutdown();
+      const slots = await Array.fromAsync(kv.list<StreamSlot>({ prefix: ["order_stream_slot", partnerId] }));
+      assert.deepEqual(slots.filter((e) => e.value.expiresAt > clock), [], "no live slot is left");
+    } finally {
+      for (const res of streams) await res.body?.cancel().catch(() => {});
+      a.shutdown.abort();
+      await a.server.shutdown();
+    }
+  });
 });

@@ -15,7 +15,15 @@ import { checkWebhookUrl } from "../routes/webhooks.ts";
 import { backoffMs, DEFAULT_WEBHOOK_OPTIONS, WebhookDeliveryWorker } from "../actors/webhook_delivery.ts";
 import { listOwnerEvents } from "../kv/order_events.ts";
 import { depositAddress, FAST_PIPELINE, sim, terminal, waitForOrders } from "./support/pipeline.ts";
-import { call, randomWallet, startTestServer, TEST_BASE_URL, type TestServer, tokenFor } from "./support/server.ts";
+import {
+  call,
+  newApiKey,
+  randomWallet,
+  startTestServer,
+  TEST_BASE_URL,
+  type TestServer,
+  tokenFor,
+} from "./support/server.ts";
 import { syntheticOrderEvent } from "./support/order_events.ts";
 
 // Fast retries: the first retry after about 20 ms; requests time out after 2 s.
@@ -227,6 +235,43 @@ Deno.test("webhook endpoints: every bad URL or body is refused with its message 
     await refused({ url: "https://hooks.example.com/11" }, webhookEndpointLimit(MAX_ENDPOINTS_PER_WALLET).message);
     const list = await call(server, "GET", "/webhooks/endpoints", { token });
     assert.equal(list.body.data.endpoints.length, MAX_ENDPOINTS_PER_WALLET);
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("webhook endpoints: a partner may register at most PARTNER_MAX_WEBHOOK_ENDPOINTS across its wallets; one more is 400 and stores nothing", async () => {
+  // A partner limit small enough to reach with two wallets (README decisions: PARTNER_MAX_WEBHOOK_ENDPOINTS).
+  const server = await startTestServer({ PARTNER_MAX_WEBHOOK_ENDPOINTS: "12" });
+  try {
+    const key = await newApiKey(server, "hook-partner");
+    const t1 = await tokenFor(server, randomWallet(), key);
+    const t2 = await tokenFor(server, randomWallet(), key);
+    const other = await tokenFor(server, randomWallet(), await newApiKey(server, "another-partner"));
+    const count = async (token: string) =>
+      (await call(server, "GET", "/webhooks/endpoints", { token })).body.data.endpoints.length;
+
+    const first = [];
+    for (let i = 0; i < MAX_ENDPOINTS_PER_WALLET; i++) {
+      first.push(await register(server, t1, `http://127.0.0.1:9/a${i}`));
+    }
+    await register(server, t2, "http://127.0.0.1:9/b0");
+    await register(server, t2, "http://127.0.0.1:9/b1");
+    const refused = await call(server, "POST", "/webhooks/endpoints", {
+      token: t2,
+      body: { url: "http://127.0.0.1:9/b2" },
+    });
+    assert.equal(refused.status, 400, JSON.stringify(refused.body));
+    assert.deepEqual(refused.body, { success: false, message: "A partner may register at most 12 webhook endpoints" });
+    assert.equal(await count(t2), 2, "nothing stored");
+    // Another partner is not affected.
+    await register(server, other, "http://127.0.0.1:9/c0");
+
+    // Deleting an endpoint (of any of the partner's wallets) frees a slot.
+    const del = await call(server, "DELETE", `/webhooks/endpoints/${first[0].id}`, { token: t1 });
+    assert.equal(del.status, 200);
+    await register(server, t2, "http://127.0.0.1:9/b2");
+    assert.equal(await count(t2), 3);
   } finally {
     await server.close();
   }

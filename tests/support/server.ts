@@ -58,6 +58,31 @@ export async function startTestServer(env: Record<string, string> = {}) {
 }
 
 /**
+ * Another server process's worth of the service on `of`'s KV file and secrets: its own KV handle, app and port, as a
+ * second instance sharing one KV would run (in-process state is not shared). `env` as for `startTestServer`.
+ * close() leaves the files to `of`.
+ */
+export async function startPeerServer(of: TestServer, env: Record<string, string> = {}): Promise<TestServer> {
+  const config = loadConfig({ KV_PATH: of.kvPath, BASE_URL: TEST_BASE_URL, PIPELINE: "off", ...env });
+  const services = await buildServices(config, await loadSecrets(config, () => {}));
+  const app = createApp(services);
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app.fetch);
+  return {
+    url: `http://127.0.0.1:${server.addr.port}`,
+    services,
+    app,
+    pipeline: null,
+    dir: of.dir,
+    kvPath: of.kvPath,
+    async close() {
+      services.shutdown.abort();
+      await server.shutdown();
+      services.kv.close();
+    },
+  };
+}
+
+/**
  * A small client: JSON in, `{status, body}` out. Every response is checked against the server's `/openapi.json`
  * (`checkResponse`): a status or body the document does not describe fails the test that received it.
  */

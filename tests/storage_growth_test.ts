@@ -2,7 +2,7 @@
  * Outsiders cannot grow our storage (sim ledgers, real KV file, watchers driven by hand): sub-minimum transfers from
  * a sender with no burn configuration and dust deposits are counted in one aggregate per (chain, sender, asset),
  * exactly once across rescans and reorgs, and listed by `deno task admin orders held`; burn-configuration history is
- * capped.
+ * capped. A non-Payment XRP credit (a PaymentChannelClaim) below the dust limit is dust too, not a held record.
  */
 import assert from "node:assert/strict";
 import { NATIVE, REORG_WINDOW_BLOCKS } from "../chains/catalog.ts";
@@ -16,10 +16,12 @@ import {
 } from "../kv/burn_configs.ts";
 import { createMintWallet } from "../kv/mint_wallets.ts";
 import type { Order } from "../kv/orders.ts";
-import { cursorKey, listDust, recentBlocksKey } from "../kv/pipeline.ts";
+import { cursorKey, listDust, listHeld, recentBlocksKey } from "../kv/pipeline.ts";
 import { ensureUserWallet } from "../kv/user_wallets.ts";
 import { runTask } from "./support/cli.ts";
+import { startRippledServer } from "./support/rippled_rpc_server.ts";
 import { countKeys, handPipeline, SIM_TRANSFER_ADDRESS, watchToTip } from "./support/watch.ts";
+import { elsewhere, signer, xrpOn } from "./support/xrp_env.ts";
 
 const STRANGER = "0x" + "5e".repeat(20);
 
@@ -177,5 +179,47 @@ Deno.test("burn configuration updated 200 times keeps at most the cap of history
     assert.equal((await getBurnConfig(p.kv, owner, "sol"))?.destinationAddress, "dest-200");
   } finally {
     await p.close();
+  }
+});
+
+Deno.test("xrp on a rippled-shaped server: 200 one-drop PaymentChannelClaims to a deposit address make one dust aggregate, not 200 held records", async () => {
+  const server = startRippledServer();
+  const h = server.hooks;
+  const xrp = xrpOn(server);
+  const p = await handPipeline({
+    chains: (_kv, sim) => ({
+      reader: (c) => c === "xrp" ? xrp.reader : sim.reader(c),
+      minter: sim.minter,
+      payer: sim.payer,
+    }),
+    live: { xrp: { startBlock: "tip" } },
+  });
+  try {
+    const owner = "0x" + "ab".repeat(20);
+    await ensureUserWallet(p.kv, owner, "test-partner");
+    const wallet = await createMintWallet(p.kv, owner, "xrp", "base", (_c, i) => signer.address("xrp", i));
+    assert.ok(wallet.ok);
+    const deposit = wallet.wallet.address;
+    h.fund(deposit, h.reserveBase);
+    h.validateThrough(h.closedIndex + 1);
+    assert.equal(await watchToTip(p.ctx, "xrp"), 0, "the watcher starts at the validated ledger");
+    // An outsider's channel to our public deposit address, claimed one drop at a time over two ledgers (about 10
+    // drops of fee each), and one claim above the dust limit.
+    for (let i = 0; i < 100; i++) h.paymentChannelClaim(elsewhere, deposit, 1n);
+    h.closeLedgers(1);
+    for (let i = 0; i < 100; i++) h.paymentChannelClaim(elsewhere, deposit, 1n);
+    const large = h.paymentChannelClaim(elsewhere, deposit, NATIVE.xrp.dustDeposit);
+    h.validateThrough(h.closedIndex + 1);
+    await watchToTip(p.ctx, "xrp");
+    const held = await listHeld(p.kv);
+    assert.equal(held.length, 1, "only the claim above the dust limit is held");
+    assert.deepEqual(held.map((r) => [r.txHash, r.amount]), [[large, NATIVE.xrp.dustDeposit.toString()]]);
+    assert.match(held[0].reason, /PaymentChannelClaim/);
+    const dust = (await listDust(p.kv)).filter((d) => d.chain === "xrp");
+    assert.deepEqual(dust.map((d) => [d.sender, d.asset, d.count, d.sum]), [[elsewhere, "XRP", 200, "200"]]);
+    assert.equal(await countKeys(p.kv, ["transfer_seen", "xrp"]), 1, "dust gets no dedupe key of its own");
+  } finally {
+    await p.close();
+    await server.close();
   }
 });

@@ -39,13 +39,13 @@ import { holdCoinsAbove } from "../kv/treasury.ts";
 import {
   acquireLease,
   addDust,
+  addHeldTransfer,
   addReschedule,
   type Cursor,
   cursorKey,
   depositBlockKey,
   dropDustAbove,
   dueAtKey,
-  heldKey,
   type HeldTransfer,
   type LeaseEntry,
   type OrderHold,
@@ -664,7 +664,7 @@ export function addTransferRecord(
   const key = seenKey(chain, t.txHash, t.index, revision);
   const seen: SeenTransfer = record.kind === "order" ? { kind: "order", orderId: record.order.id } : { kind: "held" };
   atomic.check({ key, versionstamp: null }).set(key, seen);
-  if (record.kind === "held") return atomic.set(heldKey(chain, t.txHash, t.index, revision), record.held);
+  if (record.kind === "held") return addHeldTransfer(atomic, record.held);
   const order = record.order;
   addOrderCreate(atomic, order);
   if (isDepthFinal(chain) && revision === 0) {

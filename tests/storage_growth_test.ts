@@ -231,6 +231,11 @@ Deno.test("xrp on a rippled-shaped server: 200 one-drop PaymentChannelClaims to 
     const dust = (await listDust(p.kv)).filter((d) => d.chain === "xrp");
     assert.deepEqual(dust.map((d) => [d.sender, d.asset, d.count, d.sum]), [[elsewhere, "XRP", 200, "200"]]);
     assert.equal(await countKeys(p.kv, ["transfer_seen", "xrp"]), 1, "dust gets no dedupe key of its own");
+    // An issued-currency payment delivers 0 drops: a dust limit in drops says nothing of its value, so it stays held.
+    const iou = h.iouPayment(deposit, "0.000001");
+    h.validateThrough(h.closedIndex + 1);
+    assert.equal(await watchToTip(p.ctx, "xrp"), 1);
+    assert.match((await listHeld(p.kv)).find((r) => r.txHash === iou)?.reason ?? "", /issued-currency payment/);
   } finally {
     await p.close();
     await server.close();

@@ -39,13 +39,13 @@ import { holdCoinsAbove } from "../kv/treasury.ts";
 import {
   acquireLease,
   addDust,
+  addHeldTransfer,
   addReschedule,
   type Cursor,
   cursorKey,
   depositBlockKey,
   dropDustAbove,
   dueAtKey,
-  heldKey,
   type HeldTransfer,
   type LeaseEntry,
   type OrderHold,
@@ -447,6 +447,15 @@ async function recordBlock(ctx: PipelineContext, chain: ChainSymbol, block: Scan
   for (const t of block.transfers) {
     const owner = t.asset === "native" ? owners.get(t.to) : undefined;
     if (!owner) continue;
+    // One dust rule for every native credit, held ones too (README, "Dust and held records"): anyone can send a
+    // held kind (an XRPL PaymentChannelClaim) for a fee. Not coinbase outputs (only miners make them), nor a held
+    // transfer of 0 native units (a non-native asset, chains/adapter.ts): the dust limit says nothing of its value.
+    if (!t.coinbase && t.amount < NATIVE[chain].dustDeposit && !(t.heldReason && t.amount === 0n)) {
+      // No sender lookup for dust: its cost would grow with what outsiders send, not with our deposits.
+      const sender = t.from || UNKNOWN_SENDER;
+      dust.add(sender, NATIVE[chain].token.symbol, t.amount, `deposit below the dust limit of ${NATIVE[chain].name}`);
+      continue;
+    }
     if (t.coinbase || t.heldReason) {
       // Never credited, whatever its amount: an operator decides what to do with it.
       const held = heldOf(ctx, chain, block.number, t, {
@@ -456,12 +465,6 @@ async function recordBlock(ctx: PipelineContext, chain: ChainSymbol, block: Scan
         reason: t.heldReason ?? coinbaseReason(chain),
       });
       if (await commitRecord(ctx, chain, t, { kind: "held", held })) recorded++;
-      continue;
-    }
-    if (t.amount < NATIVE[chain].dustDeposit) {
-      // No sender lookup for dust: its cost would grow with what outsiders send, not with our deposits.
-      const sender = t.from || UNKNOWN_SENDER;
-      dust.add(sender, NATIVE[chain].token.symbol, t.amount, `deposit below the dust limit of ${NATIVE[chain].name}`);
       continue;
     }
     const from = await senderOfTransfer(reader, t);
@@ -670,7 +673,7 @@ export function addTransferRecord(
   const key = seenKey(chain, t.txHash, t.index, revision);
   const seen: SeenTransfer = record.kind === "order" ? { kind: "order", orderId: record.order.id } : { kind: "held" };
   atomic.check({ key, versionstamp: null }).set(key, seen);
-  if (record.kind === "held") return atomic.set(heldKey(chain, t.txHash, t.index, revision), record.held);
+  if (record.kind === "held") return addHeldTransfer(atomic, record.held);
   const order = record.order;
   addOrderCreate(atomic, order);
   if (isDepthFinal(chain) && revision === 0) {

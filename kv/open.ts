@@ -1,3 +1,5 @@
+import { indexHeldTransfers } from "./pipeline.ts";
+
 /**
  * Opens the KV file, creating its folder. Always a path in a process: `Deno.openKv()` without one is in-memory when
  * compiled. The empty path is Deno Deploy's own KV (`Deno.openKv()` with no argument; config/env.ts sets it in deploy
@@ -13,10 +15,16 @@
  * check, never for a lost race on the file lock (a create that took a lock failure for a duplicate would drop data).
  */
 export async function openKv(path: string, opts: { queues?: boolean } = {}): Promise<Deno.Kv> {
-  if (path === "") return withoutQueues(await Deno.openKv(), opts.queues ?? false);
-  const dir = path.slice(0, path.lastIndexOf("/"));
-  if (dir && !/^https?:/.test(path)) await Deno.mkdir(dir, { recursive: true });
-  return withoutQueues(retryingLockedCommits(await Deno.openKv(path)), opts.queues ?? true);
+  let kv: Deno.Kv;
+  if (path === "") kv = withoutQueues(await Deno.openKv(), opts.queues ?? false);
+  else {
+    const dir = path.slice(0, path.lastIndexOf("/"));
+    if (dir && !/^https?:/.test(path)) await Deno.mkdir(dir, { recursive: true });
+    kv = withoutQueues(retryingLockedCommits(await Deno.openKv(path)), opts.queues ?? true);
+  }
+  // Before anything lists or resolves held transfers: those stored before their index get it (one read afterwards).
+  await indexHeldTransfers(kv);
+  return kv;
 }
 
 function withoutQueues(kv: Deno.Kv, queues: boolean): Deno.Kv {

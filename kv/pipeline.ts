@@ -65,10 +65,79 @@ export interface HeldTransfer {
 export const heldKey = (chain: ChainSymbol, txHash: string, index: number, revision = 0): Deno.KvKey =>
   revision === 0 ? ["held_transfer", chain, txHash, index] : ["held_transfer", chain, txHash, index, revision];
 
+/** Every held transfer (reconciliation, metrics). Operator listings page with `listHeldNewest` instead. */
 export async function listHeld(kv: Deno.Kv): Promise<HeldTransfer[]> {
   const out: HeldTransfer[] = [];
   for await (const e of kv.list<HeldTransfer>({ prefix: ["held_transfer"] })) out.push(e.value);
   return out;
+}
+
+/**
+ * Operator listings of held records show at most this many, newest first (`--limit`, up to the max), with the total
+ * from a counter (README, "Dust and held records").
+ */
+export const HELD_PAGE_DEFAULT = 100;
+export const HELD_PAGE_MAX = 1000;
+
+/**
+ * Held transfers by detection time (a copy of the record: it never changes once written) and their count, written in
+ * the same atomic as the record, so a listing reads its page and one counter, never every record.
+ */
+const heldByTimeKey = (h: HeldTransfer): Deno.KvKey => [
+  "held_transfer_by_time",
+  h.detectedAt,
+  h.chain,
+  h.txHash,
+  h.index,
+  h.revision ?? 0,
+];
+const HELD_COUNT_KEY: Deno.KvKey = ["held_transfer_count"];
+const HELD_INDEX_READY_KEY: Deno.KvKey = ["held_transfer_index_ready"];
+const U64_MINUS_ONE = 2n ** 64n - 1n;
+
+/** Adds a held transfer with its time index entry and count (the caller guards it with its dedupe key). */
+export function addHeldTransfer(atomic: Deno.AtomicOperation, held: HeldTransfer): Deno.AtomicOperation {
+  return atomic
+    .set(heldKey(held.chain, held.txHash, held.index, held.revision), held)
+    .set(heldByTimeKey(held), held)
+    .sum(HELD_COUNT_KEY, 1n);
+}
+
+/** Deletes a held transfer read as `entry` (checked), its time index entry and its count. */
+export function deleteHeldTransfer(
+  atomic: Deno.AtomicOperation,
+  entry: Deno.KvEntry<HeldTransfer>,
+): Deno.AtomicOperation {
+  return atomic.check(entry).delete(entry.key).delete(heldByTimeKey(entry.value)).sum(HELD_COUNT_KEY, U64_MINUS_ONE);
+}
+
+/** How many held transfers there are: one read. */
+export async function countHeld(kv: Deno.Kv): Promise<number> {
+  const n = await kv.get<Deno.KvU64>(HELD_COUNT_KEY);
+  return n.value === null ? 0 : Number(n.value.value);
+}
+
+/** The newest `limit` held transfers, newest first. */
+export async function listHeldNewest(kv: Deno.Kv, limit: number): Promise<HeldTransfer[]> {
+  const out: HeldTransfer[] = [];
+  const opts = { reverse: true, limit, batchSize: Math.min(limit, 500) };
+  for await (const e of kv.list<HeldTransfer>({ prefix: ["held_transfer_by_time"] }, opts)) out.push(e.value);
+  return out;
+}
+
+/**
+ * Indexes and counts held transfers stored before the index existed, once per KV (kv/open.ts runs it at every open;
+ * after the first it is one read). Each record is added in its own atomic checked against the record and the index
+ * entry's absence, so two processes doing it at once, or a release racing it, count every record once.
+ */
+export async function indexHeldTransfers(kv: Deno.Kv): Promise<void> {
+  if ((await kv.get(HELD_INDEX_READY_KEY)).value !== null) return;
+  for await (const e of kv.list<HeldTransfer>({ prefix: ["held_transfer"] })) {
+    const index = heldByTimeKey(e.value);
+    await kv.atomic().check(e, { key: index, versionstamp: null }).set(index, e.value).sum(HELD_COUNT_KEY, 1n)
+      .commit();
+  }
+  await kv.set(HELD_INDEX_READY_KEY, true);
 }
 
 // ---- watcher cursors ----

@@ -31,7 +31,15 @@ import { appendAudit, type AuditEntry } from "./audit.ts";
 import { findDepositAddress } from "./mint_wallets.ts";
 import { addCoinRecord, addSweepDue, type Coin, coinKey, spentCoinKey } from "./treasury.ts";
 import { addOrderUpdate, type DeadIntent, getOrder, type Intent, type Order, withDetails } from "./orders.ts";
-import { addReschedule, dueAtKey, heldKey, type HeldTransfer, type OrderHold, orderHoldKey } from "./pipeline.ts";
+import {
+  addReschedule,
+  deleteHeldTransfer,
+  dueAtKey,
+  heldKey,
+  type HeldTransfer,
+  type OrderHold,
+  orderHoldKey,
+} from "./pipeline.ts";
 import { transition } from "../actors/transition.ts";
 
 export const REFUND_STATUSES = ["pending", "sending", "completed", "failed"] as const;
@@ -284,7 +292,7 @@ export async function createRefund(
       heldTransfer = held.value;
       before = held.value;
       source = { ...held.value };
-      atomic.check(held).delete(held.key);
+      deleteHeldTransfer(atomic, held as Deno.KvEntry<HeldTransfer>);
     } else {
       const [hold, entry, due] = await Promise.all([
         kv.get<OrderHold>(orderHoldKey(ref.orderId), { consistency: "strong" }),

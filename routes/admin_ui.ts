@@ -215,7 +215,7 @@ ${v.alertsSection(alerts, csrf, canOperate && has("alerts clear"))}
 ${
       v.heldSection(
         held.kind === "ok"
-          ? { kind: "ok", items: v.heldItems(held.result) }
+          ? { kind: "ok", items: v.heldItems(held.result), total: v.heldTotal(held.result) }
           : held.kind === "absent"
           ? { kind: "absent" }
           : { kind: "refused", message: held.message },

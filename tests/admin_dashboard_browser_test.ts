@@ -308,6 +308,7 @@ browserTest("dashboard: release a reorg-held order from the page; the hold is go
     await login(h, operatorKey);
     const id = `order:${order.id}`;
     assert.equal(await h.page.locator(`[data-held="${id}"]`).count(), 1);
+    assert.match(await text(h.page, "#held"), /1 of 1 held record\(s\), newest first/, "the held list's total");
     await h.shot("held");
     await Promise.all([
       h.page.waitForURL(`${h.server.url}/admin/ui`),

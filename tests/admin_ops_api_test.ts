@@ -12,7 +12,7 @@ import { apiKeyKey } from "../kv/api_keys.ts";
 import { listAudit } from "../kv/audit.ts";
 import { openConsolidation } from "../kv/consolidations.ts";
 import { createOrder, type Order, orderKey } from "../kv/orders.ts";
-import { heldKey, type HeldTransfer, watchResumeKey } from "../kv/pipeline.ts";
+import { addHeldTransfer, type HeldTransfer, watchResumeKey } from "../kv/pipeline.ts";
 import { type CoinHold, coinHoldKey, spentBy } from "../kv/treasury.ts";
 import { seedSimUtxoGenesis, SIM_GENESIS_COINS } from "../actors/treasury_steps.ts";
 import { defaultSimOperatorAddress } from "../chains/sim/adapters.ts";
@@ -214,10 +214,10 @@ Deno.test("admin API: every ported operation over HTTP, its effect in KV, its sc
         detectedAt: new Date().toISOString(),
         reason: "no burn configuration for the sender",
       };
-      await kv.set(heldKey(held.chain, held.txHash, held.index), held);
+      assert.ok((await addHeldTransfer(kv.atomic(), held).commit()).ok);
       const res = await get("/admin/transfers/held", read);
       assert.equal(res.status, 200);
-      assert.deepEqual(res.body.data, { held: [held], dust: [] });
+      assert.deepEqual(res.body.data, { held: [held], heldTotal: 1, dust: [] });
       assert.deepEqual(await cliJson(server, "orders", "held"), res.body.data);
       const text = await cli(server, "orders", "held");
       assert.match(text.stdout, new RegExp(`^base\\t${held.txHash}:3\\tfrom=${held.from}\\t1000 uSOL\\tblock=9\\t`));

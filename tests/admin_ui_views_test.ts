@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { treasuryReport } from "../actors/treasury_report.ts";
-import { heldItems, heldSection, treasurySection, units } from "../routes/admin_ui/views.ts";
+import { heldItems, heldSection, heldTotal, treasurySection, units } from "../routes/admin_ui/views.ts";
 import { withKv } from "./support/kv.ts";
 
 Deno.test("treasury section: a UTXO treasury report shows its balances and payouts; absent and refused are said", async () => {
@@ -32,6 +32,17 @@ Deno.test("held section: records from any held list shape, escaped, with release
   assert.match(page, /name="op" value="held refund"/);
   assert.match(page, /name="csrf" value="tok"/);
   assert.match(String(await heldSection({ kind: "absent" }, "tok", false, false)), /not available/);
+});
+
+Deno.test("held section: how many of how many held records it shows, from the held list's total", async () => {
+  const result = { held: [{ id: "transfer:sol:tx:0" }, { id: "transfer:sol:tx:1" }], total: 7 };
+  assert.equal(heldTotal(result), 7);
+  assert.equal(heldTotal({ held: [] }), null);
+  const page = String(await heldSection({ kind: "ok", items: heldItems(result), total: 7 }, "tok", true, true));
+  assert.match(page, /2 of 7 held record\(s\), newest first/);
+  assert.match(page, /held list --limit N<\/code> lists more/);
+  const whole = String(await heldSection({ kind: "ok", items: heldItems(result), total: 2 }, "tok", true, true));
+  assert.match(whole, /2 of 2 held record\(s\), newest first<\/p>/);
 });
 
 Deno.test("amounts are shown in whole units exactly, from their decimal strings", () => {

@@ -332,7 +332,7 @@ Deno.test("operator commands on a running server", async (t) => {
       assert.match(block, /^block=\d+$/);
       assert.equal(reason, "no burn configuration for zec");
       const res = await admin(server, "orders", "held");
-      assert.match(res.stdout, /\n1 held transfer\(s\); they are never paid automatically\n/);
+      assert.match(res.stdout, /\n1 of 1 held transfer\(s\), newest first; they are never paid automatically\n/);
       assert.match(res.stdout, /\n0 dust aggregate\(s\): sub-minimum transfers from outsiders, counted, never paid\n$/);
       assert.equal((await admin(server, "orders", "held", "extra")).code, 2);
     });

@@ -18,6 +18,7 @@ import { listAlerts } from "../kv/alerts.ts";
 import { listAudit } from "../kv/audit.ts";
 import { getOrder, type Order } from "../kv/orders.ts";
 import {
+  addHeldTransfer,
   heldKey,
   type HeldTransfer,
   listHeld,
@@ -622,7 +623,7 @@ Deno.test("refund: a held record whose transfer on chain paid someone else is ne
       reason: "no burn configuration for sol",
       revision: 1,
     };
-    await kv.set(heldKey("base", sent.txHash, t.index, 1), held);
+    assert.ok((await addHeldTransfer(kv.atomic(), held).commit()).ok);
     const res = await refundCall(server, key, heldTransferId(held));
     assert.equal(res.status, 409, JSON.stringify(res.body));
     assert.match(res.body.message, /did not pay us/);

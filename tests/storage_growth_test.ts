@@ -2,7 +2,7 @@
  * Outsiders cannot grow our storage (sim ledgers, real KV file, watchers driven by hand): sub-minimum transfers from
  * a sender with no burn configuration and dust deposits are counted in one aggregate per (chain, sender, asset),
  * exactly once across rescans and reorgs, and listed by `deno task admin orders held`; burn-configuration history is
- * capped.
+ * capped. A non-Payment XRP credit (a PaymentChannelClaim) below the dust limit is dust too, not a held record.
  */
 import assert from "node:assert/strict";
 import { NATIVE, REORG_WINDOW_BLOCKS } from "../chains/catalog.ts";
@@ -16,10 +16,25 @@ import {
 } from "../kv/burn_configs.ts";
 import { createMintWallet } from "../kv/mint_wallets.ts";
 import type { Order } from "../kv/orders.ts";
-import { cursorKey, listDust, recentBlocksKey } from "../kv/pipeline.ts";
+import { heldTransferId } from "../kv/held_ids.ts";
+import { openKv } from "../kv/open.ts";
+import {
+  countHeld,
+  cursorKey,
+  HELD_PAGE_MAX,
+  heldKey,
+  type HeldTransfer,
+  listDust,
+  listHeld,
+  listHeldNewest,
+  recentBlocksKey,
+} from "../kv/pipeline.ts";
 import { ensureUserWallet } from "../kv/user_wallets.ts";
 import { runTask } from "./support/cli.ts";
+import { startRippledServer } from "./support/rippled_rpc_server.ts";
+import { call, operatorKeyFor, startTestServer } from "./support/server.ts";
 import { countKeys, handPipeline, SIM_TRANSFER_ADDRESS, watchToTip } from "./support/watch.ts";
+import { elsewhere, signer, xrpOn } from "./support/xrp_env.ts";
 
 const STRANGER = "0x" + "5e".repeat(20);
 
@@ -177,5 +192,147 @@ Deno.test("burn configuration updated 200 times keeps at most the cap of history
     assert.equal((await getBurnConfig(p.kv, owner, "sol"))?.destinationAddress, "dest-200");
   } finally {
     await p.close();
+  }
+});
+
+Deno.test("xrp on a rippled-shaped server: 200 one-drop PaymentChannelClaims to a deposit address make one dust aggregate, not 200 held records", async () => {
+  const server = startRippledServer();
+  const h = server.hooks;
+  const xrp = xrpOn(server);
+  const p = await handPipeline({
+    chains: (_kv, sim) => ({
+      reader: (c) => c === "xrp" ? xrp.reader : sim.reader(c),
+      minter: sim.minter,
+      payer: sim.payer,
+    }),
+    live: { xrp: { startBlock: "tip" } },
+  });
+  try {
+    const owner = "0x" + "ab".repeat(20);
+    await ensureUserWallet(p.kv, owner, "test-partner");
+    const wallet = await createMintWallet(p.kv, owner, "xrp", "base", (_c, i) => signer.address("xrp", i));
+    assert.ok(wallet.ok);
+    const deposit = wallet.wallet.address;
+    h.fund(deposit, h.reserveBase);
+    h.validateThrough(h.closedIndex + 1);
+    assert.equal(await watchToTip(p.ctx, "xrp"), 0, "the watcher starts at the validated ledger");
+    // An outsider's channel to our public deposit address, claimed one drop at a time over two ledgers (about 10
+    // drops of fee each), and one claim above the dust limit.
+    for (let i = 0; i < 100; i++) h.paymentChannelClaim(elsewhere, deposit, 1n);
+    h.closeLedgers(1);
+    for (let i = 0; i < 100; i++) h.paymentChannelClaim(elsewhere, deposit, 1n);
+    const large = h.paymentChannelClaim(elsewhere, deposit, NATIVE.xrp.dustDeposit);
+    h.validateThrough(h.closedIndex + 1);
+    await watchToTip(p.ctx, "xrp");
+    const held = await listHeld(p.kv);
+    assert.equal(held.length, 1, "only the claim above the dust limit is held");
+    assert.deepEqual(held.map((r) => [r.txHash, r.amount]), [[large, NATIVE.xrp.dustDeposit.toString()]]);
+    assert.match(held[0].reason, /PaymentChannelClaim/);
+    const dust = (await listDust(p.kv)).filter((d) => d.chain === "xrp");
+    assert.deepEqual(dust.map((d) => [d.sender, d.asset, d.count, d.sum]), [[elsewhere, "XRP", 200, "200"]]);
+    assert.equal(await countKeys(p.kv, ["transfer_seen", "xrp"]), 1, "dust gets no dedupe key of its own");
+    // An issued-currency payment delivers 0 drops: a dust limit in drops says nothing of its value, so it stays held.
+    const iou = h.iouPayment(deposit, "0.000001");
+    h.validateThrough(h.closedIndex + 1);
+    assert.equal(await watchToTip(p.ctx, "xrp"), 1);
+    assert.match((await listHeld(p.kv)).find((r) => r.txHash === iou)?.reason ?? "", /issued-currency payment/);
+  } finally {
+    await p.close();
+    await server.close();
+  }
+});
+
+Deno.test("held list over the admin API and the CLI: newest first, at most --limit, the total from a counter; a release counts down", async () => {
+  const p = await handPipeline();
+  const ledger = p.sim.ledger("base");
+  const amount = NATIVE.doge.uAsset.minimumBurnAmount;
+  const ids: string[] = [];
+  const senders: string[] = [];
+  for (let i = 0; i < 5; i++) {
+    const from = "0x" + (0x10 + i).toString(16).repeat(20);
+    await transfers(ledger, from, 1, amount);
+    await ledger.sealBlock();
+    p.advance(1000); // each detected a second after the one before
+    assert.equal(await watchToTip(p.ctx, "base"), 1);
+    const [held] = (await listHeld(p.kv)).filter((h) => h.from === from);
+    ids.unshift(heldTransferId(held)); // newest first
+    senders.unshift(from);
+  }
+  // The service on the same KV file, as an operator's server would be.
+  const server = await startTestServer({ KV_PATH: p.kvPath });
+  try {
+    const key = await operatorKeyFor(server, ["read", "operate"], "alice");
+    const get = async (path: string) => {
+      const res = await call(server, "GET", `/admin${path}`, { token: key });
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      return res.body.data;
+    };
+    const page = await get("/held?limit=2");
+    assert.deepEqual(page.held.map((h: { id: string }) => h.id), ids.slice(0, 2));
+    assert.equal(page.total, 5);
+    const all = await get("/held");
+    assert.deepEqual(all.held.map((h: { id: string }) => h.id), ids, "the default limit shows all five");
+    assert.equal(all.total, 5);
+    const transfersPage = await get("/transfers/held?limit=3");
+    assert.deepEqual(transfersPage.held.map(heldTransferId), ids.slice(0, 3));
+    assert.equal(transfersPage.heldTotal, 5);
+    for (const bad of ["0", String(HELD_PAGE_MAX + 1), "x"]) {
+      const res = await call(server, "GET", `/admin/held?limit=${bad}`, { token: key });
+      assert.equal(res.status, 400, bad);
+      assert.match(JSON.stringify(res.body), new RegExp(`Must be a whole number from 1 to ${HELD_PAGE_MAX}`));
+    }
+
+    const cli = await runTask("admin", { KV_PATH: p.kvPath }, ["held", "list", "--limit", "2"]);
+    assert.equal(cli.code, 0, cli.stderr);
+    const lines = cli.stdout.trim().split("\n");
+    assert.deepEqual(lines.slice(0, 2).map((l) => l.split("\t")[0]), ids.slice(0, 2));
+    assert.equal(lines.at(-1), `2 of 5 held record(s), newest first (--limit shows more, up to ${HELD_PAGE_MAX})`);
+
+    // Resolving one (its sender configured a burn since: released, it is a burn order) takes it out of the count.
+    await createBurnConfig(p.kv, senders[1], "doge", "doge-destination", null);
+    const released = await call(server, "POST", `/admin/held/${encodeURIComponent(ids[1])}/release`, {
+      token: key,
+      body: {},
+    });
+    assert.equal(released.status, 200, JSON.stringify(released.body));
+    const after = await get("/held?limit=2");
+    assert.deepEqual(after.held.map((h: { id: string }) => h.id), [ids[0], ids[2]]);
+    assert.equal(after.total, 4);
+  } finally {
+    await server.close();
+    await p.close();
+  }
+});
+
+Deno.test("held transfers stored before their time index are indexed and counted once when the KV is opened, by two processes at once", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "held-index-" });
+  const path = `${dir}/kv.sqlite3`;
+  try {
+    // As a version without the index wrote them: the record alone.
+    const old = await Deno.openKv(path);
+    const held = [0, 1, 2].map((i): HeldTransfer => ({
+      chain: "base",
+      txHash: "0x" + String(i + 1).repeat(64),
+      index: 0,
+      from: STRANGER,
+      asset: "uDOGE",
+      amount: NATIVE.doge.uAsset.minimumBurnAmount.toString(),
+      blockNumber: 10 + i,
+      detectedAt: new Date(Date.UTC(2026, 10, 1, 0, 0, i)).toISOString(),
+      reason: "no burn configuration for doge",
+    }));
+    for (const h of held) await old.set(heldKey(h.chain, h.txHash, h.index), h);
+    old.close();
+    const both = await Promise.all([openKv(path), openKv(path)]);
+    for (const kv of both) {
+      assert.equal(await countHeld(kv), 3);
+      assert.deepEqual(await listHeldNewest(kv, 2), [held[2], held[1]]);
+      kv.close();
+    }
+    const again = await openKv(path);
+    assert.equal(await countHeld(again), 3, "indexed once: a later open adds nothing");
+    again.close();
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });

@@ -18,11 +18,15 @@ import { getBurnConfig } from "../../kv/burn_configs.ts";
 import { addOrderCreate, addOrderUpdate, getOrder, type Order, withDetails } from "../../kv/orders.ts";
 import {
   addReschedule,
+  countHeld,
+  deleteHeldTransfer,
   dueAtKey,
+  HELD_PAGE_DEFAULT,
+  HELD_PAGE_MAX,
   heldKey,
   type HeldTransfer,
   holdKind,
-  listHeld,
+  listHeldNewest,
   listOrderHolds,
   type OrderHold,
   orderHoldKey,
@@ -88,51 +92,86 @@ function orderSummary(o: Order): z.infer<typeof OrderSummary> {
   };
 }
 
+type HeldItemOut = z.infer<typeof HeldItem>;
+
+async function orderHoldItem(ctx: OpContext, orderId: string, hold: OrderHold): Promise<HeldItemOut> {
+  const entry = await getOrder(ctx.kv, orderId);
+  return {
+    id: `order:${orderId}`,
+    kind: holdKind(hold),
+    reason: hold.reason,
+    at: hold.at,
+    caps: hold.caps ?? [],
+    order: entry.value ? orderSummary(entry.value) : null,
+    transfer: null,
+  };
+}
+
+function heldTransferItem(h: HeldTransfer): HeldItemOut {
+  return {
+    id: heldTransferId(h),
+    kind: "transfer",
+    reason: h.reason,
+    at: h.detectedAt,
+    caps: [],
+    order: null,
+    transfer: {
+      chain: h.chain,
+      txHash: h.txHash,
+      index: h.index,
+      revision: h.revision ?? 0,
+      from: h.from,
+      to: h.to ?? null,
+      asset: h.asset,
+      amount: h.amount,
+      blockNumber: h.blockNumber,
+    },
+  };
+}
+
+/** `--limit` of the operator listings of held records (`held list`, `orders held`): kv/pipeline.ts HELD_PAGE_*. */
+export const heldLimitInput = z.string()
+  .regex(/^[1-9]\d*$/, `Must be a whole number from 1 to ${HELD_PAGE_MAX}`)
+  .refine((v) => Number(v) <= HELD_PAGE_MAX, `Must be a whole number from 1 to ${HELD_PAGE_MAX}`)
+  .optional()
+  .describe(`At most this many records, the newest (default ${HELD_PAGE_DEFAULT}, at most ${HELD_PAGE_MAX})`);
+
+export const heldLimit = (limit: string | undefined): number => limit ? Number(limit) : HELD_PAGE_DEFAULT;
+
+/** The listing's last line: how many of how many, and how to see more. */
+export function heldCountLine(shown: number, total: number, what: string): string {
+  const more = shown < total ? ` (--limit shows more, up to ${HELD_PAGE_MAX})` : "";
+  return `${shown} of ${total} ${what}, newest first${more}`;
+}
+
 export const heldList = defineOp({
   name: "held list",
-  summary: "Records held for an operator: orders held by a reorg or a cap, and held transfers",
+  summary: "Records held for an operator, newest first: orders held by a reorg or a cap, and held transfers",
   scope: "read",
   http: { method: "get", path: "/held" },
-  input: z.object({}),
-  output: z.object({ held: z.array(HeldItem) }),
-  run: async (ctx) => {
-    const held: z.infer<typeof HeldItem>[] = [];
-    for (const { orderId, hold } of await listOrderHolds(ctx.kv)) {
-      const entry = await getOrder(ctx.kv, orderId);
-      held.push({
-        id: `order:${orderId}`,
-        kind: holdKind(hold),
-        reason: hold.reason,
-        at: hold.at,
-        caps: hold.caps ?? [],
-        order: entry.value ? orderSummary(entry.value) : null,
-        transfer: null,
-      });
-    }
-    for (const h of await listHeld(ctx.kv)) {
-      held.push({
-        id: heldTransferId(h),
-        kind: "transfer",
-        reason: h.reason,
-        at: h.detectedAt,
-        caps: [],
-        order: null,
-        transfer: {
-          chain: h.chain,
-          txHash: h.txHash,
-          index: h.index,
-          revision: h.revision ?? 0,
-          from: h.from,
-          to: h.to ?? null,
-          asset: h.asset,
-          amount: h.amount,
-          blockNumber: h.blockNumber,
-        },
-      });
-    }
-    return { held };
+  input: z.object({ limit: heldLimitInput }),
+  output: z.object({
+    held: z.array(HeldItem),
+    total: z.number().int().describe("Held records in all, shown or not"),
+  }),
+  run: async (ctx, input) => {
+    const limit = heldLimit(input.limit);
+    // Order holds are read whole: each is a confirmed order a reorg or a cap held, so they grow with real deposits,
+    // not with what outsiders send. Held transfers come from their time index and counter (kv/pipeline.ts).
+    const [holds, transfers, transferCount] = await Promise.all([
+      listOrderHolds(ctx.kv),
+      listHeldNewest(ctx.kv, limit),
+      countHeld(ctx.kv),
+    ]);
+    const page = [
+      ...holds.map(({ orderId, hold }) => ({ at: hold.at, item: () => orderHoldItem(ctx, orderId, hold) })),
+      ...transfers.map((h) => ({ at: h.detectedAt, item: () => Promise.resolve(heldTransferItem(h)) })),
+    ].sort((a, b) => a.at < b.at ? 1 : a.at > b.at ? -1 : 0).slice(0, limit);
+    const held: HeldItemOut[] = [];
+    for (const p of page) held.push(await p.item());
+    return { held, total: holds.length + transferCount };
   },
-  text: ({ held }) => [
+  text: ({ held, total }) => [
     ...held.map((h) => {
       const what = h.order
         ? `${h.order.type} ${h.order.amount} ${h.order.token} ${h.order.sourceChain}->${h.order.destinationChain} ` +
@@ -140,7 +179,7 @@ export const heldList = defineOp({
         : `${h.transfer!.amount} ${h.transfer!.asset} from ${h.transfer!.from} (block ${h.transfer!.blockNumber})`;
       return `${h.id}\t${h.kind}\t${h.at}\t${what}\t${h.reason}`;
     }),
-    `${held.length} held record(s)`,
+    heldCountLine(held.length, total, "held record(s)"),
   ],
 });
 
@@ -249,7 +288,7 @@ async function releaseTransfer(ctx: OpContext, id: HeldId & { kind: "transfer" }
   if (record.kind !== "order") throw refuse(record.kind === "held" ? record.held.reason : record.reason);
   const order = record.order;
   const at = ctx.now();
-  const op = ctx.kv.atomic().check(held, seenEntry).delete(key)
+  const op = deleteHeldTransfer(ctx.kv.atomic().check(seenEntry), held as Deno.KvEntry<HeldTransfer>)
     .set(seen, { kind: "order", orderId: order.id } satisfies SeenTransfer);
   addOrderCreate(op, order);
   addReschedule(op, order.id, { key: dueAtKey(order.id), value: null, versionstamp: null }, at.getTime());

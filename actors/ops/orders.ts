@@ -6,7 +6,8 @@
 import { z } from "zod";
 import { appendAudit } from "../../kv/audit.ts";
 import { getOrder, type Order, OrderSchema } from "../../kv/orders.ts";
-import { listDust, listHeld } from "../../kv/pipeline.ts";
+import { countHeld, listDust, listHeldNewest } from "../../kv/pipeline.ts";
+import { heldCountLine, heldLimit, heldLimitInput } from "./held.ts";
 import type { DeadIntent } from "../transition.ts";
 import {
   applyOperatorEvent,
@@ -46,20 +47,26 @@ const DustSchema = z.object({
 
 export const ordersHeld = defineOp({
   name: "orders held",
-  summary: "Held transfers (never paid automatically) and dust aggregates (sub-minimum transfers from outsiders)",
+  summary: "Held transfers (never paid automatically), newest first, and dust aggregates (sub-minimum transfers from " +
+    "outsiders)",
   scope: "read",
   http: { method: "get", path: "/transfers/held" },
-  input: z.object({}),
-  output: z.object({ held: z.array(HeldTransferSchema), dust: z.array(DustSchema) }),
-  run: async (ctx) => ({
-    held: await listHeld(ctx.kv),
+  input: z.object({ limit: heldLimitInput }),
+  output: z.object({
+    held: z.array(HeldTransferSchema),
+    heldTotal: z.number().int().describe("Held transfers in all, shown or not"),
+    dust: z.array(DustSchema),
+  }),
+  run: async (ctx, input) => ({
+    held: await listHeldNewest(ctx.kv, heldLimit(input.limit)),
+    heldTotal: await countHeld(ctx.kv),
     dust: (await listDust(ctx.kv)).map(({ blocks: _, ...d }) => d),
   }),
-  text: ({ held, dust }) => [
+  text: ({ held, heldTotal, dust }) => [
     ...held.map((h) =>
       `${h.chain}\t${h.txHash}:${h.index}\tfrom=${h.from}\t${h.amount} ${h.asset}\tblock=${h.blockNumber}\t${h.reason}`
     ),
-    `${held.length} held transfer(s); they are never paid automatically`,
+    `${heldCountLine(held.length, heldTotal, "held transfer(s)")}; they are never paid automatically`,
     ...dust.map((d) =>
       `${d.chain}\tdust\tfrom=${d.sender}\t${d.sum} ${d.asset} in ${d.count} transfer(s)\t` +
       `first=${d.firstSeenAt}\tlast=${d.lastSeenAt}\t${d.reason}`

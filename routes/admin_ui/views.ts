@@ -304,6 +304,12 @@ export function heldItems(result: unknown): HeldItem[] {
   );
 }
 
+/** The `total` a `held list` result gives (every held record, listed or not), or null. */
+export function heldTotal(result: unknown): number | null {
+  const total = result && typeof result === "object" ? (result as { total?: unknown }).total : undefined;
+  return typeof total === "number" ? total : null;
+}
+
 function fieldsText(item: Record<string, unknown>): Html {
   const empty = (v: unknown) => v === null || v === undefined || (Array.isArray(v) && v.length === 0);
   const flat = (v: unknown): string =>
@@ -317,7 +323,10 @@ function fieldsText(item: Record<string, unknown>): Html {
 }
 
 export function heldSection(
-  held: { kind: "absent" } | { kind: "refused"; message: string } | { kind: "ok"; items: HeldItem[] },
+  held:
+    | { kind: "absent" }
+    | { kind: "refused"; message: string }
+    | { kind: "ok"; items: HeldItem[]; total?: number | null },
   csrf: string,
   canRelease: boolean,
   canRefund: boolean,
@@ -327,7 +336,13 @@ export function heldSection(
   else if (held.kind === "refused") body = refused("Held records", held.message);
   else if (held.items.length === 0) body = html`<p class="muted">No held record.</p>`;
   else {
+    const total = held.total ?? held.items.length;
     body = html`
+      <p class="held-count">${held.items.length} of ${total} held record(s), newest first${held.items.length < total
+        ? html`
+          (<code>deno task admin held list --limit N</code> lists more)
+        `
+        : ""}</p>
       <table>
         <thead>
           <tr>

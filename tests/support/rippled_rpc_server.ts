@@ -17,7 +17,7 @@
  * - `server_info` answers `info.network_id` when `networkId` is given (the question CHAIN_MODE asks a node).
  * - Test hooks: `fund`, `closeLedgers`, `drop` (a submitted transaction is accepted and lost: it expires),
  *   `useSequence` (another transaction of the account takes its next Sequence), and the traps a scan must survive:
- *   `partialPayment`, `failedPayment` (tec), `iouPayment`, `accountDelete`.
+ *   `partialPayment`, `failedPayment` (tec), `iouPayment`, `accountDelete`, `paymentChannelClaim`.
  */
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex } from "@noble/hashes/utils.js";
@@ -102,6 +102,13 @@ export interface RippledHooks {
   iouPayment(to: string, value: string): string;
   /** An AccountDelete of a made-up account `from` delivering its `drops` to `to`. */
   accountDelete(from: string, to: string, drops: bigint): string;
+  /**
+   * A PaymentChannelClaim by `from`, the source of a channel to `to` (an existing account), raising the channel's
+   * Balance by `drops`: `to` receives them, `from` pays only the fee (the channel's Amount left its balance when the
+   * channel was created). The first claim of a pair is preceded, in the same ledger, by the PaymentChannelCreate of a
+   * made-up funded `from`.
+   */
+  paymentChannelClaim(from: string, to: string, drops: bigint): string;
   /** The account as the last closed ledger has it, or null. */
   account(address: string): { balance: bigint; sequence: number; ownerCount: number } | null;
   /** Every `submit` answer so far, newest last. */
@@ -150,6 +157,8 @@ export function startRippledServer(opts: RippledServerOptions = {}): RippledServ
   let injected = 0;
 
   const ledgers: Ledger[] = [];
+  /** Payment channels by `source>destination`: their ledger entry id, Amount and claimed Balance (drops). */
+  const channels = new Map<string, { id: string; amount: bigint; balance: bigint }>();
   const open: Accounts = new Map([[GENESIS, { balance: 99_000_000_000_000_000n, sequence: 1, ownerCount: 0 }]]);
   let pending: StoredTx[] = [];
 
@@ -366,6 +375,90 @@ export function startRippledServer(opts: RippledServerOptions = {}): RippledServ
         tx,
         applyToOpen(from, baseFee * 500n, "tesSUCCESS", [{ to, drops }], { delivered_amount: drops.toString() }, true),
       );
+    },
+    // As rippled 2.4's PayChan.cpp applies them (src/xrpld/app/tx/detail/PayChan.cpp): PayChanCreate debits the
+    // source by Amount and needs an existing destination (tecNO_DST); PayChanClaim by the source moves the Balance
+    // delta from the channel to the destination's AccountRoot and charges the source only the fee.
+    paymentChannelClaim(from, to, drops) {
+      const dest = open.get(to);
+      if (!dest) throw new Error(`paymentChannelClaim: ${to} does not exist (rippled answers tecNO_DST)`);
+      let channel = channels.get(`${from}>${to}`);
+      if (!channel) {
+        const amount = 1_000n * 1_000_000n;
+        if (!open.has(from)) {
+          open.set(from, { balance: amount + 10n * reserveBase, sequence: openIndex(), ownerCount: 0 });
+        }
+        const root = open.get(from)!;
+        const before = { ...root };
+        root.balance -= amount + baseFee;
+        root.sequence += 1;
+        root.ownerCount += 1;
+        channel = {
+          id: hex(sha256(new TextEncoder().encode(`channel:${from}:${to}:${before.sequence}`))),
+          amount,
+          balance: 0n,
+        };
+        channels.set(`${from}>${to}`, channel);
+        const fields = { Account: from, Destination: to, Amount: amount.toString(), SettleDelay: 86400 };
+        inject({
+          TransactionType: "PaymentChannelCreate",
+          ...fields,
+          Fee: baseFee.toString(),
+          Sequence: before.sequence,
+          SigningPubKey: "",
+        }, {
+          AffectedNodes: [
+            accountNode(from, before, root),
+            { CreatedNode: { LedgerEntryType: "PayChannel", LedgerIndex: channel.id, NewFields: fields } },
+          ],
+          TransactionIndex: 0,
+          TransactionResult: "tesSUCCESS",
+        });
+      }
+      if (drops <= 0n || channel.balance + drops > channel.amount) {
+        throw new Error(
+          "paymentChannelClaim: the Balance must rise and stay within the channel's Amount (temBAD_AMOUNT)",
+        );
+      }
+      const root = open.get(from)!;
+      const before = { ...root };
+      root.balance -= baseFee;
+      root.sequence += 1;
+      const prior = { ...open.get(to)! };
+      const after = { ...prior, balance: prior.balance + drops };
+      open.set(to, after);
+      const previous = channel.balance;
+      channel.balance += drops;
+      const tx = {
+        TransactionType: "PaymentChannelClaim",
+        Account: from,
+        Channel: channel.id,
+        Balance: channel.balance.toString(),
+        Fee: baseFee.toString(),
+        Sequence: before.sequence,
+        SigningPubKey: "",
+      };
+      return inject(tx, {
+        AffectedNodes: [
+          accountNode(from, before, root),
+          {
+            ModifiedNode: {
+              LedgerEntryType: "PayChannel",
+              LedgerIndex: channel.id,
+              FinalFields: {
+                Account: from,
+                Destination: to,
+                Amount: channel.amount.toString(),
+                Balance: channel.balance.toString(),
+              },
+              PreviousFields: { Balance: previous.toString() },
+            },
+          },
+          accountNode(to, prior, after),
+        ],
+        TransactionIndex: 0,
+        TransactionResult: "tesSUCCESS",
+      });
     },
     account(address) {
       const a = closed().accounts.get(address);

@@ -120,7 +120,8 @@ function routeOf(op: AnyOp) {
     },
     responses: {
       200: jsonResponse(okEnvelope(op.output), "The operation's result"),
-      ...errorResponses(400, 401, 403, 404, 409),
+      // 503: an operation that must ask a chain first (actors/ops/op.ts `OpError`) could not; it changed nothing.
+      ...errorResponses(400, 401, 403, 404, 409, 503),
     },
   });
 }

@@ -127,6 +127,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   422: "Idempotency-Key reused with a different request",
   429: "A limit was reached: the envelope's message names it (README decisions)",
   500: "Internal error",
+  503: "A chain cannot be asked now: the message says which and why; nothing was changed",
 };
 
 /** The error responses of a route, each the error envelope: `...errorResponses(400, 401, 403)`. */

@@ -20,6 +20,12 @@ import { loadConfig } from "../config/env.ts";
 import { onError } from "../routes/errors.ts";
 import { runTask, tryStartService } from "./support/cli.ts";
 import { type Answer, MOCK_RPC_SECRETS, mockNode, readerOn } from "./support/mock_rpc.ts";
+import { BaseError } from "viem";
+import { evmClient, isTransientRpcError } from "../chains/evm/client.ts";
+import { solRpc } from "../chains/sol/rpc.ts";
+import { suiGraphql } from "../chains/sui/client.ts";
+import { utxoRpc } from "../chains/utxo/rpc.ts";
+import { xrplRpc } from "../chains/xrp/rpc.ts";
 
 const MINTER_KEY = "0x" + "ab".repeat(32);
 const UASSETS_ENV = "uSOL=0x0000000000000000000000000000000000000001,uXRP=0x0000000000000000000000000000000000000002," +
@@ -110,7 +116,9 @@ Deno.test("formatError and onError: message, causes and stack, redacted (local J
   try {
     const viemError = await readerOn(node.url).tip().then(() => null, (e) => e);
     assert.ok(viemError instanceof Error);
-    assert.ok(viemError.message.includes(MOCK_RPC_SECRETS[0]), "viem quotes the URL: this test can fail");
+    // The client lets out a redacted copy; viem's original, which quotes the URL, is among its causes.
+    const quoting = (e: unknown) => e instanceof Error && e.message.includes(MOCK_RPC_SECRETS[0]);
+    assert.ok(viemError instanceof BaseError && viemError.walk(quoting), "viem quotes the URL: this test can fail");
     const wrapped = new Error("scan failed", { cause: viemError });
     const text = formatError(wrapped);
     assertNoSecrets(text);
@@ -181,5 +189,91 @@ Deno.test("a refused start and a failed admin command print no URL key (child pr
   } finally {
     await node.close();
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+/**
+ * One call of each chain family's RPC client over `url`: what its reader and payer send first. The EVM client is
+ * viem's over our transports (chains/evm/client.ts); the native ones share chains/shared/http_failover.ts.
+ */
+const CLIENTS: Record<string, { call: (url: string) => Promise<unknown>; refusal: unknown }> = {
+  // A provider refusing its key as JSON-RPC 2.0 does: an error object with a code outside the spec's range.
+  evm: {
+    call: (url) => evmClient({ chain: "base", urls: [url], timeoutMs: 2_000 }).getBlockNumber({ cacheTime: 0 }),
+    refusal: { jsonrpc: "2.0", id: 1, error: { code: -32099, message: "invalid api key" } },
+  },
+  sol: {
+    call: (url) => solRpc({ urls: [url], timeoutMs: 2_000 }).call("getSlot"),
+    refusal: { jsonrpc: "2.0", id: 1, error: { code: -32099, message: "invalid api key" } },
+  },
+  // Dogecoin Core 1.14 (src/httprpc.cpp JSONErrorReply): a JSON-RPC 1.0 error with HTTP 500.
+  doge: {
+    call: (url) => utxoRpc({ chain: "doge", urls: [url], timeoutMs: 2_000 }).call("getblockcount"),
+    refusal: { result: null, error: { code: -32099, message: "invalid api key" }, id: 1 },
+  },
+  // rippled 2.x: an error answer is `result.status` "error" with the code's token and message (ErrorCodes.cpp,
+  // rpcFORBIDDEN "forbidden", "Bad credentials.").
+  xrp: {
+    call: (url) => xrplRpc({ urls: [url], timeoutMs: 2_000 }).call("ledger_current"),
+    refusal: { result: { status: "error", error: "forbidden", error_message: "Bad credentials." } },
+  },
+  // A GraphQL server refusing the request: `errors` and no `data` (a request error, as the GraphQL spec names it).
+  sui: {
+    call: (url) => suiGraphql({ urls: [url], timeoutMs: 2_000 }).request("query Tip { checkpoint { sequenceNumber } }"),
+    refusal: { errors: [{ message: "invalid api key" }] },
+  },
+};
+
+/**
+ * A local server standing in for a provider at a keyed URL: answers `body` with `status` to every request, with the
+ * request's `id` where the answer has one (JSON-RPC echoes it).
+ */
+function keyedServer(status: number, body: unknown) {
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+    const sent = await req.json().catch(() => null);
+    const answer = body && typeof body === "object" && "id" in body ? { ...body, id: sent?.id ?? null } : body;
+    return Response.json(answer, { status });
+  });
+  const [pathKey, queryKey] = MOCK_RPC_SECRETS;
+  return {
+    url: `http://127.0.0.1:${server.addr.port}/v2/${pathKey}?apikey=${queryKey}`,
+    close: () => server.shutdown(),
+  };
+}
+
+Deno.test("RPC clients of every chain family: a failure leaves them without the URL's key, the original kept as cause (local servers standing in for providers)", async (t) => {
+  // A port nothing listens on: the connection is refused.
+  const closed = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const closedPort = (closed.addr as Deno.NetAddr).port;
+  closed.close();
+  for (const [family, client] of Object.entries(CLIENTS)) {
+    const cases: [string, () => { url: string; close: () => Promise<void> }][] = [
+      ["the node refuses the key", () => keyedServer(family === "doge" ? 500 : 200, client.refusal)],
+      ["a gateway answers 401", () => keyedServer(401, { error: "invalid api key" })],
+      ["nothing listens", () => ({
+        url: `http://127.0.0.1:${closedPort}/v2/${MOCK_RPC_SECRETS[0]}?apikey=${MOCK_RPC_SECRETS[1]}`,
+        close: () => Promise.resolve(),
+      })],
+    ];
+    for (const [what, start] of cases) {
+      await t.step(`${family}: ${what}`, async () => {
+        const node = start();
+        try {
+          const err = await client.call(node.url).then(() => null, (e) => e);
+          assert.ok(err instanceof Error, `${family} failed`);
+          // Whatever a caller may keep of it: the message, its string, its own fields serialized.
+          assertNoSecrets(`${err.message}\n${String(err)}\n${JSON.stringify(err)}\n${err.stack}\n${formatError(err)}`);
+          if (family === "evm") {
+            // viem's own error, URL and all, is still there for code that walks the causes.
+            assert.ok(err instanceof BaseError);
+            const original = err.walk((e) => e instanceof Error && e.message.includes(MOCK_RPC_SECRETS[0]));
+            assert.ok(original, "the original error is kept as a cause");
+            assert.equal(isTransientRpcError(err), isTransientRpcError(original), "read as transient as before");
+          }
+        } finally {
+          await node.close();
+        }
+      });
+    }
   }
 });

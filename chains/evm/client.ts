@@ -24,7 +24,7 @@ import {
 } from "viem";
 import { type RpcFailureReason, type RpcHook, TransientChainError } from "../adapter.ts";
 import { httpFailure } from "../shared/http_failover.ts";
-import { redactUrls } from "../shared/redact.ts";
+import { redactedError, redactUrls } from "../shared/redact.ts";
 import { EVM, type EvmChain } from "../catalog.ts";
 
 export type EvmNodeClient = PublicClient<Transport, Chain>;
@@ -59,12 +59,12 @@ export function evmClient(opts: EvmClientOptions): EvmClient {
   });
   const onRpc = opts.onRpc;
   const transports = opts.urls.map((url) =>
-    http(url, {
+    redactingTransport(http(url, {
       retryCount: 0,
       timeout: opts.timeoutMs ?? 10_000,
       onFetchRequest: onRpc ? (_req, init) => reportRpc(onRpc, url, init.body) : undefined,
       fetchFn: onRpc?.failed ? reportFailures(onRpc.failed, url) : undefined,
-    })
+    }))
   );
   // Tips and block numbers are read fresh: confirmations and reorg checks must not see a cached height.
   const nodes = transports.map((transport) => createPublicClient({ chain, transport, cacheTime: 0 }));
@@ -73,6 +73,29 @@ export function evmClient(opts: EvmClientOptions): EvmClient {
     transport: fallback(transports, { retryCount: opts.retryCount ?? 0, retryDelay: 100 }),
     cacheTime: 0,
   }).extend(() => ({ nodes }));
+}
+
+/**
+ * `transport` whose every failure leaves redacted (chains/shared/redact.ts `redactedError`): viem quotes the URL, path
+ * and query included, in the errors its HTTP transport raises (`RpcRequestError`, `HttpRequestError`,
+ * `TimeoutError`), and every error viem builds above them copies those texts. Redacted here, at the one place they are
+ * raised, no caller of the client can store or show a provider's key; the original stays as `cause`.
+ */
+export function redactingTransport<T extends Transport>(transport: T): T {
+  return ((params: Parameters<T>[0]) => {
+    const built = transport(params);
+    const request = built.request;
+    return {
+      ...built,
+      request: async (...args: Parameters<typeof request>) => {
+        try {
+          return await request(...args);
+        } catch (err) {
+          throw redactedError(err);
+        }
+      },
+    };
+  }) as T;
 }
 
 function reportRpc(onRpc: (info: { url: string; method: string }) => void, url: string, body: unknown) {
@@ -170,7 +193,10 @@ export function describeRpcError(err: unknown): string {
   return redactUrls(text);
 }
 
-/** Runs one RPC-backed step, turning transient failures into `TransientChainError`; anything else is rethrown. */
+/**
+ * Runs one RPC-backed step, turning transient failures into `TransientChainError`; anything else is rethrown as it
+ * came, already redacted by the client's transports (`redactingTransport`).
+ */
 export async function rpc<T>(chain: string, what: string, call: () => Promise<T>): Promise<T> {
   try {
     return await call();

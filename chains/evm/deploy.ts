@@ -9,6 +9,7 @@
  */
 import { type Address, createWalletClient, http, type LocalAccount, publicActions } from "viem";
 import { UASSET_ABI, UASSET_BYTECODE } from "../../contracts/uasset.ts";
+import { redactingTransport } from "./client.ts";
 import { EVM, type EvmChain, NATIVE, NATIVE_CHAINS, type UAsset, UASSET_DECIMALS, UASSETS } from "../catalog.ts";
 
 export interface DeployUAssetsOptions {
@@ -52,7 +53,7 @@ export async function deployUAssets(
       nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
       rpcUrls: { default: { http: [opts.rpcUrl] } },
     },
-    transport: http(opts.rpcUrl),
+    transport: redactingTransport(http(opts.rpcUrl)),
   }).extend(publicActions);
   const actual = await client.getChainId();
   if (actual !== chainId) throw new Error(`${opts.chain}: the node reports chain id ${actual}, expected ${chainId}`);

@@ -18,6 +18,38 @@ export function redactUrls(text: string): string {
   });
 }
 
+/**
+ * The error an RPC client lets out (README.md, decisions: "RPC URLs in errors"): `err` as is when none of its own
+ * texts quotes a URL whole, else a copy of the same class with every own text (message, stack, viem's `details`,
+ * `shortMessage`, `metaMessages`, `url`) redacted and `err` itself as its `cause`. Class, code and status stay, so
+ * `instanceof`, viem's `walk` and the transient-error rules read it as before, and whoever stores or shows its
+ * `message` or `String(err)` stores no key. The original is reachable through `cause` only: `formatError` redacts it,
+ * and no error object is stored in KV (a structured clone keeps causes).
+ */
+export function redactedError<E>(err: E): E {
+  if (!(err instanceof Error)) return err;
+  const copy = Object.create(Object.getPrototypeOf(err)) as Error;
+  let changed = false;
+  const redact = (value: unknown): unknown => {
+    if (typeof value === "string") {
+      const clean = redactUrls(value);
+      changed ||= clean !== value;
+      return clean;
+    }
+    return Array.isArray(value) ? value.map(redact) : value;
+  };
+  for (const key of Reflect.ownKeys(err)) {
+    if (key === "cause" || key === "stack") continue;
+    const d = Object.getOwnPropertyDescriptor(err, key)!;
+    Object.defineProperty(copy, key, "value" in d ? { ...d, value: redact(d.value) } : d);
+  }
+  const stack = redact(err.stack);
+  if (!changed) return err;
+  Object.defineProperty(copy, "stack", { value: stack, writable: true, configurable: true, enumerable: false });
+  Object.defineProperty(copy, "cause", { value: err, writable: true, configurable: true, enumerable: false });
+  return copy as E;
+}
+
 /** How many causes deep an error is rendered; cause chains can be cycles. */
 const MAX_CAUSES = 8;
 

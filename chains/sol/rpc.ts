@@ -7,6 +7,7 @@
  * failed over. Transport failures are `TransientChainError` (thrown by the transport).
  */
 import { httpFailover } from "../shared/http_failover.ts";
+import { redactUrls } from "../shared/redact.ts";
 
 /** Codes Solana's RPC answers that the adapter acts on (solana rpc-client-api `custom_error.rs`). */
 export const SOL_RPC_CODES = {
@@ -25,7 +26,7 @@ export const SOL_RPC_CODES = {
 /** The node answered the call with a JSON-RPC error. */
 export class SolRpcError extends Error {
   constructor(readonly method: string, readonly code: number, message: string, readonly data?: unknown) {
-    super(`sol ${method}: ${message} (code ${code})`);
+    super(redactUrls(`sol ${method}: ${message} (code ${code})`));
     this.name = "SolRpcError";
   }
 }

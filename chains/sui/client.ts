@@ -6,12 +6,13 @@
  */
 import { TransientChainError } from "../adapter.ts";
 import { httpFailover } from "../shared/http_failover.ts";
+import { redactUrls } from "../shared/redact.ts";
 import { operationName } from "./graphql.ts";
 
 /** The node answered with GraphQL errors (a rejected transaction, a bad argument). */
 export class SuiGraphqlError extends Error {
   constructor(readonly operation: string, readonly messages: string[]) {
-    super(`sui GraphQL ${operation} answered errors: ${messages.join("; ")}`);
+    super(redactUrls(`sui GraphQL ${operation} answered errors: ${messages.join("; ")}`));
     this.name = "SuiGraphqlError";
   }
 }

@@ -17,6 +17,7 @@
  */
 import type { UtxoChain } from "../catalog.ts";
 import { httpFailover } from "../shared/http_failover.ts";
+import { redactUrls } from "../shared/redact.ts";
 
 export { parseExactJson } from "../shared/http_failover.ts";
 
@@ -26,7 +27,7 @@ export const JSONRPC_VERSION = "2.0";
 /** The node answered the call with a JSON-RPC error (unknown transaction, bad parameter, rejected transaction). */
 export class RpcError extends Error {
   constructor(readonly method: string, readonly code: number, message: string) {
-    super(`${method}: ${message} (code ${code})`);
+    super(redactUrls(`${method}: ${message} (code ${code})`));
     this.name = "RpcError";
   }
 }

@@ -7,12 +7,13 @@
  */
 import { TransientChainError } from "../adapter.ts";
 import { httpFailover } from "../shared/http_failover.ts";
+import { redactUrls } from "../shared/redact.ts";
 
 /** rippled answered the request with an error status: `code` is its `error` field; `result` the whole answer. */
 export class XrplRpcError extends Error {
   constructor(readonly method: string, readonly code: string, readonly result: Record<string, unknown>) {
     const message = typeof result.error_message === "string" ? `: ${result.error_message}` : "";
-    super(`xrp RPC ${method} answered ${code}${message}`);
+    super(redactUrls(`xrp RPC ${method} answered ${code}${message}`));
     this.name = "XrplRpcError";
   }
 }

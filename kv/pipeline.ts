@@ -127,17 +127,21 @@ export async function listHeldNewest(kv: Deno.Kv, limit: number): Promise<HeldTr
 
 /**
  * Indexes and counts held transfers stored before the index existed, once per KV (kv/open.ts runs it at every open;
- * after the first it is one read). Each record is added in its own atomic checked against the record and the index
+ * once it found any, later opens make one read; a KV without any makes one read and one empty list). Each record is added in its own atomic checked against the record and the index
  * entry's absence, so two processes doing it at once, or a release racing it, count every record once.
  */
 export async function indexHeldTransfers(kv: Deno.Kv): Promise<void> {
   if ((await kv.get(HELD_INDEX_READY_KEY)).value !== null) return;
+  let found = false;
   for await (const e of kv.list<HeldTransfer>({ prefix: ["held_transfer"] })) {
+    found = true;
     const index = heldByTimeKey(e.value);
     await kv.atomic().check(e, { key: index, versionstamp: null }).set(index, e.value).sum(HELD_COUNT_KEY, 1n)
       .commit();
   }
-  await kv.set(HELD_INDEX_READY_KEY, true);
+  // A KV with no held transfer is left unwritten (opening a new or empty KV writes nothing); the ones added later are
+  // indexed as they are written, so the next open finds them indexed and only sets the mark.
+  if (found) await kv.set(HELD_INDEX_READY_KEY, true);
 }
 
 // ---- watcher cursors ----

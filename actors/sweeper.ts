@@ -169,7 +169,17 @@ async function driveSweep(
   if (status.state === "included" && isCounted(status, ctx.settings.confirmations(chain))) {
     if (status.success) {
       const delivered = await deliveredBy(ctx, sweep);
-      if (delivered === null) return "waiting"; // final a moment ago, in no canonical block now: asked again next tick
+      if (delivered === null) {
+        // Final a moment ago, in no canonical block now: asked again next tick.
+        ctx.log(`sweep ${chain} ${sweep.sweepId}: final, but the node has no transfers of ${sweep.txHash}; will retry`);
+        return "waiting";
+      }
+      if (delivered > BigInt(sweep.amount)) {
+        ctx.log(
+          `sweep ${chain} ${sweep.sweepId}: delivered ${delivered}, more than the ${sweep.amount} recorded as leaving ` +
+            `${sweep.from.address}; its fee is recorded as 0`,
+        );
+      }
       await completeSweep(ctx.kv, chain, sweep.sweepId, { blockNumber: status.blockNumber, at: ctx.now(), delivered });
       return sweep.sweepId === sweepIdOf(due.value) ? await clearMark(ctx, due, "completed") : "completed";
     }

@@ -26,7 +26,11 @@ export interface AccountTreasuryReport {
     /** What recorded payouts not yet final will take (kv/hot_wallet.ts): amount plus fee each, and how many. */
     held: { count: number; amount: string };
   };
-  swept: { count: number; amount: string };
+  /**
+   * Completed sweeps: what left the deposit addresses (`amount`, fees included), and of that the fees recorded (sweeps
+   * completed before fees were recorded count none here; reconciliation reads theirs from the chain).
+   */
+  swept: { count: number; amount: string; fees: string };
   unswept: {
     count: number;
     amount: string;
@@ -86,13 +90,14 @@ export async function accountTreasuryReport(
     }
   }
 
-  let sweptCount = 0, sweptAmount = 0n, deadSweeps = 0;
+  let sweptCount = 0, sweptAmount = 0n, sweptFees = 0n, deadSweeps = 0;
   const openSweeps: AccountTreasuryReport["openSweeps"] = [];
   for await (const e of kv.list<Sweep>({ prefix: ["treasury_sweep", chain] })) {
     const s = e.value;
     if (s.status === "completed") {
       sweptCount++;
       sweptAmount += BigInt(s.amount);
+      sweptFees += BigInt(s.fee ?? "0");
     } else if (s.status === "dead") deadSweeps++;
     else {
       openSweeps.push({
@@ -178,7 +183,7 @@ export async function accountTreasuryReport(
       reserve: NATIVE[chain].reserve.toString(),
       held: { count: holds.count, amount: holds.held.toString() },
     },
-    swept: { count: sweptCount, amount: sweptAmount.toString() },
+    swept: { count: sweptCount, amount: sweptAmount.toString(), fees: sweptFees.toString() },
     unswept: { count: deposits.length, amount: unsweptAmount.toString(), oldest, deposits },
     openSweeps,
     deadSweeps,
@@ -195,7 +200,8 @@ export function accountTreasuryText(r: AccountTreasuryReport): string[] {
     `treasury ${r.chain} at ${r.at} (amounts in the smallest unit of ${unit})`,
     `hot wallet ${h.address ?? "(none)"}: balance ${h.balance ?? `unknown (${h.balanceError})`}; reserve ${h.reserve}`,
     `held by recorded payouts not yet final: ${h.held.count}, ${h.held.amount}`,
-    `swept deposits: ${r.swept.count}, ${r.swept.amount} moved to the hot wallet`,
+    `swept deposits: ${r.swept.count}, ${r.swept.amount} moved to the hot wallet (sweep fees included: ` +
+    `${r.swept.fees} recorded)`,
     `unswept deposits (minted, waiting for their sweep): ${r.unswept.count}, ${r.unswept.amount}` +
     (r.unswept.oldest ? `; oldest ${r.unswept.oldest.orderId} waiting ${r.unswept.oldest.age}` : ""),
   ];

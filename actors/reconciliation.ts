@@ -9,7 +9,8 @@
  *    transfer address received, by the records, equals what the chain says it holds.
  * 3. **Supply <= native coins we control.** The uAssets still owed (supply less what sits at the transfer address
  *    already paid out) across EVM chains, in native units, against the treasury, hot wallets, unswept deposits and
- *    reserves of the native chain.
+ *    what every other deposit address keeps (its reserve) on the native chain, plus the fees sweeps paid (recorded,
+ *    shown apart: coins that left to move deposits into the hot wallet).
  *
  * `reconcile` (the pure comparison) takes the gathered facts and names each mismatch with its records; `gatherFacts`
  * reads them (chain reads first, then KV, so an order that completes meanwhile is still seen with its event). A chain
@@ -36,7 +37,8 @@ import { type BurnOrder, type MintOrder, type Order, parseOrder } from "../kv/or
 import { burnTotals } from "../kv/onchain_burns.ts";
 import { listRefunds, refundBooks } from "../kv/refunds.ts";
 import { type DustAggregate, type HeldTransfer, listDust, listHeld } from "../kv/pipeline.ts";
-import { coinTotals, listSweepsDue, type Sweep } from "../kv/treasury.ts";
+import { coinTotals, listAccountBalances, listSweepsDue, type Sweep, sweepDelivery } from "../kv/treasury.ts";
+import { deliveredBy } from "./sweeper.ts";
 import type { StoredMismatch } from "../kv/reconciliation.ts";
 import { redactUrls } from "../chains/shared/redact.ts";
 
@@ -74,6 +76,11 @@ export type ControlledPart = "treasury" | "hotWallet" | "unsweptDeposits" | "res
 export interface ControlledFacts {
   chain: NativeChain;
   parts: Partial<Record<ControlledPart, Read<bigint>>>;
+  /**
+   * Account chains: the fees completed sweeps paid (what left deposit addresses less what the hot wallet received).
+   * Not controlled any more, but accounted for: the outstanding supply is compared with controlled plus these.
+   */
+  sweepFees?: Read<bigint>;
 }
 
 export interface ReconcileInput {
@@ -171,6 +178,11 @@ export interface SupplyReport {
   /** Native coins we control, part by part (null: unknown), and their total when every part is known. */
   controlled: Record<ControlledPart, string | null>;
   controlledNative: string | null;
+  /**
+   * Fees completed sweeps paid, native units (null: unknown): the operator's cost of moving deposits into the hot
+   * wallet. `controlledNative` + this covers the outstanding supply; the difference between the two is these fees.
+   */
+  sweepFees: string | null;
   unknown: string[];
 }
 
@@ -451,14 +463,17 @@ export function reconcile(input: ReconcileInput): ReconciliationReport {
         if (controlledNative !== null) controlledNative += r.value;
       }
     }
+    const fees = controlledFacts?.sweepFees ?? { ok: true as const, value: 0n };
+    if (natives.has(native) && !fees.ok) supplyUnknown.push(`${native} sweep fees: ${fees.reason}`);
+    const sweepFees = !natives.has(native) || !fees.ok ? null : fees.value;
+    // What backs the outstanding supply: the coins we control and the fees sweeps spent moving them (accounted for).
+    const accounted = controlledNative === null || sweepFees === null ? null : controlledNative + sweepFees;
     const outstanding = supplyWei === null || redeemedAtTransfer === null ? null : supplyWei - redeemedAtTransfer;
     const split = outstanding === null ? null : weiToNative(native, outstanding > 0n ? outstanding : 0n);
     let supplyOk = supplyUnknown.length === 0;
     if (!natives.has(native)) {
       supplyOk = true; // the native chain is not run here: nothing to compare against, said in `skipped`
-    } else if (
-      outstanding !== null && controlledNative !== null && outstanding > nativeToWei(native, controlledNative)
-    ) {
+    } else if (outstanding !== null && accounted !== null && outstanding > nativeToWei(native, accounted)) {
       supplyOk = false;
       const parts = CONTROLLED_PARTS.map((p) => `${p} ${controlled[p]}`).join(", ");
       mismatches.push({
@@ -468,7 +483,8 @@ export function reconcile(input: ReconcileInput): ReconciliationReport {
         message: `${asset} outstanding across EVM chains is ${split!.native} ${NATIVE[native].token.symbol} units` +
           `${split!.remainderWei > 0n ? ` + ${split!.remainderWei} wei` : ""} (supply ${supplyWei} wei less ` +
           `${redeemedAtTransfer} redeemed at the transfer address), above the ${controlledNative} we control on ` +
-          `${native} (${parts}): short by ${outstanding - nativeToWei(native, controlledNative)} wei`,
+          `${native} (${parts}) and the ${sweepFees} sweeps paid in fees: short by ` +
+          `${outstanding - nativeToWei(native, accounted!)} wei`,
         records: [native, ...chains.map((c) => c.chain)],
       });
     }
@@ -487,6 +503,7 @@ export function reconcile(input: ReconcileInput): ReconciliationReport {
         outstandingRemainderWei: split === null ? null : s(split.remainderWei),
         controlled,
         controlledNative: controlledNative === null ? null : s(controlledNative),
+        sweepFees: sweepFees === null ? null : s(sweepFees),
         unknown: supplyUnknown,
       },
     });
@@ -643,16 +660,33 @@ async function controlledOn(kv: Deno.Kv, chains: Chains, chain: NativeChain): Pr
   const unsweptDeposits: Read<bigint> = due.ok
     ? await read(async () => sum(await Promise.all([...due.value].map((a) => balance(a)))))
     : due;
-  // What swept addresses keep (their reserve), by the last completed sweep of each, unless read above.
+  const sweeps = await listAll<Sweep>(kv, ["treasury_sweep", chain]);
+  // What every other deposit address keeps, unless read above: its balance record (kv/treasury.ts, written by the
+  // sweeper when a sweep completes or a mark clears with nothing above the reserve, as a deposit of exactly the
+  // reserve does), else its last completed sweep's `leave` (records from before balance records were written).
   const reserves = await read(async () => {
     const kept = new Map<string, bigint>();
-    for (const sweep of await listAll<Sweep>(kv, ["treasury_sweep", chain])) {
-      if (sweep.status === "completed") kept.set(sweep.from.address, BigInt(sweep.leave));
-    }
+    for (const sweep of sweeps) if (sweep.status === "completed") kept.set(sweep.from.address, BigInt(sweep.leave));
+    for (const b of await listAccountBalances(kv, chain as AccountChain)) kept.set(b.address, b.balance);
     if (due.ok) { for (const a of due.value) kept.delete(a); }
     return sum(kept.values());
   });
-  return { chain, parts: { hotWallet, unsweptDeposits, reserves } };
+  // The fees completed sweeps paid; a record from before fees were recorded has it derived from the chain.
+  const sweepFees = await read(async () => {
+    let fees = 0n;
+    for (const sweep of sweeps) {
+      if (sweep.status !== "completed") continue;
+      if (sweep.fee !== undefined) {
+        fees += BigInt(sweep.fee);
+        continue;
+      }
+      const delivered = await deliveredBy({ chains }, sweep);
+      if (delivered === null) throw new Error(`completed sweep ${sweep.sweepId} (${sweep.txHash}) is not on chain now`);
+      fees += BigInt(sweepDelivery(sweep, delivered).fee);
+    }
+    return fees;
+  });
+  return { chain, parts: { hotWallet, unsweptDeposits, reserves }, sweepFees };
 }
 
 /** Mismatches of a sum over many records (per asset and chain), not of one record. */

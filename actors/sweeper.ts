@@ -6,7 +6,10 @@
  *
  * The commit that completes a mint writes a "sweep due" mark (`addSweepDueOf`); `sweepOnce`, one tick per chain under
  * a KV lease, works through the marks. A mark is cleared when a sweep of its deposit is final or when the address
- * holds nothing above its reserve (another deposit's sweep took it along).
+ * holds nothing above its reserve (another deposit's sweep took it along, or the deposit was no more than the reserve).
+ * Either way the address's balance record (kv/treasury.ts) says what it keeps, in the same commit: coins we control
+ * that reconciliation counts (docs/reconciliation.md). A completed sweep records what the hot wallet received, as the
+ * chain reports the transaction, and so the fee it paid.
  */
 import { type Chains, isCounted, TransientChainError } from "../chains/adapter.ts";
 import {
@@ -34,6 +37,7 @@ import { findDepositAddress } from "../kv/mint_wallets.ts";
 import type { Order } from "../kv/orders.ts";
 import { acquireLease } from "../kv/pipeline.ts";
 import {
+  addAccountBalance,
   addSweepDue,
   completeSweep,
   listSweepsDue,
@@ -120,11 +124,15 @@ async function sweepDeposit(
 
   const reserve = NATIVE[chain].reserve;
   const balance = await reader.balance!(address);
-  // The sim charges no fee; a live adapter's prepareSweep takes its fee out of the amount it is asked to move.
-  const amount = balance - reserve;
-  if (amount <= 0n) return await clearMark(ctx, due, "cleared");
   const owner = await findDepositAddress(ctx.kv, chain, address);
   if (!owner) throw new Error(`${address} is not one of our deposit addresses on ${chain}`);
+  // The sim charges no fee; a live adapter's prepareSweep takes its fee out of the amount it is asked to move.
+  const amount = balance - reserve;
+  if (amount <= 0n) {
+    // Nothing to move, yet the address holds what it holds (a deposit of exactly the reserve: all of it): recorded.
+    const kept = { chain, address, derivationIndex: owner.derivationIndex, balance, reserve };
+    return await clearMark(ctx, due, "cleared", (atomic) => addAccountBalance(atomic, kept));
+  }
   const payer = ctx.chains.payer(chain);
   const from = { address, derivationIndex: owner.derivationIndex };
   const tx = await payer.prepareSweep!({ sweepId, from: address, derivationIndex: owner.derivationIndex, amount });
@@ -160,7 +168,19 @@ async function driveSweep(
   }
   if (status.state === "included" && isCounted(status, ctx.settings.confirmations(chain))) {
     if (status.success) {
-      await completeSweep(ctx.kv, chain, sweep.sweepId, { blockNumber: status.blockNumber, at: ctx.now() });
+      const delivered = await deliveredBy(ctx, sweep);
+      if (delivered === null) {
+        // Final a moment ago, in no canonical block now: asked again next tick.
+        ctx.log(`sweep ${chain} ${sweep.sweepId}: final, but the node has no transfers of ${sweep.txHash}; will retry`);
+        return "waiting";
+      }
+      if (delivered > BigInt(sweep.amount)) {
+        ctx.log(
+          `sweep ${chain} ${sweep.sweepId}: delivered ${delivered}, more than the ${sweep.amount} recorded as leaving ` +
+            `${sweep.from.address}; its fee is recorded as 0`,
+        );
+      }
+      await completeSweep(ctx.kv, chain, sweep.sweepId, { blockNumber: status.blockNumber, at: ctx.now(), delivered });
       return sweep.sweepId === sweepIdOf(due.value) ? await clearMark(ctx, due, "completed") : "completed";
     }
     const proof = { kind: "failed" as const, blockNumber: status.blockNumber, reason: status.reason ?? "failed" };
@@ -174,9 +194,30 @@ async function driveSweep(
   return "waiting";
 }
 
-async function clearMark(ctx: PipelineContext, due: Deno.KvEntry<SweepDue>, step: SweepStep): Promise<SweepStep> {
-  await ctx.kv.atomic().check(due).delete(due.key).commit();
+async function clearMark(
+  ctx: PipelineContext,
+  due: Deno.KvEntry<SweepDue>,
+  step: SweepStep,
+  also?: (atomic: Deno.AtomicOperation) => void,
+): Promise<SweepStep> {
+  const atomic = ctx.kv.atomic().check(due).delete(due.key);
+  also?.(atomic);
+  await atomic.commit();
   return step;
+}
+
+/**
+ * What the sweep's transaction delivered to the hot wallet, as the chain reports it (the native transfers to `to`:
+ * XRPL `delivered_amount`, the Solana and Sui balance rise), or null when it is in no canonical block. The fee is what
+ * left the address less this (kv/treasury.ts `sweepDelivery`), whatever the chain charged.
+ */
+export async function deliveredBy(
+  ctx: Pick<PipelineContext, "chains">,
+  sweep: Pick<Sweep, "chain" | "txHash" | "to">,
+): Promise<bigint | null> {
+  const transfers = await ctx.chains.reader(sweep.chain).transfersOf(sweep.txHash);
+  if (transfers === null) return null;
+  return transfers.filter((t) => t.asset === "native" && t.to === sweep.to).reduce((sum, t) => sum + t.amount, 0n);
 }
 
 /**

@@ -7,9 +7,10 @@
  *   that records a final spend of it (which leaves a spent marker, so a rescan cannot add it back). A coin is locked
  *   to a transaction by the `coins` reservation of kv/chain_state.ts (`coinLockKey`), never here: a coin is spendable
  *   when it is recorded, unspent, unlocked and not coinbase.
- * - Account chains (sol, xrp, sui): one balance record per address we own (deposit addresses and the hot wallet), as
- *   the adapter last read it, with the reserve the address must keep. An address is locked while a sweep of it is
- *   open (`accountLockKey`), created in the atomic that records the sweep: one open sweep per address.
+ * - Account chains (sol, xrp, sui): one balance record per deposit address, what it keeps once its deposits are
+ *   swept (written by the sweeper: the sweep's `leave` when one completes, the balance it read when nothing was above
+ *   the reserve), with the reserve the address must keep. An address is locked while a sweep of it is open
+ *   (`accountLockKey`), created in the atomic that records the sweep: one open sweep per address.
  *
  * Amounts are bigint in code and decimal strings in KV (a record stays plain JSON, readable by the admin tools).
  */
@@ -102,9 +103,19 @@ export interface Sweep {
   chain: AccountChain;
   from: { address: string; derivationIndex: number };
   to: string;
-  /** Decimal strings: what moves, and what the address keeps (its reserve). */
+  /**
+   * Decimal strings: what leaves the address (the fee included: a live adapter takes its fee out of it), and what the
+   * address keeps (its reserve).
+   */
   amount: string;
   leave: string;
+  /**
+   * Set when completed: what the hot wallet received, as the chain reports the transaction, and the fee the sweep paid
+   * (`amount` less `delivered`), a cost the operator bears (docs/reconciliation.md). Absent on records completed
+   * before these were recorded: reconciliation derives them from the chain.
+   */
+  delivered?: string;
+  fee?: string;
   txHash: string;
   raw: string;
   preparedAt: string;
@@ -316,12 +327,17 @@ export function addSpent(
 
 /** Records the balance the adapter read for an address we own (replacing the previous reading). */
 export async function setAccountBalance(kv: Deno.Kv, b: AccountBalance): Promise<void> {
+  await addAccountBalance(kv.atomic(), b).commit();
+}
+
+/** `setAccountBalance` inside the caller's commit (the sweeper's: with the mark or the sweep it settles). */
+export function addAccountBalance(atomic: Deno.AtomicOperation, b: AccountBalance): Deno.AtomicOperation {
   if (!isAccountChain(b.chain)) throw new RangeError(`${String(b.chain)} is not an account chain`);
   if (typeof b.address !== "string" || b.address === "") throw new RangeError("address is required");
   assertDerivationIndex(b.derivationIndex);
   if (typeof b.balance !== "bigint" || b.balance < 0n) throw new RangeError("balance must not be negative");
   if (typeof b.reserve !== "bigint" || b.reserve < 0n) throw new RangeError("reserve must not be negative");
-  await kv.set(
+  return atomic.set(
     balanceKey(b.chain, b.address),
     {
       chain: b.chain,
@@ -331,6 +347,15 @@ export async function setAccountBalance(kv: Deno.Kv, b: AccountBalance): Promise
       reserve: b.reserve.toString(),
     } satisfies StoredBalance,
   );
+}
+
+/** Every balance record of `chain` (what each deposit address keeps, by the sweeper). */
+export async function listAccountBalances(kv: Deno.Kv, chain: AccountChain): Promise<AccountBalance[]> {
+  const out: AccountBalance[] = [];
+  for await (const e of kv.list<StoredBalance>({ prefix: ["treasury_balance", chain] })) {
+    out.push(fromStoredBalance(e.value));
+  }
+  return out;
 }
 
 const fromStoredBalance = (s: StoredBalance): AccountBalance => ({
@@ -445,19 +470,48 @@ export type SettleSweepResult =
   /** It was already settled the other way (completed, or proven dead): nothing changed. */
   | { ok: false; reason: "settled"; sweep: Sweep };
 
-/** The sweep's transaction is final on chain: the sweep is done and the address free for the next one. */
+/**
+ * The sweep's transaction is final on chain: the sweep is done and the address free for the next one. `delivered`
+ * (what the chain says the hot wallet received) is recorded with the fee it implies; in the same commit the address's
+ * balance record says it keeps the sweep's `leave`.
+ */
 export async function completeSweep(
   kv: Deno.Kv,
   chain: AccountChain,
   sweepId: string,
-  final: { blockNumber: number; at: Date },
+  final: { blockNumber: number; at: Date; delivered?: bigint },
 ): Promise<SettleSweepResult> {
-  return await settleSweep(kv, chain, sweepId, "completed", (s) => ({
-    ...s,
-    status: "completed",
-    blockNumber: final.blockNumber,
-    completedAt: final.at.toISOString(),
-  }));
+  return await settleSweep(
+    kv,
+    chain,
+    sweepId,
+    "completed",
+    (s) => ({
+      ...s,
+      status: "completed",
+      blockNumber: final.blockNumber,
+      completedAt: final.at.toISOString(),
+      ...(final.delivered === undefined ? {} : sweepDelivery(s, final.delivered)),
+    }),
+    (atomic, s) =>
+      addAccountBalance(atomic, {
+        chain,
+        address: s.from.address,
+        derivationIndex: s.from.derivationIndex,
+        balance: BigInt(s.leave),
+        reserve: BigInt(s.leave),
+      }),
+  );
+}
+
+/**
+ * What a sweep delivered and the fee it paid, from what the hot wallet received: the fee is what left the address
+ * (`amount`) less that. Never negative: a chain that moved more than asked (a coin arriving meanwhile) paid a fee the
+ * hot wallet's credit cannot show, recorded as 0.
+ */
+export function sweepDelivery(s: Pick<Sweep, "amount">, delivered: bigint): { delivered: string; fee: string } {
+  const fee = BigInt(s.amount) - delivered;
+  return { delivered: delivered.toString(), fee: (fee > 0n ? fee : 0n).toString() };
 }
 
 /**

@@ -88,7 +88,7 @@ for (const chain of ["sol", "xrp", "sui"] as const) {
         reserve: reserve.toString(),
         held: { count: 0, amount: "0" }, // no payout recorded yet
       });
-      assert.deepEqual(r.swept, { count: 1, amount: swept.toString() });
+      assert.deepEqual(r.swept, { count: 1, amount: swept.toString(), fees: "0" }, "the sim charges no fee");
       assert.equal(r.unswept.count, 1);
       assert.equal(r.unswept.amount, second.toString());
       assert.equal(r.unswept.oldest.orderId, unswept.id);

@@ -50,6 +50,8 @@ interface Crafted {
   supply?: Read<bigint>;
   held?: HeldTransfer[];
   hotWallet?: Read<bigint>;
+  /** The fees sol sweeps paid (absent: none recorded). */
+  sweepFees?: Read<bigint>;
   minted?: Read<MintedEvent[]>;
 }
 
@@ -72,6 +74,7 @@ function input(c: Crafted): ReconcileInput {
     parts: chain === "sol"
       ? { hotWallet: c.hotWallet ?? ok(10n ** 20n), unsweptDeposits: ok(0n), reserves: ok(0n) }
       : { treasury: ok(0n) },
+    ...(chain === "sol" && c.sweepFees ? { sweepFees: c.sweepFees } : {}),
   }));
   return {
     at: "2026-01-01T00:00:00.000Z",
@@ -208,6 +211,28 @@ Deno.test("reconcile: supply above the native coins we control is supply_exceeds
   assert.equal(m.chain, null);
   assert.match(m.message, new RegExp(`short by ${nativeToWei("sol", 1n)} wei`));
   assert.match(m.message, new RegExp(`supply ${wei} wei`));
+});
+
+Deno.test("reconcile: fees sweeps paid explain controlled below outstanding to the unit, never more", () => {
+  const a = solMint("completed", 0);
+  const deposit = BigInt(a.amount);
+  const facts = (hot: bigint, fees: Read<bigint>) =>
+    reconcile(input({ orders: [a], events: [eventOf(a)], hotWallet: ok(hot), sweepFees: fees }));
+  const explained = facts(deposit - 5_000n, ok(5_000n));
+  const sol = explained.assets.find((x) => x.asset === "uSOL")!;
+  assert.deepEqual(explained.mismatches, []);
+  assert.equal(sol.supply.sweepFees, "5000");
+  assert.equal(BigInt(sol.supply.controlledNative!) + 5_000n, BigInt(sol.supply.outstandingNative!));
+  const short = facts(deposit - 5_001n, ok(5_000n));
+  assert.deepEqual(short.mismatches.map((m) => m.kind), ["supply_exceeds_controlled"]);
+  assert.match(
+    short.mismatches[0].message,
+    new RegExp(`the 5000 sweeps paid in fees: short by ${nativeToWei("sol", 1n)} wei`),
+  );
+  const unread = facts(deposit, { ok: false, reason: "sol: getTransaction: 503" });
+  assert.equal(unread.ok, false);
+  assert.ok(unread.unknown.some((u) => u.includes("sol sweep fees: sol: getTransaction: 503")), unread.unknown.join());
+  assert.equal(unread.assets.find((x) => x.asset === "uSOL")!.supply.sweepFees, null);
 });
 
 Deno.test("reconcile: a failed chain read makes its part unknown, never ok, and no mismatch is guessed", () => {

@@ -119,6 +119,8 @@ async function mintAndSweep(s: Awaited<ReturnType<typeof solSetup>>, lamports: b
   assert.deepEqual(sol.memosOf(sweep.txHash), [`sweep ${order.id}`]);
   assert.equal(sol.balance(address), RESERVE, "the deposit address keeps its rent-exempt reserve");
   assert.equal(sol.balance(hot), hotBefore + moved, "the hot wallet grew by the swept amount less the fee");
+  assert.equal(sweep.delivered, moved.toString(), "what the hot wallet received, recorded");
+  assert.equal(sweep.fee, FEE_PER_SIGNATURE.toString(), "the fee the sweep paid, recorded apart");
   await waitUntil("the sweep mark cleared", async () => {
     for await (const _ of kv.list({ prefix: ["treasury_sweep_due", "sol"] })) return false;
     return true;

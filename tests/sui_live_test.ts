@@ -180,6 +180,9 @@ Deno.test("live sui on a Sui-GraphQL-shaped server: a deposit mints exact uSUI o
       // On the server: the hot wallet grew by the deposit less the sweep's gas; the deposit address is empty.
       assert.equal(s.sui.balance(s.hotWallet), amount - gasOf(s.sui));
       assert.equal(s.sui.coins(s.hotWallet).length, 1, "the deposit's coin moved whole");
+      // Recorded apart: what the hot wallet received, and the gas the sweep paid (known only once it ran).
+      assert.equal(r.sweep.delivered, (amount - gasOf(s.sui)).toString());
+      assert.equal(r.sweep.fee, gasOf(s.sui).toString());
       assert.equal(s.sui.balance(r.address), 0n);
       // More checkpoints and sweeper ticks later: still one sweep, nothing else moved.
       s.sui.mine(3);

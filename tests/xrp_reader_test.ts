@@ -165,3 +165,19 @@ Deno.test("xrp adapters on a rippled-shaped server: the factory checks its setti
     assert.deepEqual(methods, ["ledger", "ledger", "ledger"], "one call per validated ledger, whatever it holds");
   });
 });
+
+Deno.test('xrp reader on a rippled-shaped server: a Payment whose delivered amount is "unavailable" is held as XRP the ledger did not measure, not as an issued currency', async () => {
+  await withRippled({}, async (server) => {
+    const us = depositAddress(5);
+    const old = server.hooks.unrecordedPartialPayment(us, 900n * XRP, 3n * XRP);
+    const { transfers } = await scanned(server, [old]);
+    assert.equal(transfers.length, 1, "one record: the payment, held; never credited");
+    const [held] = transfers;
+    assert.equal(held.to, us);
+    assert.equal(held.asset, "native");
+    assert.equal(held.amount, 0n, "the ledger did not record what was delivered: never Amount (900 XRP)");
+    assert.doesNotMatch(held.heldReason!, /issued-currency/);
+    assert.match(held.heldReason!, /XRP payment whose delivered amount the ledger did not record/);
+    assert.match(held.heldReason!, /held for an operator/);
+  });
+});

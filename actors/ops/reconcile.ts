@@ -77,6 +77,7 @@ const ReportSchema = z.object({
       outstandingRemainderWei: decOrUnknown,
       controlled: PARTS,
       controlledNative: decOrUnknown,
+      sweepFees: decOrUnknown,
       unknown: z.array(z.string()),
     }),
   })),
@@ -217,7 +218,10 @@ export function reportText(r: ReconciliationReport): string[] {
     ]),
   ]));
   if (quiet > 0) lines.push(`(${quiet} asset/chain pairs with nothing recorded and nothing on chain: ok)`);
-  lines.push("", "supply: outstanding across EVM chains (native units) <= native coins we control");
+  lines.push(
+    "",
+    "supply: outstanding across EVM chains (native units) <= native coins we control + fees sweeps paid",
+  );
   lines.push(...table([
     [
       "asset",
@@ -228,6 +232,7 @@ export function reportText(r: ReconciliationReport): string[] {
       "hot wallet",
       "unswept",
       "reserves",
+      "sweep fees",
       "status",
     ],
     ...r.assets.map((a) => {
@@ -244,6 +249,7 @@ export function reportText(r: ReconciliationReport): string[] {
         cell(sp.controlled.hotWallet),
         cell(sp.controlled.unsweptDeposits),
         cell(sp.controlled.reserves),
+        cell(sp.sweepFees),
         status(sp, sp.unknown.length === 0),
       ];
     }),

@@ -114,7 +114,11 @@ const AccountTreasurySchema = z.object({
     reserve: z.string(),
     held: z.object({ count: z.number().int(), amount: z.string() }),
   }),
-  swept: z.object({ count: z.number().int(), amount: z.string() }),
+  swept: z.object({
+    count: z.number().int(),
+    amount: z.string().describe("what left the deposit addresses, sweep fees included"),
+    fees: z.string().describe("sweep fees recorded (sweeps completed before fees were recorded count none)"),
+  }),
   unswept: z.object({
     count: z.number().int(),
     amount: z.string(),

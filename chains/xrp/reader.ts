@@ -60,7 +60,12 @@ export function transfersOfEntry(entry: XrplTxEntry): ObservedTransfer[] {
         to: tx.Destination,
         amount: 0n,
         asset: "native",
-        heldReason: `XRPL issued-currency payment (delivered ${describeAmount(delivered)}), not XRP: never credited`,
+        heldReason: delivered === "unavailable"
+          // rippled answers "unavailable" for a Payment in a ledger from before DeliveredAmount was recorded (January
+          // 2014): XRP may have arrived, but how much the ledger does not say, and Amount is never credited.
+          ? `XRPL XRP payment whose delivered amount the ledger did not record (delivered_amount "unavailable"): ` +
+            `it cannot be credited automatically; held for an operator`
+          : `XRPL issued-currency payment (delivered ${describeAmount(delivered)}), not XRP: never credited`,
       });
       credited = tx.Destination;
     }

@@ -17,7 +17,8 @@
  * - `server_info` answers `info.network_id` when `networkId` is given (the question CHAIN_MODE asks a node).
  * - Test hooks: `fund`, `closeLedgers`, `drop` (a submitted transaction is accepted and lost: it expires),
  *   `useSequence` (another transaction of the account takes its next Sequence), and the traps a scan must survive:
- *   `partialPayment`, `failedPayment` (tec), `iouPayment`, `accountDelete`, `paymentChannelClaim`.
+ *   `partialPayment`, `unrecordedPartialPayment` (an old ledger's `delivered_amount: "unavailable"`), `failedPayment`
+ *   (tec), `iouPayment`, `accountDelete`, `paymentChannelClaim`.
  */
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex } from "@noble/hashes/utils.js";
@@ -96,6 +97,13 @@ export interface RippledHooks {
   useSequence(address: string): string;
   /** A tfPartialPayment whose Amount is `amount` but delivers only `delivered`. */
   partialPayment(to: string, amount: bigint, delivered: bigint): string;
+  /**
+   * A partial payment as rippled answers one from a ledger before 4594095 (closed before 446000000, January 2014):
+   * its metadata has no `DeliveredAmount`, and rippled 2.4's `insertDeliveredAmount`
+   * (src/xrpld/rpc/detail/DeliveredAmount.cpp) then answers `delivered_amount: "unavailable"` (from that ledger on,
+   * a missing DeliveredAmount means `Amount` was delivered). It delivers `delivered`.
+   */
+  unrecordedPartialPayment(to: string, amount: bigint, delivered: bigint): string;
   /** A Payment that fails with a `tec` code in a validated ledger: delivers nothing. */
   failedPayment(to: string, amount: bigint, code?: string): string;
   /** An issued-currency payment (USD from the genesis) to `to`. */
@@ -340,6 +348,19 @@ export function startRippledServer(opts: RippledServerOptions = {}): RippledServ
         applyToOpen(GENESIS, baseFee, "tesSUCCESS", [{ to, drops: delivered }], {
           delivered_amount: delivered.toString(),
         }),
+      );
+    },
+    unrecordedPartialPayment(to, amount, delivered) {
+      const tx = genesisTx({
+        TransactionType: "Payment",
+        Destination: to,
+        Amount: amount.toString(),
+        Flags: 0x20000,
+        SendMax: amount.toString(),
+      });
+      return inject(
+        tx,
+        applyToOpen(GENESIS, baseFee, "tesSUCCESS", [{ to, drops: delivered }], { delivered_amount: "unavailable" }),
       );
     },
     failedPayment(to, amount, code = "tecNO_DST_INSUF_XRP") {

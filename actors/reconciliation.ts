@@ -37,7 +37,14 @@ import { type BurnOrder, type MintOrder, type Order, parseOrder } from "../kv/or
 import { burnTotals } from "../kv/onchain_burns.ts";
 import { listRefunds, refundBooks } from "../kv/refunds.ts";
 import { type DustAggregate, type HeldTransfer, listDust, listHeld } from "../kv/pipeline.ts";
-import { coinTotals, listAccountBalances, listSweepsDue, type Sweep, sweepDelivery } from "../kv/treasury.ts";
+import {
+  backfillSweepDelivery,
+  coinTotals,
+  listAccountBalances,
+  listSweepsDue,
+  type Sweep,
+  sweepDelivery,
+} from "../kv/treasury.ts";
 import { deliveredBy } from "./sweeper.ts";
 import type { StoredMismatch } from "../kv/reconciliation.ts";
 import { redactUrls } from "../chains/shared/redact.ts";
@@ -671,7 +678,8 @@ async function controlledOn(kv: Deno.Kv, chains: Chains, chain: NativeChain): Pr
     if (due.ok) { for (const a of due.value) kept.delete(a); }
     return sum(kept.values());
   });
-  // The fees completed sweeps paid; a record from before fees were recorded has it derived from the chain.
+  // The fees completed sweeps paid; a record from before fees were recorded has it read from the chain once and
+  // stored (kv/treasury.ts backfillSweepDelivery), so a run never asks the chain about the same old sweep again.
   const sweepFees = await read(async () => {
     let fees = 0n;
     for (const sweep of sweeps) {
@@ -683,6 +691,7 @@ async function controlledOn(kv: Deno.Kv, chains: Chains, chain: NativeChain): Pr
       const delivered = await deliveredBy({ chains }, sweep);
       if (delivered === null) throw new Error(`completed sweep ${sweep.sweepId} (${sweep.txHash}) is not on chain now`);
       fees += BigInt(sweepDelivery(sweep, delivered).fee);
+      await backfillSweepDelivery(kv, chain as AccountChain, sweep.sweepId, delivered);
     }
     return fees;
   });

@@ -515,6 +515,23 @@ export function sweepDelivery(s: Pick<Sweep, "amount">, delivered: bigint): { de
 }
 
 /**
+ * Records what a sweep completed before deliveries were recorded delivered, read from the chain once: later reads
+ * (reconciliation) find it stored instead of asking the chain again. Only a completed record without it is written,
+ * checked against the record as read.
+ */
+export async function backfillSweepDelivery(
+  kv: Deno.Kv,
+  chain: AccountChain,
+  sweepId: string,
+  delivered: bigint,
+): Promise<void> {
+  const entry = await kv.get<Sweep>(sweepKey(chain, sweepId));
+  const s = entry.value;
+  if (!s || s.status !== "completed" || s.fee !== undefined) return;
+  await kv.atomic().check(entry).set(entry.key, { ...s, ...sweepDelivery(s, delivered) }).commit();
+}
+
+/**
  * The sweep's transaction is proven never to land (the adapter's `txStatus` answered `dead`): the record keeps the
  * proof, and the address and what the transaction reserved are released in the same atomic, so a new sweep may be
  * signed.

@@ -123,9 +123,17 @@ Deno.test("xrp reconciliation on a rippled-shaped local server: 1 XRP deposits (
       assert.ok(await readAccountBalance(p.kv, "xrp", sweep.from.address));
       await p.kv.delete(balanceKey("xrp", sweep.from.address));
       assert.equal((await readSweep(p.kv, "xrp", sweep.sweepId))?.status, "completed");
+      assert.deepEqual(
+        (await accountTreasuryReport(p.kv, p.ctx.chains, "xrp")).swept,
+        { count: 1, amount: (9_999n * XRP).toString(), fees: "0" },
+        "none recorded",
+      );
       await checkBook();
+      // Read from the chain once and stored: the next run does not ask the chain about this sweep again.
+      const backfilled = await readSweep(p.kv, "xrp", sweep.sweepId);
+      assert.deepEqual([backfilled?.delivered, backfilled?.fee], [sweep.delivered, sweep.fee]);
       const report = await accountTreasuryReport(p.kv, p.ctx.chains, "xrp");
-      assert.deepEqual(report.swept, { count: 1, amount: (9_999n * XRP).toString(), fees: "0" }, "none recorded");
+      assert.deepEqual(report.swept, { count: 1, amount: (9_999n * XRP).toString(), fees: sweep.fee });
     });
 
     await t.step("a drop gone that no record explains is a mismatch, to the drop (no tolerance)", async () => {

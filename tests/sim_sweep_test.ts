@@ -15,7 +15,7 @@ import { createMintWallet } from "../kv/mint_wallets.ts";
 import { readSweep } from "../kv/treasury.ts";
 import { ensureUserWallet } from "../kv/user_wallets.ts";
 import { ledgerTxs, payoutTxs, stored } from "./support/chain_facts.ts";
-import { allOrders, SIM_DESTINATION, simBurnOrders, stepNow } from "./support/burns.ts";
+import { allOrders, completeMints, SIM_DESTINATION, simBurnOrders, stepNow } from "./support/burns.ts";
 import { countKeys, handPipeline, watchToTip } from "./support/watch.ts";
 import { balance, FAST_PIPELINE, outside, sim, terminal, waitForOrders } from "./support/pipeline.ts";
 import { call, randomWallet, startTestServer, tokenFor } from "./support/server.ts";
@@ -120,15 +120,10 @@ Deno.test("sim sol: two minted deposits to one address, one open sweep at a time
     for (let i = 0; i < 3; i++) await sol.sealBlock();
     assert.equal(await watchToTip(p.ctx, "sol"), 2);
     const mints = (await allOrders(p.kv)).filter((o) => o.type === "mint");
-    for (
-      let i = 0;
-      i < 20 && (await Promise.all(mints.map((m) => stored(p.kv, m.id)))).some((m) => m.status !== "completed");
-      i++
-    ) {
-      for (const m of mints) await stepNow(p, m.id);
+    await completeMints(p, mints, async () => {
       await sol.sealBlock();
       await base.sealBlock();
-    }
+    });
     assert.equal(await countKeys(p.kv, ["treasury_sweep_due", "sol"]), 2);
     const sweep = () => sweepOnce(p.ctx, "sol", "test-sweeper", 60_000);
 

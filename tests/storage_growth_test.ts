@@ -34,7 +34,7 @@ import { runTask } from "./support/cli.ts";
 import { startRippledServer } from "./support/rippled_rpc_server.ts";
 import { call, operatorKeyFor, startTestServer } from "./support/server.ts";
 import { countKeys, handPipeline, SIM_TRANSFER_ADDRESS, watchToTip } from "./support/watch.ts";
-import { elsewhere, signer, xrpOn } from "./support/xrp_env.ts";
+import { elsewhere, signer, xrpHandPipeline } from "./support/xrp_env.ts";
 
 const STRANGER = "0x" + "5e".repeat(20);
 
@@ -198,15 +198,7 @@ Deno.test("burn configuration updated 200 times keeps at most the cap of history
 Deno.test("xrp on a rippled-shaped server: 200 one-drop PaymentChannelClaims to a deposit address make one dust aggregate, not 200 held records", async () => {
   const server = startRippledServer();
   const h = server.hooks;
-  const xrp = xrpOn(server);
-  const p = await handPipeline({
-    chains: (_kv, sim) => ({
-      reader: (c) => c === "xrp" ? xrp.reader : sim.reader(c),
-      minter: sim.minter,
-      payer: sim.payer,
-    }),
-    live: { xrp: { startBlock: "tip" } },
-  });
+  const { p } = await xrpHandPipeline(server, { payer: false, live: { xrp: { startBlock: "tip" } } });
   try {
     const owner = "0x" + "ab".repeat(20);
     await ensureUserWallet(p.kv, owner, "test-partner");

@@ -12,21 +12,13 @@ import { ensureUserWallet } from "../kv/user_wallets.ts";
 import { simBurnOrders, stepNow } from "./support/burns.ts";
 import { stored } from "./support/chain_facts.ts";
 import { startRippledServer } from "./support/rippled_rpc_server.ts";
-import { handPipeline } from "./support/watch.ts";
-import { elsewhere, hotWallet, XRP, xrpOn } from "./support/xrp_env.ts";
+import { elsewhere, hotWallet, XRP, xrpHandPipeline } from "./support/xrp_env.ts";
 
 const OWNER = "0x" + "0f".repeat(20);
 
 Deno.test("xrp burn on a rippled-shaped server: the order actor waits for funds, pays with the DestinationTag, re-signs a lost payout once", async () => {
   const server = startRippledServer();
-  const xrp = xrpOn(server);
-  const p = await handPipeline({
-    chains: (_kv, sim) => ({
-      reader: (c) => c === "xrp" ? xrp.reader : sim.reader(c),
-      minter: (c) => sim.minter(c),
-      payer: (c) => c === "xrp" ? xrp.payer : sim.payer(c),
-    }),
-  });
+  const { p } = await xrpHandPipeline(server);
   try {
     const h = server.hooks;
     await ensureUserWallet(p.kv, OWNER, "test-partner");

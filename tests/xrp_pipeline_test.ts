@@ -13,27 +13,19 @@ import { createBurnConfig } from "../kv/burn_configs.ts";
 import { createMintWallet } from "../kv/mint_wallets.ts";
 import { readSweep } from "../kv/treasury.ts";
 import { ensureUserWallet } from "../kv/user_wallets.ts";
-import { allOrders, simBurnOrders, stepNow } from "./support/burns.ts";
+import { allOrders, completeMints, simBurnOrders, stepNow } from "./support/burns.ts";
 import { stored } from "./support/chain_facts.ts";
 import { startRippledServer } from "./support/rippled_rpc_server.ts";
-import { countKeys, handPipeline, watchToTip } from "./support/watch.ts";
-import { elsewhere, hotWallet, signer, XRP, xrpOn } from "./support/xrp_env.ts";
+import { countKeys, watchToTip } from "./support/watch.ts";
+import { elsewhere, hotWallet, signer, XRP, xrpHandPipeline } from "./support/xrp_env.ts";
 
 const OWNER = "0x" + "5f".repeat(20);
 
 Deno.test("xrp pipeline on a rippled-shaped server: deposit minted for what was delivered, swept to the hot wallet, burn paid once", async () => {
   const server = startRippledServer();
   const h = server.hooks;
-  const xrp = xrpOn(server);
-  const p = await handPipeline({
-    chains: (_kv, sim) => ({
-      reader: (c) => c === "xrp" ? xrp.reader : sim.reader(c),
-      minter: (c) => sim.minter(c),
-      payer: (c) => c === "xrp" ? xrp.payer : sim.payer(c),
-    }),
-    // Live xrp: the catalog's finality (a validated ledger), watched from the validated ledger at start.
-    live: { xrp: { startBlock: "tip" } },
-  });
+  // Live xrp: the catalog's finality (a validated ledger), watched from the validated ledger at start.
+  const { p, xrp } = await xrpHandPipeline(server, { live: { xrp: { startBlock: "tip" } } });
   try {
     const base = p.sim.ledger("base");
     await ensureUserWallet(p.kv, OWNER, "test-partner");
@@ -56,16 +48,10 @@ Deno.test("xrp pipeline on a rippled-shaped server: deposit minted for what was 
     const byTx = new Map(mints.map((m) => [m.details.source?.txHash, m]));
     assert.equal(byTx.get(plain)?.amount, (30n * XRP).toString());
     assert.equal(byTx.get(partial)?.amount, (2n * XRP).toString(), "delivered, never Amount");
-    for (
-      let i = 0;
-      i < 20 && (await Promise.all(mints.map((m) => stored(p.kv, m.id)))).some((m) => m.status !== "completed");
-      i++
-    ) {
-      for (const m of mints) await stepNow(p, m.id);
+    await completeMints(p, mints, async () => {
       await base.sealBlock();
       h.closeLedgers(1);
-    }
-    for (const m of mints) assert.equal((await stored(p.kv, m.id)).status, "completed");
+    });
 
     // The sweeper moves the deposits to the hot wallet: one open sweep per address at a time.
     const sweep = () => sweepOnce(p.ctx, "xrp", "test-sweeper", 60_000);

@@ -12,11 +12,10 @@ import { accountTreasuryReport } from "../actors/account_treasury_report.ts";
 import { createMintWallet } from "../kv/mint_wallets.ts";
 import { balanceKey, readAccountBalance, readSweep, type Sweep, sweepKey } from "../kv/treasury.ts";
 import { ensureUserWallet } from "../kv/user_wallets.ts";
-import { allOrders, stepNow } from "./support/burns.ts";
-import { stored } from "./support/chain_facts.ts";
+import { allOrders, completeMints } from "./support/burns.ts";
 import { startRippledServer } from "./support/rippled_rpc_server.ts";
-import { countKeys, handPipeline, SIM_TRANSFER_ADDRESS, watchToTip } from "./support/watch.ts";
-import { elsewhere, hotWallet, signer, XRP, xrpOn } from "./support/xrp_env.ts";
+import { countKeys, SIM_TRANSFER_ADDRESS, watchToTip } from "./support/watch.ts";
+import { elsewhere, hotWallet, signer, XRP, xrpHandPipeline } from "./support/xrp_env.ts";
 import { nativeToWei } from "../chains/catalog.ts";
 
 const owner = (n: number) => "0x" + n.toString(16).padStart(2, "0").repeat(20);
@@ -24,16 +23,7 @@ const owner = (n: number) => "0x" + n.toString(16).padStart(2, "0").repeat(20);
 Deno.test("xrp reconciliation on a rippled-shaped local server: 1 XRP deposits (the whole reserve) and the sweep fee add up to the drop", async (t) => {
   const server = startRippledServer();
   const h = server.hooks;
-  const xrp = xrpOn(server);
-  const p = await handPipeline({
-    chains: (_kv, sim) => ({
-      reader: (c) => c === "xrp" ? xrp.reader : sim.reader(c),
-      minter: (c) => sim.minter(c),
-      payer: (c) => c === "xrp" ? xrp.payer : sim.payer(c),
-      uAssetView: (c) => sim.uAssetView!(c),
-    }),
-    live: { xrp: { startBlock: "tip" } },
-  });
+  const { p, xrp } = await xrpHandPipeline(server, { live: { xrp: { startBlock: "tip" } } });
   const reconcileNow = () =>
     runReconciliation({
       kv: p.kv,
@@ -58,16 +48,10 @@ Deno.test("xrp reconciliation on a rippled-shaped local server: 1 XRP deposits (
     h.validateThrough(h.closedIndex + 1);
     assert.equal(await watchToTip(p.ctx, "xrp"), 3);
     const mints = (await allOrders(p.kv)).filter((o) => o.type === "mint");
-    for (
-      let i = 0;
-      i < 20 && (await Promise.all(mints.map((m) => stored(p.kv, m.id)))).some((m) => m.status !== "completed");
-      i++
-    ) {
-      for (const m of mints) await stepNow(p, m.id);
+    await completeMints(p, mints, async () => {
       await base.sealBlock();
       h.closeLedgers(1);
-    }
-    for (const m of mints) assert.equal((await stored(p.kv, m.id)).status, "completed");
+    });
 
     for (let i = 0; i < 20 && (await countKeys(p.kv, ["treasury_sweep_due", "xrp"])) > 0; i++) {
       await sweepOnce(p.ctx, "xrp", "test-sweeper", 60_000);

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { stepOrder } from "../../actors/order_actor.ts";
 import { NATIVE, type NativeChain } from "../../chains/catalog.ts";
 import { createBurnConfig, getBurnConfig } from "../../kv/burn_configs.ts";
-import type { Order } from "../../kv/orders.ts";
+import { getOrder, type Order } from "../../kv/orders.ts";
 import { ensureUserWallet } from "../../kv/user_wallets.ts";
 import { toWei } from "./chain_facts.ts";
 import { type HandPipeline, SIM_TRANSFER_ADDRESS, watchToTip } from "./watch.ts";
@@ -55,4 +55,17 @@ export async function stepNow(p: HandPipeline, id: string) {
 
 export async function allOrders(kv: Deno.Kv): Promise<Order[]> {
   return (await Array.fromAsync(kv.list<Order>({ prefix: ["order"] }))).map((e) => e.value);
+}
+
+/**
+ * Steps every order of `mints` until each is completed (at most 20 rounds), calling `round` after each round so the
+ * chains make the blocks the mints wait for; asserts they all completed.
+ */
+export async function completeMints(p: HandPipeline, mints: readonly Order[], round: () => unknown): Promise<void> {
+  const statuses = async () => await Promise.all(mints.map(async (m) => (await getOrder(p.kv, m.id)).value?.status));
+  for (let i = 0; i < 20 && (await statuses()).some((s) => s !== "completed"); i++) {
+    for (const m of mints) await stepNow(p, m.id);
+    await round();
+  }
+  assert.deepEqual(await statuses(), mints.map(() => "completed"), "every mint completed");
 }

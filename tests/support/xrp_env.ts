@@ -4,6 +4,7 @@ import { xrpReader } from "../../chains/xrp/reader.ts";
 import { xrplRpc } from "../../chains/xrp/rpc.ts";
 import { Signer } from "../../chains/signer.ts";
 import { type RippledServer, type RippledServerOptions, startRippledServer } from "./rippled_rpc_server.ts";
+import { handPipeline } from "./watch.ts";
 
 /** Test-only mnemonic (public): never fund its keys anywhere real. */
 export const signer = Signer.fromMnemonic("test test test test test test test test test test test junk");
@@ -33,4 +34,25 @@ export async function withRippled(
   } finally {
     await server.close();
   }
+}
+
+/**
+ * A hand-driven pipeline (tests/support/watch.ts) with xrp live on `server` and every other chain simulated. `payer`
+ * false keeps the sim's xrp payer (a test of the watcher alone); `live` sets xrp's live settings (default: none).
+ */
+export async function xrpHandPipeline(
+  server: RippledServer,
+  opts: { payer?: boolean; live?: NonNullable<Parameters<typeof handPipeline>[0]>["live"] } = {},
+) {
+  const xrp = xrpOn(server);
+  const p = await handPipeline({
+    chains: (_kv, sim) => ({
+      reader: (c) => c === "xrp" ? xrp.reader : sim.reader(c),
+      minter: (c) => sim.minter(c),
+      payer: (c) => c === "xrp" && opts.payer !== false ? xrp.payer : sim.payer(c),
+      uAssetView: (c) => sim.uAssetView!(c),
+    }),
+    ...(opts.live ? { live: opts.live } : {}),
+  });
+  return { p, xrp };
 }

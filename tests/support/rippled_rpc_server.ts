@@ -282,6 +282,25 @@ export function startRippledServer(opts: RippledServerOptions = {}): RippledServ
     return hash;
   }
 
+  /**
+   * A partial payment from genesis claiming `amount` and delivering `delivered`, with the `delivered_amount` the
+   * metadata shows: the drops, or "unavailable" as rippled answers for a ledger from before DeliveredAmount was
+   * recorded (src/xrpld/rpc/detail/DeliveredAmount.cpp, rippled 2.4).
+   */
+  function partial(to: string, amount: bigint, delivered: bigint, shown: string): string {
+    const tx = genesisTx({
+      TransactionType: "Payment",
+      Destination: to,
+      Amount: amount.toString(),
+      Flags: 0x20000,
+      SendMax: amount.toString(),
+    });
+    return inject(
+      tx,
+      applyToOpen(GENESIS, baseFee, "tesSUCCESS", [{ to, drops: delivered }], { delivered_amount: shown }),
+    );
+  }
+
   function genesisTx(fields: Record<string, unknown>): Record<string, unknown> {
     const g = open.get(GENESIS)!;
     return { Account: GENESIS, Fee: baseFee.toString(), Sequence: g.sequence, SigningPubKey: "", ...fields };
@@ -335,34 +354,8 @@ export function startRippledServer(opts: RippledServerOptions = {}): RippledServ
       };
       return inject(tx, applyToOpen(address, baseFee, "tesSUCCESS", []));
     },
-    partialPayment(to, amount, delivered) {
-      const tx = genesisTx({
-        TransactionType: "Payment",
-        Destination: to,
-        Amount: amount.toString(),
-        Flags: 0x20000,
-        SendMax: amount.toString(),
-      });
-      return inject(
-        tx,
-        applyToOpen(GENESIS, baseFee, "tesSUCCESS", [{ to, drops: delivered }], {
-          delivered_amount: delivered.toString(),
-        }),
-      );
-    },
-    unrecordedPartialPayment(to, amount, delivered) {
-      const tx = genesisTx({
-        TransactionType: "Payment",
-        Destination: to,
-        Amount: amount.toString(),
-        Flags: 0x20000,
-        SendMax: amount.toString(),
-      });
-      return inject(
-        tx,
-        applyToOpen(GENESIS, baseFee, "tesSUCCESS", [{ to, drops: delivered }], { delivered_amount: "unavailable" }),
-      );
-    },
+    partialPayment: (to, amount, delivered) => partial(to, amount, delivered, delivered.toString()),
+    unrecordedPartialPayment: (to, amount, delivered) => partial(to, amount, delivered, "unavailable"),
     failedPayment(to, amount, code = "tecNO_DST_INSUF_XRP") {
       const tx = genesisTx({ TransactionType: "Payment", Destination: to, Amount: amount.toString() });
       return inject(tx, applyToOpen(GENESIS, baseFee, code, []));

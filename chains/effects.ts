@@ -8,7 +8,7 @@
  * Each chain family decodes its own bytes (`chains/<family>/explain.ts`) into `TxEffects`; `differences` is the one
  * pure comparison for every chain and purpose.
  */
-import type { ChainSymbol, EvmChain, NativeChain, UAsset } from "./catalog.ts";
+import { type ChainSymbol, type EvmChain, isEvmChain, type NativeChain, type UAsset } from "./catalog.ts";
 import type { Expiry, Outpoint, PreparedTx } from "./adapter.ts";
 
 /** One value transfer a transaction makes: a native payment or a UTXO output (in output order). */
@@ -95,7 +95,14 @@ export type TxIntent =
     amount: bigint;
   };
 
-const same = (a: string | undefined, b: string | undefined) => (a ?? "").toLowerCase() === (b ?? "").toLowerCase();
+/**
+ * Whether two addresses (or ids) of `chain` name the same thing: hex addresses (EVM, Sui) whatever their letter case,
+ * every other chain's (base58, bech32, the sim's names) exactly, since there a changed letter is another account.
+ */
+function sameOn(chain: ChainSymbol): (a: string | undefined, b: string | undefined) => boolean {
+  const hex = isEvmChain(chain) || chain === "sui";
+  return hex ? (a, b) => (a ?? "").toLowerCase() === (b ?? "").toLowerCase() : (a, b) => (a ?? "") === (b ?? "");
+}
 const outpoint = (o: Outpoint) => `${o.txHash.toLowerCase()}:${o.index}`;
 
 /**
@@ -104,7 +111,12 @@ const outpoint = (o: Outpoint) => `${o.txHash.toLowerCase()}:${o.index}`;
  */
 export function differences(intent: TxIntent, effects: TxEffects, prepared: PreparedTx): string[] {
   const out: string[] = [];
+  const same = sameOn(intent.chain);
   if (effects.chain !== intent.chain) out.push(`signed for ${effects.chain}, not ${intent.chain}`);
+  const [recorded, signed] = [prepared.expiry, effects.expiry];
+  if (recorded && signed && (recorded.kind !== signed.kind || recorded.value !== signed.value)) {
+    out.push(`expires at ${signed.kind} ${signed.value}, not the ${recorded.kind} ${recorded.value} recorded with it`);
+  }
   switch (intent.kind) {
     case "payout":
       payoutDifferences(intent, effects, prepared, out);
@@ -137,7 +149,9 @@ export function differences(intent: TxIntent, effects: TxEffects, prepared: Prep
       if (intent.kind === "mint" && !same(call.depositId, intent.depositId)) {
         out.push(`deposit id ${call.depositId}, not ${intent.depositId}`);
       }
-      if (intent.kind !== "burn" && !same(call.to, intent.to)) out.push(`recipient ${call.to}, not ${intent.to}`);
+      if (intent.kind !== "burn" && !same(call.to, intent.to)) {
+        out.push(`recipient ${call.to ?? "none"}, not ${intent.to}`);
+      }
       break;
     }
   }
@@ -150,6 +164,7 @@ function payoutDifferences(
   prepared: PreparedTx,
   out: string[],
 ) {
+  const same = sameOn(intent.chain);
   if ((effects.memo ?? null) !== (intent.memo ?? null)) {
     out.push(`carries memo/tag ${JSON.stringify(effects.memo)}, not ${JSON.stringify(intent.memo)}`);
   }

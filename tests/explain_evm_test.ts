@@ -263,7 +263,7 @@ Deno.test("explainEvmTx on anvil (real node): real mints, burns and refunds deco
       const burnedInstead = await sender.prepareBurn({ asset: "uXRP", amount: refund.amount, batchId: "r" });
       assert.deepEqual(differences(transferIntent, await explainEvmTx(burnedInstead.raw, CHAIN), burnedInstead), [
         "calls burn, not transfer",
-        `recipient undefined, not ${transferIntent.to}`,
+        `recipient none, not ${transferIntent.to}`,
       ]);
       // The same refund signed by another key than the transfer address.
       const wrongKey = makeSender(privateKeyToAccount(ANVIL_PRIVATE_KEYS[2]));

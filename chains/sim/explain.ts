@@ -12,7 +12,7 @@
  * that a comparison of the fields we know would never see.
  */
 import { type ChainSymbol, EVM, type EvmChain, isEvmChain, isUtxoChain, type UAsset } from "../catalog.ts";
-import type { TxEffects, TxIntent } from "../effects.ts";
+import type { TxEffects } from "../effects.ts";
 import { parseSimTx, type SimTx } from "./ledger.ts";
 import { CHANGE_INDEX } from "./utxo.ts";
 
@@ -133,27 +133,4 @@ export async function explainSimTx(chain: ChainSymbol, raw: string): Promise<TxE
     default:
       throw refusal(`the sim adapters never build a ${tx.kind} command`);
   }
-}
-
-/**
- * What `differences` (chains/effects.ts) cannot see on the simulated native chains: it compares addresses ignoring
- * letter case, which is right for EVM hex, but the sim ledger keys native balances by the address exactly as written
- * (ledger.ts `normalizeAddress` lowercases EVM addresses only), as base58 chains (sol, xrp, doge, zec) do. A payout to
- * `Destination` instead of `destination` pays another account. Sentences for every address the effects have that
- * equals the intent's one but for letter case; empty when none. To be checked beside `differences`.
- */
-export function simAddressCaseDifferences(intent: TxIntent, effects: TxEffects): string[] {
-  if (intent.kind !== "payout" && intent.kind !== "sweep") return [];
-  const out: string[] = [];
-  const check = (what: string, got: string | undefined, want: string | undefined) => {
-    if (got === undefined || want === undefined || got === want || got.toLowerCase() !== want.toLowerCase()) return;
-    out.push(`${what} ${got}, not ${want}: the same letters in another case are another address`);
-  };
-  check(intent.kind === "sweep" ? "sweeps from" : "paid from", effects.from, intent.from);
-  const change = intent.kind === "payout" ? intent.changeAddress : undefined;
-  effects.outputs.forEach((o, i) => {
-    const near = (a: string | undefined) => a !== undefined && o.to.toLowerCase() === a.toLowerCase();
-    check(`output ${i} pays`, o.to, near(intent.to) ? intent.to : near(change) ? change : undefined);
-  });
-  return out;
 }

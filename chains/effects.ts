@@ -193,8 +193,17 @@ function payoutDifferences(
   const toDestination = effects.outputs.filter((o) => same(o.to, intent.to));
   const others = effects.outputs.map((o, index) => ({ ...o, index })).filter((o) => !same(o.to, intent.to));
   if (same(intent.to, intent.changeAddress)) {
-    // A consolidation: every output is ours.
-    if (effects.outputs.length === 0) out.push("has no output");
+    // A consolidation: every output is ours, and one of them carries the amount asked.
+    effects.outputs.forEach((o, index) => {
+      if (!same(o.to, intent.changeAddress)) {
+        out.push(`consolidation output ${index} pays ${o.amount} to ${o.to}, not our change address`);
+      }
+    });
+    const kept = effects.outputs.filter((o) => same(o.to, intent.changeAddress));
+    if (!kept.some((o) => o.amount === intent.amount)) {
+      const what = kept.length === 0 ? "nothing" : kept.map((o) => o.amount).join(" + ");
+      out.push(`consolidates ${what} into our change address, not ${intent.amount}`);
+    }
   } else {
     if (toDestination.length !== 1) {
       out.push(`pays ${intent.to} in ${toDestination.length} outputs, not 1`);

@@ -23,8 +23,8 @@
  */
 import * as utxolib from "@bitgo/utxo-lib";
 import { type Network, payments, Transaction } from "bitcoinjs-lib";
-import { differences, type TxEffects, type TxIntent, type TxOutput } from "../effects.ts";
-import type { Outpoint, PreparedTx } from "../adapter.ts";
+import type { TxEffects, TxOutput } from "../effects.ts";
+import type { Outpoint } from "../adapter.ts";
 import type { UtxoNetwork } from "./network.ts";
 import { parseZecV5, zecTxid } from "./zec_zip244.ts";
 
@@ -40,29 +40,6 @@ export async function explainUtxoTx(raw: string, network: UtxoNetwork): Promise<
     throw new Error(`${network.chain}: cannot explain the transaction: its raw bytes are not hex`);
   }
   return network.chain === "doge" ? explainDoge(raw, network) : explainZec(raw, network);
-}
-
-/**
- * `differences` (chains/effects.ts) for a UTXO payout, plus what it does not check for a consolidation (a payout to
- * our own change address): there it only asks for at least one output, so a consolidation whose bytes pay a stranger,
- * or consolidate another amount, would pass. Here every output of a consolidation must pay the change address and one
- * of them must carry the amount asked. Use this instead of `differences` for doge and zec until effects.ts checks it.
- */
-export function utxoPayoutDifferences(intent: TxIntent, effects: TxEffects, prepared: PreparedTx): string[] {
-  const out = differences(intent, effects, prepared);
-  if (intent.kind !== "payout" || intent.coins === undefined) return out;
-  // Exact: base58 addresses are case-sensitive (effects.ts lowercases, which only EVM addresses need).
-  const ours = (to: string) => to === intent.changeAddress;
-  if (!ours(intent.to)) return out;
-  effects.outputs.forEach((o, index) => {
-    if (!ours(o.to)) out.push(`consolidation output ${index} pays ${o.amount} to ${o.to}, not our change address`);
-  });
-  const kept = effects.outputs.filter((o) => ours(o.to));
-  if (effects.outputs.length > 0 && !kept.some((o) => o.amount === intent.amount)) {
-    const what = kept.length === 0 ? "nothing" : kept.map((o) => o.amount).join(" + ");
-    out.push(`consolidates ${what} into our change address, not ${intent.amount}`);
-  }
-  return out;
 }
 
 // --- doge ----------------------------------------------------------------------------------------------------------

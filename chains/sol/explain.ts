@@ -34,7 +34,7 @@ import {
   SYSTEM_PROGRAM_ADDRESS,
   SystemInstruction,
 } from "@solana-program/system";
-import type { TxEffects, TxIntent, TxOutput } from "../effects.ts";
+import type { TxEffects, TxOutput } from "../effects.ts";
 
 /** The SPL Memo program v3 (the one chains/sol/tx.ts uses); spelled out here so a builder using another is refused. */
 const MEMO_PROGRAM = "MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr";
@@ -116,26 +116,6 @@ export async function explainSolTx(raw: string): Promise<TxEffects> {
   }
 
   return { chain: "sol", from, outputs, memo: leading.length === 1 ? leading[0].text : null };
-}
-
-/**
- * What `differences` (chains/effects.ts) cannot see on Solana: it compares addresses ignoring case (right for EVM hex),
- * but a Solana address is base58 and case-sensitive, and a case-changed one is often another valid key (a builder
- * lowercasing a destination would pay a stranger with no difference named). Every address of `effects` that matches
- * its counterpart in `intent` only when case is ignored, as sentences; to be reported along with `differences`.
- */
-export function solCaseDifferences(intent: TxIntent, effects: TxEffects): string[] {
-  if (intent.kind !== "payout" && intent.kind !== "sweep") return [];
-  const out: string[] = [];
-  const caseOnly = (got: string | undefined, want: string | undefined) =>
-    got !== undefined && want !== undefined && got !== want && got.toLowerCase() === want.toLowerCase();
-  if (caseOnly(effects.from, intent.from)) {
-    out.push(`signed by ${effects.from}, not ${intent.from} (Solana addresses are case-sensitive)`);
-  }
-  for (const o of effects.outputs) {
-    if (caseOnly(o.to, intent.to)) out.push(`pays ${o.to}, not ${intent.to} (Solana addresses are case-sensitive)`);
-  }
-  return out;
 }
 
 function base64Bytes(raw: string): Uint8Array {

@@ -18,7 +18,9 @@ import {
   type UAssetView,
 } from "./adapter.ts";
 import { raiseAlert } from "../kv/alerts.ts";
-import type { AccountChain, ChainSymbol, EvmChain, UtxoChain } from "./catalog.ts";
+import { type AccountChain, type ChainSymbol, EVM, type EvmChain, type UAsset, type UtxoChain } from "./catalog.ts";
+import { evmFactsOf, explainerOf } from "./explainers.ts";
+import { verifyingChains, type VerifyOptions } from "./verify.ts";
 import { type EvmChainAdapters, evmChainAdapters, type EvmDigestSigner, TRANSFER_ADDRESS_INDEX } from "./evm/index.ts";
 import { simChains } from "./sim/adapters.ts";
 import type { FeeFunction } from "./shared/coin_select.ts";
@@ -96,6 +98,7 @@ export async function buildChains(
   const account = accountChainAdapters(plan, simOpts.account, simOpts.rpcHook);
   const simulated = new Set(plan.simulated);
   const adapters = new Map<EvmChain, EvmChainAdapters>();
+  const liveEvm = new Map<EvmChain, { minter: string; chainId: number; uAssets: Record<UAsset, string> }>();
   if (plan.live.length > 0) {
     const account = privateKeyToAccount(await minterKeyOf(evm));
     for (const chain of plan.live) {
@@ -119,6 +122,11 @@ export async function buildChains(
           transferSigner,
         }),
       );
+      liveEvm.set(chain, {
+        minter: account.address,
+        chainId: plan.chainIdOverride ?? EVM[chain].chainId,
+        uAssets: c.uAssets,
+      });
     }
   }
   const chains: Chains = {
@@ -135,7 +143,35 @@ export async function buildChains(
     chains.uAssetSender = (c) =>
       adapters.get(c)?.uAssetSender ?? (simulated.has(c) ? sim.uAssetSender!(c) : disabledUAssetSender(c));
   }
-  return { chains, simulated: plan.simulated };
+  // Verify before record (chains/effects.ts): every prepared transaction is read back from its own bytes first.
+  const verified = verifyingChains(chains, {
+    explainer: explainerOf({
+      simulated,
+      liveEvm: new Set(liveEvm.keys()),
+      liveUtxo: new Map(
+        plan.liveUtxo.map((c) => [c, {
+          network: utxoNetwork(c, plan.utxoNetworks[c]),
+          fee: simOpts.utxo!.settings.utxoFee(c),
+        }]),
+      ),
+      liveAccount: new Set(account.keys()),
+    }),
+    evm: evmFactsOf({ simulated, transferAddress, live: liveEvm }),
+    onMismatch: alertOnMismatch(kv),
+  });
+  return { chains: verified, simulated: plan.simulated };
+}
+
+/** A refused transaction's `transaction_mismatch` alert: one per chain and purpose, counted when it repeats. */
+export function alertOnMismatch(kv: Deno.Kv): VerifyOptions["onMismatch"] {
+  return async (err, subject) => {
+    await raiseAlert(kv, {
+      kind: "transaction_mismatch",
+      subject: `${err.intent.chain}:${subject}`,
+      chain: err.intent.chain,
+      message: err.message,
+    });
+  };
 }
 
 /**

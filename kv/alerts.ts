@@ -25,6 +25,9 @@ export const ALERT_KINDS = [
   // Issue 14, refunds of held records (docs/refunds.md): a refund waits for an operator; one failed on chain.
   "refund_waiting",
   "refund_failed",
+  // Verify before record (chains/effects.ts): a prepared transaction whose own bytes do not do what was asked was
+  // refused, never recorded nor broadcast; the message names each difference.
+  "transaction_mismatch",
 ] as const;
 export type AlertKind = typeof ALERT_KINDS[number];
 

@@ -52,6 +52,8 @@ export function readAnswer<S extends z.ZodType>(
 const missingOr = (what: string) => (issue: { input?: unknown }) =>
   issue.input === undefined ? "is missing" : `is not ${what}`;
 
+/** An object, its fields beyond `shape` kept (rippled adds fields over time; only `shape` is read). */
+const object = <T extends z.core.$ZodLooseShape>(shape: T) => z.looseObject(shape, { error: missingOr("an object") });
 const text = z.string({ error: missingOr("a string") });
 const flag = z.boolean({ error: missingOr("true or false") });
 
@@ -83,7 +85,7 @@ const hash = text.regex(/^[0-9A-Fa-f]{64}$/, { error: "is not a 256-bit hex hash
  */
 const deliveredAmount = z.union([
   z.string(),
-  z.looseObject({
+  object({
     value: text,
     currency: z.string().optional(),
     issuer: z.string().optional(),
@@ -111,29 +113,29 @@ function inner<S extends z.ZodType>(schema: S, value: unknown, ctx: z.Refinement
 }
 
 /** An AccountRoot's XRP balance before (when it changed) and after, in `AffectedNodes`; other entries are not read. */
-const modifiedRoot = z.looseObject({
-  FinalFields: z.looseObject({ Account: text, Balance: drops }),
-  PreviousFields: z.looseObject({ Balance: drops.optional() }).optional(),
+const modifiedRoot = object({
+  FinalFields: object({ Account: text, Balance: drops }),
+  PreviousFields: object({ Balance: drops.optional() }).optional(),
 });
-const createdRoot = z.looseObject({ NewFields: z.looseObject({ Account: text, Balance: drops }) });
+const createdRoot = object({ NewFields: object({ Account: text, Balance: drops }) });
 
-const affectedNode = z.looseObject({
-  ModifiedNode: z.looseObject({ LedgerEntryType: text }).transform((n, ctx) =>
+const affectedNode = object({
+  ModifiedNode: object({ LedgerEntryType: text }).transform((n, ctx) =>
     n.LedgerEntryType === "AccountRoot" ? inner(modifiedRoot, n, ctx) : null
   ).optional(),
-  CreatedNode: z.looseObject({ LedgerEntryType: text }).transform((n, ctx) =>
+  CreatedNode: object({ LedgerEntryType: text }).transform((n, ctx) =>
     n.LedgerEntryType === "AccountRoot" ? inner(createdRoot, n, ctx) : null
   ).optional(),
 });
 
-const meta = z.looseObject({
+const meta = object({
   TransactionResult: text,
   delivered_amount: deliveredAmount.optional(),
   AffectedNodes: z.array(affectedNode, { error: missingOr("a list") }),
 });
 export type XrplMeta = z.output<typeof meta>;
 
-const txFields = z.looseObject({
+const txFields = object({
   TransactionType: text,
   Account: text,
   Destination: z.string({ error: "is not a string" }).optional(),
@@ -148,7 +150,7 @@ export interface XrplTxEntry {
   meta: XrplMeta | null;
 }
 
-const v2Entry = z.looseObject({ tx_json: txFields, hash: hash.optional(), meta: meta.optional() });
+const v2Entry = object({ tx_json: txFields, hash: hash.optional(), meta: meta.optional() });
 const v1Entry = txFields.extend({ meta: meta.optional(), metaData: meta.optional() });
 
 /**
@@ -185,14 +187,14 @@ export function txEntry(method: string, raw: unknown, at: Path, needMeta: boolea
 // ------------------------------------------------------------------------------------------------ answers
 
 /** `ledger` for "validated": its index and hash. */
-export const ledgerTip = z.looseObject({ ledger_index: whole, ledger_hash: hash });
+export const ledgerTip = object({ ledger_index: whole, ledger_hash: hash });
 
 /** `ledger` for one index: whether it is validated, then its header and (when asked) its expanded transactions. */
-export const ledgerValidated = z.looseObject({ validated: flag.optional() });
-export const ledgerAnswer = z.looseObject({
+export const ledgerValidated = object({ validated: flag.optional() });
+export const ledgerAnswer = object({
   ledger_index: whole.optional(),
   ledger_hash: hash.optional(),
-  ledger: z.looseObject({
+  ledger: object({
     ledger_index: whole.optional(),
     ledger_hash: hash.optional(),
     parent_hash: hash,
@@ -201,11 +203,11 @@ export const ledgerAnswer = z.looseObject({
 });
 
 /** `tx`: where the transaction is (no `ledger_index` while it waits in the open ledger) and whether that is final. */
-export const txPlace = z.looseObject({ ledger_index: whole.optional(), validated: flag.optional() });
+export const txPlace = object({ ledger_index: whole.optional(), validated: flag.optional() });
 
 /** `account_info`'s `account_data`: an AccountRoot. */
-export const accountInfo = z.looseObject({
-  account_data: z.looseObject({
+export const accountInfo = object({
+  account_data: object({
     Balance: drops,
     OwnerCount: whole.optional(),
     Sequence: whole,
@@ -213,26 +215,26 @@ export const accountInfo = z.looseObject({
 });
 
 /** `server_state`: reserves and the base fee in drops (JSON integers); no `validated_ledger` before the first one. */
-export const serverState = z.looseObject({
-  state: z.looseObject({
-    validated_ledger: z.looseObject({ seq: whole, reserve_base: drops, reserve_inc: drops, base_fee: drops })
+export const serverState = object({
+  state: object({
+    validated_ledger: object({ seq: whole, reserve_base: drops, reserve_inc: drops, base_fee: drops })
       .optional(),
   }),
 });
 
 /** `fee`: the open ledger's fee in drops, when the node gives it. */
-export const feeAnswer = z.looseObject({
-  drops: z.looseObject({ open_ledger_fee: drops.optional() }).optional(),
+export const feeAnswer = object({
+  drops: object({ open_ledger_fee: drops.optional() }).optional(),
 });
 
 /** `submit`: the engine's preliminary result. */
-export const submitAnswer = z.looseObject({
+export const submitAnswer = object({
   engine_result: text,
   engine_result_message: z.string().optional(),
 });
 
 /** The fields of one of our signed blobs (decoded by xrpl) that prove it dead: who, which Sequence, until when. */
-export const signedFields = z.looseObject({
+export const signedFields = object({
   Account: text,
   Sequence: z.number({ error: missingOr("a number") }).int().nonnegative(),
   LastLedgerSequence: z.number({ error: missingOr("a number") }).int().nonnegative(),

@@ -170,17 +170,17 @@ export function xrpReader(opts: XrpReaderOptions): ChainReader {
       const place = readAnswer("tx", txPlace, found);
       // In a ledger (validated or not), a transaction has its metadata: without it nothing says whether it succeeded.
       const entry = txEntry("tx", found, [], place.ledger_index !== undefined);
-      if (place.ledger_index === undefined) return { state: "pending" };
+      if (place.ledger_index === undefined || !entry.meta) return { state: "pending" };
       const ledger = place.ledger_index;
       const validated = place.validated === true;
-      const result = entry.meta?.TransactionResult ?? "";
+      const result = entry.meta.TransactionResult;
       const top = validated ? (await tip()).number : ledger;
       return {
         state: "included",
         blockNumber: ledger,
         confirmations: Math.max(1, top - ledger + 1),
         success: result === "tesSUCCESS",
-        ...(result === "tesSUCCESS" ? {} : { reason: result || "no result in the metadata" }),
+        ...(result === "tesSUCCESS" ? {} : { reason: result }),
         final: validated,
       };
     }

@@ -217,3 +217,50 @@ Deno.test("xrp burn on a rippled-shaped server: a float reserve in server_state 
     await server.close();
   }
 });
+
+Deno.test("xrp reader on a rippled-shaped server: a ledger without its transaction list, a successful Payment without delivered_amount, a balance change in a float are refused by name", async () => {
+  for (const version of [1, 2] as const) {
+    await withRippled({ apiVersion: version }, async (server) => {
+      const h = server.hooks;
+      const { reader } = xrpOn(server);
+      const from = h.closedIndex + 1;
+      const deposit = h.fund(depositAddress(6), 30n * XRP);
+      h.validateThrough(from);
+      const scan = () => reader.scan(from, from);
+      const entries = (r: Record<string, unknown>): Record<string, unknown>[] => {
+        const txs = (r.ledger as Record<string, unknown>).transactions;
+        return Array.isArray(txs) ? txs : [];
+      };
+      const metaOf = (t: Record<string, unknown>) => (t.meta ?? t.metaData) as Record<string, unknown>;
+
+      h.tamper("ledger", (r) => delete (r.ledger as Record<string, unknown>).transactions);
+      await refused(scan(), /^xrp ledger: ledger\.transactions is missing$/);
+      h.tamper("ledger", (r) => entries(r).forEach((t) => delete metaOf(t).delivered_amount));
+      await refused(
+        scan(),
+        /^xrp ledger: ledger\.transactions\[0\]\.(meta|metaData)\.delivered_amount is missing from a successful Payment$/,
+      );
+      h.tamper("ledger", (r) => entries(r).forEach((t) => (metaOf(t).delivered_amount = "30.5")));
+      await refused(
+        scan(),
+        /(meta|metaData)\.delivered_amount is not drops, an issued amount or "unavailable" \("30\.5"\)/,
+      );
+      h.tamper("ledger", (r) =>
+        entries(r).forEach((t) => {
+          const node = (metaOf(t).AffectedNodes as Record<string, Record<string, unknown>>[])[0];
+          (node.ModifiedNode.FinalFields as Record<string, unknown>).Balance = 1.5;
+        }));
+      await refused(
+        scan(),
+        new RegExp(
+          `^xrp ledger: ledger\\.transactions\\[0\\]\\.${
+            version === 1 ? "metaData" : "meta"
+          }\\.AffectedNodes\\[0\\]\\.ModifiedNode\\.FinalFields\\.Balance is not a whole number of drops`,
+        ),
+      );
+      h.tamper("ledger", null);
+      const [block] = await scan();
+      assert.deepEqual(block.transfers.map((t) => [t.txHash, t.amount]), [[deposit, 30n * XRP]]);
+    });
+  }
+});

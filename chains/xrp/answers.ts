@@ -167,19 +167,23 @@ export function txEntry(method: string, raw: unknown, at: Path, needMeta: boolea
   let tx: XrplTxFields;
   let found: XrplMeta | undefined;
   let entryHash: string | undefined;
+  let metaField = "meta";
   if ("tx_json" in raw) {
     const e = readAnswer(method, v2Entry, raw, at);
     [tx, found, entryHash] = [e.tx_json, e.meta, e.hash];
   } else {
     const e = readAnswer(method, v1Entry, raw, at);
     [tx, found, entryHash] = [e, e.meta ?? e.metaData, e.hash];
+    if (!e.meta && e.metaData) metaField = "metaData";
   }
   const txHash = entryHash ?? tx.hash ?? refuse("hash", "is missing");
   if (!found && needMeta) refuse("meta", "is missing (a transaction in a ledger always has its metadata)");
   const m = found ?? null;
   if (tx.TransactionType === "Payment" && m?.TransactionResult === "tesSUCCESS") {
     if (tx.Destination === undefined) refuse("Destination", "is missing from a successful Payment");
-    if (m.delivered_amount === undefined) refuse("meta.delivered_amount", "is missing from a successful Payment");
+    if (m.delivered_amount === undefined) {
+      refuse(`${metaField}.delivered_amount`, "is missing from a successful Payment");
+    }
   }
   return { hash: txHash, tx, meta: m };
 }

@@ -150,8 +150,9 @@ export interface XrplTxEntry {
   meta: XrplMeta | null;
 }
 
-const v2Entry = object({ tx_json: txFields, hash: hash.optional(), meta: meta.optional() });
-const v1Entry = txFields.extend({ meta: meta.optional(), metaData: meta.optional() });
+const metas = { meta: meta.optional(), metaData: meta.optional() };
+const v2Entry = object({ tx_json: txFields, hash: hash.optional(), ...metas });
+const v1Entry = txFields.extend(metas);
 
 /**
  * A ledger `transactions` entry or a `tx` answer (`at` is its place in the answer), v1 or v2, as one entry. `needMeta`:
@@ -164,23 +165,24 @@ export function txEntry(method: string, raw: unknown, at: Path, needMeta: boolea
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
     throw new XrplAnswerError(method, fieldOf(at), "is not a transaction object");
   }
+  const v2 = "tx_json" in raw;
   let tx: XrplTxFields;
-  let found: XrplMeta | undefined;
-  let entryHash: string | undefined;
-  let metaField = "meta";
-  if ("tx_json" in raw) {
-    const e = readAnswer(method, v2Entry, raw, at);
-    [tx, found, entryHash] = [e.tx_json, e.meta, e.hash];
+  let e: z.output<typeof v2Entry> | z.output<typeof v1Entry>;
+  if (v2) {
+    const entry = readAnswer(method, v2Entry, raw, at);
+    [tx, e] = [entry.tx_json, entry];
   } else {
-    const e = readAnswer(method, v1Entry, raw, at);
-    [tx, found, entryHash] = [e, e.meta ?? e.metaData, e.hash];
-    if (!e.meta && e.metaData) metaField = "metaData";
+    const entry = readAnswer(method, v1Entry, raw, at);
+    [tx, e] = [entry, entry];
   }
-  const txHash = entryHash ?? tx.hash ?? refuse("hash", "is missing");
+  const txField = v2 ? "tx_json." : "";
+  const found = e.meta ?? e.metaData;
+  const metaField = !e.meta && e.metaData ? "metaData" : "meta";
+  const txHash = e.hash ?? tx.hash ?? refuse("hash", "is missing");
   if (!found && needMeta) refuse("meta", "is missing (a transaction in a ledger always has its metadata)");
   const m = found ?? null;
   if (tx.TransactionType === "Payment" && m?.TransactionResult === "tesSUCCESS") {
-    if (tx.Destination === undefined) refuse("Destination", "is missing from a successful Payment");
+    if (tx.Destination === undefined) refuse(`${txField}Destination`, "is missing from a successful Payment");
     if (m.delivered_amount === undefined) {
       refuse(`${metaField}.delivered_amount`, "is missing from a successful Payment");
     }

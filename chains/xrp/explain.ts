@@ -11,6 +11,8 @@
 import { decode, deriveAddress, encode, hashes, type Transaction, verifySignature } from "xrpl";
 import type { PreparedTx } from "../adapter.ts";
 import type { TxEffects } from "../effects.ts";
+import { z } from "zod";
+import { drops as dropsAnswer } from "./answers.ts";
 
 /**
  * The only fields a blob of ours carries (chains/xrp/payer.ts builds exactly these; `Flags` is accepted only as 0).
@@ -42,6 +44,9 @@ const FLAG_NAMES: Record<number, string> = {
   0x80000000: "tfFullyCanonicalSig",
 };
 
+/** xrpl's `decode` of a blob: its fields by name, each checked below against what the payer builds. */
+const decodedFields = z.record(z.string(), z.unknown());
+
 const fail = (why: string): never => {
   throw new Error(`xrp explain: ${why}`);
 };
@@ -53,8 +58,8 @@ function drops(value: unknown, field: string): bigint {
   if (typeof value !== "string") {
     return fail(`${field} is ${JSON.stringify(value)}, not XRP drops (an issued currency or MPT amount): refused`);
   }
-  if (!/^\d+$/.test(value)) return fail(`${field} ${JSON.stringify(value)} is not a whole number of drops`);
-  return BigInt(value);
+  const parsed = dropsAnswer.safeParse(value);
+  return parsed.success ? parsed.data : fail(`${field} ${JSON.stringify(value)} is not a whole number of drops`);
 }
 
 /**
@@ -71,13 +76,15 @@ export async function explainXrpTx(raw: string): Promise<TxEffects> {
   if (typeof raw !== "string" || raw.length === 0 || raw.length % 2 !== 0 || !/^[0-9A-Fa-f]+$/.test(raw)) {
     fail("the blob is not hex (an even number of hex digits)");
   }
-  let tx: Record<string, unknown>;
+  let decoded: unknown;
   try {
-    tx = decode(raw) as Record<string, unknown>;
+    decoded = decode(raw);
   } catch (err) {
     return fail(`xrpl cannot decode the blob: ${err instanceof Error ? err.message : String(err)}`);
   }
-  if (typeof tx !== "object" || tx === null) return fail("xrpl decoded the blob to no transaction");
+  const fields = decodedFields.safeParse(decoded);
+  if (!fields.success) return fail("xrpl decoded the blob to no transaction");
+  const tx = fields.data;
   // What rippled applies is the canonical encoding of these fields: a blob that re-encodes to other bytes (a field
   // twice, out of order, trailing bytes) is not what we read.
   let again: string;

@@ -23,7 +23,7 @@ import type {
 } from "../adapter.ts";
 import { TransientChainError } from "../adapter.ts";
 import { NATIVE } from "../catalog.ts";
-import { ledgerIndexOf } from "./reader.ts";
+import { accountInfo, feeAnswer, readAnswer, serverState, submitAnswer } from "./answers.ts";
 import { isXrplError, type XrplRpc } from "./rpc.ts";
 
 /** Our payouts never pay more than this fee (drops): above it the network is congested, the payout waits. */
@@ -73,22 +73,14 @@ export function xrpPayer(
   const hotWallet = signer.address("xrp", 0, "hot");
 
   async function network(): Promise<XrpNetworkFacts> {
-    const r = await rpc.call("server_state");
-    const v = (r.state as Record<string, unknown> | undefined)?.validated_ledger as Record<string, unknown> | undefined;
+    const v = readAnswer("server_state", serverState, await rpc.call("server_state")).state.validated_ledger;
     if (!v) throw new TransientChainError("xrp: the node has no validated ledger yet (server_state)");
-    return {
-      validatedLedger: ledgerIndexOf(v.seq),
-      reserveBase: BigInt(String(v.reserve_base)),
-      reserveInc: BigInt(String(v.reserve_inc)),
-      baseFee: BigInt(String(v.base_fee)),
-    };
+    return { validatedLedger: v.seq, reserveBase: v.reserve_base, reserveInc: v.reserve_inc, baseFee: v.base_fee };
   }
 
   /** The fee our transactions pay: the open ledger's fee when above the base fee, never above the cap. */
   async function fee(base: bigint): Promise<bigint> {
-    const r = await rpc.call("fee");
-    const drops = r.drops as Record<string, unknown> | undefined;
-    const open = BigInt(String(drops?.open_ledger_fee ?? base));
+    const open = readAnswer("fee", feeAnswer, await rpc.call("fee")).drops?.open_ledger_fee ?? base;
     const wanted = open > base ? open : base;
     if (base > MAX_FEE_DROPS) {
       throw new TransientChainError(`xrp: the base fee ${base} drops is above our cap of ${MAX_FEE_DROPS}`);
@@ -99,12 +91,8 @@ export function xrpPayer(
   async function account(address: string, ledger: "validated" | "current"): Promise<AccountFacts | null> {
     try {
       const r = await rpc.call("account_info", { account: address, ledger_index: ledger });
-      const d = r.account_data as Record<string, unknown>;
-      return {
-        balance: BigInt(String(d.Balance)),
-        ownerCount: BigInt(String(d.OwnerCount ?? 0)),
-        sequence: ledgerIndexOf(d.Sequence),
-      };
+      const d = readAnswer("account_info", accountInfo, r).account_data;
+      return { balance: d.Balance, ownerCount: BigInt(d.OwnerCount ?? 0), sequence: d.Sequence };
     } catch (err) {
       if (isXrplError(err, "actNotFound")) return null;
       throw err;
@@ -253,19 +241,19 @@ export function xrpPayer(
     },
 
     async broadcast(tx: PreparedTx): Promise<void> {
-      const r = await rpc.call("submit", { tx_blob: tx.raw });
-      const code = String(r.engine_result ?? "");
+      const r = readAnswer("submit", submitAnswer, await rpc.call("submit", { tx_blob: tx.raw }));
+      const code = r.engine_result;
       // Accepted, queued, held for an earlier Sequence, or applied as a failure that still takes the fee: sent.
       if (code === "tesSUCCESS" || code.startsWith("ter") || code.startsWith("tec") || code === "tefALREADY") return;
       if (code === "tefPAST_SEQ" || code === "tefMAX_LEDGER") {
         // Already applied (this very transaction used the Sequence) is success; otherwise txStatus proves it dead.
         if (await known(tx.txHash)) return;
-        throw new Error(`xrp submit of ${tx.txHash} answered ${code}: ${String(r.engine_result_message ?? "")}`);
+        throw new Error(`xrp submit of ${tx.txHash} answered ${code}: ${r.engine_result_message ?? ""}`);
       }
       if (code.startsWith("tel")) {
         throw new TransientChainError(`xrp submit of ${tx.txHash} answered ${code} (local to the node): will retry`);
       }
-      throw new Error(`xrp submit of ${tx.txHash} answered ${code}: ${String(r.engine_result_message ?? "")}`);
+      throw new Error(`xrp submit of ${tx.txHash} answered ${code}: ${r.engine_result_message ?? ""}`);
     },
 
     async nudge(tx: PreparedTx): Promise<void> {

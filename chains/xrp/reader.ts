@@ -9,48 +9,42 @@
  * ledgers, claim the fee and deliver nothing: ignored.
  *
  * Ledger responses come in two shapes and both are read: API v2 entries `{tx_json, meta, hash, ...}` and v1 entries
- * with the transaction's fields inline and the metadata under `metaData` (`meta` in v1 `tx` answers).
+ * with the transaction's fields inline and the metadata under `metaData` (`meta` in v1 `tx` answers). Every answer is
+ * read through its schema (chains/xrp/answers.ts) first: a malformed one is refused by name and nothing is read from it.
  */
 import { decode } from "xrpl";
 import type { BlockRef, ChainReader, Finality, ObservedTransfer, OwnTx, ScannedBlock, TxStatus } from "../adapter.ts";
 import { SKIPPED, TransientChainError } from "../adapter.ts";
 import { NATIVE } from "../catalog.ts";
+import {
+  accountInfo,
+  type DeliveredAmount,
+  ledgerAnswer,
+  ledgerTip,
+  ledgerValidated,
+  readAnswer,
+  signedFields,
+  txEntry,
+  txPlace,
+  XrplAnswerError,
+  type XrplMeta,
+  type XrplTxEntry,
+} from "./answers.ts";
 import { isXrplError, type XrplResult, type XrplRpc } from "./rpc.ts";
 
-/** A transaction with its metadata, whichever API version shaped it. */
-export interface XrplTxEntry {
-  hash: string;
-  tx: Record<string, unknown>;
-  meta: Record<string, unknown> | null;
-}
-
-/** Normalises a ledger `transactions` entry or a `tx` answer (v1 or v2) to `XrplTxEntry`. */
-export function txEntryOf(raw: unknown): XrplTxEntry {
-  if (typeof raw !== "object" || raw === null) {
-    throw new TransientChainError("xrp: a transaction entry is not an object");
-  }
-  const e = raw as Record<string, unknown>;
-  const tx = (typeof e.tx_json === "object" && e.tx_json !== null ? e.tx_json : e) as Record<string, unknown>;
-  const metaRaw = e.meta ?? e.metaData;
-  const meta = typeof metaRaw === "object" && metaRaw !== null ? metaRaw as Record<string, unknown> : null;
-  const hash = typeof e.hash === "string" ? e.hash : typeof tx.hash === "string" ? tx.hash : "";
-  if (hash === "") throw new TransientChainError("xrp: a transaction entry has no hash");
-  return { hash: hash.toUpperCase(), tx, meta };
-}
-
-const DROPS = /^\d+$/;
+export type { XrplTxEntry };
 
 /** What the transaction moved to accounts, as the watcher sees it (see the module comment for the rules). */
 export function transfersOfEntry(entry: XrplTxEntry): ObservedTransfer[] {
   const { tx, meta, hash } = entry;
   if (!meta || meta.TransactionResult !== "tesSUCCESS") return [];
-  const from = String(tx.Account ?? "");
+  const from = tx.Account;
   const out: ObservedTransfer[] = [];
   let credited: string | null = null;
-  if (tx.TransactionType === "Payment" && typeof tx.Destination === "string") {
+  if (tx.TransactionType === "Payment" && tx.Destination !== undefined) {
     const delivered = meta.delivered_amount;
-    if (typeof delivered === "string" && DROPS.test(delivered)) {
-      out.push({ txHash: hash, index: 0, from, to: tx.Destination, amount: BigInt(delivered), asset: "native" });
+    if (delivered?.kind === "drops") {
+      out.push({ txHash: hash, index: 0, from, to: tx.Destination, amount: delivered.drops, asset: "native" });
       credited = tx.Destination;
     } else {
       out.push({
@@ -60,7 +54,7 @@ export function transfersOfEntry(entry: XrplTxEntry): ObservedTransfer[] {
         to: tx.Destination,
         amount: 0n,
         asset: "native",
-        heldReason: delivered === "unavailable"
+        heldReason: delivered?.kind === "unavailable"
           // rippled answers "unavailable" for a Payment in a ledger from before DeliveredAmount was recorded (January
           // 2014): XRP may have arrived, but how much the ledger does not say, and Amount is never credited.
           ? `XRPL XRP payment whose delivered amount the ledger did not record (delivered_amount "unavailable"): ` +
@@ -72,8 +66,7 @@ export function transfersOfEntry(entry: XrplTxEntry): ObservedTransfer[] {
   }
   // Any other XRP that reached an account in this transaction: held with what it is. Numbered after the payment by
   // its place in AffectedNodes, which a validated ledger never changes.
-  const nodes = Array.isArray(meta.AffectedNodes) ? meta.AffectedNodes : [];
-  nodes.forEach((node, i) => {
+  meta.AffectedNodes.forEach((node, i) => {
     const rise = accountRootRise(node);
     if (!rise || rise.account === credited || rise.account === from || rise.amount <= 0n) return;
     out.push({
@@ -83,39 +76,29 @@ export function transfersOfEntry(entry: XrplTxEntry): ObservedTransfer[] {
       to: rise.account,
       amount: rise.amount,
       asset: "native",
-      heldReason: `XRPL ${String(tx.TransactionType)} raised the account's XRP balance by ${rise.amount} drops ` +
+      heldReason: `XRPL ${tx.TransactionType} raised the account's XRP balance by ${rise.amount} drops ` +
         `(not a Payment: never credited automatically)`,
     });
   });
   return out;
 }
 
-function describeAmount(a: unknown): string {
-  if (typeof a === "object" && a !== null) {
-    const { value, currency, issuer } = a as Record<string, unknown>;
-    return `${String(value)} ${String(currency)}${issuer ? `.${String(issuer)}` : ""}`;
-  }
-  return String(a);
+function describeAmount(a: DeliveredAmount | undefined): string {
+  if (a?.kind !== "issued") return String(a);
+  const unit = a.currency ?? (a.mpt_issuance_id !== undefined ? `MPT ${a.mpt_issuance_id}` : "undefined");
+  return `${a.value} ${unit}${a.issuer ? `.${a.issuer}` : ""}`;
 }
 
 /** An AccountRoot whose XRP Balance rose in this transaction (modified, or created with a balance). */
-function accountRootRise(node: unknown): { account: string; amount: bigint } | null {
-  if (typeof node !== "object" || node === null) return null;
-  const n = node as Record<string, Record<string, unknown> | undefined>;
-  const modified = n.ModifiedNode;
-  if (modified?.LedgerEntryType === "AccountRoot") {
-    const final = modified.FinalFields as Record<string, unknown> | undefined;
-    const previous = modified.PreviousFields as Record<string, unknown> | undefined;
-    if (typeof final?.Balance !== "string" || typeof previous?.Balance !== "string") return null;
-    if (!DROPS.test(final.Balance) || !DROPS.test(previous.Balance)) return null;
-    return { account: String(final.Account), amount: BigInt(final.Balance) - BigInt(previous.Balance) };
+function accountRootRise(node: XrplMeta["AffectedNodes"][number]): { account: string; amount: bigint } | null {
+  const modified = node.ModifiedNode;
+  if (modified) {
+    const before = modified.PreviousFields?.Balance;
+    if (before === undefined) return null;
+    return { account: modified.FinalFields.Account, amount: modified.FinalFields.Balance - before };
   }
-  const created = n.CreatedNode;
-  if (created?.LedgerEntryType === "AccountRoot") {
-    const fields = created.NewFields as Record<string, unknown> | undefined;
-    if (typeof fields?.Balance !== "string" || !DROPS.test(fields.Balance)) return null;
-    return { account: String(fields.Account), amount: BigInt(fields.Balance) };
-  }
+  const created = node.CreatedNode;
+  if (created) return { account: created.NewFields.Account, amount: created.NewFields.Balance };
   return null;
 }
 
@@ -127,22 +110,22 @@ export interface SignedFacts {
 }
 
 export function signedFacts(raw: string): SignedFacts {
-  const tx = decode(raw) as Record<string, unknown>;
-  if (typeof tx.Account !== "string" || typeof tx.Sequence !== "number" || typeof tx.LastLedgerSequence !== "number") {
-    throw new Error("xrp: a recorded transaction must carry Account, Sequence and LastLedgerSequence");
+  const tx = signedFields.safeParse(decode(raw));
+  if (!tx.success) {
+    throw new Error(
+      `xrp: a recorded transaction must carry Account, Sequence and LastLedgerSequence ` +
+        `(${tx.error.issues[0].path.join(".")} ${tx.error.issues[0].message})`,
+    );
   }
-  return { account: tx.Account, sequence: tx.Sequence, lastLedger: tx.LastLedgerSequence };
+  return { account: tx.data.Account, sequence: tx.data.Sequence, lastLedger: tx.data.LastLedgerSequence };
 }
 
 /** How far below LastLedgerSequence our transactions are searched for: twice the window they are signed with. */
 export const SEARCH_BACK = 2 * (NATIVE.xrp.expiry.kind === "height" ? NATIVE.xrp.expiry.window : 20);
 
-export function ledgerIndexOf(value: unknown): number {
-  const n = typeof value === "string" ? Number(value) : value;
-  if (typeof n !== "number" || !Number.isSafeInteger(n) || n < 0) {
-    throw new TransientChainError(`xrp: ledger index ${String(value)} is not a number`);
-  }
-  return n;
+/** Refuses an answer that lacks `field` in every place the documented shapes put it. */
+function missing(method: string, field: string): never {
+  throw new XrplAnswerError(method, field, "is missing");
 }
 
 export interface XrpReaderOptions {
@@ -155,8 +138,8 @@ export function xrpReader(opts: XrpReaderOptions): ChainReader {
   const finality: Finality = { kind: "flag", flag: "validated" };
 
   async function tip(): Promise<BlockRef> {
-    const r = await rpc.call("ledger", { ledger_index: "validated" });
-    return { number: ledgerIndexOf(r.ledger_index), hash: String(r.ledger_hash).toUpperCase() };
+    const r = readAnswer("ledger", ledgerTip, await rpc.call("ledger", { ledger_index: "validated" }));
+    return { number: r.ledger_index, hash: r.ledger_hash };
   }
 
   /** Validated ledger `n`, or null when it is not validated yet. */
@@ -172,7 +155,7 @@ export function xrpReader(opts: XrpReaderOptions): ChainReader {
       if (n > (await tip()).number) return null;
       throw new TransientChainError(`xrp: the node has no ledger ${n} (history not kept), though it is validated`);
     }
-    if (r.validated !== true) return null;
+    if (readAnswer("ledger", ledgerValidated, r).validated !== true) return null;
     return r;
   }
 
@@ -184,18 +167,20 @@ export function xrpReader(opts: XrpReaderOptions): ChainReader {
       if (!isXrplError(err, "txnNotFound")) throw err;
     }
     if (found) {
-      const entry = txEntryOf(found);
-      if (found.ledger_index === undefined) return { state: "pending" };
-      const ledger = ledgerIndexOf(found.ledger_index);
-      const validated = found.validated === true;
-      const result = String(entry.meta?.TransactionResult ?? "");
+      const place = readAnswer("tx", txPlace, found);
+      // In a ledger (validated or not), a transaction has its metadata: without it nothing says whether it succeeded.
+      const entry = txEntry("tx", found, [], place.ledger_index !== undefined);
+      if (place.ledger_index === undefined || !entry.meta) return { state: "pending" };
+      const ledger = place.ledger_index;
+      const validated = place.validated === true;
+      const result = entry.meta.TransactionResult;
       const top = validated ? (await tip()).number : ledger;
       return {
         state: "included",
         blockNumber: ledger,
         confirmations: Math.max(1, top - ledger + 1),
         success: result === "tesSUCCESS",
-        ...(result === "tesSUCCESS" ? {} : { reason: result || "no result in the metadata" }),
+        ...(result === "tesSUCCESS" ? {} : { reason: result }),
         final: validated,
       };
     }
@@ -243,7 +228,7 @@ export function xrpReader(opts: XrpReaderOptions): ChainReader {
   async function validatedSequence(account: string): Promise<number | null> {
     try {
       const r = await rpc.call("account_info", { account, ledger_index: "validated" });
-      return ledgerIndexOf((r.account_data as Record<string, unknown>).Sequence);
+      return readAnswer("account_info", accountInfo, r).account_data.Sequence;
     } catch (err) {
       if (isXrplError(err, "actNotFound")) return null;
       throw err;
@@ -259,24 +244,26 @@ export function xrpReader(opts: XrpReaderOptions): ChainReader {
       if (n < 1) return SKIPPED;
       const r = await validatedLedger(n, false);
       if (!r) return null;
-      return String(r.ledger_hash ?? (r.ledger as Record<string, unknown>).ledger_hash).toUpperCase();
+      const a = readAnswer("ledger", ledgerAnswer, r);
+      return a.ledger_hash ?? a.ledger.ledger_hash ?? missing("ledger", "ledger_hash");
     },
     async scan(from, to) {
       const blocks: ScannedBlock[] = [];
       for (let n = Math.max(1, from); n <= to; n++) {
         const r = await validatedLedger(n, true);
         if (!r) break; // not validated yet: the watcher asks again later
-        const ledger = r.ledger as Record<string, unknown>;
-        const txs = Array.isArray(ledger.transactions) ? ledger.transactions : [];
+        const { ledger, ...top } = readAnswer("ledger", ledgerAnswer, r);
+        // Asked with `transactions: true`: a ledger without the list would read as a ledger without deposits.
+        const txs = ledger.transactions ?? missing("ledger", "ledger.transactions");
         blocks.push({
-          number: ledgerIndexOf(ledger.ledger_index ?? r.ledger_index),
-          hash: String(ledger.ledger_hash ?? r.ledger_hash).toUpperCase(),
-          parentHash: String(ledger.parent_hash).toUpperCase(),
-          transfers: txs.flatMap((t) => {
+          number: ledger.ledger_index ?? top.ledger_index ?? missing("ledger", "ledger_index"),
+          hash: ledger.ledger_hash ?? top.ledger_hash ?? missing("ledger", "ledger_hash"),
+          parentHash: ledger.parent_hash,
+          transfers: txs.flatMap((t, i) => {
             if (typeof t === "string") {
-              throw new TransientChainError(`xrp: ledger ${n} came without expanded transactions`);
+              throw new XrplAnswerError("ledger", `ledger.transactions[${i}]`, `of ledger ${n} is not expanded`);
             }
-            return transfersOfEntry(txEntryOf(t));
+            return transfersOfEntry(txEntry("ledger", t, ["ledger", "transactions", i], true));
           }),
         });
       }
@@ -291,13 +278,13 @@ export function xrpReader(opts: XrpReaderOptions): ChainReader {
         if (isXrplError(err, "txnNotFound")) return null;
         throw err;
       }
-      if (r.validated !== true) return null;
-      return transfersOfEntry(txEntryOf(r));
+      if (readAnswer("tx", txPlace, r).validated !== true) return null;
+      return transfersOfEntry(txEntry("tx", r, [], true));
     },
     async balance(address) {
       try {
         const r = await rpc.call("account_info", { account: address, ledger_index: "validated" });
-        return BigInt(String((r.account_data as Record<string, unknown>).Balance));
+        return readAnswer("account_info", accountInfo, r).account_data.Balance;
       } catch (err) {
         if (isXrplError(err, "actNotFound")) return 0n;
         throw err;

@@ -15,7 +15,8 @@
  * - `tx` with `min_ledger`/`max_ledger` answers `txnNotFound` with `searched_all: true` (this server keeps every
  *   ledger) once the range is below the current ledger.
  * - `server_info` answers `info.network_id` when `networkId` is given (the question CHAIN_MODE asks a node).
- * - Test hooks: `fund`, `closeLedgers`, `drop` (a submitted transaction is accepted and lost: it expires),
+ * - Test hooks: `fund`, `closeLedgers`, `drop` (a submitted transaction is accepted and lost: it expires), `tamper`
+ *   (answers of one method out of their documented shape),
  *   `useSequence` (another transaction of the account takes its next Sequence), and the traps a scan must survive:
  *   `partialPayment`, `unrecordedPartialPayment` (an old ledger's `delivered_amount: "unavailable"`), `failedPayment`
  *   (tec), `iouPayment`, `accountDelete`, `paymentChannelClaim`.
@@ -119,6 +120,11 @@ export interface RippledHooks {
   paymentChannelClaim(from: string, to: string, drops: bigint): string;
   /** The account as the last closed ledger has it, or null. */
   account(address: string): { balance: bigint; sequence: number; ownerCount: number } | null;
+  /**
+   * Until called again with null, every successful answer to `method` is a copy passed through `edit` first (a node
+   * answering out of its documented shape: a field missing, a float where drops go).
+   */
+  tamper(method: string, edit: ((result: Record<string, unknown>) => void) | null): void;
   /** Every `submit` answer so far, newest last. */
   readonly submissions: { hash: string; engineResult: string }[];
   /** Calls per method since start. */
@@ -163,6 +169,7 @@ export function startRippledServer(opts: RippledServerOptions = {}): RippledServ
   let loseNext = 0;
   let firstKept = 0;
   let injected = 0;
+  const tampered = new Map<string, (result: Record<string, unknown>) => void>();
 
   const ledgers: Ledger[] = [];
   /** Payment channels by `source>destination`: their ledger entry id, Amount and claimed Balance (drops). */
@@ -317,6 +324,10 @@ export function startRippledServer(opts: RippledServerOptions = {}): RippledServ
     },
     submissions,
     calls,
+    tamper(method, edit) {
+      if (edit) tampered.set(method, edit);
+      else tampered.delete(method);
+    },
     apiVersion(v) {
       version = v;
     },
@@ -718,6 +729,11 @@ export function startRippledServer(opts: RippledServerOptions = {}): RippledServ
     } else {
       try {
         result = { ...handler(params), status: "success" };
+        const edit = tampered.get(method);
+        if (edit) {
+          result = structuredClone(result);
+          edit(result);
+        }
       } catch (err) {
         if (!(err instanceof RpcError)) throw err;
         result = {

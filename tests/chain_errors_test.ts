@@ -8,6 +8,7 @@ import { ChainError, isTransient, walk } from "../chains/errors.ts";
 import { httpFailover } from "../chains/shared/http_failover.ts";
 import { jsonRpc } from "../chains/shared/json_rpc.ts";
 import { formatError, redactedError } from "../chains/shared/redact.ts";
+import { solReader } from "../chains/sol/reader.ts";
 import { MAX_BATCH, solRpc, SolRpcError } from "../chains/sol/rpc.ts";
 import { suiGraphql, SuiGraphqlError } from "../chains/sui/client.ts";
 import { TransferAddressUnfundedError, UAssetBalanceShortError } from "../chains/uasset_errors.ts";
@@ -191,6 +192,26 @@ Deno.test("chain errors: one root that keeps its cause, its chain and whether it
       assert.ok(down instanceof TransientChainError && isTransient(down), String(down));
     },
   );
+
+  await t.step("an error made from a node's answer keeps that answer as its cause", async () => {
+    // Solana's -32004 "Block not available for slot": not stored by this node yet, so a later try may succeed.
+    const server = serveJson((body) => {
+      const b = body as Entry;
+      return b.method === "getSlot"
+        ? { jsonrpc: "2.0", id: b.id, result: 100 }
+        : { jsonrpc: "2.0", id: b.id, error: { code: -32004, message: "Block not available for slot 100" } };
+    });
+    try {
+      const err = await solReader(solRpc({ urls: [server.url] }), { confirmations: 0 }).tip().catch((e) => e);
+      assert.ok(err instanceof TransientChainError && isTransient(err), String(err));
+      assert.equal(err.chain, "sol");
+      assert.ok(err.cause instanceof SolRpcError && err.cause.code === -32004, String(err.cause));
+      assert.equal(walk(err, (e) => e instanceof SolRpcError), err.cause);
+      assert.match(formatError(err), /caused by SolRpcError: sol getBlock: Block not available for slot 100/);
+    } finally {
+      await server.close();
+    }
+  });
 });
 
 Deno.test("shared JSON-RPC batching on a local server: ids, order, missing replies, one object, split", async (t) => {

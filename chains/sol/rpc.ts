@@ -10,7 +10,7 @@
  */
 import { ChainError } from "../errors.ts";
 import { httpFailover } from "../shared/http_failover.ts";
-import { jsonRpc, type JsonRpcCall } from "../shared/json_rpc.ts";
+import { type JsonRpc, jsonRpc, type JsonRpcCall } from "../shared/json_rpc.ts";
 import { redactUrls } from "../shared/redact.ts";
 
 /** Codes Solana's RPC answers that the adapter acts on (solana rpc-client-api `custom_error.rs`). */
@@ -35,13 +35,8 @@ export class SolRpcError extends ChainError {
   }
 }
 
-export type SolRpcCall = JsonRpcCall;
-
-export interface SolRpc {
-  call<T>(method: string, params?: unknown[]): Promise<T>;
-  /** One HTTP request (a JSON-RPC 2.0 batch); each entry is the call's result or its `SolRpcError`, in order. */
-  batch<T>(calls: readonly SolRpcCall[]): Promise<(T | SolRpcError)[]>;
-}
+/** `batch` sends one HTTP request per `MAX_BATCH` calls; each entry is the call's result or its `SolRpcError`. */
+export type SolRpc = JsonRpc<SolRpcError>;
 
 export interface SolRpcOptions {
   urls: readonly string[];

@@ -19,7 +19,7 @@
 import type { UtxoChain } from "../catalog.ts";
 import { ChainError } from "../errors.ts";
 import { httpFailover } from "../shared/http_failover.ts";
-import { jsonRpc, type JsonRpcCall } from "../shared/json_rpc.ts";
+import { type JsonRpc, jsonRpc, type JsonRpcCall } from "../shared/json_rpc.ts";
 import { redactUrls } from "../shared/redact.ts";
 
 export { parseExactJson } from "../shared/http_failover.ts";
@@ -32,13 +32,9 @@ export class RpcError extends ChainError {
   }
 }
 
-export type RpcCall = JsonRpcCall;
-
-export interface UtxoRpc {
+/** `batch` sends one HTTP request, however many calls; each entry is the call's result or its `RpcError`. */
+export interface UtxoRpc extends JsonRpc<RpcError> {
   readonly chain: UtxoChain;
-  call<T>(method: string, params?: unknown[]): Promise<T>;
-  /** One HTTP request; each entry is the call's result or its `RpcError`. An empty list sends nothing. */
-  batch<T>(calls: readonly RpcCall[]): Promise<(T | RpcError)[]>;
 }
 
 export interface UtxoRpcOptions {

@@ -193,6 +193,21 @@ Deno.test("chain errors: one root that keeps its cause, its chain and whether it
     },
   );
 
+  await t.step("rippled saying it is too busy is transient, its answer kept as the cause", async () => {
+    const server = serveJson(() => ({
+      result: { status: "error", error: "tooBusy", error_message: "The server is too busy" },
+    }));
+    try {
+      const err = await xrplRpc({ urls: [server.url] }).call("ledger").catch((e) => e);
+      assert.ok(err instanceof TransientChainError && isTransient(err), String(err));
+      assert.equal(err.message, "xrp RPC ledger: the node answered tooBusy");
+      assert.ok(err.cause instanceof XrplRpcError && err.cause.code === "tooBusy", String(err.cause));
+      assert.equal(err.cause.message, "xrp RPC ledger answered tooBusy: The server is too busy");
+    } finally {
+      await server.close();
+    }
+  });
+
   await t.step("an error made from a node's answer keeps that answer as its cause", async () => {
     // Solana's -32004 "Block not available for slot": not stored by this node yet, so a later try may succeed.
     const server = serveJson((body) => {

@@ -54,10 +54,12 @@ export function xrplRpc(opts: XrplRpcOptions): XrplRpc {
       const r = result as XrplResult;
       if (r.status === "success") return r;
       const code = typeof r.error === "string" ? r.error : "unknownError";
+      const refusal = new XrplRpcError(method, code, r);
       if (TRANSIENT_CODES.has(code)) {
-        throw new TransientChainError(`xrp RPC ${method}: the node answered ${code}`, { chain: "xrp" });
+        // The node's own words (its `error_message`) stay reachable as the cause.
+        throw new TransientChainError(`xrp RPC ${method}: the node answered ${code}`, { chain: "xrp", cause: refusal });
       }
-      throw new XrplRpcError(method, code, r);
+      throw refusal;
     },
   };
 }

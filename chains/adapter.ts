@@ -13,11 +13,12 @@
  * The contract suite every adapter must pass is tests/support/chain_contract.ts.
  */
 import type { ChainSymbol, EvmChain, NativeChain, UAsset } from "./catalog.ts";
+import { ChainError, type ChainErrorOptions } from "./errors.ts";
 
 /** A transient failure (RPC down, timeout, rate limit): retry later, never a reason to fail an order. */
-export class TransientChainError extends Error {
-  constructor(message: string) {
-    super(message);
+export class TransientChainError extends ChainError {
+  constructor(message: string, options: Omit<ChainErrorOptions, "transient"> = {}) {
+    super(message, { ...options, transient: true });
     this.name = "TransientChainError";
   }
 }
@@ -408,9 +409,11 @@ export interface Chains {
  * A call on a chain this process does not run (no live adapter configured, and it is not simulated). Never transient:
  * the pipeline holds what concerns that chain instead of retrying it, and nothing is ever simulated in its place.
  */
-export class ChainDisabledError extends Error {
-  constructor(readonly chain: ChainSymbol) {
-    super(`chain ${chain} is disabled in this process`);
+export class ChainDisabledError extends ChainError {
+  declare readonly chain: ChainSymbol;
+
+  constructor(chain: ChainSymbol) {
+    super(`chain ${chain} is disabled in this process`, { chain, transient: false });
     this.name = "ChainDisabledError";
   }
 }

@@ -10,6 +10,7 @@
  */
 import { type ChainSymbol, type EvmChain, isEvmChain, type NativeChain, type UAsset } from "./catalog.ts";
 import type { Expiry, Outpoint, PreparedTx } from "./adapter.ts";
+import { ChainError } from "./errors.ts";
 
 /** One value transfer a transaction makes: a native payment or a UTXO output (in output order). */
 export interface TxOutput {
@@ -237,11 +238,12 @@ function describe(outputs: readonly TxOutput[]): string {
 }
 
 /** A prepared transaction whose own bytes do not do what was asked: never recorded, never broadcast. */
-export class TransactionMismatchError extends Error {
+export class TransactionMismatchError extends ChainError {
   constructor(readonly intent: TxIntent, readonly txHash: string, readonly differences: readonly string[]) {
     super(
       `refused to record ${intent.kind} transaction ${txHash} on ${intent.chain}: its signed bytes ` +
         differences.join("; "),
+      { chain: intent.chain },
     );
     this.name = "TransactionMismatchError";
   }

@@ -202,7 +202,9 @@ export async function rpc<T>(chain: string, what: string, call: () => Promise<T>
     return await call();
   } catch (err) {
     if (err instanceof TransientChainError) throw err;
-    if (isTransientRpcError(err)) throw new TransientChainError(`${chain}: ${what}: ${describeRpcError(err)}`);
+    if (isTransientRpcError(err)) {
+      throw new TransientChainError(`${chain}: ${what}: ${describeRpcError(err)}`, { cause: err });
+    }
     throw err;
   }
 }

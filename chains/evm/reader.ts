@@ -134,7 +134,10 @@ export function evmReader(opts: EvmReaderOptions): ChainReader {
         return [...await transferLogs(on, from, mid), ...await transferLogs(on, mid + 1, to)];
       }
       if (isTransientRpcError(err)) {
-        throw new TransientChainError(`${chain}: eth_getLogs(${from}..${to}): ${describeRpcError(err)}`);
+        throw new TransientChainError(`${chain}: eth_getLogs(${from}..${to}): ${describeRpcError(err)}`, {
+          chain,
+          cause: err,
+        });
       }
       throw err;
     }
@@ -331,7 +334,7 @@ export function evmReader(opts: EvmReaderOptions): ChainReader {
         } catch (err) {
           if (!(err instanceof TransientChainError)) throw err;
           failure = nodes.length > 1
-            ? new TransientChainError(`${err.message} (RPC ${i + 1} of ${nodes.length})`)
+            ? new TransientChainError(`${err.message} (RPC ${i + 1} of ${nodes.length})`, { chain, cause: err })
             : err;
         }
       }

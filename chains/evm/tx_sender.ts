@@ -110,22 +110,30 @@ export function evmTxSender(opts: EvmTxSenderOptions): EvmTxSender {
         // Waiting is the answer: the next nudge replaces it if the cap allows, else the network must come down.
         throw new TransientChainError(
           `${chain}: ${version.txHash} offers less than the current base fee (${describeRpcError(err)})`,
+          { chain, cause: err },
         );
       }
       if (NONCE_TOO_LOW.test(text)) {
         if (await anyMined(all)) return;
         throw new TransientChainError(
           `${chain}: nonce of ${version.txHash} is used by a transaction that is not ours (${describeRpcError(err)})`,
+          { chain, cause: err },
         );
       }
       if (UNDERPRICED.test(text)) {
         if (await anyKnown(all)) return;
-        throw new TransientChainError(`${chain}: another transaction holds our nonce (${describeRpcError(err)})`);
+        throw new TransientChainError(`${chain}: another transaction holds our nonce (${describeRpcError(err)})`, {
+          chain,
+          cause: err,
+        });
       }
       if (isTransientRpcError(err)) {
-        throw new TransientChainError(`${chain}: eth_sendRawTransaction: ${describeRpcError(err)}`);
+        throw new TransientChainError(`${chain}: eth_sendRawTransaction: ${describeRpcError(err)}`, {
+          chain,
+          cause: err,
+        });
       }
-      throw new Error(`${chain}: node refused ${version.txHash}: ${describeRpcError(err)}`);
+      throw new Error(`${chain}: node refused ${version.txHash}: ${describeRpcError(err)}`, { cause: err });
     }
   }
 

@@ -44,7 +44,10 @@ export function evmUAssetView(opts: EvmUAssetViewOptions): UAssetView {
         return [...await logs(address, lo, mid), ...await logs(address, mid + 1n, hi)];
       }
       if (isTransientRpcError(err)) {
-        throw new TransientChainError(`${chain}: eth_getLogs(Minted ${lo}..${hi}): ${describeRpcError(err)}`);
+        throw new TransientChainError(`${chain}: eth_getLogs(Minted ${lo}..${hi}): ${describeRpcError(err)}`, {
+          chain,
+          cause: err,
+        });
       }
       throw err;
     }

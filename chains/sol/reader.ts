@@ -118,11 +118,15 @@ function isSkip(err: unknown): boolean {
 /** A getBlock error that is not a skip, as the caller should see it. */
 function blockError(slot: number, err: SolRpcError): Error {
   if (err.code === SOL_RPC_CODES.blockNotAvailable) {
-    return new TransientChainError(`sol: block ${slot} is not available on the node yet (${err.message})`);
+    return new TransientChainError(`sol: block ${slot} is not available on the node yet (${err.message})`, {
+      chain: "sol",
+      cause: err,
+    });
   }
   if (err.code === SOL_RPC_CODES.blockCleanedUp) {
     return new Error(
       `sol: the RPC node no longer keeps block ${slot} (${err.message}); point SOL_RPC_URLS at a node with history`,
+      { cause: err },
     );
   }
   return err;

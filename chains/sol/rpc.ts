@@ -4,9 +4,13 @@
  * its exact string).
  *
  * A JSON-RPC `error` is the node's answer (a skipped slot, a bad parameter): `SolRpcError` with the node's code, never
- * failed over. Transport failures are `TransientChainError` (thrown by the transport).
+ * failed over. Transport failures are `TransientChainError` (thrown by the transport). Ids, batches and reading the
+ * replies are chains/shared/json_rpc.ts; Solana's replies are strict JSON-RPC 2.0 (a reply without `result` is an
+ * error), and a batch is split at `MAX_BATCH`.
  */
+import { ChainError } from "../errors.ts";
 import { httpFailover } from "../shared/http_failover.ts";
+import { type JsonRpc, jsonRpc, type JsonRpcCall } from "../shared/json_rpc.ts";
 import { redactUrls } from "../shared/redact.ts";
 
 /** Codes Solana's RPC answers that the adapter acts on (solana rpc-client-api `custom_error.rs`). */
@@ -24,23 +28,15 @@ export const SOL_RPC_CODES = {
 } as const;
 
 /** The node answered the call with a JSON-RPC error. */
-export class SolRpcError extends Error {
+export class SolRpcError extends ChainError {
   constructor(readonly method: string, readonly code: number, message: string, readonly data?: unknown) {
-    super(redactUrls(`sol ${method}: ${message} (code ${code})`));
+    super(redactUrls(`sol ${method}: ${message} (code ${code})`), { chain: "sol" });
     this.name = "SolRpcError";
   }
 }
 
-export interface SolRpcCall {
-  method: string;
-  params?: unknown[];
-}
-
-export interface SolRpc {
-  call<T>(method: string, params?: unknown[]): Promise<T>;
-  /** One HTTP request (a JSON-RPC 2.0 batch); each entry is the call's result or its `SolRpcError`, in order. */
-  batch<T>(calls: readonly SolRpcCall[]): Promise<(T | SolRpcError)[]>;
-}
+/** `batch` sends one HTTP request per `MAX_BATCH` calls; each entry is the call's result or its `SolRpcError`. */
+export type SolRpc = JsonRpc<SolRpcError>;
 
 export interface SolRpcOptions {
   urls: readonly string[];
@@ -52,50 +48,12 @@ export interface SolRpcOptions {
 export const MAX_BATCH = 50;
 
 export function solRpc(opts: SolRpcOptions): SolRpc {
-  const { post } = httpFailover({ variable: "SOL", urls: opts.urls, timeoutMs: opts.timeoutMs, onRpc: opts.onRpc });
-  let nextId = 1;
-
-  function resultOf<T>(method: string, reply: unknown): T | SolRpcError {
-    const r = reply as { result?: unknown; error?: { code?: number; message?: string; data?: unknown } | null };
-    if (r === null || typeof r !== "object") return new SolRpcError(method, -32603, "malformed JSON-RPC reply");
-    if (r.error) {
-      return new SolRpcError(method, Number(r.error.code ?? -1), String(r.error.message ?? "error"), r.error.data);
-    }
-    if (!("result" in r)) return new SolRpcError(method, -32603, "JSON-RPC reply without result");
-    return r.result as T;
-  }
-
-  async function batchOnce<T>(calls: readonly SolRpcCall[]): Promise<(T | SolRpcError)[]> {
-    const first = nextId;
-    nextId += calls.length;
-    const body = calls.map((c, i) => ({ jsonrpc: "2.0", id: first + i, method: c.method, params: c.params ?? [] }));
-    const reply = await post(calls.map((c) => c.method), body);
-    if (!Array.isArray(reply)) {
-      // A node or proxy that refuses batches answers one error object for the whole request.
-      const err = resultOf<T>(calls[0].method, reply);
-      throw err instanceof SolRpcError ? err : new SolRpcError(calls[0].method, -32600, "batch answered by one object");
-    }
-    const byId = new Map<number, unknown>();
-    for (const r of reply) byId.set(Number((r as { id?: unknown })?.id), r);
-    return calls.map((c, i) => {
-      const r = byId.get(first + i);
-      return r === undefined ? new SolRpcError(c.method, -32603, "no reply in the batch") : resultOf<T>(c.method, r);
-    });
-  }
-
-  return {
-    async call<T>(method: string, params: unknown[] = []): Promise<T> {
-      const reply = await post([method], { jsonrpc: "2.0", id: nextId++, method, params });
-      const result = resultOf<T>(method, reply);
-      if (result instanceof SolRpcError) throw result;
-      return result;
-    },
-    async batch<T>(calls: readonly SolRpcCall[]): Promise<(T | SolRpcError)[]> {
-      const out: (T | SolRpcError)[] = [];
-      for (let i = 0; i < calls.length; i += MAX_BATCH) out.push(...await batchOnce<T>(calls.slice(i, i + MAX_BATCH)));
-      return out;
-    },
-  };
+  const http = httpFailover({ variable: "SOL", urls: opts.urls, timeoutMs: opts.timeoutMs, onRpc: opts.onRpc });
+  return jsonRpc(http, {
+    error: (method, code, message, data) => new SolRpcError(method, code, message, data),
+    requireResult: true,
+    maxBatch: MAX_BATCH,
+  });
 }
 
 /** A batch entry's result, or its error thrown. */

@@ -5,14 +5,15 @@
  * (`SuiGraphqlError`, never failed over: another node would say the same). Calls are named by operation name.
  */
 import { TransientChainError } from "../adapter.ts";
+import { ChainError } from "../errors.ts";
 import { httpFailover } from "../shared/http_failover.ts";
 import { redactUrls } from "../shared/redact.ts";
 import { operationName } from "./graphql.ts";
 
 /** The node answered with GraphQL errors (a rejected transaction, a bad argument). */
-export class SuiGraphqlError extends Error {
+export class SuiGraphqlError extends ChainError {
   constructor(readonly operation: string, readonly messages: string[]) {
-    super(redactUrls(`sui GraphQL ${operation} answered errors: ${messages.join("; ")}`));
+    super(redactUrls(`sui GraphQL ${operation} answered errors: ${messages.join("; ")}`), { chain: "sui" });
     this.name = "SuiGraphqlError";
   }
 }

@@ -202,6 +202,7 @@ function txindexMissing(chain: string, err: RpcError, txid?: string): Error {
   return new Error(
     `${chain}: the node cannot look up mined transactions${txid ? ` (${txid}, in a block it served)` : ""}: ` +
       `run it with -txindex (and -reindex once if it ran without): ${err.message}`,
+    { cause: err },
   );
 }
 

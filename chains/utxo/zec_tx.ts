@@ -16,6 +16,7 @@
  */
 import * as utxolib from "@bitgo/utxo-lib";
 import type { PayoutCoin } from "../adapter.ts";
+import { ChainError } from "../errors.ts";
 import { outputScript, p2pkhAddress, type UtxoNetwork } from "./network.ts";
 import type { InputKey, SignedUtxoTx, UtxoTxPlan } from "./tx.ts";
 import { fromHex, parseZecV5, SIGHASH_ALL, toHex, transparentSighash, zecTxid } from "./zec_zip244.ts";
@@ -37,7 +38,7 @@ export function branchName(branchId: number): string | null {
   return Object.entries(ZEC_BRANCH_IDS).find(([, id]) => id === branchId)?.[0] ?? null;
 }
 
-export class UnknownBranchIdError extends Error {
+export class UnknownBranchIdError extends ChainError {
   constructor(readonly branchId: number) {
     super(
       `zec: the node says the next block is validated under consensus branch id ${branchIdHex(branchId)}, which this ` +
@@ -45,6 +46,7 @@ export class UnknownBranchIdError extends Error {
           Object.entries(ZEC_BRANCH_IDS).map(([n, id]) => `${n} ${branchIdHex(id)}`).join(", ")
         }). A network upgrade we were not updated for has activated or is about to: payouts are refused until the ` +
         `branch id and its signature rules are added to chains/utxo/zec_tx.ts.`,
+      { chain: "zec" },
     );
     this.name = "UnknownBranchIdError";
   }

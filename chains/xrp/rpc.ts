@@ -6,14 +6,15 @@
  * failure.
  */
 import { TransientChainError } from "../adapter.ts";
+import { ChainError } from "../errors.ts";
 import { httpFailover } from "../shared/http_failover.ts";
 import { redactUrls } from "../shared/redact.ts";
 
 /** rippled answered the request with an error status: `code` is its `error` field; `result` the whole answer. */
-export class XrplRpcError extends Error {
+export class XrplRpcError extends ChainError {
   constructor(readonly method: string, readonly code: string, readonly result: Record<string, unknown>) {
     const message = typeof result.error_message === "string" ? `: ${result.error_message}` : "";
-    super(redactUrls(`xrp RPC ${method} answered ${code}${message}`));
+    super(redactUrls(`xrp RPC ${method} answered ${code}${message}`), { chain: "xrp" });
     this.name = "XrplRpcError";
   }
 }
@@ -48,13 +49,17 @@ export function xrplRpc(opts: XrplRpcOptions): XrplRpc {
       const answer = await http.post([method], { method, params: [params] });
       const result = (answer as { result?: unknown } | null)?.result;
       if (typeof result !== "object" || result === null || Array.isArray(result)) {
-        throw new TransientChainError(`xrp RPC ${method}: the answer has no result object`);
+        throw new TransientChainError(`xrp RPC ${method}: the answer has no result object`, { chain: "xrp" });
       }
       const r = result as XrplResult;
       if (r.status === "success") return r;
       const code = typeof r.error === "string" ? r.error : "unknownError";
-      if (TRANSIENT_CODES.has(code)) throw new TransientChainError(`xrp RPC ${method}: the node answered ${code}`);
-      throw new XrplRpcError(method, code, r);
+      const refusal = new XrplRpcError(method, code, r);
+      if (TRANSIENT_CODES.has(code)) {
+        // The node's own words (its `error_message`) stay reachable as the cause.
+        throw new TransientChainError(`xrp RPC ${method}: the node answered ${code}`, { chain: "xrp", cause: refusal });
+      }
+      throw refusal;
     },
   };
 }

@@ -65,13 +65,18 @@ export const text = z.string({ error: missingOr("a string") });
 export const flag = z.boolean({ error: missingOr("true or false") });
 
 /**
- * A whole amount of `unit` (lamports, MIST, zatoshis) as bigint: a safe JSON integer or decimal digits, nothing else.
- * One transform rather than a union of a string and a number schema: a Solana block has tens of thousands of balances.
+ * A whole amount of `unit` (lamports, MIST, zatoshis) as bigint: a safe JSON integer or decimal digits, nothing else;
+ * `signed` admits a leading minus (a balance change). One transform rather than a union of a string and a number
+ * schema: a Solana block has tens of thousands of balances.
  */
-export function units(unit: string) {
+export function units(unit: string, { signed = false } = {}) {
   const what = `a whole number of ${unit}`;
+  const digits = signed ? /^-?\d+$/ : /^\d+$/;
   return z.unknown().transform((v, ctx) => {
-    if ((typeof v === "number" && Number.isSafeInteger(v) && v >= 0) || (typeof v === "string" && /^\d+$/.test(v))) {
+    if (
+      (typeof v === "number" && Number.isSafeInteger(v) && (signed || v >= 0)) ||
+      (typeof v === "string" && digits.test(v))
+    ) {
       return BigInt(v);
     }
     ctx.addIssue({ code: "custom", message: missingOr(what)({ input: v }), input: v });

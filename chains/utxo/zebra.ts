@@ -32,8 +32,8 @@ import {
   blockHashAnswer,
   chainInfoAnswer,
   rawTransactionAnswer,
+  utxoAnswer,
   zatoshi,
-  zebraAnswer,
   type ZebraBlock,
   type ZebraChainInfo,
   type ZebraTx,
@@ -91,7 +91,7 @@ export function zebraNode(rpc: UtxoRpc, network: UtxoNetwork): UtxoNode {
   let chainChecked = false;
 
   async function info(): Promise<ZebraChainInfo> {
-    const i = zebraAnswer("getblockchaininfo", chainInfoAnswer, await rpc.call("getblockchaininfo"));
+    const i = utxoAnswer("zec", "getblockchaininfo", chainInfoAnswer, await rpc.call("getblockchaininfo"));
     if (!chainChecked) {
       if (!network.nodeChainNames.includes(i.chain)) {
         throw new Error(
@@ -106,7 +106,7 @@ export function zebraNode(rpc: UtxoRpc, network: UtxoNetwork): UtxoNode {
 
   async function blockHash(height: number): Promise<string | null> {
     try {
-      return zebraAnswer("getblockhash", blockHashAnswer, await rpc.call("getblockhash", [height]));
+      return utxoAnswer("zec", "getblockhash", blockHashAnswer, await rpc.call("getblockhash", [height]));
     } catch (e) {
       if (aboveTip(e)) return null;
       throw e;
@@ -130,7 +130,7 @@ export function zebraNode(rpc: UtxoRpc, network: UtxoNetwork): UtxoNode {
       if (e instanceof RpcError && e.code === -5) return { where: "nowhere" };
       throw e;
     }
-    const tx = zebraAnswer("getrawtransaction", rawTransactionAnswer, answer);
+    const tx = utxoAnswer("zec", "getrawtransaction", rawTransactionAnswer, answer);
     const view = txView(network, tx, txid);
     if (typeof tx.height !== "number") return { where: "mempool", tx: view };
     const hash = tx.blockhash ?? await blockHash(tx.height);
@@ -161,7 +161,7 @@ export function zebraNode(rpc: UtxoRpc, network: UtxoNetwork): UtxoNode {
           throw r;
         }
         // Each block is read whole before any of it is returned: a malformed one refuses the range.
-        out.push(blockView(zebraAnswer("getblock", blockAnswer, r)));
+        out.push(blockView(utxoAnswer("zec", "getblock", blockAnswer, r)));
       }
       return out;
     },

@@ -13,39 +13,35 @@
 import type { Address } from "@solana/kit";
 import type { NativePayer, PayoutCheck, PayoutRequest, PreparedTx, SweepRequest } from "../adapter.ts";
 import type { AccountAdapterOptions } from "../adapter.ts";
+import { balanceAnswer, latestBlockhashAnswer, rentAnswer, solAnswer } from "./answers.ts";
 import { SOL_RPC_CODES, type SolRpc, SolRpcError, unwrap } from "./rpc.ts";
 import { LAMPORTS_PER_SIGNATURE, signTransfer, solAddress } from "./tx.ts";
 
 const FINALIZED = { commitment: "finalized" } as const;
-
-interface LatestBlockhash {
-  value: { blockhash: string; lastValidBlockHeight: number | string };
-}
 
 export function solPayer(rpc: SolRpc, signer: AccountAdapterOptions["signer"]): NativePayer {
   const hotWallet = solAddress(signer.address("sol", 0, "hot"), "hot wallet");
 
   /** Balances of `addresses` at finalized, the rent-exempt minimum and a recent blockhash, in one request. */
   async function read(addresses: Address[], withBlockhash: boolean) {
-    const answers = await rpc.batch<unknown>([
+    const answers = await rpc.batch([
       ...addresses.map((a) => ({ method: "getBalance", params: [a, FINALIZED] })),
       { method: "getMinimumBalanceForRentExemption", params: [0, FINALIZED] },
       ...(withBlockhash ? [{ method: "getLatestBlockhash", params: [FINALIZED] }] : []),
     ]);
-    const balances = addresses.map((_, i) => {
-      const v = (unwrap(answers[i]) as { value: number | string | null }).value;
-      return v === null ? 0n : BigInt(v);
-    });
-    const rent = BigInt(unwrap(answers[addresses.length]) as number | string);
-    const latest = withBlockhash ? (unwrap(answers[addresses.length + 1]) as LatestBlockhash).value : undefined;
+    const balances = addresses.map((_, i) => solAnswer("getBalance", balanceAnswer, unwrap(answers[i])).value ?? 0n);
+    const rent = solAnswer("getMinimumBalanceForRentExemption", rentAnswer, unwrap(answers[addresses.length]));
+    const latest = withBlockhash
+      ? solAnswer("getLatestBlockhash", latestBlockhashAnswer, unwrap(answers[addresses.length + 1])).value
+      : undefined;
     return { balances, rent, latest };
   }
 
-  function prepared(signed: { signature: string; wire: string }, lastValidBlockHeight: number | string): PreparedTx {
+  function prepared(signed: { signature: string; wire: string }, lastValidBlockHeight: number): PreparedTx {
     return {
       txHash: signed.signature,
       raw: signed.wire,
-      expiry: { kind: "height", value: Number(lastValidBlockHeight) },
+      expiry: { kind: "height", value: lastValidBlockHeight },
     };
   }
 
@@ -139,7 +135,7 @@ export function solPayer(rpc: SolRpc, signer: AccountAdapterOptions["signer"]): 
 
   async function broadcast(tx: PreparedTx): Promise<void> {
     try {
-      await rpc.call<string>("sendTransaction", [tx.raw, { encoding: "base64", skipPreflight: true }]);
+      await rpc.call("sendTransaction", [tx.raw, { encoding: "base64", skipPreflight: true }]);
     } catch (err) {
       // The same bytes again: the node already has them, which is what we wanted.
       if (err instanceof SolRpcError && /already been processed|AlreadyProcessed/i.test(err.message)) return;

@@ -17,6 +17,9 @@
  *   transaction included at or below its last valid height is necessarily visible when the status is read.
  *   Limitation: a node without transaction history for that range (no `searchTransactionHistory` coverage) would not
  *   find an old included transaction; use RPC providers that keep history back to the oldest recorded payout.
+ * - Answers: every answer is read through its schema (chains/sol/answers.ts) before anything of it is used; a block is
+ *   read whole before any of it is credited, so a malformed one is refused (`MalformedAnswerError`, transient) and the
+ *   watcher's cursor stays before it.
  */
 import {
   type BlockRef,
@@ -29,6 +32,19 @@ import {
   TransientChainError,
   type TxStatus,
 } from "../adapter.ts";
+import type { z } from "zod";
+import {
+  balanceAnswer,
+  blockHashAnswer,
+  scanBlockAnswer,
+  signatureStatusAnswer,
+  slotAnswer,
+  slotsAnswer,
+  solAnswer,
+  type SolTransaction,
+  transactionAnswer,
+  transactionOrNullAnswer,
+} from "./answers.ts";
 import { SOL_RPC_CODES, type SolRpc, SolRpcError, unwrap } from "./rpc.ts";
 
 const FINALIZED = { commitment: "finalized" } as const;
@@ -45,49 +61,8 @@ export const SCAN_BLOCK_OPTIONS = {
 /** `getBlock` options when only the hash matters. */
 const HASH_ONLY = { ...FINALIZED, transactionDetails: "none", rewards: false, maxSupportedTransactionVersion: 0 };
 
-/** An account key as `transactionDetails: "accounts"` and `jsonParsed` list it. */
-export interface RpcAccountKey {
-  pubkey: string;
-  signer: boolean;
-  writable: boolean;
-  source?: "transaction" | "lookupTable";
-}
-
-/** A transaction with `transactionDetails: "accounts"` (block) or `encoding: "jsonParsed"` (getTransaction). */
-export interface RpcTransactionWithMeta {
-  transaction: {
-    signatures: string[];
-    /** "accounts" mode puts the keys here. */
-    accountKeys?: RpcAccountKey[];
-    /** jsonParsed mode puts them in the message. */
-    message?: { accountKeys: RpcAccountKey[] };
-  };
-  meta: {
-    err: unknown;
-    fee: number | string;
-    preBalances: (number | string)[];
-    postBalances: (number | string)[];
-  } | null;
-  version?: "legacy" | number;
-}
-
-export interface RpcBlock {
-  blockhash: string;
-  previousBlockhash: string;
-  parentSlot: number;
-  blockHeight: number | null;
-  transactions?: RpcTransactionWithMeta[];
-}
-
-interface SignatureStatus {
-  slot: number;
-  confirmations: number | null;
-  err: unknown;
-  confirmationStatus: "processed" | "confirmed" | "finalized" | null;
-}
-
 /** The lamports each account of a successful transaction received (balance rose), as scan and transfersOf report. */
-export function transfersIn(tx: RpcTransactionWithMeta): ObservedTransfer[] {
+export function creditsOf(tx: SolTransaction): ObservedTransfer[] {
   const meta = tx.meta;
   if (meta === null || meta.err !== null) return []; // failed: only its fee payer was charged
   const keys = tx.transaction.accountKeys ?? tx.transaction.message?.accountKeys;
@@ -101,13 +76,18 @@ export function transfersIn(tx: RpcTransactionWithMeta): ObservedTransfer[] {
   const from = keys.find((k) => k.signer)?.pubkey ?? keys[0].pubkey; // the fee payer is the first signer
   const out: ObservedTransfer[] = [];
   for (let i = 0; i < keys.length; i++) {
-    const pre = BigInt(meta.preBalances[i]);
-    const post = BigInt(meta.postBalances[i]);
+    const pre = meta.preBalances[i];
+    const post = meta.postBalances[i];
     if (post > pre) {
       out.push({ txHash: signature, index: i, from, to: keys[i].pubkey, amount: post - pre, asset: "native" });
     }
   }
   return out;
+}
+
+/** `creditsOf` a transaction as a node answered it (`getTransaction` at jsonParsed), read through its schema. */
+export function transfersIn(tx: unknown, method = "getTransaction"): ObservedTransfer[] {
+  return creditsOf(solAnswer(method, transactionAnswer, tx));
 }
 
 function isSkip(err: unknown): boolean {
@@ -138,23 +118,29 @@ export interface SolReaderOptions {
 }
 
 export function solReader(rpc: SolRpc, _opts: SolReaderOptions): ChainReader {
+  /** `method` called with `params`, its answer read through `schema`. */
+  async function read<S extends z.ZodType>(method: string, params: unknown[], schema: S): Promise<z.output<S>> {
+    return solAnswer(method, schema, await rpc.call(method, params));
+  }
+
   async function finalizedSlot(): Promise<number> {
-    return Number(await rpc.call<number>("getSlot", [FINALIZED]));
+    return await read("getSlot", [FINALIZED], slotAnswer);
   }
 
   async function tip(): Promise<BlockRef> {
     const slot = await finalizedSlot();
     try {
-      const block = await rpc.call<RpcBlock | null>("getBlock", [slot, HASH_ONLY]);
+      const block = await read("getBlock", [slot, HASH_ONLY], blockHashAnswer);
       if (block) return { number: slot, hash: block.blockhash };
     } catch (err) {
       if (!isSkip(err)) throw err instanceof SolRpcError ? blockError(slot, err) : err;
     }
     // The root is a block on every node seen; should a node answer a skip, take the newest block at or below it.
-    const blocks = await rpc.call<number[]>("getBlocks", [Math.max(0, slot - 1000), slot, FINALIZED]);
+    const blocks = await read("getBlocks", [Math.max(0, slot - 1000), slot, FINALIZED], slotsAnswer);
     const newest = blocks.at(-1);
     if (newest === undefined) throw new TransientChainError(`sol: no finalized block in the 1000 slots below ${slot}`);
-    const block = await rpc.call<RpcBlock>("getBlock", [newest, HASH_ONLY]);
+    // Listed as a block: a null answer here is not "no block", it is malformed.
+    const block = await read("getBlock", [newest, HASH_ONLY], blockHashAnswer.unwrap());
     return { number: newest, hash: block.blockhash };
   }
 
@@ -163,36 +149,37 @@ export function solReader(rpc: SolRpc, _opts: SolReaderOptions): ChainReader {
       { method: "getSlot", params: [FINALIZED] },
       { method: "getBlock", params: [slot, HASH_ONLY] },
     ]);
-    if (slot > Number(unwrap(top))) return null; // not finalized yet: "above the tip"
+    if (slot > solAnswer("getSlot", slotAnswer, unwrap(top))) return null; // not finalized yet: "above the tip"
     if (block instanceof SolRpcError) {
       if (isSkip(block)) return SKIPPED;
       throw blockError(slot, block);
     }
-    if (block === null) return null;
-    return (block as RpcBlock).blockhash;
+    return solAnswer("getBlock", blockHashAnswer, block)?.blockhash ?? null;
   }
 
   async function scan(from: number, to: number): Promise<ScannedBlock[]> {
     if (to < from) return [];
     // getBlocks at finalized lists only finalized blocks (the node caps `to` at its root): skipped slots are absent.
-    let slots = await rpc.call<number[]>("getBlocks", [from, to, FINALIZED]);
-    if (slots.length === 0 || Number(slots[0]) > from) slots = await provenGap(from, to);
-    const answers = await rpc.batch<RpcBlock | null>(
+    let slots = await read("getBlocks", [from, to, FINALIZED], slotsAnswer);
+    if (slots.length === 0 || slots[0] > from) slots = await provenGap(from, to);
+    const answers = await rpc.batch(
       slots.map((slot) => ({ method: "getBlock", params: [slot, SCAN_BLOCK_OPTIONS] })),
     );
     const blocks: ScannedBlock[] = [];
-    answers.forEach((answer, i) => {
-      const slot = Number(slots[i]);
-      if (answer instanceof SolRpcError) {
-        if (isSkip(answer)) return; // listed, then skipped: the node's own answer wins
-        throw blockError(slot, answer);
+    answers.forEach((entry, i) => {
+      const slot = slots[i];
+      if (entry instanceof SolRpcError) {
+        if (isSkip(entry)) return; // listed, then skipped: the node's own answer wins
+        throw blockError(slot, entry);
       }
+      // The whole block is read before any of it is credited: a malformed one is refused, nothing of it recorded.
+      const answer = solAnswer("getBlock", scanBlockAnswer, entry);
       if (answer === null) throw new TransientChainError(`sol: getBlock ${slot} answered null for a listed block`);
       blocks.push({
         number: slot,
         hash: answer.blockhash,
         parentHash: answer.previousBlockhash,
-        transfers: (answer.transactions ?? []).flatMap(transfersIn),
+        transfers: answer.transactions.flatMap(creditsOf),
       });
     });
     return blocks;
@@ -211,15 +198,15 @@ export function solReader(rpc: SolRpc, _opts: SolReaderOptions): ChainReader {
       { method: "getSlot", params: [FINALIZED] },
       { method: "getFirstAvailableBlock", params: [] },
     ]);
-    const slots = unwrap(listed) as number[];
-    const firstAvailable = Number(unwrap(first));
+    const slots = solAnswer("getBlocks", slotsAnswer, unwrap(listed));
+    const firstAvailable = solAnswer("getFirstAvailableBlock", slotAnswer, unwrap(first));
     if (from < firstAvailable) {
       throw new Error(
         `sol: the RPC node keeps no block below slot ${firstAvailable} (getFirstAvailableBlock); slots ${from} to ` +
           `${Math.min(to, firstAvailable - 1)} cannot be read there; point SOL_RPC_URLS at a node with that history`,
       );
     }
-    const finalized = Number(unwrap(root));
+    const finalized = solAnswer("getSlot", slotAnswer, unwrap(root));
     if (slots.length === 0 && finalized < to) {
       throw new TransientChainError(
         `sol: the answering node's finalized slot is ${finalized}, below the range's end ${to}: slots ${from} to ` +
@@ -232,12 +219,12 @@ export function solReader(rpc: SolRpc, _opts: SolReaderOptions): ChainReader {
   async function txStatus(signature: string, ours?: OwnTx): Promise<TxStatus> {
     const expiry = ours?.expiry?.kind === "height" ? ours.expiry : undefined;
     // Read before the status: see the module comment (an included transaction is then always visible).
-    const height = expiry ? Number(await rpc.call<number>("getBlockHeight", [FINALIZED])) : undefined;
+    const height = expiry ? await read("getBlockHeight", [FINALIZED], slotAnswer) : undefined;
     const [statuses, top] = await rpc.batch<unknown>([
       { method: "getSignatureStatuses", params: [[signature], { searchTransactionHistory: true }] },
       { method: "getSlot", params: [FINALIZED] },
     ]);
-    const status = (unwrap(statuses) as { value: (SignatureStatus | null)[] }).value[0] ?? null;
+    const status = solAnswer("getSignatureStatuses", signatureStatusAnswer, unwrap(statuses)).value[0];
     if (status === null) {
       if (expiry && height !== undefined && height > expiry.value) {
         return {
@@ -249,11 +236,11 @@ export function solReader(rpc: SolRpc, _opts: SolReaderOptions): ChainReader {
       }
       return { state: "unknown" };
     }
-    const slot = Number(status.slot);
+    const slot = status.slot;
     const final = status.confirmationStatus === "finalized";
     const confirmations = final
-      ? Math.max(1, Number(unwrap(top)) - slot + 1)
-      : (status.confirmations === null ? 0 : Number(status.confirmations)) + 1;
+      ? Math.max(1, solAnswer("getSlot", slotAnswer, unwrap(top)) - slot + 1)
+      : (status.confirmations ?? 0) + 1;
     return {
       state: "included",
       blockNumber: slot,
@@ -265,16 +252,15 @@ export function solReader(rpc: SolRpc, _opts: SolReaderOptions): ChainReader {
   }
 
   async function transfersOf(signature: string): Promise<ObservedTransfer[] | null> {
-    const tx = await rpc.call<RpcTransactionWithMeta | null>("getTransaction", [
+    const tx = await read("getTransaction", [
       signature,
       { commitment: "finalized", encoding: "jsonParsed", maxSupportedTransactionVersion: 0 },
-    ]);
-    return tx === null ? null : transfersIn(tx);
+    ], transactionOrNullAnswer);
+    return tx === null ? null : creditsOf(tx);
   }
 
   async function balance(address: string): Promise<bigint> {
-    const r = await rpc.call<{ value: number | string | null }>("getBalance", [address, FINALIZED]);
-    return r.value === null ? 0n : BigInt(r.value);
+    return (await read("getBalance", [address, FINALIZED], balanceAnswer)).value ?? 0n;
   }
 
   return {

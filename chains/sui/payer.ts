@@ -23,7 +23,8 @@ import type {
   SweepRequest,
 } from "../adapter.ts";
 import { base64 } from "@scure/base";
-import { bigIntOf, normalizeSuiAddress, type SuiGraphql, SuiGraphqlError, uint53Of } from "./client.ts";
+import { epochAnswer, gasCoinsAnswer, type SuiGasCoinsAnswer, suiRequest } from "./answers.ts";
+import { normalizeSuiAddress, type SuiGraphql, SuiGraphqlError } from "./client.ts";
 import { EPOCH, EXECUTE_TRANSACTION, GAS_COINS } from "./graphql.ts";
 
 /**
@@ -70,25 +71,16 @@ export async function suiGasCoins(gql: SuiGraphql, owner: string): Promise<SuiGa
   const coins: SuiGasCoin[] = [];
   let after: string | null = null;
   for (;;) {
-    const data: {
-      address: {
-        objects: {
-          pageInfo: { hasNextPage: boolean; endCursor: string | null };
-          nodes: { address: string; version: number; digest: string | null; contents: { json: unknown } | null }[];
-        } | null;
-      } | null;
-    } = await gql.request(GAS_COINS, { owner: normalizeSuiAddress(owner), after });
+    const data: SuiGasCoinsAnswer = await suiRequest(gql, GAS_COINS, gasCoinsAnswer, {
+      owner: normalizeSuiAddress(owner),
+      after,
+    });
     const page = data.address?.objects;
     if (!page) break;
     for (const node of page.nodes) {
-      const json = node.contents?.json as { balance?: unknown } | undefined;
-      if (!node.digest || json?.balance === undefined) continue;
-      coins.push({
-        objectId: normalizeSuiAddress(node.address),
-        version: String(uint53Of(node.version, "coin version")),
-        digest: node.digest,
-        balance: bigIntOf(json.balance, `balance of coin ${node.address}`),
-      });
+      const balance = node.contents?.json?.balance;
+      if (!node.digest || balance === undefined) continue;
+      coins.push({ objectId: node.address, version: String(node.version), digest: node.digest, balance });
     }
     if (!page.pageInfo.hasNextPage) break;
     after = page.pageInfo.endCursor;
@@ -107,12 +99,11 @@ export function suiPayer(gql: SuiGraphql, signer: AccountAdapterOptions["signer"
   const hotWallet = normalizeSuiAddress(signer.address("sui", 0, "hot"));
 
   async function epoch(): Promise<{ epochId: number; referenceGasPrice: bigint }> {
-    const data = await gql.request<{ epoch: { epochId: number; referenceGasPrice: string | null } | null }>(EPOCH);
-    if (!data.epoch?.referenceGasPrice) throw new Error("sui GraphQL: the node did not give the current epoch");
-    return {
-      epochId: uint53Of(data.epoch.epochId, "epoch"),
-      referenceGasPrice: bigIntOf(data.epoch.referenceGasPrice, "reference gas price"),
-    };
+    const data = await suiRequest(gql, EPOCH, epochAnswer);
+    if (!data.epoch || data.epoch.referenceGasPrice === null) {
+      throw new Error("sui GraphQL: the node did not give the current epoch");
+    }
+    return { epochId: data.epoch.epochId, referenceGasPrice: data.epoch.referenceGasPrice };
   }
 
   /** Coins of `owner` covering `needed`, largest first; throws when they cannot. */

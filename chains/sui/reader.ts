@@ -6,7 +6,22 @@
  * position in its transaction's balance changes, so (digest, index) names a deposit for ever.
  */
 import type { ChainReader, ObservedTransfer, ScannedBlock, TxStatus } from "../adapter.ts";
-import { bigIntOf, isSuiCoinType, normalizeSuiAddress, type SuiGraphql, uint53Of } from "./client.ts";
+import {
+  balanceAnswer,
+  balanceChangesAnswer,
+  checkpointDigestAnswer,
+  checkpointTransactionsAnswer,
+  latestCheckpointAnswer,
+  scanCheckpointsAnswer,
+  type SuiBalanceChange,
+  type SuiBalanceChanges,
+  suiRequest,
+  type SuiScannedCheckpoint,
+  type SuiTransaction,
+  transactionAnswer,
+  txStatusAnswer,
+} from "./answers.ts";
+import { isSuiCoinType, normalizeSuiAddress, type SuiGraphql } from "./client.ts";
 import {
   BALANCE,
   BALANCE_CHANGES_PAGE,
@@ -19,45 +34,13 @@ import {
   TX_STATUS,
 } from "./graphql.ts";
 
-interface PageInfo {
-  hasNextPage: boolean;
-  endCursor: string | null;
-}
-interface BalanceChangeNode {
-  owner: { address: string } | null;
-  coinType: { repr: string } | null;
-  amount: string | null;
-}
-interface BalanceChanges {
-  pageInfo: PageInfo;
-  nodes: BalanceChangeNode[];
-}
-interface TransactionNode {
-  digest: string;
-  sender: { address: string } | null;
-  effects: { status: "SUCCESS" | "FAILURE" | null; balanceChanges: BalanceChanges | null } | null;
-}
-interface TransactionPage {
-  pageInfo: PageInfo;
-  nodes: TransactionNode[];
-}
-interface CheckpointNode {
-  sequenceNumber: number;
-  digest: string;
-  previousCheckpointDigest: string | null;
-  transactions: TransactionPage | null;
-}
-
 export function suiReader(gql: SuiGraphql): ChainReader {
   /** Every balance change of a transaction, following pages past the first. */
-  async function allBalanceChanges(digest: string, first: BalanceChanges | null): Promise<BalanceChangeNode[]> {
+  async function allBalanceChanges(digest: string, first: SuiBalanceChanges | null): Promise<SuiBalanceChange[]> {
     const nodes = [...(first?.nodes ?? [])];
     let page = first?.pageInfo;
     while (page?.hasNextPage) {
-      const data = await gql.request<{ transactionEffects: { balanceChanges: BalanceChanges | null } | null }>(
-        BALANCE_CHANGES_PAGE,
-        { digest, after: page.endCursor },
-      );
+      const data = await suiRequest(gql, BALANCE_CHANGES_PAGE, balanceChangesAnswer, { digest, after: page.endCursor });
       const next = data.transactionEffects?.balanceChanges;
       if (!next) break;
       nodes.push(...next.nodes);
@@ -67,35 +50,28 @@ export function suiReader(gql: SuiGraphql): ChainReader {
   }
 
   /** The SUI credits of one transaction: none when it failed. */
-  async function transfersOfNode(tx: TransactionNode): Promise<ObservedTransfer[]> {
+  async function transfersOfNode(tx: SuiTransaction): Promise<ObservedTransfer[]> {
     if (tx.effects?.status !== "SUCCESS") return [];
     const changes = await allBalanceChanges(tx.digest, tx.effects.balanceChanges);
-    const from = tx.sender?.address ? normalizeSuiAddress(tx.sender.address) : "";
+    const from = tx.sender?.address ?? "";
     const transfers: ObservedTransfer[] = [];
     changes.forEach((change, index) => {
-      if (!change.owner?.address || !change.coinType || !isSuiCoinType(change.coinType.repr)) return;
-      const amount = bigIntOf(change.amount, `balance change ${index} of ${tx.digest}`);
+      if (!change.owner || !change.coinType || !isSuiCoinType(change.coinType.repr)) return;
+      const amount = change.amount!; // present on every SUI change of an address (answers.ts)
       if (amount <= 0n) return;
-      transfers.push({
-        txHash: tx.digest,
-        index,
-        from,
-        to: normalizeSuiAddress(change.owner.address),
-        amount,
-        asset: "native",
-      });
+      transfers.push({ txHash: tx.digest, index, from, to: change.owner.address, amount, asset: "native" });
     });
     return transfers;
   }
 
-  async function checkpointTransactions(cp: CheckpointNode): Promise<TransactionNode[]> {
+  async function checkpointTransactions(cp: SuiScannedCheckpoint): Promise<SuiTransaction[]> {
     const txs = [...(cp.transactions?.nodes ?? [])];
     let page = cp.transactions?.pageInfo;
     while (page?.hasNextPage) {
-      const data = await gql.request<{ checkpoint: { transactions: TransactionPage | null } | null }>(
-        CHECKPOINT_TRANSACTIONS,
-        { sequenceNumber: cp.sequenceNumber, after: page.endCursor },
-      );
+      const data = await suiRequest(gql, CHECKPOINT_TRANSACTIONS, checkpointTransactionsAnswer, {
+        sequenceNumber: cp.sequenceNumber,
+        after: page.endCursor,
+      });
       const next = data.checkpoint?.transactions;
       if (!next) break;
       txs.push(...next.nodes);
@@ -105,11 +81,9 @@ export function suiReader(gql: SuiGraphql): ChainReader {
   }
 
   async function tipRef() {
-    const data = await gql.request<{ checkpoint: { sequenceNumber: number; digest: string } | null }>(
-      LATEST_CHECKPOINT,
-    );
+    const data = await suiRequest(gql, LATEST_CHECKPOINT, latestCheckpointAnswer);
     if (!data.checkpoint) throw new Error("sui GraphQL: the node knows no checkpoint");
-    return { number: uint53Of(data.checkpoint.sequenceNumber, "checkpoint"), hash: data.checkpoint.digest };
+    return { number: data.checkpoint.sequenceNumber, hash: data.checkpoint.digest };
   }
 
   return {
@@ -119,9 +93,7 @@ export function suiReader(gql: SuiGraphql): ChainReader {
     tip: tipRef,
 
     async blockHash(number) {
-      const data = await gql.request<{ checkpoint: { digest: string } | null }>(CHECKPOINT_DIGEST, {
-        sequenceNumber: number,
-      });
+      const data = await suiRequest(gql, CHECKPOINT_DIGEST, checkpointDigestAnswer, { sequenceNumber: number });
       return data.checkpoint?.digest ?? null;
     },
 
@@ -132,7 +104,7 @@ export function suiReader(gql: SuiGraphql): ChainReader {
       const blocks: ScannedBlock[] = [];
       for (let start = from; start <= to; start += SCAN_BATCH) {
         const end = Math.min(to, start + SCAN_BATCH - 1);
-        const data = await gql.request<{ checkpoints: { nodes: CheckpointNode[] } | null }>(SCAN_CHECKPOINTS, {
+        const data = await suiRequest(gql, SCAN_CHECKPOINTS, scanCheckpointsAnswer, {
           after: start === 0 ? null : start - 1,
           before: end + 1,
         });
@@ -141,7 +113,7 @@ export function suiReader(gql: SuiGraphql): ChainReader {
           const transfers: ObservedTransfer[] = [];
           for (const tx of await checkpointTransactions(cp)) transfers.push(...await transfersOfNode(tx));
           blocks.push({
-            number: uint53Of(cp.sequenceNumber, "checkpoint"),
+            number: cp.sequenceNumber,
             hash: cp.digest,
             parentHash: cp.previousCheckpointDigest ?? "",
             transfers,
@@ -154,19 +126,11 @@ export function suiReader(gql: SuiGraphql): ChainReader {
     },
 
     async txStatus(txHash, ours): Promise<TxStatus> {
-      const data = await gql.request<{
-        transactionEffects: {
-          status: "SUCCESS" | "FAILURE" | null;
-          executionError: { message: string } | null;
-          checkpoint: { sequenceNumber: number } | null;
-        } | null;
-        checkpoint: { sequenceNumber: number } | null;
-        epoch: { epochId: number } | null;
-      }>(TX_STATUS, { digest: txHash });
+      const data = await suiRequest(gql, TX_STATUS, txStatusAnswer, { digest: txHash });
       const effects = data.transactionEffects;
       if (effects?.checkpoint) {
-        const blockNumber = uint53Of(effects.checkpoint.sequenceNumber, "checkpoint");
-        const tip = data.checkpoint ? uint53Of(data.checkpoint.sequenceNumber, "checkpoint") : blockNumber;
+        const blockNumber = effects.checkpoint.sequenceNumber;
+        const tip = data.checkpoint ? data.checkpoint.sequenceNumber : blockNumber;
         const success = effects.status === "SUCCESS";
         return {
           state: "included",
@@ -179,7 +143,7 @@ export function suiReader(gql: SuiGraphql): ChainReader {
       }
       if (effects) return { state: "pending" }; // executed, not yet in a checkpoint this node serves
       const expiry = ours?.expiry;
-      const epoch = data.epoch ? uint53Of(data.epoch.epochId, "epoch") : null;
+      const epoch = data.epoch ? data.epoch.epochId : null;
       if (expiry?.kind === "epoch" && epoch !== null && epoch > expiry.value) {
         return {
           state: "dead",
@@ -193,21 +157,14 @@ export function suiReader(gql: SuiGraphql): ChainReader {
     },
 
     async transfersOf(txHash) {
-      const data = await gql.request<{
-        transaction: TransactionNode | null;
-        transactionEffects: { checkpoint: { sequenceNumber: number } | null } | null;
-      }>(TRANSACTION, { digest: txHash });
+      const data = await suiRequest(gql, TRANSACTION, transactionAnswer, { digest: txHash });
       if (!data.transaction || !data.transactionEffects?.checkpoint) return null;
       return await transfersOfNode(data.transaction);
     },
 
     async balance(address) {
-      const data = await gql.request<{ address: { balance: { totalBalance: string | null } | null } | null }>(
-        BALANCE,
-        { address: normalizeSuiAddress(address) },
-      );
-      const total = data.address?.balance?.totalBalance;
-      return total === null || total === undefined ? 0n : bigIntOf(total, `balance of ${address}`);
+      const data = await suiRequest(gql, BALANCE, balanceAnswer, { address: normalizeSuiAddress(address) });
+      return data.address?.balance?.totalBalance ?? 0n;
     },
   };
 }

@@ -26,6 +26,16 @@ import { type Outpoint, TransientChainError } from "../adapter.ts";
 import { scriptAddress, type UtxoNetwork } from "./network.ts";
 import type { UtxoBlockView, UtxoNode, UtxoTxPlace, UtxoTxView } from "./node.ts";
 import { RpcError, type UtxoRpc } from "./rpc.ts";
+import {
+  coreBlockAnswer,
+  coreBlockHashAnswer,
+  coreChainInfoAnswer,
+  coreHeaderAnswer,
+  coreRawTxAnswer,
+  coreTxOutAnswer,
+  coreVerboseTxAnswer,
+  utxoAnswer,
+} from "./answers.ts";
 
 /** getrawtransaction calls per HTTP request: a block with thousands of transactions is read in a few requests. */
 const TX_BATCH = 500;
@@ -68,20 +78,6 @@ export function decodeCoreTx(network: UtxoNetwork, hex: string, expectTxid?: str
   };
 }
 
-interface VerboseBlock {
-  hash: string;
-  height: number;
-  confirmations: number;
-  previousblockhash?: string;
-  tx: string[];
-}
-
-interface VerboseTx {
-  hex: string;
-  blockhash?: string;
-  confirmations?: number;
-}
-
 function unwrap<T>(r: T | RpcError): T {
   if (r instanceof RpcError) throw r;
   return r;
@@ -94,12 +90,10 @@ export function bitcoinCoreNode(rpc: UtxoRpc, network: UtxoNetwork): UtxoNode {
     const out: UtxoTxView[] = [];
     for (let i = 0; i < txids.length; i += TX_BATCH) {
       const part = txids.slice(i, i + TX_BATCH);
-      const hexes = await rpc.batch<string>(
-        part.map((txid) => ({ method: "getrawtransaction", params: [txid, false] })),
-      );
+      const hexes = await rpc.batch(part.map((txid) => ({ method: "getrawtransaction", params: [txid, false] })));
       hexes.forEach((r, j) => {
         if (r instanceof RpcError && r.code === RPC_INVALID_ADDRESS_OR_KEY) throw txindexMissing(chain, r, part[j]);
-        out.push(decodeCoreTx(network, unwrap(r), part[j]));
+        out.push(decodeCoreTx(network, utxoAnswer(chain, "getrawtransaction", coreRawTxAnswer, unwrap(r)), part[j]));
       });
     }
     return out;
@@ -110,14 +104,14 @@ export function bitcoinCoreNode(rpc: UtxoRpc, network: UtxoNetwork): UtxoNode {
 
     async tip() {
       // One call, consistent: the node answers both under one lock.
-      const info = await rpc.call<{ blocks: number; bestblockhash: string }>("getblockchaininfo");
+      const info = utxoAnswer(chain, "getblockchaininfo", coreChainInfoAnswer, await rpc.call("getblockchaininfo"));
       return { number: info.blocks, hash: info.bestblockhash };
     },
 
     async blockHash(height) {
       if (!Number.isSafeInteger(height) || height < 0) return null;
       try {
-        return await rpc.call<string>("getblockhash", [height]);
+        return utxoAnswer(chain, "getblockhash", coreBlockHashAnswer, await rpc.call("getblockhash", [height]));
       } catch (err) {
         if (err instanceof RpcError && err.code === RPC_INVALID_PARAMETER) return null;
         throw err;
@@ -129,13 +123,13 @@ export function bitcoinCoreNode(rpc: UtxoRpc, network: UtxoNetwork): UtxoNode {
       const last = Math.min(to, from + MAX_BLOCKS_PER_CALL - 1);
       const heights = Array.from({ length: last - from + 1 }, (_, i) => from + i);
       const hashes: string[] = [];
-      for (const r of await rpc.batch<string>(heights.map((h) => ({ method: "getblockhash", params: [h] })))) {
+      for (const r of await rpc.batch(heights.map((h) => ({ method: "getblockhash", params: [h] })))) {
         if (r instanceof RpcError && r.code === RPC_INVALID_PARAMETER) break; // above the tip: stop there
-        hashes.push(unwrap(r));
+        hashes.push(utxoAnswer(chain, "getblockhash", coreBlockHashAnswer, unwrap(r)));
       }
       if (hashes.length === 0) return [];
-      const blocks = (await rpc.batch<VerboseBlock>(hashes.map((h) => ({ method: "getblock", params: [h, true] }))))
-        .map(unwrap);
+      const blocks = (await rpc.batch(hashes.map((h) => ({ method: "getblock", params: [h, true] }))))
+        .map((r) => utxoAnswer(chain, "getblock", coreBlockAnswer, unwrap(r)));
       blocks.forEach((b, i) => {
         // A reorg between the two requests: the hash read for a height is no longer canonical, or the blocks no
         // longer link. Retry later rather than return a chain that never existed.
@@ -153,10 +147,10 @@ export function bitcoinCoreNode(rpc: UtxoRpc, network: UtxoNetwork): UtxoNode {
     },
 
     async findTx(txid): Promise<UtxoTxPlace> {
-      let verbose: VerboseTx;
+      let answer: unknown;
       try {
         // Mempool first, then the transaction index (-txindex): only `hex`, `blockhash` and `confirmations` are read.
-        verbose = await rpc.call<VerboseTx>("getrawtransaction", [txid, true]);
+        answer = await rpc.call("getrawtransaction", [txid, true]);
       } catch (err) {
         if (err instanceof RpcError && err.code === RPC_INVALID_ADDRESS_OR_KEY) {
           // Without the index the node only knows its mempool, and says so ("Use -txindex to enable blockchain
@@ -166,11 +160,17 @@ export function bitcoinCoreNode(rpc: UtxoRpc, network: UtxoNetwork): UtxoNode {
         }
         throw err;
       }
+      const verbose = utxoAnswer(chain, "getrawtransaction", coreVerboseTxAnswer, answer);
       const tx = decodeCoreTx(network, verbose.hex, txid);
       if (!verbose.blockhash) return { where: "mempool", tx };
       // The index keeps transactions of blocks that left the best chain: the node then says 0 confirmations.
       if (!verbose.confirmations || verbose.confirmations < 1) return { where: "nowhere" };
-      const header = await rpc.call<{ height: number; confirmations: number }>("getblockheader", [verbose.blockhash]);
+      const header = utxoAnswer(
+        chain,
+        "getblockheader",
+        coreHeaderAnswer,
+        await rpc.call("getblockheader", [verbose.blockhash]),
+      );
       if (header.confirmations < 1) return { where: "nowhere" };
       return {
         where: "block",
@@ -183,7 +183,7 @@ export function bitcoinCoreNode(rpc: UtxoRpc, network: UtxoNetwork): UtxoNode {
 
     async send(rawHex) {
       try {
-        await rpc.call<string>("sendrawtransaction", [rawHex]);
+        await rpc.call("sendrawtransaction", [rawHex]);
       } catch (err) {
         if (err instanceof RpcError && isAlreadyKnown(err)) return;
         throw err;
@@ -192,8 +192,8 @@ export function bitcoinCoreNode(rpc: UtxoRpc, network: UtxoNetwork): UtxoNode {
 
     async isUnspent(outpoint: Outpoint) {
       // include_mempool = false: a spend only in the mempool proves nothing.
-      const out = await rpc.call<unknown>("gettxout", [outpoint.txHash, outpoint.index, false]);
-      return out !== null;
+      const out = await rpc.call("gettxout", [outpoint.txHash, outpoint.index, false]);
+      return utxoAnswer(chain, "gettxout", coreTxOutAnswer, out) !== null;
     },
   };
 }

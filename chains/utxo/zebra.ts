@@ -27,47 +27,21 @@ import type { UtxoBlockView, UtxoNode, UtxoTxPlace, UtxoTxView } from "./node.ts
 import { scriptAddress, type UtxoNetwork } from "./network.ts";
 import { RpcError, type UtxoRpc } from "./rpc.ts";
 import { fromHex, isCoinbase, parseZecV5, toHex, zecTxid } from "./zec_zip244.ts";
+import {
+  blockAnswer,
+  blockHashAnswer,
+  chainInfoAnswer,
+  rawTransactionAnswer,
+  utxoAnswer,
+  zatoshi,
+  type ZebraBlock,
+  type ZebraChainInfo,
+  type ZebraTx,
+} from "./answers.ts";
 
 const NULL_HASH = "0".repeat(64);
 /** zebra-rpc/src/methods.rs `height_from_signed_int`, for a height above the tip (docs/toolchain-notes.md). */
 const ABOVE_TIP_MESSAGE = "Provided index is greater than the current tip";
-const HASH = /^[0-9a-f]{64}$/;
-
-interface ZebraVin {
-  coinbase?: string;
-  txid?: string;
-  vout?: number;
-}
-
-interface ZebraVout {
-  n: number;
-  valueZat: unknown;
-  scriptPubKey: { hex: string };
-}
-
-interface ZebraTx {
-  txid?: string;
-  hex?: string;
-  height?: number;
-  confirmations?: number;
-  blockhash?: string;
-  vin?: ZebraVin[];
-  vout?: ZebraVout[];
-}
-
-interface ZebraBlock {
-  hash: string;
-  height: number;
-  previousblockhash?: string;
-  tx: ZebraTx[];
-}
-
-interface ZebraChainInfo {
-  chain: string;
-  blocks: number;
-  bestblockhash: string;
-  consensus?: { chaintip?: string; nextblock?: string };
-}
 
 /** Whether `getblockhash`'s error says the height is above the node's tip: no block there yet. */
 function aboveTip(e: unknown): boolean {
@@ -77,10 +51,11 @@ function aboveTip(e: unknown): boolean {
 
 /** A zatoshi amount as Zebra's `valueZat`: a non-negative safe integer, nothing else (never the float `value`). */
 export function zatoshis(value: unknown, where: string): bigint {
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
+  const read = zatoshi.safeParse(value);
+  if (!read.success) {
     throw new Error(`zec: Zebra's valueZat ${JSON.stringify(value)} at ${where} is not a whole number of zatoshis`);
   }
-  return BigInt(value);
+  return read.data;
 }
 
 function txView(network: UtxoNetwork, tx: ZebraTx, txid: string): UtxoTxView {
@@ -90,16 +65,12 @@ function txView(network: UtxoNetwork, tx: ZebraTx, txid: string): UtxoTxView {
     return decodedView(network, tx.hex);
   }
   const coinbase = tx.vin.length > 0 && tx.vin[0].coinbase !== undefined;
-  const inputs: Outpoint[] = coinbase ? [] : tx.vin.map((vin, i) => {
-    if (typeof vin.txid !== "string" || !HASH.test(vin.txid) || !Number.isSafeInteger(vin.vout)) {
-      throw new Error(`zec: Zebra's input ${i} of ${txid} has no outpoint`);
-    }
-    return { txHash: vin.txid, index: vin.vout! };
-  });
+  // Every input but the coinbase's names its outpoint (answers.ts).
+  const inputs: Outpoint[] = coinbase ? [] : tx.vin.map((vin) => ({ txHash: vin.txid!, index: vin.vout! }));
   const outputs = tx.vout.map((out) => ({
     index: out.n,
     address: scriptAddress(network, fromHex(out.scriptPubKey.hex)),
-    amount: zatoshis(out.valueZat, `${txid}:${out.n}`),
+    amount: out.valueZat,
   }));
   return { txid, coinbase, inputs, outputs };
 }
@@ -120,7 +91,7 @@ export function zebraNode(rpc: UtxoRpc, network: UtxoNetwork): UtxoNode {
   let chainChecked = false;
 
   async function info(): Promise<ZebraChainInfo> {
-    const i = await rpc.call<ZebraChainInfo>("getblockchaininfo");
+    const i = utxoAnswer("zec", "getblockchaininfo", chainInfoAnswer, await rpc.call("getblockchaininfo"));
     if (!chainChecked) {
       if (!network.nodeChainNames.includes(i.chain)) {
         throw new Error(
@@ -135,7 +106,7 @@ export function zebraNode(rpc: UtxoRpc, network: UtxoNetwork): UtxoNode {
 
   async function blockHash(height: number): Promise<string | null> {
     try {
-      return await rpc.call<string>("getblockhash", [height]);
+      return utxoAnswer("zec", "getblockhash", blockHashAnswer, await rpc.call("getblockhash", [height]));
     } catch (e) {
       if (aboveTip(e)) return null;
       throw e;
@@ -147,23 +118,19 @@ export function zebraNode(rpc: UtxoRpc, network: UtxoNetwork): UtxoNode {
       number: b.height,
       hash: b.hash,
       parentHash: b.previousblockhash ?? NULL_HASH,
-      txs: b.tx.map((tx) => {
-        if (typeof tx.txid !== "string") {
-          throw new Error(`zec: Zebra's block ${b.height} lists a transaction without txid`);
-        }
-        return txView(network, tx, tx.txid);
-      }),
+      txs: b.tx.map((tx) => txView(network, tx, tx.txid)),
     };
   }
 
   async function findTx(txid: string): Promise<UtxoTxPlace> {
-    let tx: ZebraTx;
+    let answer: unknown;
     try {
-      tx = await rpc.call<ZebraTx>("getrawtransaction", [txid, 1]);
+      answer = await rpc.call("getrawtransaction", [txid, 1]);
     } catch (e) {
       if (e instanceof RpcError && e.code === -5) return { where: "nowhere" };
       throw e;
     }
+    const tx = utxoAnswer("zec", "getrawtransaction", rawTransactionAnswer, answer);
     const view = txView(network, tx, txid);
     if (typeof tx.height !== "number") return { where: "mempool", tx: view };
     const hash = tx.blockhash ?? await blockHash(tx.height);
@@ -186,21 +153,22 @@ export function zebraNode(rpc: UtxoRpc, network: UtxoNetwork): UtxoNode {
       if (last < from) return [];
       const heights = Array.from({ length: last - from + 1 }, (_, k) => from + k);
       // Zebra's getblock takes the height as a string ("hash_or_height").
-      const replies = await rpc.batch<ZebraBlock>(heights.map((h) => ({ method: "getblock", params: [String(h), 2] })));
+      const replies = await rpc.batch(heights.map((h) => ({ method: "getblock", params: [String(h), 2] })));
       const out: UtxoBlockView[] = [];
       for (const r of replies) {
         if (r instanceof RpcError) {
           if (r.code === -8) break; // the tip moved back (reorg) between the two calls: stop at what exists
           throw r;
         }
-        out.push(blockView(r));
+        // Each block is read whole before any of it is returned: a malformed one refuses the range.
+        out.push(blockView(utxoAnswer("zec", "getblock", blockAnswer, r)));
       }
       return out;
     },
     findTx,
     async send(rawHex) {
       try {
-        await rpc.call<string>("sendrawtransaction", [rawHex]);
+        await rpc.call("sendrawtransaction", [rawHex]);
       } catch (e) {
         if (!(e instanceof RpcError)) throw e;
         let txid: string;

@@ -15,6 +15,11 @@ export interface BitcoinCoreServer {
   readonly calls: string[];
   /** Methods asked that this server does not answer. */
   readonly unknown: string[];
+  /**
+   * Every later answer to a method set here is what its edit makes of the served result (a copy; `params` as called),
+   * to serve a malformed answer; delete the method to serve true answers again.
+   */
+  readonly tampered: Map<string, (result: unknown, params: unknown[]) => unknown>;
   close(): Promise<void>;
 }
 
@@ -27,6 +32,7 @@ export function startBitcoinCoreServer(opts: { chain?: string; blocks?: number }
   );
   const calls: string[] = [];
   const unknown: string[] = [];
+  const tampered = new Map<string, (result: unknown, params: unknown[]) => unknown>();
   const tip = count - 1;
   const methods: Record<string, (params: unknown[]) => unknown> = {
     getblockchaininfo: () => ({ chain, blocks: tip, headers: tip, bestblockhash: hashes[tip] }),
@@ -58,7 +64,9 @@ export function startBitcoinCoreServer(opts: { chain?: string; blocks?: number }
       return { result: null, error: { code: -32601, message: "Method not found" }, id: req.id };
     }
     try {
-      return { result: fn(req.params ?? []), error: null, id: req.id };
+      const result = fn(req.params ?? []);
+      const edit = tampered.get(method);
+      return { result: edit ? edit(structuredClone(result), req.params ?? []) : result, error: null, id: req.id };
     } catch (err) {
       return { result: null, error: err, id: req.id };
     }
@@ -71,6 +79,7 @@ export function startBitcoinCoreServer(opts: { chain?: string; blocks?: number }
     url: `http://127.0.0.1:${(server.addr as Deno.NetAddr).port}/`,
     calls,
     unknown,
+    tampered,
     close: () => server.shutdown(),
   };
 }

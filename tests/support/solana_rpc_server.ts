@@ -159,6 +159,11 @@ export interface SolanaRpcServer {
   memosOf(signature: string): string[] | null;
   /** sendTransaction calls that carried `signature`. */
   sends(signature: string): number;
+  /**
+   * Every later answer to `method` is what `edit` makes of the served result (a copy; `params` as called), to serve a
+   * malformed answer; `null` serves the true answers again.
+   */
+  tamper(method: string, edit: ((result: unknown, params: unknown[]) => unknown) | null): void;
   close(): Promise<void>;
 }
 
@@ -521,12 +526,16 @@ export function startSolanaRpcServer(opts: SolanaRpcServerOptions = {}): SolanaR
     const fn = methods[method];
     if (!fn) return { jsonrpc: "2.0", id, error: { code: -32601, message: "Method not found" } };
     try {
-      return { jsonrpc: "2.0", id, result: fn(req.params ?? []) };
+      const result = fn(req.params ?? []);
+      const edit = tampered.get(method);
+      return { jsonrpc: "2.0", id, result: edit ? edit(structuredClone(result), req.params ?? []) : result };
     } catch (err) {
       if (err instanceof RpcFailure) return { jsonrpc: "2.0", id, error: { code: err.code, message: err.message } };
       return { jsonrpc: "2.0", id, error: { code: -32603, message: String(err) } };
     }
   }
+
+  const tampered = new Map<string, (result: unknown, params: unknown[]) => unknown>();
 
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
     const body = await req.json();
@@ -590,6 +599,10 @@ export function startSolanaRpcServer(opts: SolanaRpcServerOptions = {}): SolanaR
     },
     memosOf: (signature) => memos.get(signature) ?? null,
     sends: (signature) => sendCounts.get(signature) ?? 0,
+    tamper(method, edit) {
+      if (edit) tampered.set(method, edit);
+      else tampered.delete(method);
+    },
     close: () => server.shutdown(),
   };
 }

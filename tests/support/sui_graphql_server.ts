@@ -131,6 +131,14 @@ export interface SuiGraphqlServer {
   /** Whether `digest` was accepted by `executeTransaction` and waits for the next checkpoint. */
   isPending(digest: string): boolean;
   readonly chainIdentifier: string;
+  /**
+   * Every later answer to operation `op` carries what `edit` makes of its `data` (a copy; `variables` as sent), to
+   * serve a malformed answer; `null` serves the true answers again.
+   */
+  tamper(
+    op: string,
+    edit: ((data: Record<string, unknown>, variables: Record<string, unknown>) => unknown) | null,
+  ): void;
   close(): Promise<void>;
 }
 
@@ -510,6 +518,7 @@ export async function startSuiGraphqlServer(opts: SuiGraphqlServerOptions = {}):
     };
   }
 
+  const tampered = new Map<string, (data: Record<string, unknown>, variables: Record<string, unknown>) => unknown>();
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
     if (req.method !== "POST") return new Response("POST GraphQL requests here", { status: 405 });
     const body = await req.json() as { query?: string; variables?: Record<string, unknown> };
@@ -535,10 +544,11 @@ export async function startSuiGraphqlServer(opts: SuiGraphqlServerOptions = {}):
       return Response.json({ errors: [{ message: `Estimated output nodes ${nodes} exceed ${MAX_OUTPUT_NODES}` }] });
     }
     const result = await graphql({ schema, source: query, rootValue: root, variableValues: body.variables ?? {} });
+    const edit = tampered.get(op);
     return Response.json(
-      result.errors
-        ? { data: result.data ?? null, errors: result.errors.map((e) => ({ message: e.message })) }
-        : { data: result.data },
+      result.errors ? { data: result.data ?? null, errors: result.errors.map((e) => ({ message: e.message })) } : {
+        data: edit ? edit(structuredClone(result.data) as Record<string, unknown>, body.variables ?? {}) : result.data,
+      },
     );
   });
   const { port } = server.addr as Deno.NetAddr;
@@ -578,6 +588,10 @@ export async function startSuiGraphqlServer(opts: SuiGraphqlServerOptions = {}):
     isPending: (digest) => pending.some((t) => t.digest === digest),
     get chainIdentifier() {
       return chainIdentifier();
+    },
+    tamper(op, edit) {
+      if (edit) tampered.set(op, edit);
+      else tampered.delete(op);
     },
     close: () => server.shutdown(),
   };

@@ -232,6 +232,11 @@ export class ZebraShapedServer {
   readonly mempool = new Map<string, ChainTx>();
   /** Every RPC method called, in order (tests assert on batching and on what was never asked). */
   readonly calls: string[] = [];
+  /**
+   * Every later answer to a method set here is what its edit makes of the served result (a copy; `params` as called),
+   * to serve a malformed answer; delete the method to serve true answers again.
+   */
+  readonly tampered = new Map<string, (result: unknown, params: unknown[]) => unknown>();
   #server: Deno.HttpServer<Deno.NetAddr> | null = null;
   #auth: string;
   #nonce = 0;
@@ -440,7 +445,13 @@ export class ZebraShapedServer {
       if (req.params !== undefined && !Array.isArray(req.params)) {
         throw new RpcFailure(INVALID_PARAMS, "Invalid params");
       }
-      return { jsonrpc: "2.0", result: this.#dispatch(req.method, req.params ?? []), id: req.id };
+      const result = this.#dispatch(req.method, req.params ?? []);
+      const edit = this.tampered.get(req.method);
+      return {
+        jsonrpc: "2.0",
+        result: edit ? edit(structuredClone(result), (req.params ?? []) as unknown[]) : result,
+        id: req.id,
+      };
     } catch (e) {
       const failure = e instanceof RpcFailure ? e : new RpcFailure(-1, e instanceof Error ? e.message : String(e));
       const code = failure.code === INVALID_PARAMS ? ZCASHD_MISC_ERROR : failure.code;

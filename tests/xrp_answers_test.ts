@@ -9,7 +9,8 @@ import assert from "node:assert/strict";
 import { watchOnce } from "../actors/watcher.ts";
 import { intentOf } from "../actors/transition.ts";
 import { TransientChainError } from "../chains/adapter.ts";
-import { accountInfo, drops, readAnswer, serverState, XrplAnswerError } from "../chains/xrp/answers.ts";
+import { accountInfo, drops, readAnswer, serverState } from "../chains/xrp/answers.ts";
+import { MalformedAnswerError } from "../chains/shared/answers.ts";
 import { createBurnConfig } from "../kv/burn_configs.ts";
 import { createMintWallet } from "../kv/mint_wallets.ts";
 import { cursorKey } from "../kv/pipeline.ts";
@@ -31,10 +32,10 @@ import {
 
 const OWNER = "0x" + "a7".repeat(20);
 
-/** Asserts `p` rejects with an XrplAnswerError (transient: the caller waits) whose message matches `message`. */
+/** Asserts `p` rejects with an MalformedAnswerError (transient: the caller waits) whose message matches `message`. */
 async function refused(p: Promise<unknown>, message: RegExp): Promise<void> {
   await assert.rejects(p, (err) => {
-    assert.ok(err instanceof XrplAnswerError, String(err));
+    assert.ok(err instanceof MalformedAnswerError, String(err));
     assert.ok(err instanceof TransientChainError, "a malformed answer is transient: nothing is decided from it");
     assert.match(err.message, message);
     return true;
@@ -59,7 +60,7 @@ Deno.test("xrp answers: drops are whole numbers only (digits, or a safe JSON int
   assert.equal(readAnswer("server_state", serverState, state({})).state.validated_ledger?.reserve_base, 1_000_000n);
   assert.throws(
     () => readAnswer("server_state", serverState, state({ reserve_base: 1_000_000.5 })),
-    /^XrplAnswerError: xrp server_state: state\.validated_ledger\.reserve_base is not a whole number of drops \(1000000\.5\)$/,
+    /^MalformedAnswerError: xrp server_state: state\.validated_ledger\.reserve_base is not a whole number of drops \(1000000\.5\)$/,
   );
   assert.throws(
     () => readAnswer("server_state", serverState, state({ base_fee: "-10" })),
@@ -67,7 +68,7 @@ Deno.test("xrp answers: drops are whole numbers only (digits, or a safe JSON int
   );
   assert.throws(
     () => readAnswer("account_info", accountInfo, { account_data: { Sequence: 4 } }),
-    /^XrplAnswerError: xrp account_info: account_data\.Balance is missing$/,
+    /^MalformedAnswerError: xrp account_info: account_data\.Balance is missing$/,
   );
   assert.throws(
     () => readAnswer("account_info", accountInfo, { account_data: { Balance: "12", Sequence: 4.5 } }),

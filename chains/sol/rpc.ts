@@ -10,7 +10,7 @@
  */
 import { ChainError } from "../errors.ts";
 import { httpFailover } from "../shared/http_failover.ts";
-import { type JsonRpc, jsonRpc, type JsonRpcCall } from "../shared/json_rpc.ts";
+import { type JsonRpc, jsonRpc } from "../shared/json_rpc.ts";
 import { redactUrls } from "../shared/redact.ts";
 
 /** Codes Solana's RPC answers that the adapter acts on (solana rpc-client-api `custom_error.rs`). */

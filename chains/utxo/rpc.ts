@@ -19,7 +19,7 @@
 import type { UtxoChain } from "../catalog.ts";
 import { ChainError } from "../errors.ts";
 import { httpFailover } from "../shared/http_failover.ts";
-import { type JsonRpc, jsonRpc, type JsonRpcCall } from "../shared/json_rpc.ts";
+import { type JsonRpc, jsonRpc } from "../shared/json_rpc.ts";
 import { redactUrls } from "../shared/redact.ts";
 
 export { parseExactJson } from "../shared/http_failover.ts";

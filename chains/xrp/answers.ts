@@ -3,7 +3,7 @@
  * `server_state`, `fee` and `submit`, in the shapes xrpl.org documents for them (tests/support/rippled_rpc_server.ts
  * answers the same shapes).
  *
- * A malformed answer is refused by name (`XrplAnswerError`: `xrp server_state: state.validated_ledger.reserve_base is
+ * A malformed answer is refused by name (`MalformedAnswerError`, chains/shared/answers.ts: `xrp server_state: state.validated_ledger.reserve_base is
  * not a whole number of drops`) before anything is read from it, rather than a `SyntaxError` from `BigInt` or a
  * `TypeError` from a missing object half way through. It is transient: it says nothing about our request, the node (or
  * another one) may answer well next time, and meanwhile nothing moves: the watcher's cursor stays, nothing is
@@ -19,60 +19,41 @@
  * both into one `XrplTxEntry`.
  */
 import { z } from "zod";
-import { TransientChainError } from "../adapter.ts";
+import {
+  fieldOf,
+  flag,
+  MalformedAnswerError,
+  missingOr,
+  readAnswer as readNodeAnswer,
+  text,
+  units,
+  whole,
+} from "../shared/answers.ts";
 
-/** A node's answer to `method` is not in the documented shape: `field` (a path into the answer) `problem`. */
-export class XrplAnswerError extends TransientChainError {
-  constructor(readonly method: string, readonly field: string, readonly problem: string) {
-    super(`xrp ${method}: ${field} ${problem}`);
-    this.name = "XrplAnswerError";
-  }
-}
+export { whole };
 
 type Path = readonly PropertyKey[];
 
-function fieldOf(path: Path): string {
-  if (path.length === 0) return "the answer";
-  return path.map((p, i) => typeof p === "number" ? `[${p}]` : `${i === 0 ? "" : "."}${String(p)}`).join("");
+/** The node's answer to `method` is malformed at `field` (chains/shared/answers.ts), as this adapter names it. */
+export function malformed(method: string, field: string, problem: string): MalformedAnswerError {
+  return new MalformedAnswerError("xrp", method, field, problem);
 }
 
-/** `answer` (or the part of it at `at`) read through `schema`; else an `XrplAnswerError` naming the first problem. */
+/** `answer` (or the part of it at `at`) read through `schema`; else a `MalformedAnswerError` naming the first problem. */
 export function readAnswer<S extends z.ZodType>(
   method: string,
   schema: S,
   answer: unknown,
   at: Path = [],
 ): z.output<S> {
-  const parsed = schema.safeParse(answer);
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  throw new XrplAnswerError(method, fieldOf([...at, ...issue.path]), issue.message);
+  return readNodeAnswer("xrp", method, schema, answer, at);
 }
-
-const missingOr = (what: string) => (issue: { input?: unknown }) =>
-  issue.input === undefined ? "is missing" : `is not ${what}`;
 
 /** An object, its fields beyond `shape` kept (rippled adds fields over time; only `shape` is read). */
 const object = <T extends z.core.$ZodLooseShape>(shape: T) => z.looseObject(shape, { error: missingOr("an object") });
-const text = z.string({ error: missingOr("a string") });
-const flag = z.boolean({ error: missingOr("true or false") });
 
 /** Drops: a string of decimal digits, or a safe JSON integer (server_state). Never a float, a sign or an exponent. */
-export const drops = z.union([z.string(), z.number()], { error: missingOr("a whole number of drops") }).transform(
-  (v, ctx) => {
-    if (typeof v === "string" ? /^\d+$/.test(v) : Number.isSafeInteger(v) && v >= 0) return BigInt(v);
-    ctx.addIssue({ code: "custom", message: `is not a whole number of drops (${JSON.stringify(v)})`, input: v });
-    return z.NEVER;
-  },
-);
-
-/** A ledger index, Sequence or count: a safe whole number, as a JSON number or (API v1 `ledger_index`) digits. */
-export const whole = z.union([z.string(), z.number()], { error: missingOr("a whole number") }).transform((v, ctx) => {
-  const n = typeof v === "string" && /^\d+$/.test(v) ? Number(v) : v;
-  if (typeof n === "number" && Number.isSafeInteger(n) && n >= 0) return n;
-  ctx.addIssue({ code: "custom", message: `is not a whole number (${JSON.stringify(v)})`, input: v });
-  return z.NEVER;
-});
+export const drops = units("drops");
 
 /** A transaction or ledger hash: 256 bits in hex, upper-cased as the rest of the adapter compares them. */
 const hash = text.regex(/^[0-9A-Fa-f]{64}$/, { error: "is not a 256-bit hex hash" }).transform((h) => h.toUpperCase());
@@ -160,10 +141,10 @@ const v1Entry = txFields.extend(metas);
  */
 export function txEntry(method: string, raw: unknown, at: Path, needMeta: boolean): XrplTxEntry {
   const refuse = (field: string, problem: string): never => {
-    throw new XrplAnswerError(method, fieldOf([...at, field]), problem);
+    throw malformed(method, fieldOf([...at, field]), problem);
   };
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-    throw new XrplAnswerError(method, fieldOf(at), "is not a transaction object");
+    throw malformed(method, fieldOf(at), "is not a transaction object");
   }
   const v2 = "tx_json" in raw;
   let tx: XrplTxFields;

@@ -22,11 +22,11 @@ import {
   ledgerAnswer,
   ledgerTip,
   ledgerValidated,
+  malformed,
   readAnswer,
   signedFields,
   txEntry,
   txPlace,
-  XrplAnswerError,
   type XrplMeta,
   type XrplTxEntry,
 } from "./answers.ts";
@@ -125,7 +125,7 @@ export const SEARCH_BACK = 2 * (NATIVE.xrp.expiry.kind === "height" ? NATIVE.xrp
 
 /** Refuses an answer that lacks `field` in every place the documented shapes put it. */
 function missing(method: string, field: string): never {
-  throw new XrplAnswerError(method, field, "is missing");
+  throw malformed(method, field, "is missing");
 }
 
 export interface XrpReaderOptions {
@@ -261,7 +261,7 @@ export function xrpReader(opts: XrpReaderOptions): ChainReader {
           parentHash: ledger.parent_hash,
           transfers: txs.flatMap((t, i) => {
             if (typeof t === "string") {
-              throw new XrplAnswerError("ledger", `ledger.transactions[${i}]`, `of ledger ${n} is not expanded`);
+              throw malformed("ledger", `ledger.transactions[${i}]`, `of ledger ${n} is not expanded`);
             }
             return transfersOfEntry(txEntry("ledger", t, ["ledger", "transactions", i], true));
           }),

@@ -22,7 +22,8 @@ import {
   type UAsset,
   weiPerNativeUnit,
 } from "../../chains/catalog.ts";
-import { SimLedger, type SimTx } from "../../chains/sim/ledger.ts";
+import { SimLedger } from "../../chains/sim/ledger.ts";
+import type { SimTx } from "../../chains/sim/tx.ts";
 import { simChains } from "../../chains/sim/adapters.ts";
 import { type ReconciliationReport, runReconciliation } from "../../actors/reconciliation.ts";
 import { createApiKey } from "../../kv/api_keys.ts";

@@ -24,7 +24,7 @@ import { EVM, type UAsset } from "../chains/catalog.ts";
 import { evmChainAdapters } from "../chains/evm/index.ts";
 import { UASSET_ABI } from "../contracts/uasset.ts";
 import { createBurnConfig } from "../kv/burn_configs.ts";
-import type { Order } from "../kv/orders.ts";
+import type { Order } from "../model/order.ts";
 import { ensureUserWallet } from "../kv/user_wallets.ts";
 import { ANVIL_PRIVATE_KEYS, anvilRpc, deployTestUAssets, startAnvil } from "./support/anvil.ts";
 import { payoutTxs, toWei, waitUntil } from "./support/chain_facts.ts";

@@ -34,7 +34,7 @@ import {
   replacementsKey,
 } from "../chains/evm/index.ts";
 import { getAlert } from "../kv/alerts.ts";
-import { buildChains } from "../chains/registry.ts";
+import { buildChains } from "../config/registry.ts";
 import { uAssetsEnvValue } from "../chains/evm/deploy.ts";
 import { loadEvmConfig } from "../config/evm.ts";
 import { UASSET_ABI, UASSET_BYTECODE } from "../contracts/uasset.ts";

@@ -29,7 +29,7 @@ import { type ReconciliationReport, runReconciliation } from "../../actors/recon
 import { createApiKey } from "../../kv/api_keys.ts";
 import { listDepositAddresses } from "../../kv/mint_wallets.ts";
 import { openKv } from "../../kv/open.ts";
-import type { BurnOrder, Order } from "../../kv/orders.ts";
+import type { BurnOrder, Order } from "../../model/order.ts";
 import { countDue, type HeldTransfer, listHeld, seenKey, type SeenTransfer } from "../../kv/pipeline.ts";
 import { listBurnBatches, listBurnsDue } from "../../kv/onchain_burns.ts";
 

@@ -47,6 +47,7 @@ import type { AccountConfig } from "./account.ts";
 import { solAdapters } from "../chains/sol/index.ts";
 import { suiAdapters } from "../chains/sui/index.ts";
 import { xrpAdapters } from "../chains/xrp/index.ts";
+import { evmKvState } from "../kv/chain_state.ts";
 
 export interface ChainSetup {
   chains: Chains;
@@ -119,7 +120,7 @@ export async function buildChains(
         chain,
         await evmChainAdapters({
           chain,
-          kv,
+          state: evmKvState(kv),
           urls: c.rpcUrls,
           account,
           uAssets: c.uAssets,

@@ -32,27 +32,6 @@ const LAYERS: ReadonlyArray<{ name: string; holds: readonly string[] }> = [
   { name: "base", holds: ["chains/catalog.ts", "messages.ts", "contracts/"] },
 ];
 
-// Edges that break the order today and are known. Each says why it is still here and what removes it; the test fails
-// on any edge not listed, and on a listed edge that no longer exists (so the list only shrinks).
-//
-// The EVM adapter keeps state of its own in KV (DESIGN.md "Where the chain code goes" says adapters should not: they
-// return what to reserve and record as data and kv/ writes it). Removing these edges means the EVM adapter takes a
-// small state port (read a mint note, read/record a transaction's replacements, claim the fee-cap alert, read the
-// nonce counter) defined in chains/evm/ and implemented in kv/chain_state.ts, injected by config/registry.ts where
-// the adapter is built today with the KV handle; every test that builds an EVM adapter with `kv` then passes the port.
-const EVM_STATE = "the EVM adapter keeps its own state in KV: replace by a state port (see above)";
-const ALLOWED: ReadonlyArray<{ from: string; to: string; why: string }> = [
-  { from: "chains/evm/keys.ts", to: "kv/chain_state.ts", why: `${EVM_STATE}; re-exports the record keys` },
-  { from: "chains/evm/minter.ts", to: "kv/chain_state.ts", why: `${EVM_STATE}; reads a mint's note` },
-  { from: "chains/evm/reader.ts", to: "kv/chain_state.ts", why: `${EVM_STATE}; reads a transaction's replacements` },
-  {
-    from: "chains/evm/tx_sender.ts",
-    to: "kv/chain_state.ts",
-    why: `${EVM_STATE}; nonce counter, replacements, fee-cap claim`,
-  },
-  { from: "chains/evm/tx_sender.ts", to: "kv/alerts.ts", why: `${EVM_STATE}; raises the fee-cap alert itself` },
-];
-
 const root = new URL("../", import.meta.url);
 
 function layerOf(path: string): number {
@@ -194,7 +173,7 @@ Deno.test("architecture: the module graph has no import cycle and no import from
     assert.deepEqual(cycles(graph), []);
   });
 
-  await t.step("no import from a lower layer to a higher one (beyond the listed known ones)", () => {
+  await t.step("no import from a lower layer to a higher one", () => {
     const upward: string[] = [];
     for (const [from, targets] of graph) {
       for (const to of targets) {
@@ -203,11 +182,7 @@ Deno.test("architecture: the module graph has no import cycle and no import from
         }
       }
     }
-    const allowed = new Set(ALLOWED.map(({ from, to }) => `${from} -> ${to}`));
-    const strip = (edge: string) => edge.replace(/ \([a-z]+\)/g, "");
-    assert.deepEqual(upward.filter((edge) => !allowed.has(strip(edge))).sort(), []);
-    const present = new Set(upward.map(strip));
-    assert.deepEqual([...allowed].filter((edge) => !present.has(edge)), [], "remove these from ALLOWED: they are gone");
+    assert.deepEqual(upward.sort(), []);
   });
 });
 

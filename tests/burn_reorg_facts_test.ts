@@ -41,6 +41,7 @@ import { ANVIL_PRIVATE_KEYS, anvilRpc, deployTestUAssets, startAnvil } from "./s
 import { payoutTxs, toWei, waitUntil } from "./support/chain_facts.ts";
 import { countKeys, handPipeline, watchToTip } from "./support/watch.ts";
 import { compileTestContract } from "./support/sweeper.ts";
+import { evmKvState } from "../kv/chain_state.ts";
 
 const deployer = privateKeyToAccount(ANVIL_PRIVATE_KEYS[0]);
 const minter = privateKeyToAccount(ANVIL_PRIVATE_KEYS[1]);
@@ -175,7 +176,7 @@ async function scenario(
       chains: async (kv, sim): Promise<Chains> => {
         const evm = await evmChainAdapters({
           chain: "base",
-          kv,
+          state: evmKvState(kv),
           urls: [anvil.url],
           account: minter,
           uAssets: uAssets as Record<UAsset, Address>,

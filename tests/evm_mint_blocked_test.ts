@@ -17,6 +17,7 @@ import { newOrderId, type Order } from "../model/order.ts";
 import { openKv } from "../kv/open.ts";
 import { ensureUserWallet } from "../kv/user_wallets.ts";
 import { ANVIL_PRIVATE_KEYS, deployTestUAssets, startAnvil } from "./support/anvil.ts";
+import { evmKvState } from "../kv/chain_state.ts";
 
 const CHAIN = "base" as const;
 const CHAIN_ID = EVM[CHAIN].chainId;
@@ -40,7 +41,7 @@ Deno.test("a mint refused by a paused or capped uAsset waits with the reason on 
     });
     const { client, reader, minter: evmMinter } = await evmChainAdapters({
       chain: CHAIN,
-      kv,
+      state: evmKvState(kv),
       urls: [anvil.url],
       account: minter,
       uAssets,

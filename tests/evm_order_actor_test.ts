@@ -27,6 +27,7 @@ import { newOrderId, type Order } from "../model/order.ts";
 import { ensureUserWallet } from "../kv/user_wallets.ts";
 import { type Anvil, ANVIL_PRIVATE_KEYS, anvilRpc, deployTestUAssets, startAnvil } from "./support/anvil.ts";
 import { stored } from "./support/chain_facts.ts";
+import { evmKvState } from "../kv/chain_state.ts";
 
 const CHAIN = "base" as const;
 const minter = privateKeyToAccount(ANVIL_PRIVATE_KEYS[1]);
@@ -64,7 +65,7 @@ async function anvilPipeline(opts: { slotsInAnEpoch?: number } = {}): Promise<An
     });
     const evm = await evmChainAdapters({
       chain: CHAIN,
-      kv,
+      state: evmKvState(kv),
       urls: [anvil.url],
       account: minter,
       uAssets,

@@ -16,13 +16,14 @@ import { notFound, onError } from "./routes/errors.ts";
 import { mountDocs } from "./routes/docs.ts";
 import { registerSecuritySchemes, router } from "./routes/openapi.ts";
 import { limitBodies } from "./routes/body_limit.ts";
-import { requireJwt, type TokenSettings, VerifiedTokenCache } from "./routes/jwt.ts";
+import { requireJwt, VerifiedTokenCache } from "./routes/jwt.ts";
 import { mintRoutes } from "./routes/mint.ts";
 import { simRoutes } from "./routes/sim.ts";
-import { healthRoutes, Readiness } from "./routes/health.ts";
+import { healthRoutes } from "./routes/health.ts";
+import { Readiness } from "./actors/readiness.ts";
 import type { PipelineContext, PipelineSettings } from "./actors/context.ts";
-import { settingsFromConfig } from "./config/pipeline.ts";
-import { buildChains, type ChainSetup, liveSigner } from "./chains/registry.ts";
+import { settingsFromConfig } from "./actors/settings_from_config.ts";
+import { buildChains, type ChainSetup, liveSigner } from "./config/registry.ts";
 import { type ChainSymbol, isUtxoChain } from "./chains/catalog.ts";
 import { defaultSimOperatorAddress } from "./chains/sim/adapters.ts";
 import { seedSimUtxoGenesis } from "./actors/treasury_steps.ts";
@@ -42,24 +43,7 @@ import { webhookSink } from "./kv/webhooks.ts";
 import { DEFAULT_WEBHOOK_OPTIONS } from "./actors/webhook_delivery.ts";
 import { Metrics } from "./actors/metrics.ts";
 import { metricsRoutes } from "./routes/metrics.ts";
-
-export interface Services {
-  config: Config;
-  kv: Deno.Kv;
-  tokens: TokenSettings;
-  deriver: Deriver;
-  uAssetTransferAddress: string;
-  /** The order pipeline's shared context; null when PIPELINE=off. */
-  pipeline: PipelineContext | null;
-  /** Which chains are live, simulated or disabled (config/chain_mode.ts). */
-  chainPlan: ChainPlan;
-  /** Chains served by embedded simulated ledgers. */
-  simulatedChains: ChainSymbol[];
-  /** Abort before shutting the server down: open event streams (GET /orders/stream) end instead of holding it. */
-  shutdown: AbortController;
-  /** This process's Prometheus registry (GET /metrics): its pipeline's moves and its RPC calls feed it. */
-  metrics: Metrics;
-}
+import type { Services } from "./routes/services.ts";
 
 export async function buildServices(config: Config, secrets?: Secrets): Promise<Services> {
   // Refused before anything is opened: a mode that would mix live and simulated chains unsafely never starts.

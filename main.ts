@@ -7,7 +7,8 @@ import { cronJobs, registerCronJobs } from "./actors/cron.ts";
 import { Shutdown } from "./actors/shutdown.ts";
 import { formatError } from "./chains/shared/redact.ts";
 import { configFromProcess } from "./config/env.ts";
-import { healthcheck, Readiness } from "./routes/health.ts";
+import { healthcheck } from "./routes/health.ts";
+import { Readiness } from "./actors/readiness.ts";
 
 // `issuance healthcheck [/readyz]`: the Dockerfile's HEALTHCHECK probes the running server with the binary itself. It
 // awaits only in that mode (then exits), so a serving process reaches the cron registration below with no await.

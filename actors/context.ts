@@ -15,7 +15,8 @@ import {
 import type { FeeFunction } from "../chains/shared/coin_select.ts";
 import { utxoFee } from "../chains/shared/utxo_fee.ts";
 import type { UtxoNetworkName } from "../chains/utxo/network.ts";
-import type { Order } from "../kv/orders.ts";
+import type { Order } from "../model/order.ts";
+import type { FaultPoint } from "../config/env.ts";
 
 export interface PipelineSettings {
   /**
@@ -72,15 +73,6 @@ export interface PipelineContext {
    */
   onOrderMoved?: (before: Order, after: Order, at: Date) => void;
 }
-
-export const FAULT_POINTS = [
-  "after-sign",
-  "after-record",
-  "after-broadcast",
-  "sweep-after-record",
-  "burn-after-record",
-] as const;
-export type FaultPoint = typeof FAULT_POINTS[number];
 
 /**
  * A chain that runs live, with what its configuration overrides of the catalog (config/evm.ts `LiveEvmChain` has

@@ -9,7 +9,7 @@
  */
 import { type ChainSymbol, NATIVE, type NativeChain, type UAsset, weiToNative } from "../chains/catalog.ts";
 import type { CapName, Controls } from "../kv/controls.ts";
-import type { Order } from "../kv/orders.ts";
+import type { Order } from "../model/order.ts";
 
 export type ControlDecision =
   /** Not a step the controls govern (pending, minting, burning, terminal). */

@@ -33,15 +33,8 @@ import { redactUrls } from "../chains/shared/redact.ts";
 import { ALERT_KINDS, listAlerts } from "../kv/alerts.ts";
 import { ChainTips } from "../kv/chain_tips.ts";
 import { readHotWalletHolds } from "../kv/hot_wallet.ts";
-import {
-  countOrdersByTypeAndStatus,
-  listOrderIdsByStatus,
-  type Order,
-  ORDER_STATUSES,
-  orderKey,
-  type OrderStatus,
-  type OrderType,
-} from "../kv/orders.ts";
+import { countOrdersByTypeAndStatus, listOrderIdsByStatus, orderKey } from "../kv/orders.ts";
+import { type Order, ORDER_STATUSES, type OrderStatus, type OrderType } from "../model/order.ts";
 import { listHeld, listOrderHolds } from "../kv/pipeline.ts";
 import { lastReconciliation } from "../kv/reconciliation.ts";
 import { type CoinState, coinStates, isSpendable } from "../kv/treasury.ts";

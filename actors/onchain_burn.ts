@@ -25,7 +25,8 @@ import {
   recordBurnAttempt,
   recordBurnBatch,
 } from "../kv/onchain_burns.ts";
-import { getOrder, newOrderId } from "../kv/orders.ts";
+import { getOrder } from "../kv/orders.ts";
+import { newOrderId } from "../model/order.ts";
 import { acquireLease } from "../kv/pipeline.ts";
 import type { PipelineContext } from "./context.ts";
 

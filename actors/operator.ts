@@ -10,9 +10,11 @@
  * refuses and changes nothing.
  */
 import type { Chains } from "../chains/adapter.ts";
-import { addOrderUpdate, getOrder, type Order } from "../kv/orders.ts";
+import { addOrderUpdate, getOrder } from "../kv/orders.ts";
+import { type Order } from "../model/order.ts";
 import { addReschedule, dueAtKey, orderHoldKey } from "../kv/pipeline.ts";
-import { deadDecision, WAKE, type WakeMessage } from "./order_actor.ts";
+import { deadDecision } from "./order_actor.ts";
+import { WAKE, type WakeMessage } from "./wake.ts";
 import { intentOf, isTerminal, type OrderEvent, transition } from "./transition.ts";
 
 /** A refusal says whether the order exists at all (`missing`: a 404 for the admin API), besides why. */

@@ -22,17 +22,16 @@ import {
   nativeToWei,
   weiToNative,
 } from "../chains/catalog.ts";
+import { addOrderUpdate, getOrder } from "../kv/orders.ts";
 import {
-  addOrderUpdate,
   type BurnOrder,
-  getOrder,
   type InvalidOrderError,
   type MintOrder,
   type Order,
   preparedIntent,
   type SourceTransfer,
   withDetails,
-} from "../kv/orders.ts";
+} from "../model/order.ts";
 import { addReschedule, dueAtKey, type OrderHold, orderHoldKey } from "../kv/pipeline.ts";
 import { getControls, getDayUsage, pausedOrderKey, usageKey, utcDay } from "../kv/controls.ts";
 import { controlDecision, usageNeeded } from "./controls.ts";
@@ -51,14 +50,9 @@ import type { OrderErrorKind } from "../messages.ts";
 import { conflictSpentEffect, depositCoinEffect, payoutFinalEffect } from "./treasury_steps.ts";
 import { type Intent, intentOf, isTerminal, type OrderEvent, transition } from "./transition.ts";
 import { redactUrls } from "../chains/shared/redact.ts";
+import { WAKE, type WakeMessage } from "./wake.ts";
 
 export type { SourceTransfer };
-
-export const WAKE = "wake" as const;
-export interface WakeMessage {
-  kind: typeof WAKE;
-  orderId: string;
-}
 
 export type Decision =
   | {

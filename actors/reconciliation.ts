@@ -33,7 +33,7 @@ import {
   UASSETS,
   weiToNative,
 } from "../chains/catalog.ts";
-import { type BurnOrder, type MintOrder, type Order, parseOrder } from "../kv/orders.ts";
+import { type BurnOrder, type MintOrder, type Order, parseOrder } from "../model/order.ts";
 import { burnTotals } from "../kv/onchain_burns.ts";
 import { listRefunds, refundBooks } from "../kv/refunds.ts";
 import { type DustAggregate, type HeldTransfer, listDust, listHeld } from "../kv/pipeline.ts";

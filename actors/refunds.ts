@@ -12,17 +12,10 @@ import { isEvmChain, type NativeChain, type UAsset } from "../chains/catalog.ts"
 import { raiseAlert } from "../kv/alerts.ts";
 import { addReleases, addReservations } from "../kv/chain_state.ts";
 import { releaseHotWalletHold } from "../kv/hot_wallet.ts";
-import { type DeadIntent, type Intent, preparedIntent } from "../kv/orders.ts";
-import {
-  getRefund,
-  isFinalRefund,
-  listDueRefunds,
-  type RecordedSource,
-  type Refund,
-  refundDueKey,
-  refundKey,
-} from "../kv/refunds.ts";
+import { type DeadIntent, type Intent, preparedIntent } from "../model/order.ts";
+import { getRefund, isFinalRefund, listDueRefunds, type Refund, refundDueKey, refundKey } from "../kv/refunds.ts";
 import { acquireLease } from "../kv/pipeline.ts";
+import type { RecordedSource } from "./refund_create.ts";
 import type { PipelineContext, PipelineSettings } from "./context.ts";
 import { deadDecision } from "./order_actor.ts";
 import { payoutFinalEffect } from "./treasury_steps.ts";

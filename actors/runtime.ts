@@ -11,7 +11,8 @@
  */
 import { type ChainSymbol, EVM_CHAINS, NATIVE_CHAINS } from "../chains/catalog.ts";
 import type { PipelineContext } from "./context.ts";
-import { stepOrder, WAKE, type WakeMessage } from "./order_actor.ts";
+import { stepOrder } from "./order_actor.ts";
+import { WAKE, type WakeMessage } from "./wake.ts";
 import { flushWatchCursors } from "./watcher.ts";
 import { releaseLeases } from "../kv/pipeline.ts";
 import { type WebhookDeliveryOptions, WebhookDeliveryWorker } from "./webhook_delivery.ts";

@@ -12,7 +12,7 @@
  * A signal that arrives while the service is still starting is remembered: shutdown begins as soon as `attach` hands
  * over the parts, and the bound counts from the signal.
  */
-import type { Readiness } from "../routes/health.ts";
+import type { Readiness } from "./readiness.ts";
 
 /** Below Docker's and Kubernetes' default grace of 10 s before SIGKILL. */
 export const SHUTDOWN_TIMEOUT_MS = 8_000;

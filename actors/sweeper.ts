@@ -34,7 +34,7 @@ import {
 } from "../kv/consolidations.ts";
 import { CHANGE_DERIVATION_INDEX, payoutCoinOf } from "./treasury_steps.ts";
 import { findDepositAddress } from "../kv/mint_wallets.ts";
-import type { Order } from "../kv/orders.ts";
+import type { Order } from "../model/order.ts";
 import { acquireLease } from "../kv/pipeline.ts";
 import {
   addAccountBalance,

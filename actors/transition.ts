@@ -23,7 +23,7 @@ import {
   type OrderFieldsPatch,
   parseOrder,
   type SourceChange,
-} from "../kv/orders.ts";
+} from "../model/order.ts";
 import { ORDER_ERRORS, type OrderErrorKind } from "../messages.ts";
 
 /** Failures an operator may retry, by kind, and the status the order goes back to. */

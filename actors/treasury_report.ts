@@ -10,7 +10,8 @@ import { selectCoins } from "../chains/shared/coin_select.ts";
 import { changeDustLimit, utxoFee } from "../chains/shared/utxo_fee.ts";
 import type { FeeFunction } from "../chains/shared/coin_select.ts";
 import { type Consolidation, openConsolidation } from "../kv/consolidations.ts";
-import { getOrder, listOrderIdsByStatus, type Order, type OrderStatus } from "../kv/orders.ts";
+import { getOrder, listOrderIdsByStatus } from "../kv/orders.ts";
+import { type Order, type OrderStatus } from "../model/order.ts";
 import { coinStates, isSpendable, type PayoutObservation, readPayoutObservation } from "../kv/treasury.ts";
 
 export interface TreasuryReport {

@@ -17,7 +17,7 @@ import { selectCoins } from "../chains/shared/coin_select.ts";
 import { changeDustLimit } from "../chains/shared/utxo_fee.ts";
 import type { SimLedger } from "../chains/sim/ledger.ts";
 import { findDepositAddress } from "../kv/mint_wallets.ts";
-import type { MintOrder } from "../kv/orders.ts";
+import type { MintOrder } from "../model/order.ts";
 import { addCoinRecord, addCoins, addSpent, type Coin, spendableCoins } from "../kv/treasury.ts";
 import type { PipelineContext } from "./context.ts";
 import type { Intent } from "./transition.ts";

@@ -34,7 +34,8 @@ import {
 import { depositAddressSet } from "../kv/address_index.ts";
 import { clearAlert, raiseAlert } from "../kv/alerts.ts";
 import { getBurnConfig } from "../kv/burn_configs.ts";
-import { addOrderCreate, getOrder, newOrderId, type Order, type SourceTransfer, validOrder } from "../kv/orders.ts";
+import { addOrderCreate, getOrder } from "../kv/orders.ts";
+import { newOrderId, type Order, type SourceTransfer, validOrder } from "../model/order.ts";
 import { holdCoinsAbove } from "../kv/treasury.ts";
 import {
   acquireLease,
@@ -63,7 +64,7 @@ import {
   watchResumeKey,
 } from "../kv/pipeline.ts";
 import type { PipelineContext } from "./context.ts";
-import { WAKE, type WakeMessage } from "./order_actor.ts";
+import { WAKE, type WakeMessage } from "./wake.ts";
 
 /** Blocks scanned per tick at most; a watcher far behind catches up over several ticks. */
 const MAX_BLOCKS_PER_TICK = 200;

@@ -27,7 +27,7 @@ import { deployUAssets, parseSupplyCaps } from "../chains/evm/deploy.ts";
 import { evmChainAdapters } from "../chains/evm/index.ts";
 import { MINTER_ROLE, UASSET_ABI } from "../contracts/uasset.ts";
 import { openKv } from "../kv/open.ts";
-import { addReservations } from "../kv/chain_state.ts";
+import { addReservations, evmKvState } from "../kv/chain_state.ts";
 import { ANVIL_PRIVATE_KEYS, anvilRpc, startAnvil } from "../tests/support/anvil.ts";
 
 const num = (name: string, fallback: number) => {
@@ -75,7 +75,7 @@ try {
   });
   const { client, reader, minter: mintAdapter } = await evmChainAdapters({
     chain: CHAIN,
-    kv,
+    state: evmKvState(kv),
     urls: [anvil.url],
     account: minter,
     uAssets,
@@ -222,7 +222,7 @@ try {
   for (const maxRange of [1_000, 100]) {
     const { reader: r } = await evmChainAdapters({
       chain: CHAIN,
-      kv,
+      state: evmKvState(kv),
       urls: [anvil.url],
       account: minter,
       uAssets,

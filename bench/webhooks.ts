@@ -9,7 +9,7 @@
  *    from status change to arrival (sequencer and worker polling included).
  * Run: deno task bench:webhooks   (BENCH_EVENTS=2000, BENCH_ORDERS=60, BENCH_SLOW_MS=2000)
  */
-import { newOrderId, type OrderStatus } from "../kv/orders.ts";
+import { newOrderId, type OrderStatus } from "../model/order.ts";
 import type { OrderEvent } from "../kv/order_events.ts";
 import { webhookSink } from "../kv/webhooks.ts";
 import { depositAddress, sim } from "../tests/support/pipeline.ts";

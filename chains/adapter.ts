@@ -435,7 +435,7 @@ export interface RpcHook {
 
 /**
  * What every live account-chain factory takes (chains/sol, chains/xrp, chains/sui: `solAdapters`, `xrpAdapters`,
- * `suiAdapters`), built by chains/registry.ts from `<CHAIN>_RPC_URLS` and the pipeline settings.
+ * `suiAdapters`), built by config/registry.ts from `<CHAIN>_RPC_URLS` and the pipeline settings.
  */
 export interface AccountAdapterOptions {
   /** In order of preference (failover); credentials, when any, as URL userinfo (chains/shared/http_failover.ts). */

@@ -3,12 +3,12 @@
  * base58check codecs that derivation.ts encodes deposit addresses with, so both sides agree on one format.
  */
 
-import { base58, base58xrp, type BytesCoder, createBase58check } from "@scure/base";
+import { base58, base58xrp, type BytesCoder } from "@scure/base";
 import { sha256 } from "@noble/hashes/sha2.js";
 import { INVALID_ADDRESS_FORMAT } from "../messages.ts";
 import { isNativeChain, isUtxoChain, type NativeChain } from "./catalog.ts";
-// network.ts imports this module's base58check codec: the cycle is safe, neither uses the other at load time.
 import { decodeAddress, utxoNetwork, type UtxoNetworkName } from "./utxo/network.ts";
+import { bitcoinBase58check } from "./shared/base58check.ts";
 
 /** Version prefixes of the pay-to-pubkey-hash and pay-to-script-hash payloads we accept or produce. */
 export const ADDRESS_VERSION = {
@@ -17,9 +17,6 @@ export const ADDRESS_VERSION = {
   dogeP2sh: Uint8Array.of(0x16), // "9..." or "A..."
   zecTransparentP2pkh: Uint8Array.of(0x1c, 0xb8), // "t1..."
 } as const;
-
-/** Bitcoin-alphabet base58check (4-byte double-SHA256 checksum), as used by Dogecoin and Zcash transparent addresses. */
-export const bitcoinBase58check: BytesCoder = createBase58check(sha256);
 
 /**
  * The XRP Ledger's base58check: the same double-SHA256 checksum over the ripple alphabet.

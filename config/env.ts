@@ -6,13 +6,25 @@ import { z } from "zod";
 import { type EvmConfig, loadEvmConfig } from "./evm.ts";
 import { loadUtxoConfig, type UtxoConfig } from "./utxo.ts";
 import { type AccountConfig, loadAccountConfig } from "./account.ts";
-import { FAULT_POINTS, type FaultPoint } from "../actors/context.ts";
 
 /**
  * `sim`: every chain simulated (the default, `deno task dev`); `live`: configured chains only, the rest disabled;
  * `devnet`: tests only, live chains on local nodes (anvil, a regtest UTXO node) beside simulated ones.
  * config/chain_mode.ts holds the rules.
  */
+/**
+ * Where a crash test may kill the process (`FAULT_CRASH_POINT`; actors/context.ts `faultPoint` is called at each): signed
+ * but not recorded, recorded but not broadcast, broadcast but its completion not recorded.
+ */
+export const FAULT_POINTS = [
+  "after-sign",
+  "after-record",
+  "after-broadcast",
+  "sweep-after-record",
+  "burn-after-record",
+] as const;
+export type FaultPoint = typeof FAULT_POINTS[number];
+
 export const CHAIN_MODES = ["sim", "live", "devnet"] as const;
 export type ChainMode = typeof CHAIN_MODES[number];
 

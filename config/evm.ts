@@ -4,7 +4,7 @@
  * chains, and what becomes of the others, is config/chain_mode.ts.
  */
 import { z } from "zod";
-import { readSecretFile } from "./secrets.ts";
+import { readSecretFile } from "./secret_file.ts";
 import { EVM, EVM_CHAINS, type EvmChain, NATIVE, NATIVE_CHAINS, type UAsset } from "../chains/catalog.ts";
 
 export interface LiveEvmChain {

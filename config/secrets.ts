@@ -10,6 +10,7 @@ import { calculateJwkThumbprint, exportJWK, exportPKCS8, generateKeyPair, import
 import { generateMnemonic, validateMnemonic } from "@scure/bip39";
 import { wordlist } from "@scure/bip39/wordlists/english.js";
 import type { Config } from "./env.ts";
+import { readSecretFile } from "./secret_file.ts";
 
 export interface JwtKeys {
   privateKey: CryptoKey;
@@ -100,38 +101,6 @@ export async function newPrivateKeyPem(): Promise<string> {
 
 function newMnemonic(): Promise<string> {
   return Promise.resolve(generateMnemonic(wordlist, 256) + "\n");
-}
-
-/**
- * Reads a key or mnemonic file named by `variable`, refusing one that group or others may read or write: a secret
- * that other accounts on the host can read is already leaked. The mode is taken from the opened file, so the file
- * checked is the file read.
- */
-export async function readSecretFile(path: string, variable: string): Promise<string> {
-  let file: Deno.FsFile;
-  try {
-    file = await Deno.open(path);
-  } catch (err) {
-    const reason = err instanceof Deno.errors.NotFound ? "does not exist" : "cannot be read";
-    throw new Error(`${variable} names ${path}, which ${reason}`);
-  }
-  try {
-    const { mode, isFile } = await file.stat();
-    if (!isFile) throw new Error(`${variable} names ${path}, which is not a file`);
-    // `mode` is null where the OS has no Unix permissions (Windows): nothing to check there.
-    if (mode !== null && (mode & 0o077) !== 0) {
-      const octal = (mode & 0o777).toString(8).padStart(4, "0");
-      throw new Error(
-        `${variable} names ${path}, whose mode ${octal} lets group or others access it; ` +
-          `refusing to use it: run chmod 600 ${path}`,
-      );
-    }
-    return await new Response(file.readable).text();
-  } finally {
-    try {
-      file.close();
-    } catch { /* closed by reading it to the end */ }
-  }
 }
 
 /** Reads `path`, creating it first (mode 0600, never overwriting) when it does not exist. */

@@ -5,9 +5,29 @@
  * reserves, or not at all. `addReleases` gives back what a transaction proven dead held, in the atomic that records
  * its death.
  */
-import type { ChainSymbol, EvmChain, UAsset } from "../chains/catalog.ts";
+import type { ChainSymbol, EvmChain } from "../chains/catalog.ts";
 import type { Consumed, Outpoint, PreparedTx, Reservation } from "../chains/adapter.ts";
 import { addHotWalletHold } from "./hot_wallet.ts";
+import { raiseAlert } from "./alerts.ts";
+import type { EvmState, MintNote, NonceCounter, Replacement } from "../chains/evm/state.ts";
+
+export type { MintNote, NonceCounter, Replacement };
+
+/** The EVM adapter's state (chains/evm/state.ts) kept in `kv`, under the keys below. */
+export function evmKvState(kv: Deno.Kv): EvmState {
+  return {
+    readNonceCounter: (chain, account) => readNonceCounter(kv, chain, account),
+    readMintNote: (chain, depositId) => readMintNote(kv, chain, depositId),
+    readReplacements: (chain, originalHash) => readReplacements(kv, chain, originalHash),
+    recordReplacements: (entry, chain, originalHash, replacements) =>
+      recordReplacements(kv, entry, chain, originalHash, replacements),
+    async raiseFeeCapReached(chain, originalHash, message, at) {
+      if (!(await claimFeeCapReached(kv, chain, originalHash, at))) return false;
+      await raiseAlert(kv, { kind: "fee_cap_reached", subject: originalHash, chain, message, now: new Date(at) });
+      return true;
+    },
+  };
+}
 
 /** The next nonce of a minter account, consumed in the same atomic that records the transaction using it. */
 export function nonceKey(chain: EvmChain, address: string): Deno.KvKey {
@@ -22,22 +42,8 @@ export function sequenceLockKey(chain: "xrp", account: string, sequence: number)
   return ["account_sequence_lock", chain, account, sequence];
 }
 
-/** Which uAsset contract a deposit id is minted on, and the transaction recorded for it (replacements under it). */
-export interface MintNote {
-  asset: UAsset;
-  txHash: string;
-}
-
 export function mintNoteKey(chain: EvmChain, depositId: string): Deno.KvKey {
   return ["evm_mint_note", chain, depositId.toLowerCase()];
-}
-
-/** A fee-bumped replacement of a recorded transaction: same nonce, so at most one of them is ever mined. */
-export interface Replacement {
-  txHash: string;
-  raw: string;
-  /** When it was signed (ms): the next bump waits a full threshold after it. */
-  at: number;
 }
 
 /** Replacements of `originalHash`, oldest first; written before each replacement is broadcast. */
@@ -90,12 +96,6 @@ export function coinLockKey(chain: ChainSymbol, outpoint: Outpoint): Deno.KvKey 
 
 export interface CoinLock {
   txHash: string;
-}
-
-/** An account's nonce counter as stored, with the versionstamp a `nonce` reservation must check. */
-export interface NonceCounter {
-  next: bigint | null;
-  versionstamp: string | null;
 }
 
 export async function readNonceCounter(kv: Deno.Kv, chain: EvmChain, account: string): Promise<NonceCounter> {

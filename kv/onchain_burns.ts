@@ -13,7 +13,7 @@
 import type { Consumed, DeathProof, Expiry, PreparedTx } from "../chains/adapter.ts";
 import { type EvmChain, isEvmChain, type UAsset } from "../chains/catalog.ts";
 import { addReservations } from "./chain_state.ts";
-import type { Order } from "./orders.ts";
+import type { Order } from "../model/order.ts";
 
 /**
  * Most orders in one batch. Recording it checks each due record and each order's batch marker (2 per order), the open

@@ -12,7 +12,7 @@
  *    in one atomic per batch. Per-order order holds because an order's changes commit one after another.
  * 3. Readers: `GET /orders/stream` (SSE, `id:` = seq, `Last-Event-ID` resumes) reads `listOwnerEvents`.
  */
-import type { OrderStatus, OrderView } from "./orders.ts";
+import type { OrderStatus, OrderView } from "../model/order.ts";
 
 /** An order event as partners receive it (SSE `data:` and the webhook body). */
 export interface OrderEvent {

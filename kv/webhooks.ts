@@ -16,7 +16,7 @@
  *   (so a slow endpoint's backlog never hides another endpoint's due deliveries from the worker's scan). A delivery
  *   waiting behind an earlier one of its order has `dueAt: null` and no due entry; the one before it puts it back.
  */
-import { newOrderId } from "./orders.ts";
+import { newOrderId } from "../model/order.ts";
 import type { OrderEvent } from "./order_events.ts";
 
 export const MAX_ENDPOINTS_PER_WALLET = 10;

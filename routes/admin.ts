@@ -7,7 +7,7 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import { z } from "zod";
-import type { Services } from "../app.ts";
+import type { Services } from "./services.ts";
 import { OPS } from "../actors/ops/index.ts";
 import { type AnyOp, type OpContext, OpError, pathParams } from "../actors/ops/op.ts";
 import { chainsFromConfig, settingsOf } from "../actors/ops/context.ts";

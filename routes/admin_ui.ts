@@ -15,7 +15,7 @@ import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { html } from "hono/html";
 import { z } from "zod";
-import type { Services } from "../app.ts";
+import type { Services } from "./services.ts";
 import { findOp } from "../actors/ops/index.ts";
 import { type AnyOp, OpError } from "../actors/ops/op.ts";
 import type { ChainRow, OrderRow } from "../actors/ops/overview.ts";
@@ -32,7 +32,7 @@ import {
   setFlash,
   takeFlash,
 } from "../kv/operator_sessions.ts";
-import { ORDER_STATUSES, ORDER_TYPES } from "../kv/orders.ts";
+import { ORDER_STATUSES, ORDER_TYPES } from "../model/order.ts";
 import { lastReconciliation } from "../kv/reconciliation.ts";
 import { serverOpContext } from "./admin.ts";
 import { type Log, redactedLog } from "../chains/shared/redact.ts";

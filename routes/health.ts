@@ -10,36 +10,7 @@ import { z } from "zod";
 import type { ChainMode } from "../config/env.ts";
 import { NOT_READY } from "../messages.ts";
 import { ErrorEnvelope, jsonResponse, okEnvelope, router, TAGS } from "./openapi.ts";
-
-export type ReadinessState = "starting" | "ready" | "stopping";
-
-/**
- * The process's lifecycle as /readyz reports it: starting -> ready -> stopping, never back. `stopping` is aborted when
- * shutdown begins: long-lived work (an SSE stream, a cron handler) listens to it to end early, since the HTTP server
- * waits for every open response before it closes.
- */
-export class Readiness {
-  #state: ReadinessState;
-  readonly #stopping = new AbortController();
-  constructor(state: ReadinessState = "starting") {
-    this.#state = state;
-  }
-  get state(): ReadinessState {
-    return this.#state;
-  }
-  /** Aborted once shutdown begins. */
-  get stopping(): AbortSignal {
-    return this.#stopping.signal;
-  }
-  /** Services built and pipeline started: ready (unless already stopping). */
-  markReady() {
-    if (this.#state === "starting") this.#state = "ready";
-  }
-  markStopping() {
-    this.#state = "stopping";
-    this.#stopping.abort();
-  }
-}
+import type { Readiness } from "../actors/readiness.ts";
 
 const Health = z.object({ status: z.literal("ok"), chainMode: z.string() });
 const Ready = z.object({ status: z.literal("ready"), chainMode: z.string() });

@@ -5,7 +5,7 @@
  */
 import { createRoute } from "@hono/zod-openapi";
 import { z } from "zod";
-import type { Services } from "../app.ts";
+import type { Services } from "./services.ts";
 import { redactedLog } from "../chains/shared/redact.ts";
 import { utxoFee } from "../chains/shared/utxo_fee.ts";
 import type { MetricsSources } from "../actors/metrics.ts";

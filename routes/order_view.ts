@@ -1,11 +1,11 @@
 /**
  * The order as partners see it (spec 2.4) as a zod schema: the response schema of every route and event that carries
- * orders (GET /orders, GET /orders/:id, SSE, webhooks). `toOrderView` (kv/orders.ts) builds the value; this describes
+ * orders (GET /orders, GET /orders/:id, SSE, webhooks). `toOrderView` (model/order.ts) builds the value; this describes
  * it for /openapi.json and for tests that validate responses.
  */
 import { z } from "zod";
 import { EVM_CHAINS, NATIVE_CHAINS } from "../chains/catalog.ts";
-import { ORDER_STATUSES, ORDER_TYPES } from "../kv/orders.ts";
+import { ORDER_STATUSES, ORDER_TYPES } from "../model/order.ts";
 
 const isoTime = z.iso.datetime();
 

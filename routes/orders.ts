@@ -13,19 +13,15 @@ import type { PipelineSettings } from "../actors/context.ts";
 import type { ChainSymbol } from "../chains/catalog.ts";
 import { type Log, redactedLog } from "../chains/shared/redact.ts";
 import { ChainTips, type TipSnapshot } from "../kv/chain_tips.ts";
+import { getOrder, type OrderPage, OrderPageCache, type OrderQuery, ownerVersionKey } from "../kv/orders.ts";
 import {
   type ConfirmationRule,
-  getOrder,
   type Order,
   ORDER_STATUSES,
   ORDER_TYPES,
-  type OrderPage,
-  OrderPageCache,
-  type OrderQuery,
-  ownerVersionKey,
   pendingConfirmations,
   toOrderView,
-} from "../kv/orders.ts";
+} from "../model/order.ts";
 import { API_ERRORS, ISSUE_MESSAGES } from "../messages.ts";
 import { apiError, validationError } from "./errors.ts";
 import type { AuthVariables } from "./jwt.ts";

@@ -17,9 +17,9 @@ import {
 import { ACCOUNT_CHAINS, loadAccountConfig, NO_LIVE_ACCOUNT } from "../config/account.ts";
 import { loadConfig } from "../config/env.ts";
 import { loadEvmConfig } from "../config/evm.ts";
-import { settingsFromConfig } from "../config/pipeline.ts";
+import { settingsFromConfig } from "../actors/settings_from_config.ts";
 import { NO_LIVE_UTXO } from "../config/utxo.ts";
-import { buildChains, liveSigner } from "../chains/registry.ts";
+import { buildChains, liveSigner } from "../config/registry.ts";
 import { Signer } from "../chains/signer.ts";
 import { PLACEHOLDER_UASSETS } from "./support/live_env.ts";
 

@@ -12,7 +12,7 @@ import { type AccountChain, NATIVE } from "../chains/catalog.ts";
 import { SIM_DEPOSIT_SENDER } from "../chains/sim/commands.ts";
 import { defaultSimOperatorAddress } from "../chains/sim/adapters.ts";
 import { createMintWallet } from "../kv/mint_wallets.ts";
-import type { Order } from "../kv/orders.ts";
+import type { Order } from "../model/order.ts";
 import { ensureUserWallet } from "../kv/user_wallets.ts";
 import { stored } from "./support/chain_facts.ts";
 import { allOrders, simBurnOrders, stepNow } from "./support/burns.ts";

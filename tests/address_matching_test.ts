@@ -19,7 +19,7 @@ import {
   type MintWallet,
 } from "../kv/mint_wallets.ts";
 import { openKv } from "../kv/open.ts";
-import type { Order } from "../kv/orders.ts";
+import type { Order } from "../model/order.ts";
 import { ensureUserWallet } from "../kv/user_wallets.ts";
 import { countReads } from "./support/kv_reads.ts";
 import { handPipeline, watchToTip } from "./support/watch.ts";

@@ -7,7 +7,8 @@
 import assert from "node:assert/strict";
 import { raiseAlert } from "../kv/alerts.ts";
 import { controlsKey } from "../kv/controls.ts";
-import { createOrder, type Order, withDetails } from "../kv/orders.ts";
+import { createOrder } from "../kv/orders.ts";
+import { type Order, withDetails } from "../model/order.ts";
 import { acquireLease, cursorKey, orderHoldKey } from "../kv/pipeline.ts";
 import { runTask } from "./support/cli.ts";
 import { makeOrder } from "./support/orders.ts";

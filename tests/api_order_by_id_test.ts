@@ -1,7 +1,8 @@
 /** GET /orders/:id (issue 12) over real HTTP: the order as GET /orders shows it, 404 alike for unknown and foreign. */
 import assert from "node:assert/strict";
 import { Hono } from "hono";
-import { createOrder, newOrderId } from "../kv/orders.ts";
+import { createOrder } from "../kv/orders.ts";
+import { newOrderId } from "../model/order.ts";
 import { API_ERRORS } from "../messages.ts";
 import { onError } from "../routes/errors.ts";
 import type { AuthVariables } from "../routes/jwt.ts";

@@ -1,13 +1,7 @@
 /** GET /orders (spec 4.7) over real HTTP: filters, pagination, exact totals, scoping, query validation. */
 import assert from "node:assert/strict";
-import {
-  createOrder,
-  ORDER_STATUSES,
-  ORDER_TYPES,
-  type OrderStatus,
-  type OrderType,
-  updateOrder,
-} from "../kv/orders.ts";
+import { createOrder, updateOrder } from "../kv/orders.ts";
+import { ORDER_STATUSES, ORDER_TYPES, type OrderStatus, type OrderType } from "../model/order.ts";
 import { makeOrder } from "./support/orders.ts";
 import { call, randomWallet, startTestServer, tokenFor } from "./support/server.ts";
 import { withFailingOrderStore } from "./support/failing_store.ts";

@@ -24,12 +24,13 @@ import { EVM, type UAsset } from "../chains/catalog.ts";
 import { evmChainAdapters } from "../chains/evm/index.ts";
 import { UASSET_ABI } from "../contracts/uasset.ts";
 import { createBurnConfig } from "../kv/burn_configs.ts";
-import type { Order } from "../kv/orders.ts";
+import type { Order } from "../model/order.ts";
 import { ensureUserWallet } from "../kv/user_wallets.ts";
 import { ANVIL_PRIVATE_KEYS, anvilRpc, deployTestUAssets, startAnvil } from "./support/anvil.ts";
 import { payoutTxs, toWei, waitUntil } from "./support/chain_facts.ts";
 import { compileSweeper } from "./support/sweeper.ts";
 import { handPipeline, watchToTip } from "./support/watch.ts";
+import { evmKvState } from "../kv/chain_state.ts";
 
 const deployer = privateKeyToAccount(ANVIL_PRIVATE_KEYS[0]);
 const minter = privateKeyToAccount(ANVIL_PRIVATE_KEYS[1]);
@@ -83,7 +84,7 @@ Deno.test("anvil: a burn re-executed by a reorg with another amount fails at con
       chains: async (kv, sim): Promise<Chains> => {
         const evm = await evmChainAdapters({
           chain: "base",
-          kv,
+          state: evmKvState(kv),
           urls: [anvil.url],
           account: minter,
           uAssets: uAssets as Record<UAsset, Address>,

@@ -21,6 +21,7 @@ import { UASSET_ABI } from "../contracts/uasset.ts";
 import { openKv } from "../kv/open.ts";
 import { ANVIL_PRIVATE_KEYS, anvilRpc, deployTestUAssets, startAnvil } from "./support/anvil.ts";
 import { type ContractHarness, runChainContract } from "./support/chain_contract.ts";
+import { evmKvState } from "../kv/chain_state.ts";
 
 const CHAIN = "base" as const;
 const minter = privateKeyToAccount(ANVIL_PRIVATE_KEYS[1]);
@@ -37,7 +38,7 @@ Deno.test("chain contract: EVM adapter on anvil", async (t) => {
     const uAssets = addresses as Record<UAsset, Address>;
     const evm = await evmChainAdapters({
       chain: CHAIN,
-      kv,
+      state: evmKvState(kv),
       urls: [anvil.url],
       account: minter,
       uAssets,

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { controlDecision, nativeAmountOf, uAssetOf, usageNeeded } from "../actors/controls.ts";
 import { parseHeldId } from "../actors/ops/held.ts";
 import { type Controls, NO_CONTROLS } from "../kv/controls.ts";
-import { type Order, withDetails } from "../kv/orders.ts";
+import { type Order, withDetails } from "../model/order.ts";
 import { inStatus, makeOrder } from "./support/orders.ts";
 
 const OWNER = "0x" + "ab".repeat(20);

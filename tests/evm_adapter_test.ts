@@ -31,15 +31,14 @@ import {
   evmReader,
   MAX_TX_VERSIONS,
   type Replacement,
-  replacementsKey,
 } from "../chains/evm/index.ts";
 import { getAlert } from "../kv/alerts.ts";
-import { buildChains } from "../chains/registry.ts";
+import { buildChains } from "../config/registry.ts";
 import { uAssetsEnvValue } from "../chains/evm/deploy.ts";
 import { loadEvmConfig } from "../config/evm.ts";
 import { UASSET_ABI, UASSET_BYTECODE } from "../contracts/uasset.ts";
 import { openKv } from "../kv/open.ts";
-import { addReservations } from "../kv/chain_state.ts";
+import { addReservations, evmKvState, replacementsKey } from "../kv/chain_state.ts";
 import { ANVIL_PRIVATE_KEYS, anvilRpc, closedPortUrl, startAnvil } from "./support/anvil.ts";
 
 const CHAIN = "base" as const;
@@ -64,7 +63,7 @@ Deno.test("EVM adapter on anvil (real node)", async (t) => {
     const rpcCalls: string[] = [];
     const { client, reader, minter } = await evmChainAdapters({
       chain: CHAIN,
-      kv,
+      state: evmKvState(kv),
       urls: [anvil.url],
       account: minterAccount,
       uAssets,
@@ -107,7 +106,7 @@ Deno.test("EVM adapter on anvil (real node)", async (t) => {
         () =>
           evmChainAdapters({
             chain: "arbitrum",
-            kv,
+            state: evmKvState(kv),
             urls: [anvil.url],
             account: minterAccount,
             uAssets,
@@ -185,7 +184,7 @@ Deno.test("EVM adapter on anvil (real node)", async (t) => {
       const otherKv = await openKv(`${dir}/other.sqlite3`);
       const fresh = evmMinter({
         chain: CHAIN,
-        kv: otherKv,
+        state: evmKvState(otherKv),
         client,
         account: minterAccount,
         uAssets,
@@ -477,7 +476,14 @@ Deno.test("EVM adapter on anvil (real node)", async (t) => {
       await assert.rejects(() => d.tip(), TransientChainError);
       await assert.rejects(() => d.scan(1, 2), TransientChainError);
       await assert.rejects(() => d.txStatus(firstHash), TransientChainError);
-      const m = evmMinter({ chain: CHAIN, kv, client: allDead, account: minterAccount, uAssets, chainId: CHAIN_ID });
+      const m = evmMinter({
+        chain: CHAIN,
+        state: evmKvState(kv),
+        client: allDead,
+        account: minterAccount,
+        uAssets,
+        chainId: CHAIN_ID,
+      });
       await assert.rejects(() => m.mintedBy(firstDeposit), TransientChainError);
       await assert.rejects(
         () => m.prepareMint({ depositId: depositId("dead"), to: other.address, asset: "uSOL", amountWei: 1n }),
@@ -492,7 +498,7 @@ Deno.test("EVM adapter on anvil (real node)", async (t) => {
         let now = 1_000_000;
         const bumping = evmMinter({
           chain: CHAIN,
-          kv,
+          state: evmKvState(kv),
           client,
           account: minterAccount,
           uAssets,
@@ -574,7 +580,7 @@ Deno.test("EVM fee bumping on anvil follows the network estimate, under a cap an
     const uAssets = await deployUAssets(anvil.url);
     const { client } = await evmChainAdapters({
       chain: CHAIN,
-      kv,
+      state: evmKvState(kv),
       urls: [anvil.url],
       account: minterAccount,
       uAssets,
@@ -585,7 +591,7 @@ Deno.test("EVM fee bumping on anvil follows the network estimate, under a cap an
     const minterWithCap = (cap: bigint) =>
       evmMinter({
         chain: CHAIN,
-        kv,
+        state: evmKvState(kv),
         client,
         account: minterAccount,
         uAssets,

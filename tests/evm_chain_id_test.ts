@@ -8,6 +8,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { EVM, type UAsset } from "../chains/catalog.ts";
 import { evmChainAdapters } from "../chains/evm/index.ts";
 import { ANVIL_PRIVATE_KEYS, closedPortUrl, startAnvil } from "./support/anvil.ts";
+import { evmKvState } from "../kv/chain_state.ts";
 
 const UASSETS = Object.fromEntries(
   ["uSOL", "uXRP", "uSUI", "uDOGE", "uZEC"].map((u, i) => [u, `0x${String(i + 1).padStart(40, "0")}`]),
@@ -20,7 +21,7 @@ Deno.test("live EVM start asks every RPC URL for its chain id (two anvil nodes)"
   const adapters = (urls: string[]) =>
     evmChainAdapters({
       chain: "base",
-      kv,
+      state: evmKvState(kv),
       urls,
       account: privateKeyToAccount(ANVIL_PRIVATE_KEYS[1]),
       uAssets: UASSETS,

@@ -12,10 +12,12 @@ import { UASSET_ABI } from "../contracts/uasset.ts";
 import { type PipelineContext, pipelineSettings } from "../actors/context.ts";
 import { stepOrder } from "../actors/order_actor.ts";
 import { applyOperatorEvent } from "../actors/operator.ts";
-import { createOrder, getOrder, newOrderId, type Order } from "../kv/orders.ts";
+import { createOrder, getOrder } from "../kv/orders.ts";
+import { newOrderId, type Order } from "../model/order.ts";
 import { openKv } from "../kv/open.ts";
 import { ensureUserWallet } from "../kv/user_wallets.ts";
 import { ANVIL_PRIVATE_KEYS, deployTestUAssets, startAnvil } from "./support/anvil.ts";
+import { evmKvState } from "../kv/chain_state.ts";
 
 const CHAIN = "base" as const;
 const CHAIN_ID = EVM[CHAIN].chainId;
@@ -39,7 +41,7 @@ Deno.test("a mint refused by a paused or capped uAsset waits with the reason on 
     });
     const { client, reader, minter: evmMinter } = await evmChainAdapters({
       chain: CHAIN,
-      kv,
+      state: evmKvState(kv),
       urls: [anvil.url],
       account: minter,
       uAssets,

@@ -22,10 +22,12 @@ import { UASSET_ABI } from "../contracts/uasset.ts";
 import { getAlert } from "../kv/alerts.ts";
 import { createBurnConfig } from "../kv/burn_configs.ts";
 import { openKv } from "../kv/open.ts";
-import { createOrder, listOrderIdsByStatus, newOrderId, type Order } from "../kv/orders.ts";
+import { createOrder, listOrderIdsByStatus } from "../kv/orders.ts";
+import { newOrderId, type Order } from "../model/order.ts";
 import { ensureUserWallet } from "../kv/user_wallets.ts";
 import { type Anvil, ANVIL_PRIVATE_KEYS, anvilRpc, deployTestUAssets, startAnvil } from "./support/anvil.ts";
 import { stored } from "./support/chain_facts.ts";
+import { evmKvState } from "../kv/chain_state.ts";
 
 const CHAIN = "base" as const;
 const minter = privateKeyToAccount(ANVIL_PRIVATE_KEYS[1]);
@@ -63,7 +65,7 @@ async function anvilPipeline(opts: { slotsInAnEpoch?: number } = {}): Promise<An
     });
     const evm = await evmChainAdapters({
       chain: CHAIN,
-      kv,
+      state: evmKvState(kv),
       urls: [anvil.url],
       account: minter,
       uAssets,

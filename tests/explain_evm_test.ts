@@ -36,7 +36,7 @@ import {
 import { Signer } from "../chains/signer.ts";
 import { DEVNET_CHAIN_ID } from "../config/chain_mode.ts";
 import { MINTER_ROLE, UASSET_ABI } from "../contracts/uasset.ts";
-import { addReservations } from "../kv/chain_state.ts";
+import { addReservations, evmKvState } from "../kv/chain_state.ts";
 import { openKv } from "../kv/open.ts";
 import { ANVIL_PRIVATE_KEYS, anvilRpc } from "./support/anvil.ts";
 import { TEST_MNEMONIC } from "./support/deploy.ts";
@@ -55,11 +55,19 @@ Deno.test("explainEvmTx on anvil (real node): real mints, burns and refunds deco
     const { uAssets } = live;
     const client = evmClient({ chain: CHAIN, urls: [live.anvil.url], chainId: DEVNET_CHAIN_ID });
     const makeMinter = (over: { uAssets?: Record<UAsset, Address>; chainId?: number } = {}) =>
-      evmMinter({ chain: CHAIN, kv, client, account: minter, uAssets, chainId: DEVNET_CHAIN_ID, ...over });
+      evmMinter({
+        chain: CHAIN,
+        state: evmKvState(kv),
+        client,
+        account: minter,
+        uAssets,
+        chainId: DEVNET_CHAIN_ID,
+        ...over,
+      });
     const mints = makeMinter();
     const transferAccount = signerAccount(Signer.fromMnemonic(TEST_MNEMONIC), CHAIN, TRANSFER_ADDRESS_INDEX);
     const makeSender = (account = transferAccount) =>
-      evmUAssetSender({ chain: CHAIN, kv, client, account, uAssets, chainId: DEVNET_CHAIN_ID });
+      evmUAssetSender({ chain: CHAIN, state: evmKvState(kv), client, account, uAssets, chainId: DEVNET_CHAIN_ID });
     const sender = makeSender();
     // live.fund grants the deployer MINTER_ROLE on the first asset it funds only: uXRP through it, uSOL here.
     const deployerWallet = createWalletClient({

@@ -11,7 +11,8 @@ import { EVM, EVM_CHAINS, NATIVE, type NativeChain, type UtxoChain } from "../ch
 import { differences, type TxEffects, type TxIntent } from "../chains/effects.ts";
 import { type SimChains, simChains } from "../chains/sim/adapters.ts";
 import { explainSimTx, simUAssetContract } from "../chains/sim/explain.ts";
-import { encodeSimTx, simPayoutExpiry } from "../chains/sim/ledger.ts";
+import { simPayoutExpiry } from "../chains/sim/ledger.ts";
+import { encodeSimTx } from "../chains/sim/tx.ts";
 import { CHANGE_INDEX } from "../chains/sim/utxo.ts";
 import { utxoFee } from "../chains/shared/utxo_fee.ts";
 import { withKv } from "./support/kv.ts";

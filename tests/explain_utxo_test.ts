@@ -17,7 +17,7 @@ import assert from "node:assert/strict";
 import * as utxolib from "@bitgo/utxo-lib";
 import { payments, script as bscript, Transaction } from "bitcoinjs-lib";
 import type { NativePayer, PayoutCoin, PreparedTx } from "../chains/adapter.ts";
-import { bitcoinBase58check } from "../chains/addresses.ts";
+import { bitcoinBase58check } from "../chains/shared/base58check.ts";
 import type { UtxoChain } from "../chains/catalog.ts";
 import { differences, type TxEffects, type TxIntent } from "../chains/effects.ts";
 import type { FeeFunction } from "../chains/shared/coin_select.ts";

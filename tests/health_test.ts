@@ -8,7 +8,8 @@ import { createApp } from "../app.ts";
 import { Shutdown, type ShutdownParts } from "../actors/shutdown.ts";
 import { openKv } from "../kv/open.ts";
 import { NOT_READY } from "../messages.ts";
-import { healthRoutes, Readiness } from "../routes/health.ts";
+import { healthRoutes } from "../routes/health.ts";
+import { Readiness } from "../actors/readiness.ts";
 import { startTestServer } from "./support/server.ts";
 
 async function get(url: string) {

@@ -16,7 +16,7 @@ import { TRANSFER_ADDRESS_PATH } from "../chains/transfer_address.ts";
 import { TransferAddressUnfundedError, UAssetBalanceShortError } from "../chains/uasset_errors.ts";
 import { DEVNET_CHAIN_ID } from "../config/chain_mode.ts";
 import { UASSET_ABI } from "../contracts/uasset.ts";
-import { addReservations, readNonceCounter } from "../kv/chain_state.ts";
+import { addReservations, evmKvState, readNonceCounter } from "../kv/chain_state.ts";
 import { type BurnBatch, listBurnBatches, listBurnsDue } from "../kv/onchain_burns.ts";
 import { openKv } from "../kv/open.ts";
 import { anvilRpc } from "./support/anvil.ts";
@@ -102,7 +102,7 @@ Deno.test("live Base: the transfer address's prepareTransfer and prepareBurn mov
     const client = evmClient({ chain: "base", urls: [live.anvil.url], chainId: DEVNET_CHAIN_ID });
     const sender = evmUAssetSender({
       chain: "base",
-      kv,
+      state: evmKvState(kv),
       client,
       account: signerAccount(signer, "base", TRANSFER_ADDRESS_INDEX),
       uAssets: live.uAssets,

@@ -21,11 +21,13 @@ import { stepRefund } from "../actors/refunds.ts";
 import { DEVNET_CHAIN_ID } from "../config/chain_mode.ts";
 import { heldTransferId } from "../kv/held_ids.ts";
 import { heldKey, type HeldTransfer } from "../kv/pipeline.ts";
-import { createRefund, getRefund } from "../kv/refunds.ts";
+import { getRefund } from "../kv/refunds.ts";
+import { createRefund } from "../actors/refund_create.ts";
 import { evmChainEnv } from "./support/live_env.ts";
 import { MOCK_RPC_SECRETS, mockNode } from "./support/mock_rpc.ts";
 import { FAST_PIPELINE, outside } from "./support/pipeline.ts";
 import { call, operatorKeyFor, startTestServer } from "./support/server.ts";
+import { evmKvState } from "../kv/chain_state.ts";
 
 function assertNoSecrets(text: string) {
   for (const secret of MOCK_RPC_SECRETS) assert.ok(!text.includes(secret), `${secret} leaked:\n${text}`);
@@ -45,7 +47,7 @@ Deno.test("an RPC error of a live EVM chain is recorded on the order and alerted
     const contract = `0x${"11".repeat(20)}` as const;
     const evm = await evmChainAdapters({
       chain: "base",
-      kv,
+      state: evmKvState(kv),
       urls: [`http://127.0.0.1:${rpc.addr.port}/v2/${secret}`],
       account: privateKeyToAccount(`0x${"22".repeat(32)}`),
       uAssets: Object.fromEntries(UASSETS.map((a) => [a, contract])) as Record<UAsset, `0x${string}`>,

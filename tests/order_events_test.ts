@@ -15,7 +15,8 @@ import {
   ownerLastSeq,
   sequenceOrderEvents,
 } from "../kv/order_events.ts";
-import { createOrder, type Order, orderKey, type OrderStatus, updateOrder } from "../kv/orders.ts";
+import { createOrder, orderKey, updateOrder } from "../kv/orders.ts";
+import { type Order, type OrderStatus } from "../model/order.ts";
 import { withKv } from "./support/kv.ts";
 import { inStatus, makeOrder } from "./support/orders.ts";
 import { depositAddress, FAST_PIPELINE, partner, sim, terminal, waitForOrders } from "./support/pipeline.ts";

@@ -1,5 +1,5 @@
 /**
- * The order schema (kv/orders.ts): `details` typed per order type and step. Bad details are refused on write with the
+ * The order schema (model/order.ts): `details` typed per order type and step. Bad details are refused on write with the
  * field named; a stored order that fails the schema is never stepped on a guess (real KV file, sim chains, the order
  * actor driven by hand); and orders as the watcher and the actors write them today pass it at every step.
  */
@@ -11,16 +11,8 @@ import { EVM_CHAINS, NATIVE } from "../chains/catalog.ts";
 import { getAlert } from "../kv/alerts.ts";
 import { createBurnConfig } from "../kv/burn_configs.ts";
 import { createMintWallet } from "../kv/mint_wallets.ts";
-import {
-  createOrder,
-  getOrder,
-  InvalidOrderError,
-  type Order,
-  orderKey,
-  OrderSchema,
-  type OrderStatus,
-  updateOrder,
-} from "../kv/orders.ts";
+import { createOrder, getOrder, orderKey, updateOrder } from "../kv/orders.ts";
+import { InvalidOrderError, type Order, OrderSchema, type OrderStatus } from "../model/order.ts";
 import { addReschedule, dueAtKey } from "../kv/pipeline.ts";
 import { ensureUserWallet } from "../kv/user_wallets.ts";
 import { makeOrder } from "./support/orders.ts";

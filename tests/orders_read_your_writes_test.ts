@@ -5,7 +5,8 @@
  * GET /orders, filtered GET /orders and GET /orders/:id of either server. No stale page, ever.
  */
 import assert from "node:assert/strict";
-import { createOrder, type Order, type OrderStatus } from "../kv/orders.ts";
+import { createOrder } from "../kv/orders.ts";
+import { type Order, type OrderStatus } from "../model/order.ts";
 import { inStatus, makeOrder } from "./support/orders.ts";
 import { ChildServer } from "./support/child_server.ts";
 import { call, randomWallet, startTestServer, TEST_BASE_URL, tokenFor } from "./support/server.ts";

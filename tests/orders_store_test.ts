@@ -8,6 +8,9 @@ import {
   getOrder,
   listOrderIdsByStatus,
   listOrders,
+  updateOrder,
+} from "../kv/orders.ts";
+import {
   newOrderId,
   type Order,
   ORDER_STATUSES,
@@ -15,9 +18,8 @@ import {
   type OrderStatus,
   type OrderType,
   toOrderView,
-  updateOrder,
   withDetails,
-} from "../kv/orders.ts";
+} from "../model/order.ts";
 import { inStatus } from "./support/orders.ts";
 
 const OWNER_A = "0x" + "ab".repeat(20);

@@ -7,7 +7,8 @@
  */
 import assert from "node:assert/strict";
 import type { PipelineContext } from "../actors/context.ts";
-import { type SourceTransfer, stepOrder, WAKE } from "../actors/order_actor.ts";
+import { type SourceTransfer, stepOrder } from "../actors/order_actor.ts";
+import { WAKE } from "../actors/wake.ts";
 import { type Intent, intentOf } from "../actors/transition.ts";
 import { watchOnce } from "../actors/watcher.ts";
 import type { Chains } from "../chains/adapter.ts";

@@ -8,7 +8,8 @@ import { RECONCILE_EVERY_MS, scheduledReconcile } from "../actors/reconcile_sche
 import { nativeToWei } from "../chains/catalog.ts";
 import { getAlert } from "../kv/alerts.ts";
 import { lastReconciliation } from "../kv/reconciliation.ts";
-import { encodeSimTx, SimLedger } from "../chains/sim/ledger.ts";
+import { SimLedger } from "../chains/sim/ledger.ts";
+import { encodeSimTx } from "../chains/sim/tx.ts";
 import { FAST_PIPELINE, sim } from "./support/pipeline.ts";
 import { randomWallet, startTestServer } from "./support/server.ts";
 

@@ -14,7 +14,7 @@ import {
 } from "../actors/reconciliation.ts";
 import { loadEvmConfig } from "../config/evm.ts";
 import { forStorage } from "../actors/ops/reconcile.ts";
-import { type Order, withDetails } from "../kv/orders.ts";
+import { type Order, withDetails } from "../model/order.ts";
 import type { HeldTransfer } from "../kv/pipeline.ts";
 import { inStatus, makeOrder } from "./support/orders.ts";
 

@@ -16,7 +16,8 @@ import { stepOrder } from "../actors/order_actor.ts";
 import { refundsTick, stepRefund } from "../actors/refunds.ts";
 import { listAlerts } from "../kv/alerts.ts";
 import { listAudit } from "../kv/audit.ts";
-import { getOrder, type Order } from "../kv/orders.ts";
+import { getOrder } from "../kv/orders.ts";
+import { type Order } from "../model/order.ts";
 import {
   addHeldTransfer,
   heldKey,

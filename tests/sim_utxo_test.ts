@@ -5,7 +5,8 @@ import { TransientChainError } from "../chains/adapter.ts";
 import { NATIVE, type UtxoChain } from "../chains/catalog.ts";
 import { simChains } from "../chains/sim/adapters.ts";
 import { CHANGE_INDEX } from "../chains/sim/utxo.ts";
-import { encodeSimTx, simNonce } from "../chains/sim/ledger.ts";
+import { simNonce } from "../chains/sim/ledger.ts";
+import { encodeSimTx } from "../chains/sim/tx.ts";
 import { utxoFee } from "../chains/shared/utxo_fee.ts";
 import { seededRandom } from "./support/chaos.ts";
 

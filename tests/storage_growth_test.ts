@@ -15,7 +15,7 @@ import {
   updateBurnConfig,
 } from "../kv/burn_configs.ts";
 import { createMintWallet } from "../kv/mint_wallets.ts";
-import type { Order } from "../kv/orders.ts";
+import type { Order } from "../model/order.ts";
 import { heldTransferId } from "../kv/held_ids.ts";
 import { openKv } from "../kv/open.ts";
 import {

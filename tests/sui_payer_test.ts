@@ -15,7 +15,7 @@ import { Signer } from "../chains/signer.ts";
 import { suiAdapters } from "../chains/sui/index.ts";
 import { decodeSuiRaw, SUI_GAS_BUDGET } from "../chains/sui/payer.ts";
 import { addReservations, coinLocks } from "../kv/chain_state.ts";
-import { type Intent, IntentSchema } from "../kv/orders.ts";
+import { type Intent, IntentSchema } from "../model/order.ts";
 import { withKv } from "./support/kv.ts";
 import { startSuiGraphqlServer, type SuiGraphqlServer } from "./support/sui_graphql_server.ts";
 

@@ -13,7 +13,7 @@ import {
   type OrderFieldsPatch,
   OrderSchema,
   type OrderStatus,
-} from "../kv/orders.ts";
+} from "../model/order.ts";
 import { inStatus } from "./support/orders.ts";
 
 const X_PROOF: DeathProof = { kind: "failed", blockNumber: 1, reason: "x" };

@@ -11,7 +11,7 @@ import { utxoFee } from "../chains/shared/utxo_fee.ts";
 import { chainPlan, proveChainNodes } from "../config/chain_mode.ts";
 import { loadConfig } from "../config/env.ts";
 import { loadEvmConfig } from "../config/evm.ts";
-import { settingsFromConfig } from "../config/pipeline.ts";
+import { settingsFromConfig } from "../actors/settings_from_config.ts";
 import {
   configuredUtxoFee,
   DOGE_FEE_PER_KB_DEFAULT,
@@ -20,7 +20,7 @@ import {
   ZEC_EXPIRY_WINDOW_MAX,
   ZEC_EXPIRY_WINDOW_MIN,
 } from "../config/utxo.ts";
-import { buildChains } from "../chains/registry.ts";
+import { buildChains } from "../config/registry.ts";
 import { pipelineSettings } from "../actors/context.ts";
 import { createBurnConfig } from "../kv/burn_configs.ts";
 import { ensureUserWallet } from "../kv/user_wallets.ts";

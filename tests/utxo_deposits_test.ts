@@ -16,7 +16,7 @@ import type { SimLedger } from "../chains/sim/ledger.ts";
 import { getAlert, listAlerts } from "../kv/alerts.ts";
 import { listAudit } from "../kv/audit.ts";
 import { createMintWallet } from "../kv/mint_wallets.ts";
-import type { Order } from "../kv/orders.ts";
+import type { Order } from "../model/order.ts";
 import { cursorKey, listDust, listHeld, listOrderHolds } from "../kv/pipeline.ts";
 import { coinKey, readCoin, spendableCoins } from "../kv/treasury.ts";
 import { ensureUserWallet } from "../kv/user_wallets.ts";

@@ -18,7 +18,7 @@ import { listAudit } from "../kv/audit.ts";
 import { consolidationOrderId, listConsolidations, openConsolidation } from "../kv/consolidations.ts";
 import { coinLocks } from "../kv/chain_state.ts";
 import { createMintWallet } from "../kv/mint_wallets.ts";
-import type { Order } from "../kv/orders.ts";
+import type { Order } from "../model/order.ts";
 import { readCoin, spendableCoins, spentBy } from "../kv/treasury.ts";
 import { ensureUserWallet } from "../kv/user_wallets.ts";
 import { allOrders, simBurnOrders } from "./support/burns.ts";

@@ -12,7 +12,7 @@ import { SIM_DEPOSIT_SENDER } from "../chains/sim/commands.ts";
 import type { SimChains } from "../chains/sim/adapters.ts";
 import { evmFactsOf, explainerOf } from "../chains/explainers.ts";
 import { verifyingChains } from "../chains/verify.ts";
-import { alertOnMismatch } from "../chains/registry.ts";
+import { alertOnMismatch } from "../config/registry.ts";
 import { createBurnConfig } from "../kv/burn_configs.ts";
 import { listAlerts } from "../kv/alerts.ts";
 import { createMintWallet } from "../kv/mint_wallets.ts";

@@ -11,7 +11,7 @@ import { NATIVE, type NativeChain, REORG_WINDOW_BLOCKS } from "../chains/catalog
 import type { SimLedger } from "../chains/sim/ledger.ts";
 import { getAlert } from "../kv/alerts.ts";
 import { createMintWallet } from "../kv/mint_wallets.ts";
-import { type Order } from "../kv/orders.ts";
+import { type Order } from "../model/order.ts";
 import { cursorKey } from "../kv/pipeline.ts";
 import { ensureUserWallet } from "../kv/user_wallets.ts";
 import { countKeys, handPipeline, watchToTip } from "./support/watch.ts";

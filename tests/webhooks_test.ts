@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { buildServices, createApp, pipelineRuntime } from "../app.ts";
 import { loadConfig } from "../config/env.ts";
 import { loadSecrets } from "../config/secrets.ts";
-import { newOrderId, type OrderStatus } from "../kv/orders.ts";
+import { newOrderId, type OrderStatus } from "../model/order.ts";
 import type { OrderEvent } from "../kv/order_events.ts";
 import { MAX_ENDPOINTS_PER_WALLET, webhookSink } from "../kv/webhooks.ts";
 import { API_ERRORS, webhookEndpointLimit } from "../messages.ts";

@@ -12,7 +12,7 @@ import type { InputKey } from "../chains/utxo/tx.ts";
 import { signZecTx, UnknownBranchIdError, ZEC_BRANCH_IDS, zip317ConventionalFee } from "../chains/utxo/zec_tx.ts";
 import { fromHex, parseZecV5, SIGHASH_ALL, toHex, transparentSighash, zecTxid } from "../chains/utxo/zec_zip244.ts";
 import { Signer } from "../chains/signer.ts";
-import { bitcoinBase58check } from "../chains/addresses.ts";
+import { bitcoinBase58check } from "../chains/shared/base58check.ts";
 import { utxoFee } from "../chains/shared/utxo_fee.ts";
 import { VECTORS_ABSENT, zcashVectors } from "./support/zcash_vectors.ts";
 

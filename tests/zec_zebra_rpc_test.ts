@@ -18,7 +18,7 @@ import { p2pkhAddress, utxoNetwork } from "../chains/utxo/network.ts";
 import { RpcError, utxoRpc } from "../chains/utxo/rpc.ts";
 import { zebraNode } from "../chains/utxo/zebra.ts";
 import { createMintWallet } from "../kv/mint_wallets.ts";
-import type { Order } from "../kv/orders.ts";
+import type { Order } from "../model/order.ts";
 import { cursorKey } from "../kv/pipeline.ts";
 import { ensureUserWallet } from "../kv/user_wallets.ts";
 import { allOrders } from "./support/burns.ts";

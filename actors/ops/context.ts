@@ -4,12 +4,12 @@
  */
 import { zeroAddress } from "viem";
 import type { Chains } from "../../chains/adapter.ts";
-import { buildChains, liveSigner } from "../../chains/registry.ts";
+import { buildChains, liveSigner } from "../../config/registry.ts";
 import { uAssetTransferAddress } from "../../chains/transfer_address.ts";
 import { Deriver } from "../../chains/derivation.ts";
 import { chainPlan } from "../../config/chain_mode.ts";
 import type { Config } from "../../config/env.ts";
-import { settingsFromConfig } from "../../config/pipeline.ts";
+import { settingsFromConfig } from "../settings_from_config.ts";
 import { loadSecrets } from "../../config/secrets.ts";
 import type { PipelineSettings } from "../context.ts";
 import type { OpContext } from "./op.ts";

@@ -19,7 +19,7 @@ import {
 import { addReschedule, dueAtKey } from "../../kv/pipeline.ts";
 import { getOrder } from "../../kv/orders.ts";
 import { isTerminal } from "../transition.ts";
-import { WAKE, type WakeMessage } from "../order_actor.ts";
+import { WAKE, type WakeMessage } from "../wake.ts";
 import { defineOp, digits, type OpContext, OpError } from "./op.ts";
 
 const chainParam = z.enum(CHAIN_SYMBOLS, { error: `Must be one of ${CHAIN_SYMBOLS.join(", ")}` })

@@ -15,7 +15,8 @@ import { z } from "zod";
 import { isEvmChain, nativeChainOfUAsset, type UAsset } from "../../chains/catalog.ts";
 import { appendAudit } from "../../kv/audit.ts";
 import { getBurnConfig } from "../../kv/burn_configs.ts";
-import { addOrderCreate, addOrderUpdate, getOrder, type Order, withDetails } from "../../kv/orders.ts";
+import { addOrderCreate, addOrderUpdate, getOrder } from "../../kv/orders.ts";
+import { type Order, withDetails } from "../../model/order.ts";
 import {
   addReschedule,
   countHeld,
@@ -34,7 +35,7 @@ import {
   type SeenTransfer,
 } from "../../kv/pipeline.ts";
 import type { PipelineContext } from "../context.ts";
-import { WAKE, type WakeMessage } from "../order_actor.ts";
+import { WAKE, type WakeMessage } from "../wake.ts";
 import { burnRecordOf } from "../watcher.ts";
 import { defineOp, type OpContext, OpError } from "./op.ts";
 import { HELD_ID_FORMAT, type HeldId, heldTransferId, parseHeldId } from "../../kv/held_ids.ts";

@@ -5,7 +5,8 @@
  */
 import { z } from "zod";
 import { appendAudit } from "../../kv/audit.ts";
-import { getOrder, type Order, OrderSchema } from "../../kv/orders.ts";
+import { getOrder } from "../../kv/orders.ts";
+import { type Order, OrderSchema } from "../../model/order.ts";
 import { countHeld, listDust, listHeldNewest } from "../../kv/pipeline.ts";
 import { heldCountLine, heldLimit, heldLimitInput } from "./held.ts";
 import type { DeadIntent } from "../transition.ts";

@@ -4,15 +4,8 @@
  * entry; the refund actor (actors/refunds.ts) then sends it write-ahead. `refunds` lists them.
  */
 import { z } from "zod";
-import {
-  createRefund,
-  listRefunds,
-  paysUs,
-  REFUND_STATUSES,
-  RefundRefusal,
-  RefundSchema,
-  refundView,
-} from "../../kv/refunds.ts";
+import { listRefunds, REFUND_STATUSES, RefundSchema, refundView } from "../../kv/refunds.ts";
+import { createRefund, paysUs, RefundRefusal } from "../refund_create.ts";
 import { verifySourceOnChain } from "../refunds.ts";
 import { defineOp, OpError } from "./op.ts";
 

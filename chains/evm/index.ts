@@ -10,6 +10,7 @@ import { evmMinter, type EvmMinterOptions } from "./minter.ts";
 import { evmReader } from "./reader.ts";
 import { evmUAssetView } from "./uasset_view.ts";
 import { type EvmDigestSigner, evmUAssetSender, signerAccount, TRANSFER_ADDRESS_INDEX } from "./uasset_sender.ts";
+import type { EvmState } from "./state.ts";
 
 export { UASSET_ADAPTER_ABI } from "./abi.ts";
 export {
@@ -21,7 +22,8 @@ export {
   isTransientRpcError,
   rpc,
 } from "./client.ts";
-export { feeCapReachedKey, MAX_TX_VERSIONS, mintNoteKey, nonceKey, type Replacement, replacementsKey } from "./keys.ts";
+export { MAX_TX_VERSIONS } from "./keys.ts";
+export type { EvmState, MintNote, NonceCounter, Replacement } from "./state.ts";
 export { DEFAULT_REPLACE_AFTER_MS, evmMinter, type EvmMinterOptions } from "./minter.ts";
 export { evmReader, type EvmReaderOptions } from "./reader.ts";
 export { evmUAssetView, type EvmUAssetViewOptions } from "./uasset_view.ts";
@@ -36,7 +38,8 @@ export { evmTxSender, type EvmTxSenderOptions } from "./tx_sender.ts";
 
 export interface EvmChainAdaptersOptions {
   chain: EvmChain;
-  kv: Deno.Kv;
+  /** What the adapters remember between calls (kv/chain_state.ts `evmKvState`). */
+  state: EvmState;
   /** RPC URLs, preferred first. */
   urls: readonly string[];
   account: LocalAccount;
@@ -87,12 +90,12 @@ export async function evmChainAdapters(opts: EvmChainAdaptersOptions): Promise<E
     uAssets: opts.uAssets,
     transferAddress: opts.transferAddress,
     maxRange: opts.maxRange ?? 1_000,
-    kv: opts.kv,
+    state: opts.state,
   });
   const minter = evmMinter({
     ...opts.minter,
     chain: opts.chain,
-    kv: opts.kv,
+    state: opts.state,
     client,
     account: opts.account,
     uAssets: opts.uAssets,
@@ -109,7 +112,7 @@ export async function evmChainAdapters(opts: EvmChainAdaptersOptions): Promise<E
     ? evmUAssetSender({
       ...opts.minter,
       chain: opts.chain,
-      kv: opts.kv,
+      state: opts.state,
       client,
       account: signerAccount(opts.transferSigner, opts.chain, TRANSFER_ADDRESS_INDEX),
       uAssets: opts.uAssets,

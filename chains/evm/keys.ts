@@ -1,16 +1,5 @@
-/**
- * The EVM adapters' KV records. Their keys and reads/writes live in kv/chain_state.ts (the only KV code chains need);
- * re-exported here for the adapter's modules and tests. Addresses and hashes are lower-cased there, so the same
- * account or transaction always lands on the same key whatever checksum casing a caller used.
- */
-export {
-  feeCapReachedKey,
-  type MintNote,
-  mintNoteKey,
-  nonceKey,
-  type Replacement,
-  replacementsKey,
-} from "../../kv/chain_state.ts";
+// How many versions of one recorded transaction the EVM adapter keeps (its state is in chains/evm/state.ts; the keys it
+// is stored under are kv/chain_state.ts's).
 
 /**
  * Most versions (the original and its replacements) one recorded transaction may have. Keeps the list, stored in one

@@ -23,14 +23,15 @@ import { type EvmChain, type UAsset, UASSET_DECIMALS } from "../catalog.ts";
 import { MINTED_EVENT, UASSET_ADAPTER_ABI } from "./abi.ts";
 import type { EvmClient } from "./client.ts";
 import { rpc } from "./client.ts";
-import { readMintNote } from "../../kv/chain_state.ts";
+import type { EvmState } from "./state.ts";
 import { DEFAULT_REPLACE_AFTER_MS, evmTxSender } from "./tx_sender.ts";
 
 export { DEFAULT_REPLACE_AFTER_MS };
 
 export interface EvmMinterOptions {
   chain: EvmChain;
-  kv: Deno.Kv;
+  /** Its nonce counter, mint notes and replacements (kv/chain_state.ts `evmKvState`). */
+  state: EvmState;
   client: EvmClient;
   /** The minter key's account (holder of MINTER_ROLE on the five uAssets). */
   account: LocalAccount;
@@ -52,7 +53,7 @@ export interface EvmMinterOptions {
 }
 
 export function evmMinter(opts: EvmMinterOptions): EvmMinter {
-  const { chain, kv, client, account } = opts;
+  const { chain, state, client, account } = opts;
   const call = <T>(what: string, f: () => Promise<T>) => rpc(chain, what, f);
   const assets = Object.keys(opts.uAssets) as UAsset[];
   const txs = evmTxSender({ ...opts, label: "mint" });
@@ -111,7 +112,7 @@ export function evmMinter(opts: EvmMinterOptions): EvmMinter {
 
     async mintedBy(depositId: string): Promise<string | null> {
       const id = depositId as Hex;
-      const note = await readMintNote(kv, chain, depositId);
+      const note = await state.readMintNote(chain, depositId);
       const candidates = note ? [note.asset] : assets;
       const flags = await Promise.all(candidates.map((asset) =>
         call("minted", () =>

@@ -29,7 +29,7 @@ import { TransientChainError } from "../adapter.ts";
 import { EVM, type EvmChain, type UAsset } from "../catalog.ts";
 import { TRANSFER_EVENT } from "./abi.ts";
 import { describeRpcError, type EvmClient, type EvmNodeClient, isTransientRpcError, rpc } from "./client.ts";
-import { readReplacements } from "../../kv/chain_state.ts";
+import type { EvmState } from "./state.ts";
 
 export interface EvmReaderOptions {
   chain: EvmChain;
@@ -40,7 +40,7 @@ export interface EvmReaderOptions {
   /** Most blocks one `eth_getLogs` may span (providers cap it; 500-2,000 is typical). */
   maxRange: number;
   /** Where the minter records fee-bumped replacements; without it `txStatus` looks only at the hash asked. */
-  kv?: Deno.Kv;
+  state?: EvmState;
   /** Headers fetched at once while scanning. */
   concurrency?: number;
   /** The block tag our transactions and burns are confirmed against; the catalog's unless overridden. */
@@ -343,7 +343,7 @@ export function evmReader(opts: EvmReaderOptions): ChainReader {
 
     async txStatus(txHash: string, ours?: OwnTx): Promise<TxStatus> {
       const raw = ours?.raw;
-      const replacements = opts.kv ? (await readReplacements(opts.kv, chain, txHash)).value ?? [] : [];
+      const replacements = opts.state ? (await opts.state.readReplacements(chain, txHash)).value ?? [] : [];
       const hashes = [txHash, ...replacements.map((r) => r.txHash)];
       // The account's count at finality is read BEFORE the receipts: a version mined in a final block is then
       // certain to show its receipt below, so "no receipt" together with this count proves the nonce went elsewhere.

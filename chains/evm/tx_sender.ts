@@ -10,16 +10,16 @@ import { type Address, type Hash, type Hex, keccak256, type LocalAccount, parseT
 import type { TransactionSerializableEIP1559 } from "viem";
 import { type PreparedTx, TransientChainError } from "../adapter.ts";
 import { EVM, type EvmChain } from "../catalog.ts";
-import { raiseAlert } from "../../kv/alerts.ts";
-import { claimFeeCapReached, readNonceCounter, readReplacements, recordReplacements } from "../../kv/chain_state.ts";
+import type { EvmState } from "./state.ts";
 import { describeRpcError, type EvmClient, isTransientRpcError, rpc } from "./client.ts";
 import { MAX_TX_VERSIONS } from "./keys.ts";
 
 export interface EvmTxSenderOptions {
   chain: EvmChain;
-  kv: Deno.Kv;
+  /** Where its nonce counter, replacements and fee-cap marker are kept (kv/chain_state.ts `evmKvState`). */
+  state: EvmState;
   client: EvmClient;
-  /** The signing account (its nonce counter is kept in KV under its address). */
+  /** The signing account (its nonce counter is kept under its address). */
   account: LocalAccount;
   /** Signed into every transaction (EIP-155). */
   chainId: number;
@@ -63,7 +63,7 @@ export interface EvmTxSender {
 }
 
 export function evmTxSender(opts: EvmTxSenderOptions): EvmTxSender {
-  const { chain, kv, client, account, chainId, label } = opts;
+  const { chain, state, client, account, chainId, label } = opts;
   const now = opts.now ?? Date.now;
   const replaceAfterMs = opts.replaceAfterMs ?? DEFAULT_REPLACE_AFTER_MS;
   const gasMargin = BigInt(opts.gasMarginPercent ?? 20);
@@ -72,7 +72,7 @@ export function evmTxSender(opts: EvmTxSenderOptions): EvmTxSender {
   const call = <T>(what: string, f: () => Promise<T>) => rpc(chain, what, f);
 
   async function versionsWithEntry(tx: { txHash: string; raw: string }) {
-    const entry = await readReplacements(kv, chain, tx.txHash);
+    const entry = await state.readReplacements(chain, tx.txHash);
     const versions: Version[] = [{ txHash: tx.txHash, raw: tx.raw }, ...(entry.value ?? [])];
     return { entry, versions };
   }
@@ -137,16 +137,10 @@ export function evmTxSender(opts: EvmTxSenderOptions): EvmTxSender {
     }
   }
 
-  /** Once per recorded transaction: the marker is claimed in KV, so a nudge every tick raises nothing more. */
+  /** Once per recorded transaction: the marker is claimed with the alert, so a nudge every tick raises nothing more. */
   async function feeCapReached(originalHash: string, why: string): Promise<void> {
-    if (!(await claimFeeCapReached(kv, chain, originalHash, now()))) return;
-    await raiseAlert(kv, {
-      kind: "fee_cap_reached",
-      subject: originalHash,
-      chain,
-      message: `${chain}: ${label} ${originalHash} is no longer fee-bumped: ${why}; it is only rebroadcast`,
-      now: new Date(now()),
-    });
+    const message = `${chain}: ${label} ${originalHash} is no longer fee-bumped: ${why}; it is only rebroadcast`;
+    await state.raiseFeeCapReached(chain, originalHash, message, now());
   }
 
   async function sign(fields: TransactionSerializableEIP1559): Promise<{ txHash: string; raw: Hex }> {
@@ -159,7 +153,7 @@ export function evmTxSender(opts: EvmTxSenderOptions): EvmTxSender {
     receiptOf,
 
     async signCall({ to, data, estimateGas }): Promise<PreparedTx> {
-      const counter = await readNonceCounter(kv, chain, account.address);
+      const counter = await state.readNonceCounter(chain, account.address);
       const [pending, gas, fees] = await Promise.all([
         call(
           "eth_getTransactionCount",
@@ -247,7 +241,7 @@ export function evmTxSender(opts: EvmTxSenderOptions): EvmTxSender {
         maxPriorityFeePerGas: tip,
       });
       // Recorded before it is sent: txStatus and later broadcasts must know every version that could be mined.
-      const recorded = await recordReplacements(kv, entry, chain, tx.txHash, [
+      const recorded = await state.recordReplacements(entry, chain, tx.txHash, [
         ...replacements,
         { ...replacement, at: now() },
       ]);

@@ -28,6 +28,7 @@ import { TransferAddressUnfundedError, UAssetBalanceShortError } from "../uasset
 import { UASSET_ADAPTER_ABI } from "./abi.ts";
 import { type EvmClient, rpc } from "./client.ts";
 import { evmTxSender, type EvmTxSenderOptions } from "./tx_sender.ts";
+import type { EvmState } from "./state.ts";
 
 /** Index of the transfer address under chains/derivation.ts `EVM_PARENT_PATH` (TRANSFER_ADDRESS_PATH's last step). */
 export const TRANSFER_ADDRESS_INDEX = 0;
@@ -63,7 +64,8 @@ export function signerAccount(signer: EvmDigestSigner, chain: EvmChain, index: n
 export interface EvmUAssetSenderOptions
   extends Pick<EvmTxSenderOptions, "replaceAfterMs" | "gasMarginPercent" | "maxFeePerGasCap" | "now"> {
   chain: EvmChain;
-  kv: Deno.Kv;
+  /** Its nonce counter and replacements (kv/chain_state.ts `evmKvState`). */
+  state: EvmState;
   client: EvmClient;
   /** The transfer address's account (`signerAccount(signer, chain, TRANSFER_ADDRESS_INDEX)`). */
   account: LocalAccount;

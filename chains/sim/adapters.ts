@@ -46,7 +46,8 @@ import {
 import { payoutChange } from "../shared/utxo_fee.ts";
 import { CHANGE_INDEX } from "./utxo.ts";
 import { simUAssetView } from "./uasset_view.ts";
-import { encodeSimTx, parseSimTx, SimLedger, simNonce, simPayoutExpiry, type SimTx, simTxHash } from "./ledger.ts";
+import { SimLedger, simNonce, simPayoutExpiry, simTxHash } from "./ledger.ts";
+import { encodeSimTx, parseSimTx, type SimTx } from "./tx.ts";
 
 export interface SimChainsOptions {
   /** Drives injected RPC errors, nonces and block salts; inject for reproducible tests. */

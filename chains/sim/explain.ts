@@ -1,7 +1,7 @@
 /**
  * Verify before record for the simulated chains (chains/effects.ts): what a sim transaction does, read back from its
  * own raw form. The sim has no cryptographic library: its "signed bytes" are the serialized command
- * (chains/sim/ledger.ts `encodeSimTx`), and its ledger executes exactly what `parseSimTx` (its strict zod schemas)
+ * (chains/sim/tx.ts `encodeSimTx`), and its ledger executes exactly what `parseSimTx` (its strict zod schemas)
  * makes of them. So `parseSimTx` is the chain's own decoder here, and never the adapter code that built the command
  * (chains/sim/adapters.ts).
  *
@@ -13,7 +13,7 @@
  */
 import { type ChainSymbol, EVM, type EvmChain, isEvmChain, isUtxoChain, type UAsset } from "../catalog.ts";
 import type { TxEffects } from "../effects.ts";
-import { parseSimTx, type SimTx } from "./ledger.ts";
+import { parseSimTx, type SimTx } from "./tx.ts";
 import { CHANGE_INDEX } from "./utxo.ts";
 
 /**

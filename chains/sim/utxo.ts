@@ -7,7 +7,7 @@
 import type { ChainSymbol } from "../catalog.ts";
 import { isUtxoChain } from "../catalog.ts";
 import { utxoFee } from "../shared/utxo_fee.ts";
-import type { SimTx } from "./ledger.ts";
+import type { SimTx } from "./tx.ts";
 
 /** The index of a payout's change output. */
 export const CHANGE_INDEX = 1;

@@ -7,25 +7,18 @@
  */
 import type { ChainReader, NativePayer } from "../adapter.ts";
 import type { UtxoChain } from "../catalog.ts";
-import type { FeeFunction } from "../shared/coin_select.ts";
 import type { Signer } from "../signer.ts";
 import type { UtxoNetwork } from "./network.ts";
 import type { UtxoRpc } from "./rpc.ts";
 import { bitcoinCoreNode } from "./bitcoin_core.ts";
 import { signDogeTx } from "./doge_tx.ts";
-import { utxoPayer } from "./payer.ts";
+import { utxoPayer, type UtxoSettings } from "./payer.ts";
+
+// Defined beside the payer that reads it (so payer.ts need not import this factory); the family's callers take it from here.
+export type { UtxoSettings };
 import { utxoReader } from "./reader.ts";
 import { zebraNode } from "./zebra.ts";
 import { signZecTx } from "./zec_tx.ts";
-
-export interface UtxoSettings {
-  /** Confirmations a transaction needs to count (the catalog's, or `<CHAIN>_CONFIRMATIONS`). */
-  confirmations: number;
-  /** The fee rule coin selection used: the payer builds with the same one (chains/shared/utxo_fee.ts). */
-  fee: FeeFunction;
-  /** zec: `nExpiryHeight` = tip + this many blocks (`ZEC_EXPIRY_WINDOW`, default the catalog's 40). */
-  expiryWindow: number;
-}
 
 export interface UtxoAdapterOptions {
   chain: UtxoChain;

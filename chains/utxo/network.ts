@@ -15,7 +15,7 @@
 import { concatBytes } from "@noble/hashes/utils.js";
 import { ripemd160 } from "@noble/hashes/legacy.js";
 import { sha256 } from "@noble/hashes/sha2.js";
-import { bitcoinBase58check } from "../addresses.ts";
+import { bitcoinBase58check } from "../shared/base58check.ts";
 import type { UtxoChain } from "../catalog.ts";
 
 export const UTXO_NETWORK_NAMES = ["mainnet", "regtest"] as const;

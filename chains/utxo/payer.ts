@@ -11,9 +11,9 @@
  */
 import { type NativePayer, outpointsOf, type PayoutCoin, type PayoutRequest, type PreparedTx } from "../adapter.ts";
 import type { UtxoChain } from "../catalog.ts";
+import type { FeeFunction } from "../shared/coin_select.ts";
 import { changeDustLimit, payoutChange } from "../shared/utxo_fee.ts";
 import type { Signer } from "../signer.ts";
-import type { UtxoSettings } from "./index.ts";
 import { decodeAddress, p2pkhAddress, type UtxoNetwork } from "./network.ts";
 import type { UtxoNode } from "./node.ts";
 import { RpcError } from "./rpc.ts";
@@ -23,6 +23,15 @@ import type { InputKey, UtxoTxOutput, UtxoTxPlan, UtxoTxSigner } from "./tx.ts";
 const CHANGE_INDEX = 0;
 /** Where the change output sits in every payout. */
 const CHANGE_OUTPUT = 1;
+
+export interface UtxoSettings {
+  /** Confirmations a transaction needs to count (the catalog's, or `<CHAIN>_CONFIRMATIONS`). */
+  confirmations: number;
+  /** The fee rule coin selection used: the payer builds with the same one (chains/shared/utxo_fee.ts). */
+  fee: FeeFunction;
+  /** zec: `nExpiryHeight` = tip + this many blocks (`ZEC_EXPIRY_WINDOW`, default the catalog's 40). */
+  expiryWindow: number;
+}
 
 export interface UtxoPayerOptions {
   chain: UtxoChain;

@@ -10,7 +10,8 @@ import type { ChainSymbol } from "../../chains/catalog.ts";
 import { simChains } from "../../chains/sim/adapters.ts";
 import { SimLedger } from "../../chains/sim/ledger.ts";
 import { openKv } from "../../kv/open.ts";
-import { getOrder, type Order } from "../../kv/orders.ts";
+import { getOrder } from "../../kv/orders.ts";
+import { type Order } from "../../model/order.ts";
 import type { TestServer } from "./server.ts";
 
 /** Decimals of each native token (spec 2.6), written out here so conversions are checked, not repeated. */

@@ -22,13 +22,14 @@ import {
   type UAsset,
   weiPerNativeUnit,
 } from "../../chains/catalog.ts";
-import { SimLedger, type SimTx } from "../../chains/sim/ledger.ts";
+import { SimLedger } from "../../chains/sim/ledger.ts";
+import type { SimTx } from "../../chains/sim/tx.ts";
 import { simChains } from "../../chains/sim/adapters.ts";
 import { type ReconciliationReport, runReconciliation } from "../../actors/reconciliation.ts";
 import { createApiKey } from "../../kv/api_keys.ts";
 import { listDepositAddresses } from "../../kv/mint_wallets.ts";
 import { openKv } from "../../kv/open.ts";
-import type { BurnOrder, Order } from "../../kv/orders.ts";
+import type { BurnOrder, Order } from "../../model/order.ts";
 import { countDue, type HeldTransfer, listHeld, seenKey, type SeenTransfer } from "../../kv/pipeline.ts";
 import { listBurnBatches, listBurnsDue } from "../../kv/onchain_burns.ts";
 

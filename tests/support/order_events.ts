@@ -1,6 +1,6 @@
 /** A synthetic order event (a sol mint's), for webhook tests and benchmarks that emit events without a pipeline. */
 import type { OrderEvent } from "../../kv/order_events.ts";
-import { newOrderId, type OrderStatus } from "../../kv/orders.ts";
+import { newOrderId, type OrderStatus } from "../../model/order.ts";
 
 export function syntheticOrderEvent(owner: string, seq: number, orderId: string, status: OrderStatus): OrderEvent {
   const at = new Date().toISOString();

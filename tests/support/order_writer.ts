@@ -3,7 +3,8 @@
  * moves that order to the status (tests/support/orders.ts `inStatus`) in one atomic and answers `done <id>` once it
  * committed. Run: deno run -A --unstable-kv tests/support/order_writer.ts <kvPath>
  */
-import { type OrderStatus, updateOrder } from "../../kv/orders.ts";
+import { updateOrder } from "../../kv/orders.ts";
+import { type OrderStatus } from "../../model/order.ts";
 import { inStatus } from "./orders.ts";
 
 const kv = await Deno.openKv(Deno.args[0]);

@@ -1,6 +1,6 @@
 /** Builds valid orders for tests that exercise listing and storage without the pipeline. */
 import { EVM_CHAINS, NATIVE, NATIVE_CHAINS, weiToNative } from "../../chains/catalog.ts";
-import { newOrderId, type Order, type OrderStatus, type OrderType, withDetails } from "../../kv/orders.ts";
+import { newOrderId, type Order, type OrderStatus, type OrderType, withDetails } from "../../model/order.ts";
 
 export function makeOrder(owner: string, type: OrderType, status: OrderStatus, i: number): Order {
   const native = NATIVE_CHAINS[i % NATIVE_CHAINS.length];
@@ -36,7 +36,7 @@ export function makeOrder(owner: string, type: OrderType, status: OrderStatus, i
 }
 
 /**
- * The order moved to `status` with what that step requires (kv/orders.ts): a recorded transaction while sending and
+ * The order moved to `status` with what that step requires (model/order.ts): a recorded transaction while sending and
  * once completed, a burn's payout amounts, the outcome fields of failed and cancelled; what the step must not have
  * removed. Values already on the order (a transaction hash, an error message) are kept.
  */

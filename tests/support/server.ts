@@ -3,7 +3,8 @@
  * Secrets are generated into the temporary folder exactly as `deno task dev` does in sim mode.
  */
 import { createOperatorKey, type OperatorScope } from "../../kv/operator_keys.ts";
-import { buildServices, createApp, pipelineRuntime, type Services } from "../../app.ts";
+import { buildServices, createApp, pipelineRuntime } from "../../app.ts";
+import type { Services } from "../../routes/services.ts";
 import type { PipelineRuntime } from "../../actors/runtime.ts";
 import { loadConfig } from "../../config/env.ts";
 import { loadSecrets } from "../../config/secrets.ts";

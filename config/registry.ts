@@ -16,25 +16,38 @@ import {
   type RpcHook,
   type UAssetSender,
   type UAssetView,
-} from "./adapter.ts";
+} from "../chains/adapter.ts";
 import { raiseAlert } from "../kv/alerts.ts";
-import { type AccountChain, type ChainSymbol, EVM, type EvmChain, type UAsset, type UtxoChain } from "./catalog.ts";
-import { evmFactsOf, explainerOf } from "./explainers.ts";
-import { verifyingChains, type VerifyOptions } from "./verify.ts";
-import { type EvmChainAdapters, evmChainAdapters, type EvmDigestSigner, TRANSFER_ADDRESS_INDEX } from "./evm/index.ts";
-import { simChains } from "./sim/adapters.ts";
-import type { FeeFunction } from "./shared/coin_select.ts";
-import { Signer } from "./signer.ts";
-import { type UtxoAdapters, utxoAdapters } from "./utxo/index.ts";
-import { utxoNetwork } from "./utxo/network.ts";
-import { utxoRpc } from "./utxo/rpc.ts";
-import { type EvmConfig, minterKeyOf } from "../config/evm.ts";
-import type { ChainPlan } from "../config/chain_mode.ts";
-import type { UtxoConfig } from "../config/utxo.ts";
-import type { AccountConfig } from "../config/account.ts";
-import { solAdapters } from "./sol/index.ts";
-import { suiAdapters } from "./sui/index.ts";
-import { xrpAdapters } from "./xrp/index.ts";
+import {
+  type AccountChain,
+  type ChainSymbol,
+  EVM,
+  type EvmChain,
+  type UAsset,
+  type UtxoChain,
+} from "../chains/catalog.ts";
+import { evmFactsOf, explainerOf } from "../chains/explainers.ts";
+import { verifyingChains, type VerifyOptions } from "../chains/verify.ts";
+import {
+  type EvmChainAdapters,
+  evmChainAdapters,
+  type EvmDigestSigner,
+  TRANSFER_ADDRESS_INDEX,
+} from "../chains/evm/index.ts";
+import { simChains } from "../chains/sim/adapters.ts";
+import type { FeeFunction } from "../chains/shared/coin_select.ts";
+import { Signer } from "../chains/signer.ts";
+import { type UtxoAdapters, utxoAdapters } from "../chains/utxo/index.ts";
+import { utxoNetwork } from "../chains/utxo/network.ts";
+import { utxoRpc } from "../chains/utxo/rpc.ts";
+import { type EvmConfig, minterKeyOf } from "./evm.ts";
+import type { ChainPlan } from "./chain_mode.ts";
+import type { UtxoConfig } from "./utxo.ts";
+import type { AccountConfig } from "./account.ts";
+import { solAdapters } from "../chains/sol/index.ts";
+import { suiAdapters } from "../chains/sui/index.ts";
+import { xrpAdapters } from "../chains/xrp/index.ts";
+import { evmKvState } from "../kv/chain_state.ts";
 
 export interface ChainSetup {
   chains: Chains;
@@ -107,7 +120,7 @@ export async function buildChains(
         chain,
         await evmChainAdapters({
           chain,
-          kv,
+          state: evmKvState(kv),
           urls: c.rpcUrls,
           account,
           uAssets: c.uAssets,

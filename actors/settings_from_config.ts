@@ -1,9 +1,9 @@
 /** The pipeline's per-chain settings as the configuration defines them (server and operator CLI alike). */
-import { type PipelineSettings, pipelineSettings } from "../actors/context.ts";
+import { type PipelineSettings, pipelineSettings } from "./context.ts";
 import type { ChainSymbol } from "../chains/catalog.ts";
-import type { ChainPlan } from "./chain_mode.ts";
-import type { Config } from "./env.ts";
-import { configuredUtxoFee } from "./utxo.ts";
+import type { ChainPlan } from "../config/chain_mode.ts";
+import type { Config } from "../config/env.ts";
+import { configuredUtxoFee } from "../config/utxo.ts";
 
 /**
  * `enabled`: the chain plan's enabled chains (config/chain_mode.ts); unset, every chain (operator commands).

@@ -5,19 +5,14 @@
  * prepared. Served well again, the same deposit is credited once.
  */
 import assert from "node:assert/strict";
-import type { ChainSymbol } from "../chains/catalog.ts";
 import { MalformedAnswerError } from "../chains/shared/answers.ts";
 import { parseExactJson } from "../chains/shared/http_failover.ts";
 import { balanceAnswer, latestBlockhashAnswer, solAnswer, transactionAnswer } from "../chains/sol/answers.ts";
-import { solAdapters } from "../chains/sol/index.ts";
 import { transfersIn } from "../chains/sol/reader.ts";
-import { type PipelineContext } from "../actors/context.ts";
 import { watchOnce } from "../actors/watcher.ts";
 import { type Cursor, cursorKey } from "../kv/pipeline.ts";
 import { listOrders } from "../kv/orders.ts";
-import { depositAddress, FAST_PIPELINE, partner } from "./support/pipeline.ts";
-import { startTestServer } from "./support/server.ts";
-import { ours, signer, solOn, stranger } from "./support/sol_env.ts";
+import { ours, solOn, solWatcherByHand, stranger } from "./support/sol_env.ts";
 import { startSolanaRpcServer } from "./support/solana_rpc_server.ts";
 
 /** Asserts `err` is the named refusal of `method` at `field`. */
@@ -70,23 +65,9 @@ Deno.test("sol answers: lamports are exact bigints from safe integers or digits;
 
 Deno.test("sol watcher on a Solana-RPC-shaped server: a malformed block is refused by name; the cursor stays, nothing is recorded, and the deposit is credited once when served well", async (t) => {
   const sol = startSolanaRpcServer({ finalityLag: 0 });
-  const server = await startTestServer(FAST_PIPELINE);
-  await server.pipeline!.stop(); // the sol watcher below runs by hand
+  const h = await solWatcherByHand(sol); // the sol watcher below runs by hand
   try {
-    const kv = server.services.kv;
-    const running = server.services.pipeline!;
-    const live = solAdapters({ urls: [sol.url], signer, confirmations: 1 });
-    const ctx: PipelineContext = {
-      ...running,
-      chains: { ...running.chains, reader: (c: ChainSymbol) => c === "sol" ? live.reader : running.chains.reader(c) },
-    };
-    const { wallet, token } = await partner(server);
-    const address = await depositAddress(server, token, "sol", "base");
-    sol.produce(1);
-    sol.finalize();
-    const start = await live.reader.tip();
-    const cursor = { number: start.number, hash: start.hash } satisfies Cursor;
-    await kv.set(cursorKey("sol"), cursor);
+    const { kv, ctx, wallet, address, cursor } = h;
     const signature = sol.inject({ payer: stranger(3), credits: [{ to: address, lamports: 2_000_000_000n }] });
     sol.produce(1);
     sol.finalize();
@@ -160,7 +141,7 @@ Deno.test("sol watcher on a Solana-RPC-shaped server: a malformed block is refus
       assert.equal((await orders()).length, 1);
     });
   } finally {
-    await server.close();
+    await h.close();
     await sol.close();
   }
 });

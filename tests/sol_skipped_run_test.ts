@@ -6,15 +6,11 @@
  * prove empty: a range the node keeps no history for, or one above the answering node's own finalized slot.
  */
 import assert from "node:assert/strict";
-import type { ChainSymbol } from "../chains/catalog.ts";
 import { solAdapters } from "../chains/sol/index.ts";
-import { type PipelineContext } from "../actors/context.ts";
 import { watchOnce } from "../actors/watcher.ts";
 import { type Cursor, cursorKey, scannedThrough } from "../kv/pipeline.ts";
 import { listOrders } from "../kv/orders.ts";
-import { depositAddress, FAST_PIPELINE, partner } from "./support/pipeline.ts";
-import { startTestServer } from "./support/server.ts";
-import { signer, stranger } from "./support/sol_env.ts";
+import { signer, solWatcherByHand, stranger } from "./support/sol_env.ts";
 import { startSolanaRpcServer } from "./support/solana_rpc_server.ts";
 
 /** More consecutive skipped slots than the watcher asks for in one tick. */
@@ -22,23 +18,10 @@ const SKIPPED_RUN = 450;
 
 Deno.test("sol watcher on a Solana-RPC-shaped server: a deposit after a run of skipped slots longer than a scan range is credited", async () => {
   const sol = startSolanaRpcServer({ finalityLag: 0 });
-  const server = await startTestServer(FAST_PIPELINE);
   // This process stands still; the sol watcher below runs by hand against the Solana-RPC-shaped server.
-  await server.pipeline!.stop();
+  const h = await solWatcherByHand(sol);
   try {
-    const kv = server.services.kv;
-    const running = server.services.pipeline!;
-    const live = solAdapters({ urls: [sol.url], signer, confirmations: 1 });
-    const ctx: PipelineContext = {
-      ...running,
-      chains: { ...running.chains, reader: (c: ChainSymbol) => c === "sol" ? live.reader : running.chains.reader(c) },
-    };
-    const { wallet, token } = await partner(server);
-    const address = await depositAddress(server, token, "sol", "base");
-    sol.produce(1);
-    sol.finalize();
-    const start = await live.reader.tip();
-    await kv.set(cursorKey("sol"), { number: start.number, hash: start.hash } satisfies Cursor);
+    const { kv, ctx, live, wallet, address, cursor: start } = h;
     sol.skip(SKIPPED_RUN);
     const signature = sol.inject({ payer: stranger(3), credits: [{ to: address, lamports: 2_000_000_000n }] });
     sol.produce(1);
@@ -58,7 +41,7 @@ Deno.test("sol watcher on a Solana-RPC-shaped server: a deposit after a run of s
     assert.deepEqual({ number: stored.number, hash: stored.hash }, await live.reader.tip(), "a real block again");
     assert.equal(scannedThrough(stored), landed);
   } finally {
-    await server.close();
+    await h.close();
     await sol.close();
   }
 });

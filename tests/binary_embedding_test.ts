@@ -53,6 +53,10 @@ const ALLOWED: Record<string, { kinds: string[]; why: string }> = {
     why: "reads JWT_PRIVATE_KEY_FILE / MASTER_MNEMONIC_FILE (and EVM key files via config/evm.ts), or in sim mode " +
       "generates them once into KV_PATH's folder",
   },
+  "config/secret_file.ts": {
+    kinds: ["Deno file API"],
+    why: "reads a configured secret file (the *_FILE settings) and checks who may read it",
+  },
   "kv/open.ts": { kinds: ["Deno file API", "Deno.openKv"], why: "creates KV_PATH's folder and opens KV_PATH" },
 };
 

@@ -143,6 +143,7 @@ const AccountTreasurySchema = z.object({
     age: z.string(),
   })),
   deadSweeps: z.number().int(),
+  invalidSweeps: z.array(z.string()).optional().describe("stored sweeps failing their schema, counted nowhere"),
   pendingPayouts: z.array(z.object({
     orderId: z.string(),
     amount: z.string(),

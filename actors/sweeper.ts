@@ -277,12 +277,20 @@ export async function treasuryTick(
   if (isAccountChain(chain)) return await sweepOnce(ctx, chain, owner, leaseMs);
   if (!isUtxoChain(chain)) return null;
   // Read first, lease second: an idle treasury (no open consolidation) costs one read per tick and no commit.
-  const open = await openConsolidation(ctx.kv, chain);
+  let open: Consolidation | null;
+  try {
+    open = await openConsolidation(ctx.kv, chain);
+  } catch (err) {
+    if (err instanceof InvalidRecordError) return await holdInvalidRecord(ctx, chain, err, "open consolidation");
+    throw err;
+  }
   if (!open) return null;
   if (!(await acquireLease(ctx.kv, `consolidation:${chain}`, owner, leaseMs, ctx.now().getTime()))) return null;
   try {
     return await driveConsolidation(ctx.kv, ctx.chains, open, ctx.settings.confirmations(chain), ctx.now());
   } catch (err) {
+    // Read again by its settle step and found failing its schema (changed since the read above): held the same way.
+    if (err instanceof InvalidRecordError) return await holdInvalidRecord(ctx, chain, err, "open consolidation");
     if (!(err instanceof TransientChainError)) ctx.log(`consolidation ${chain} ${open.id}: failed; will retry`, err);
     return "waiting";
   }

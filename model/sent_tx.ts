@@ -103,3 +103,62 @@ export const SweepSchema = z.strictObject({
   require((s.delivered === undefined) === (s.fee === undefined), "fee", "recorded with delivered, or neither");
 });
 export type Sweep = z.infer<typeof SweepSchema>;
+
+// ---------------------------------------------------------------- consolidations (kv/consolidations.ts)
+
+export const CONSOLIDATION_STATUSES = ["prepared", "completed", "dead"] as const;
+export type ConsolidationStatus = typeof CONSOLIDATION_STATUSES[number];
+
+const derivationIndex = z.int().min(0).max(MAX_DEPOSIT_INDEX);
+
+/** A coin a consolidation spends, as recorded with it (what it held, and the key that signs its input). */
+export const ConsolidationInputSchema = z.strictObject({
+  txHash: nonEmpty,
+  index: z.int().min(0),
+  amount: decimal("amount"),
+  address: nonEmpty,
+  derivationIndex,
+  height: z.int().min(0),
+});
+export type ConsolidationInput = z.infer<typeof ConsolidationInputSchema>;
+
+/**
+ * The write-ahead record of merging a UTXO treasury's small coins into one output at our change address (DESIGN.md
+ * invariant 2): recorded with its coins' reservation before it is broadcast, then completed (its inputs spent, its
+ * output a treasury coin) or proven dead (its coins released), exactly once.
+ */
+export const ConsolidationSchema = z.strictObject({
+  id: nonEmpty,
+  chain: z.enum(UTXO_CHAINS),
+  status: z.enum(CONSOLIDATION_STATUSES),
+  /** The operator who started it, and when it was recorded (before its broadcast). */
+  by: z.string(),
+  preparedAt: isoTime,
+  txHash: nonEmpty,
+  raw: z.string(),
+  expiry: ExpirySchema.optional(),
+  inputs: z.array(ConsolidationInputSchema).min(1),
+  /** The merged output: output `index` of the transaction, at our change address, signed by its change key. */
+  output: z.strictObject({ index: z.int().min(0), address: nonEmpty, derivationIndex, amount: decimal("amount") }),
+  /** What the inputs hold beyond the output. */
+  fee: decimal("fee"),
+  completedAt: isoTime.optional(),
+  blockNumber: z.int().min(0).optional(),
+  proof: DeathProofSchema.optional(),
+  detail: z.string().optional(),
+  deadAt: isoTime.optional(),
+}).superRefine((c, ctx) => {
+  // What each status was written with (kv/consolidations.ts completeConsolidation, consolidationDead).
+  const require = (ok: boolean, path: string, message: string) =>
+    ok || ctx.addIssue({ code: "custom", path: [path], message });
+  if (c.status === "completed") {
+    require(c.completedAt !== undefined, "completedAt", "required for a completed consolidation");
+    require(c.blockNumber !== undefined, "blockNumber", "required for a completed consolidation");
+  }
+  if (c.status === "dead") {
+    require(c.proof !== undefined, "proof", "required for a dead consolidation");
+    require(c.detail !== undefined, "detail", "required for a dead consolidation");
+    require(c.deadAt !== undefined, "deadAt", "required for a dead consolidation");
+  }
+});
+export type Consolidation = z.infer<typeof ConsolidationSchema>;

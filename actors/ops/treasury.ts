@@ -102,6 +102,7 @@ const UtxoTreasurySchema = z.object({
     lastStatus: PayoutObservationSchema.nullable(),
   })),
   consolidation: ConsolidationSchema.nullable(),
+  consolidationInvalid: z.string().optional().describe("the open consolidation's record fails its schema"),
 }).describe("A UTXO treasury (doge, zec), read from KV only");
 
 const AccountTreasurySchema = z.object({

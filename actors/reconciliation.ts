@@ -119,7 +119,7 @@ export interface ReconcileInput {
     /** Taken by transactions recorded, not yet final (an open burn batch): on chain already, or not yet. */
     leavingWei?: bigint;
   }[];
-  /** Stored orders that fail their schema (left out of the sums; each makes the report not ok). */
+  /** Stored records (orders, burn batches) that fail their schema (left out of the sums; each makes the report not ok). */
   invalidOrders?: readonly string[];
 }
 
@@ -598,6 +598,7 @@ export async function gatherFacts(opts: GatherOptions): Promise<ReconcileInput> 
       ),
     );
   }
+  const burns = await burnTotals(kv);
   return {
     at: opts.now.toISOString(),
     evmChains,
@@ -608,14 +609,15 @@ export async function gatherFacts(opts: GatherOptions): Promise<ReconcileInput> 
     contracts,
     burnTransferOnChain,
     controlled,
-    leftTransfer: leftTransfer(await burnTotals(kv), refunded.left),
-    invalidOrders: invalid,
+    leftTransfer: leftTransfer(burns.totals, refunded.left),
+    // A burn batch failing its schema is in no total: the report says so and is not ok, like an invalid order.
+    invalidOrders: [...invalid, ...burns.invalid.map((e) => e.message)],
   };
 }
 
 /** Per (chain, uAsset): what burns and refunds took from the transfer address, final or leaving. */
 function leftTransfer(
-  burns: Awaited<ReturnType<typeof burnTotals>>,
+  burns: Awaited<ReturnType<typeof burnTotals>>["totals"],
   refunds: ReturnType<typeof refundBooks>["left"],
 ): NonNullable<ReconcileInput["leftTransfer"]> {
   const out = burns.map((t) => ({

@@ -7,7 +7,7 @@
  * share).
  */
 import { z } from "zod";
-import { type AccountChain, NATIVE_CHAINS, UTXO_CHAINS } from "../chains/catalog.ts";
+import { type AccountChain, EVM_CHAINS, NATIVE_CHAINS, UASSETS, UTXO_CHAINS } from "../chains/catalog.ts";
 import { MAX_DEPOSIT_INDEX } from "../chains/derivation.ts";
 import { ConsumedSchema, DeathProofSchema, describeIssues, ExpirySchema } from "./order.ts";
 
@@ -162,3 +162,58 @@ export const ConsolidationSchema = z.strictObject({
   }
 });
 export type Consolidation = z.infer<typeof ConsolidationSchema>;
+
+// ---------------------------------------------------------------- on-chain burn batches (kv/onchain_burns.ts)
+
+/** One signed burn transaction of a batch, recorded before it is sent (docs/onchain-burn.md). */
+export const BurnAttemptSchema = z.strictObject({
+  txHash: nonEmpty,
+  raw: z.string(),
+  expiry: ExpirySchema.optional(),
+  consumes: ConsumedSchema.optional(),
+  preparedAt: isoTime,
+  /** Set when the chain proved it can never be mined (or it failed, finally): the next attempt is signed then. */
+  dead: z.strictObject({ proof: DeathProofSchema, detail: z.string(), at: isoTime }).optional(),
+});
+export type BurnAttempt = z.infer<typeof BurnAttemptSchema>;
+
+/**
+ * A batch of completed burn orders' uAssets burned from the transfer address in one transaction, write-ahead and
+ * exactly once (docs/onchain-burn.md): every attempt after the first is signed only after the previous one is dead.
+ */
+export const BurnBatchSchema = z.strictObject({
+  id: nonEmpty,
+  chain: z.enum(EVM_CHAINS),
+  asset: z.enum(UASSETS),
+  orders: z.array(z.strictObject({ orderId: nonEmpty, amountWei: decimal("amountWei") })).min(1),
+  /** The sum of the orders' amounts: what each attempt burns. */
+  totalWei: decimal("totalWei"),
+  status: z.enum(["open", "burned"]),
+  /** Oldest first, the last few at most (kv/onchain_burns.ts MAX_KEPT_BURN_ATTEMPTS); every one but the last dead. */
+  attempts: z.array(BurnAttemptSchema).min(1),
+  /** Dead attempts dropped from `attempts` (the oldest). Absent until the first is dropped. */
+  droppedAttempts: z.int().positive().optional(),
+  createdAt: isoTime,
+  /** Set when burned: the transaction that is on chain (a fee-bumped replacement's hash when that one was mined). */
+  burnedTxHash: nonEmpty.optional(),
+  blockNumber: z.int().min(0).optional(),
+  burnedAt: isoTime.optional(),
+}).superRefine((b, ctx) => {
+  // What recordBurnBatch, recordBurnAttempt and markBurned write: a batch that breaks these would burn another total
+  // than its orders redeemed, or be followed through an attempt that is not its live one.
+  const require = (ok: boolean, path: PropertyKey[], message: string) =>
+    ok || ctx.addIssue({ code: "custom", path, message });
+  if (DECIMAL.test(b.totalWei) && b.orders.every((o) => DECIMAL.test(o.amountWei))) {
+    const sum = b.orders.reduce((s, o) => s + BigInt(o.amountWei), 0n);
+    require(sum === BigInt(b.totalWei), ["totalWei"], `must be the sum of the orders' amounts, ${sum}`);
+  }
+  b.attempts.slice(0, -1).forEach((a, i) =>
+    require(a.dead !== undefined, ["attempts", i, "dead"], "every attempt but the last is dead")
+  );
+  if (b.status === "burned") {
+    require(b.burnedTxHash !== undefined, ["burnedTxHash"], "required for a burned batch");
+    require(b.blockNumber !== undefined, ["blockNumber"], "required for a burned batch");
+    require(b.burnedAt !== undefined, ["burnedAt"], "required for a burned batch");
+  }
+});
+export type BurnBatch = z.infer<typeof BurnBatchSchema>;

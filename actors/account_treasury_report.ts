@@ -9,7 +9,7 @@ import type { Chains, PayoutCheck } from "../chains/adapter.ts";
 import { type AccountChain, NATIVE, weiToNative } from "../chains/catalog.ts";
 import { formatError } from "../chains/shared/redact.ts";
 import { getOrder } from "../kv/orders.ts";
-import { type PayoutObservation, type Sweep, type SweepDue } from "../kv/treasury.ts";
+import { listSweeps, type PayoutObservation, type SweepDue } from "../kv/treasury.ts";
 import { ageSince, formatAge, ordersIn, stuckPayoutsOf } from "./treasury_report.ts";
 import { fundsAfterHolds, readHotWalletHolds } from "../kv/hot_wallet.ts";
 
@@ -48,6 +48,8 @@ export interface AccountTreasuryReport {
     age: string;
   }[];
   deadSweeps: number;
+  /** Stored sweeps failing their schema (each with its key and bad fields), counted nowhere: present when any. */
+  invalidSweeps?: string[];
   pendingPayouts: {
     orderId: string;
     amount: string;
@@ -92,8 +94,8 @@ export async function accountTreasuryReport(
 
   let sweptCount = 0, sweptAmount = 0n, sweptFees = 0n, deadSweeps = 0;
   const openSweeps: AccountTreasuryReport["openSweeps"] = [];
-  for await (const e of kv.list<Sweep>({ prefix: ["treasury_sweep", chain] })) {
-    const s = e.value;
+  const listed = await listSweeps(kv, chain);
+  for (const s of listed.sweeps) {
     if (s.status === "completed") {
       sweptCount++;
       sweptAmount += BigInt(s.amount);
@@ -187,6 +189,7 @@ export async function accountTreasuryReport(
     unswept: { count: deposits.length, amount: unsweptAmount.toString(), oldest, deposits },
     openSweeps,
     deadSweeps,
+    ...(listed.invalid.length > 0 ? { invalidSweeps: listed.invalid.map((e) => e.message) } : {}),
     pendingPayouts,
     stuckPayouts,
   };
@@ -215,6 +218,7 @@ export function accountTreasuryText(r: AccountTreasuryReport): string[] {
   for (const s of r.openSweeps) {
     lines.push(`  sweep ${s.sweepId}\tfrom ${s.from}\t${s.amount} (leaves ${s.leave})\ttx ${s.txHash}\tage ${s.age}`);
   }
+  for (const invalid of r.invalidSweeps ?? []) lines.push(`  INVALID sweep record, counted nowhere: ${invalid}`);
   lines.push(`pending payouts (processing): ${r.pendingPayouts.length}`);
   for (const p of r.pendingPayouts) {
     const funding = p.fundable ? "fundable now" : `NOT fundable now: ${p.why}`;

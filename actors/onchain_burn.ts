@@ -27,6 +27,7 @@ import {
 } from "../kv/onchain_burns.ts";
 import { getOrder } from "../kv/orders.ts";
 import { newOrderId } from "../model/order.ts";
+import { InvalidRecordError } from "../model/sent_tx.ts";
 import { acquireLease } from "../kv/pipeline.ts";
 import type { PipelineContext } from "./context.ts";
 
@@ -40,7 +41,7 @@ export type BurnStep =
   | "short" // the transfer address holds less than the batch, or too little gas: nothing sent, alerted
   | "held" // every due record's transfer is gone from the chain (a reorg after completion): left out, alerted
   | "conflict" // another process moved first
-  | "invalid" // the open pointer names a batch with no record: alerted (invalid_record), nothing done
+  | "invalid" // the open batch has no record, or one failing its schema: alerted (invalid_record), nothing done
   | "not ours"; // another process holds the lease, or this process cannot sign for the transfer address
 
 /** One step on `chain`. `leaseMs`: how long the lease is held while there is work. */
@@ -57,6 +58,20 @@ export async function onchainBurnStep(
   try {
     open = await openBurnBatch(ctx.kv, chain);
   } catch (err) {
+    if (err instanceof InvalidRecordError) {
+      // The open batch's record fails its schema: like an invalid order (order_actor.ts holdInvalid), not followed
+      // on a guess and no batch started past it. Untouched, each look logged and counted on one alert naming the key
+      // and the bad fields, until an operator repairs the record.
+      ctx.log(`burn ${chain}: open batch not stepped: ${err.message}`);
+      await raiseAlert(ctx.kv, {
+        kind: "invalid_record",
+        subject: err.subject,
+        chain,
+        message: `${err.message}; burns on ${chain} wait untouched until the stored record is repaired`,
+        now: ctx.now(),
+      });
+      return "invalid";
+    }
     if (!(err instanceof OpenBurnBatchMissingError)) throw err;
     // Never written by this code (a damaged or hand-edited store): no batch is started past it, since its orders and
     // its transaction (maybe on chain) are unknown. An operator restores the record or removes the pointer.

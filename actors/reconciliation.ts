@@ -41,8 +41,8 @@ import {
   backfillSweepDelivery,
   coinTotals,
   listAccountBalances,
+  listSweeps,
   listSweepsDue,
-  type Sweep,
   sweepDelivery,
 } from "../kv/treasury.ts";
 import { deliveredBy } from "./sweeper.ts";
@@ -119,7 +119,7 @@ export interface ReconcileInput {
     /** Taken by transactions recorded, not yet final (an open burn batch): on chain already, or not yet. */
     leavingWei?: bigint;
   }[];
-  /** Stored orders that fail their schema (left out of the sums; each makes the report not ok). */
+  /** Stored records (orders, burn batches) that fail their schema (left out of the sums; each makes the report not ok). */
   invalidOrders?: readonly string[];
 }
 
@@ -598,6 +598,7 @@ export async function gatherFacts(opts: GatherOptions): Promise<ReconcileInput> 
       ),
     );
   }
+  const burns = await burnTotals(kv);
   return {
     at: opts.now.toISOString(),
     evmChains,
@@ -608,14 +609,15 @@ export async function gatherFacts(opts: GatherOptions): Promise<ReconcileInput> 
     contracts,
     burnTransferOnChain,
     controlled,
-    leftTransfer: leftTransfer(await burnTotals(kv), refunded.left),
-    invalidOrders: invalid,
+    leftTransfer: leftTransfer(burns.totals, refunded.left),
+    // A burn batch failing its schema is in no total: the report says so and is not ok, like an invalid order.
+    invalidOrders: [...invalid, ...burns.invalid.map((e) => e.message)],
   };
 }
 
 /** Per (chain, uAsset): what burns and refunds took from the transfer address, final or leaving. */
 function leftTransfer(
-  burns: Awaited<ReturnType<typeof burnTotals>>,
+  burns: Awaited<ReturnType<typeof burnTotals>>["totals"],
   refunds: ReturnType<typeof refundBooks>["left"],
 ): NonNullable<ReconcileInput["leftTransfer"]> {
   const out = burns.map((t) => ({
@@ -667,11 +669,18 @@ async function controlledOn(kv: Deno.Kv, chains: Chains, chain: NativeChain): Pr
   const unsweptDeposits: Read<bigint> = due.ok
     ? await read(async () => sum(await Promise.all([...due.value].map((a) => balance(a)))))
     : due;
-  const sweeps = await listAll<Sweep>(kv, ["treasury_sweep", chain]);
+  // Checked records only: a stored sweep failing its schema makes the two sums below unreadable, named, rather than
+  // counted on a guess (docs/reconciliation.md).
+  const listed = await listSweeps(kv, chain as AccountChain);
+  const sweeps = listed.sweeps;
+  const unreadable = () => {
+    if (listed.invalid.length > 0) throw new Error(listed.invalid.map((e) => e.message).join("; "));
+  };
   // What every other deposit address keeps, unless read above: its balance record (kv/treasury.ts, written by the
   // sweeper when a sweep completes or a mark clears with nothing above the reserve, as a deposit of exactly the
   // reserve does), else its last completed sweep's `leave` (records from before balance records were written).
   const reserves = await read(async () => {
+    unreadable();
     const kept = new Map<string, bigint>();
     for (const sweep of sweeps) if (sweep.status === "completed") kept.set(sweep.from.address, BigInt(sweep.leave));
     for (const b of await listAccountBalances(kv, chain as AccountChain)) kept.set(b.address, b.balance);
@@ -681,6 +690,7 @@ async function controlledOn(kv: Deno.Kv, chains: Chains, chain: NativeChain): Pr
   // The fees completed sweeps paid; a record from before fees were recorded has it read from the chain once and
   // stored (kv/treasury.ts backfillSweepDelivery), so a run never asks the chain about the same old sweep again.
   const sweepFees = await read(async () => {
+    unreadable();
     let fees = 0n;
     for (const sweep of sweeps) {
       if (sweep.status !== "completed") continue;

@@ -23,6 +23,8 @@ import {
 import { changeDustLimit } from "../chains/shared/utxo_fee.ts";
 import type { FeeFunction } from "../chains/shared/coin_select.ts";
 import type { AuditEntry } from "../kv/audit.ts";
+import { raiseAlert } from "../kv/alerts.ts";
+import { InvalidRecordError } from "../model/sent_tx.ts";
 import {
   completeConsolidation,
   type Consolidation,
@@ -68,7 +70,8 @@ export type SweepStep =
   | "waiting" // an open sweep pending or not yet final, or a deposit that cannot be looked at now
   | "completed" // a sweep found final; its mark cleared
   | "dead" // a sweep proven dead; the next tick records a new one
-  | "cleared"; // nothing above the reserve left to sweep; the mark cleared
+  | "cleared" // nothing above the reserve left to sweep; the mark cleared
+  | "held"; // a stored record failed its schema: nothing done, the mark kept, an invalid_record alert raised
 
 /**
  * One sweeper tick on `chain`, under the lease `sweeper:<chain>` (one process sweeps a chain at a time). Returns what
@@ -92,6 +95,10 @@ export async function sweepOnce(
     try {
       steps.push(await sweepDeposit(ctx, chain, entry));
     } catch (err) {
+      if (err instanceof InvalidRecordError) {
+        steps.push(await holdInvalidRecord(ctx, chain, err, `sweep of deposit ${entry.value.orderId}`));
+        continue;
+      }
       if (!(err instanceof TransientChainError)) {
         ctx.log(`sweep ${chain} ${entry.value.orderId}: failed; will retry`, err);
       }
@@ -194,6 +201,29 @@ async function driveSweep(
   return "waiting";
 }
 
+/**
+ * A stored treasury record (a sweep, a consolidation) failed its schema when read: like an invalid order
+ * (order_actor.ts `holdInvalid`), it is not driven on a guess. Nothing is written to it or to its mark, nothing is
+ * broadcast, and each look is logged and counted on one `invalid_record` alert naming the key and the bad fields,
+ * until an operator repairs the record.
+ */
+export async function holdInvalidRecord(
+  ctx: Pick<PipelineContext, "kv" | "log" | "now">,
+  chain: NativeChain,
+  invalid: InvalidRecordError,
+  what: string,
+): Promise<"held"> {
+  ctx.log(`${what}: not stepped: ${invalid.message}`);
+  await raiseAlert(ctx.kv, {
+    kind: "invalid_record",
+    subject: invalid.subject,
+    chain,
+    message: `${invalid.message}; the ${what} waits untouched until the stored record is repaired`,
+    now: ctx.now(),
+  });
+  return "held";
+}
+
 async function clearMark(
   ctx: PipelineContext,
   due: Deno.KvEntry<SweepDue>,
@@ -247,12 +277,20 @@ export async function treasuryTick(
   if (isAccountChain(chain)) return await sweepOnce(ctx, chain, owner, leaseMs);
   if (!isUtxoChain(chain)) return null;
   // Read first, lease second: an idle treasury (no open consolidation) costs one read per tick and no commit.
-  const open = await openConsolidation(ctx.kv, chain);
+  let open: Consolidation | null;
+  try {
+    open = await openConsolidation(ctx.kv, chain);
+  } catch (err) {
+    if (err instanceof InvalidRecordError) return await holdInvalidRecord(ctx, chain, err, "open consolidation");
+    throw err;
+  }
   if (!open) return null;
   if (!(await acquireLease(ctx.kv, `consolidation:${chain}`, owner, leaseMs, ctx.now().getTime()))) return null;
   try {
     return await driveConsolidation(ctx.kv, ctx.chains, open, ctx.settings.confirmations(chain), ctx.now());
   } catch (err) {
+    // Read again by its settle step and found failing its schema (changed since the read above): held the same way.
+    if (err instanceof InvalidRecordError) return await holdInvalidRecord(ctx, chain, err, "open consolidation");
     if (!(err instanceof TransientChainError)) ctx.log(`consolidation ${chain} ${open.id}: failed; will retry`, err);
     return "waiting";
   }

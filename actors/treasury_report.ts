@@ -10,6 +10,7 @@ import { selectCoins } from "../chains/shared/coin_select.ts";
 import { changeDustLimit, utxoFee } from "../chains/shared/utxo_fee.ts";
 import type { FeeFunction } from "../chains/shared/coin_select.ts";
 import { type Consolidation, openConsolidation } from "../kv/consolidations.ts";
+import { InvalidRecordError } from "../model/sent_tx.ts";
 import { getOrder, listOrderIdsByStatus } from "../kv/orders.ts";
 import { type Order, type OrderStatus } from "../model/order.ts";
 import { coinStates, isSpendable, type PayoutObservation, readPayoutObservation } from "../kv/treasury.ts";
@@ -53,6 +54,8 @@ export interface TreasuryReport {
     lastStatus: PayoutObservation | null;
   }[];
   consolidation: Consolidation | null;
+  /** The open consolidation's stored record fails its schema (its key and bad fields): shown, never acted on. */
+  consolidationInvalid?: string;
 }
 
 const outpointText = (o: { txHash: string; index: number }) => `${o.txHash}:${o.index}`;
@@ -154,8 +157,21 @@ export async function treasuryReport(
     pendingDeposits,
     pendingPayouts,
     stuckPayouts,
-    consolidation: await openConsolidation(kv, chain),
+    ...(await openConsolidationShown(kv, chain)),
   };
+}
+
+/** The open consolidation, or why its stored record cannot be shown (it fails its schema: model/sent_tx.ts). */
+async function openConsolidationShown(
+  kv: Deno.Kv,
+  chain: UtxoChain,
+): Promise<{ consolidation: Consolidation | null; consolidationInvalid?: string }> {
+  try {
+    return { consolidation: await openConsolidation(kv, chain) };
+  } catch (err) {
+    if (err instanceof InvalidRecordError) return { consolidation: null, consolidationInvalid: err.message };
+    throw err;
+  }
 }
 
 /** "3d 4h", "2h 5m", "7m 12s", "40s": how long, for people. */
@@ -230,6 +246,7 @@ export function treasuryText(r: TreasuryReport): string[] {
     );
   }
   const c = r.consolidation;
+  if (r.consolidationInvalid) lines.push(`INVALID open consolidation record, not driven: ${r.consolidationInvalid}`);
   lines.push(
     c
       ? `open consolidation ${c.id}: tx ${c.txHash}, ${c.inputs.length} input(s) -> ${c.output.amount} at ` +

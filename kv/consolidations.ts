@@ -6,43 +6,15 @@
  * are spent and its output becomes a treasury coin, in one atomic; proven dead -> its coins are released. One open
  * consolidation per chain (`openKey`), so running the command twice never starts a second one. Key layout lives here.
  */
-import type { DeathProof, Expiry, Outpoint, PayoutCoin, PreparedTx } from "../chains/adapter.ts";
+import type { DeathProof, Outpoint, PayoutCoin, PreparedTx } from "../chains/adapter.ts";
 import type { UtxoChain } from "../chains/catalog.ts";
 import { appendAudit, type AuditEntry } from "./audit.ts";
 import { addReleases, addReservations } from "./chain_state.ts";
 import { addCoinRecord, addSpent } from "./treasury.ts";
+import { type Consolidation, ConsolidationSchema, parseRecord, validRecord } from "../model/sent_tx.ts";
 
-export type ConsolidationStatus = "prepared" | "completed" | "dead";
-
-export interface ConsolidationInput extends Outpoint {
-  /** Decimal string. */
-  amount: string;
-  address: string;
-  derivationIndex: number;
-  height: number;
-}
-
-export interface Consolidation {
-  id: string;
-  chain: UtxoChain;
-  status: ConsolidationStatus;
-  /** The operator who started it, and when it was recorded (before its broadcast). */
-  by: string;
-  preparedAt: string;
-  txHash: string;
-  raw: string;
-  expiry?: Expiry;
-  inputs: ConsolidationInput[];
-  /** The merged output: output `index` of the transaction, at our change address, signed by its change key. */
-  output: { index: number; address: string; derivationIndex: number; amount: string };
-  /** What the inputs hold beyond the output (decimal string). */
-  fee: string;
-  completedAt?: string;
-  blockNumber?: number;
-  proof?: DeathProof;
-  detail?: string;
-  deadAt?: string;
-}
+// The Consolidation record's schema and type live in model/sent_tx.ts: checked on every write and read here.
+export type { Consolidation, ConsolidationInput, ConsolidationStatus } from "../model/sent_tx.ts";
 
 /** The merged output is the transaction's only output, so its first. */
 export const CONSOLIDATION_OUTPUT_INDEX = 0;
@@ -56,8 +28,25 @@ export function consolidationOrderId(id: string): string {
   return `consolidation:${id}`;
 }
 
+/** How a consolidation record is named in errors and alerts: its key. */
+export function consolidationSubject(chain: UtxoChain, id: string): string {
+  return consolidationKey(chain, id).join("/");
+}
+
+/** `entry`'s value checked against the schema; throws InvalidRecordError naming the key and the bad fields. */
+function checked(entry: Deno.KvEntry<unknown>): Deno.KvEntry<Consolidation> {
+  const parsed = parseRecord(ConsolidationSchema, entry.key.map(String).join("/"), entry.value);
+  if (!parsed.ok) throw parsed.error;
+  return { key: entry.key, value: parsed.value, versionstamp: entry.versionstamp };
+}
+
+/**
+ * The stored consolidation, or null. Throws InvalidRecordError for a stored record that fails its schema: never
+ * handed out as a Consolidation to act on.
+ */
 export async function readConsolidation(kv: Deno.Kv, chain: UtxoChain, id: string): Promise<Consolidation | null> {
-  return (await kv.get<Consolidation>(consolidationKey(chain, id))).value;
+  const entry = await kv.get<unknown>(consolidationKey(chain, id));
+  return entry.versionstamp === null ? null : checked(entry).value;
 }
 
 export async function openConsolidation(kv: Deno.Kv, chain: UtxoChain): Promise<Consolidation | null> {
@@ -67,7 +56,8 @@ export async function openConsolidation(kv: Deno.Kv, chain: UtxoChain): Promise<
 
 export async function listConsolidations(kv: Deno.Kv, chain: UtxoChain): Promise<Consolidation[]> {
   const out: Consolidation[] = [];
-  for await (const e of kv.list<Consolidation>({ prefix: ["consolidation", chain] })) out.push(e.value);
+  // Each checked: a stored record failing its schema throws, named, rather than being listed on a guess.
+  for await (const e of kv.list<unknown>({ prefix: ["consolidation", chain] })) out.push(checked(e).value);
   return out;
 }
 
@@ -99,31 +89,37 @@ export async function recordConsolidation(kv: Deno.Kv, r: RecordConsolidation): 
   if (r.tx.change) throw new RangeError("a consolidation has one output and no change");
   const total = r.coins.reduce((sum, c) => sum + c.amount, 0n);
   if (r.amount <= 0n || r.amount > total) throw new RangeError(`consolidation output ${r.amount} out of range`);
-  const c: Consolidation = {
-    id: r.id,
-    chain: r.chain,
-    status: "prepared",
-    by: r.by,
-    preparedAt: r.at.toISOString(),
-    txHash: r.tx.txHash,
-    raw: r.tx.raw,
-    ...(r.tx.expiry ? { expiry: r.tx.expiry } : {}),
-    inputs: r.coins.map((coin) => ({
-      txHash: coin.txHash,
-      index: coin.index,
-      amount: coin.amount.toString(),
-      address: coin.address,
-      derivationIndex: coin.derivationIndex,
-      height: coin.height,
-    })),
-    output: {
-      index: CONSOLIDATION_OUTPUT_INDEX,
-      address: r.changeAddress,
-      derivationIndex: r.changeDerivationIndex,
-      amount: r.amount.toString(),
-    },
-    fee: (total - r.amount).toString(),
-  };
+  // Checked before the commit: a record that would fail its schema is refused, naming the field, and nothing is
+  // written (so nothing is broadcast).
+  const c: Consolidation = validRecord(
+    ConsolidationSchema,
+    consolidationSubject(r.chain, r.id),
+    {
+      id: r.id,
+      chain: r.chain,
+      status: "prepared",
+      by: r.by,
+      preparedAt: r.at.toISOString(),
+      txHash: r.tx.txHash,
+      raw: r.tx.raw,
+      ...(r.tx.expiry ? { expiry: r.tx.expiry } : {}),
+      inputs: r.coins.map((coin) => ({
+        txHash: coin.txHash,
+        index: coin.index,
+        amount: coin.amount.toString(),
+        address: coin.address,
+        derivationIndex: coin.derivationIndex,
+        height: coin.height,
+      })),
+      output: {
+        index: CONSOLIDATION_OUTPUT_INDEX,
+        address: r.changeAddress,
+        derivationIndex: r.changeDerivationIndex,
+        amount: r.amount.toString(),
+      },
+      fee: (total - r.amount).toString(),
+    } satisfies Consolidation,
+  );
   const key = consolidationKey(r.chain, r.id);
   const open = openConsolidationKey(r.chain);
   const atomic = kv.atomic()
@@ -200,10 +196,13 @@ async function settle(
 ): Promise<SettleResult> {
   const key = consolidationKey(c.chain, c.id);
   for (let attempt = 0; attempt < 10; attempt++) {
-    const [entry, open] = await kv.getMany<[Consolidation, string]>([key, openConsolidationKey(c.chain)]);
-    if (entry.value === null || entry.value.status !== "prepared") return { ok: false, reason: "not_open" };
+    const [stored, open] = await kv.getMany<[unknown, string]>([key, openConsolidationKey(c.chain)]);
+    if (stored.versionstamp === null) return { ok: false, reason: "not_open" };
+    const entry = checked(stored); // throws for a stored record failing its schema: nothing is settled on a guess
+    if (entry.value.status !== "prepared") return { ok: false, reason: "not_open" };
     const atomic = kv.atomic().check(entry, open);
-    const next = change(entry.value, atomic);
+    // Checked before the commit: a settled record that would fail its schema is refused and nothing is written.
+    const next = validRecord(ConsolidationSchema, consolidationSubject(c.chain, c.id), change(entry.value, atomic));
     atomic.set(key, next);
     if (open.value === c.id) atomic.delete(open.key);
     if ((await atomic.commit()).ok) return { ok: true, consolidation: next };

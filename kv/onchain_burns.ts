@@ -10,10 +10,18 @@
  * first is signed only after the previous one is proven dead. One batch is open per chain at a time (`openKey`), so a
  * chain's burns never race each other for the transfer address's nonce or balance. Key layout lives here only.
  */
-import type { Consumed, DeathProof, Expiry, PreparedTx } from "../chains/adapter.ts";
+import type { DeathProof, PreparedTx } from "../chains/adapter.ts";
 import { type EvmChain, isEvmChain, type UAsset } from "../chains/catalog.ts";
 import { addReservations } from "./chain_state.ts";
 import type { Order } from "../model/order.ts";
+import {
+  type BurnAttempt,
+  type BurnBatch,
+  BurnBatchSchema,
+  type InvalidRecordError,
+  parseRecord,
+  validRecord,
+} from "../model/sent_tx.ts";
 
 /**
  * Most orders in one batch. Recording it checks each due record and each order's batch marker (2 per order), the open
@@ -39,34 +47,8 @@ export interface BurnDue {
   at: string;
 }
 
-export interface BurnAttempt {
-  txHash: string;
-  raw: string;
-  expiry?: Expiry;
-  consumes?: Consumed;
-  preparedAt: string;
-  /** Set when the chain proved it can never be mined (or it failed, finally): the next attempt is signed then. */
-  dead?: { proof: DeathProof; detail: string; at: string };
-}
-
-export interface BurnBatch {
-  id: string;
-  chain: EvmChain;
-  asset: UAsset;
-  orders: { orderId: string; amountWei: string }[];
-  /** The sum of the orders' amounts: what each attempt burns. */
-  totalWei: string;
-  status: "open" | "burned";
-  /** Oldest first, the last MAX_KEPT_BURN_ATTEMPTS at most; every one but the last is dead. */
-  attempts: BurnAttempt[];
-  /** Dead attempts dropped from `attempts` (the oldest), when it reached MAX_KEPT_BURN_ATTEMPTS. */
-  droppedAttempts?: number;
-  createdAt: string;
-  /** Set when burned: the transaction that is on chain (a fee-bumped replacement's hash when that one was mined). */
-  burnedTxHash?: string;
-  blockNumber?: number;
-  burnedAt?: string;
-}
+// The batch record's schema and types live in model/sent_tx.ts: checked on every write and read here.
+export type { BurnAttempt, BurnBatch } from "../model/sent_tx.ts";
 
 const DUE = "onchain_burn_due";
 const BATCH = "onchain_burn_batch";
@@ -200,23 +182,47 @@ export class OpenBurnBatchMissingError extends Error {
   }
 }
 
-/** The open batch of `chain`, or null. Throws OpenBurnBatchMissingError when the pointer names no record. */
+/** How a batch record is named in errors and alerts: its key. */
+const subjectOf = (key: Deno.KvKey) => key.map(String).join("/");
+
+/** `entry`'s value checked against the schema; throws InvalidRecordError naming the key and the bad fields. */
+function checked(entry: Deno.KvEntry<unknown>): Deno.KvEntry<BurnBatch> {
+  const parsed = parseRecord(BurnBatchSchema, subjectOf(entry.key), entry.value);
+  if (!parsed.ok) throw parsed.error;
+  return { key: entry.key, value: parsed.value, versionstamp: entry.versionstamp };
+}
+
+/** `next`, the batch about to be written, checked: refused naming the field before the commit, nothing written. */
+const valid = (next: BurnBatch): BurnBatch =>
+  validRecord(BurnBatchSchema, subjectOf(burnBatchKey(next.chain, next.id)), next);
+
+/**
+ * The open batch of `chain`, or null. Throws OpenBurnBatchMissingError when the pointer names no record, and
+ * InvalidRecordError when its record fails its schema (never followed on a guess).
+ */
 export async function openBurnBatch(kv: Deno.Kv, chain: EvmChain): Promise<Deno.KvEntry<BurnBatch> | null> {
   const id = await kv.get<string>(openBurnKey(chain));
   if (id.value === null) return null;
-  const batch = await kv.get<BurnBatch>(burnBatchKey(chain, id.value));
-  if (batch.value === null) throw new OpenBurnBatchMissingError(chain, id.value);
-  return batch as Deno.KvEntry<BurnBatch>;
+  const batch = await kv.get<unknown>(burnBatchKey(chain, id.value));
+  if (batch.versionstamp === null) throw new OpenBurnBatchMissingError(chain, id.value);
+  return checked(batch);
 }
 
+/** The batch, or null; throws InvalidRecordError for a stored record that fails its schema. */
 export async function getBurnBatch(kv: Deno.Kv, chain: EvmChain, id: string): Promise<BurnBatch | null> {
-  return (await kv.get<BurnBatch>(burnBatchKey(chain, id))).value;
+  const entry = await kv.get<unknown>(burnBatchKey(chain, id));
+  return entry.versionstamp === null ? null : checked(entry).value;
 }
 
-/** Batches of `chain`, newest first, at most `limit`. */
+/**
+ * Batches of `chain`, newest first, at most `limit`. Throws InvalidRecordError for a stored record that fails its
+ * schema: a report never lists one on a guess.
+ */
 export async function listBurnBatches(kv: Deno.Kv, chain: EvmChain, limit: number): Promise<BurnBatch[]> {
   const out: BurnBatch[] = [];
-  for await (const e of kv.list<BurnBatch>({ prefix: [BATCH, chain] }, { limit, reverse: true })) out.push(e.value);
+  for await (const e of kv.list<unknown>({ prefix: [BATCH, chain] }, { limit, reverse: true })) {
+    out.push(checked(e).value);
+  }
   return out;
 }
 
@@ -251,7 +257,7 @@ export async function recordBurnBatch(
     throw new Error("a burn batch takes the orders of one chain and one uAsset");
   }
   const total = due.reduce((sum, d) => sum + BigInt(d.value.amountWei), 0n);
-  const batch: BurnBatch = {
+  const batch: BurnBatch = valid({
     id,
     chain,
     asset,
@@ -260,7 +266,7 @@ export async function recordBurnBatch(
     status: "open",
     attempts: [attemptOf(tx, at)],
     createdAt: at.toISOString(),
-  };
+  });
   const atomic = kv.atomic().check({ key: openBurnKey(chain), versionstamp: null });
   for (const d of due) {
     const marker = orderBurnKey(d.value.orderId);
@@ -283,7 +289,7 @@ export async function markBurnAttemptDead(
     ...last,
     dead: { proof: dead.proof, detail: dead.detail, at: dead.at.toISOString() },
   };
-  const next: BurnBatch = { ...entry.value, attempts };
+  const next = valid({ ...entry.value, attempts });
   return (await kv.atomic().check(entry).set(entry.key, next).commit()).ok;
 }
 
@@ -300,7 +306,7 @@ export async function recordBurnAttempt(
   const drop = Math.max(0, attempts.length - MAX_KEPT_BURN_ATTEMPTS);
   const next: BurnBatch = { ...entry.value, attempts: attempts.slice(drop) };
   if (drop > 0) next.droppedAttempts = (entry.value.droppedAttempts ?? 0) + drop;
-  return (await addReservations(kv.atomic().check(entry).set(entry.key, next), tx).commit()).ok;
+  return (await addReservations(kv.atomic().check(entry).set(entry.key, valid(next)), tx).commit()).ok;
 }
 
 /** The batch's burn is final: it is burned, and the chain's next batch may start. */
@@ -309,13 +315,13 @@ export async function markBurned(
   entry: Deno.KvEntry<BurnBatch>,
   final: { txHash: string; blockNumber: number; at: Date },
 ): Promise<boolean> {
-  const next: BurnBatch = {
+  const next = valid({
     ...entry.value,
     status: "burned",
     burnedTxHash: final.txHash,
     blockNumber: final.blockNumber,
     burnedAt: final.at.toISOString(),
-  };
+  });
   const open = openBurnKey(entry.value.chain);
   return (await kv.atomic().check(entry).set(entry.key, next).delete(open).commit()).ok;
 }
@@ -326,15 +332,25 @@ export async function markBurned(
  */
 export async function burnTotals(
   kv: Deno.Kv,
-): Promise<{ chain: EvmChain; asset: UAsset; burnedWei: bigint; burningWei: bigint }[]> {
+): Promise<{
+  totals: { chain: EvmChain; asset: UAsset; burnedWei: bigint; burningWei: bigint }[];
+  /** Stored batches that fail their schema: counted in no total (the reader reports them, never guesses). */
+  invalid: InvalidRecordError[];
+}> {
   const totals = new Map<string, { chain: EvmChain; asset: UAsset; burnedWei: bigint; burningWei: bigint }>();
-  for await (const e of kv.list<BurnBatch>({ prefix: [BATCH] })) {
-    const b = e.value;
+  const invalid: InvalidRecordError[] = [];
+  for await (const e of kv.list<unknown>({ prefix: [BATCH] })) {
+    const parsed = parseRecord(BurnBatchSchema, subjectOf(e.key), e.value);
+    if (!parsed.ok) {
+      invalid.push(parsed.error);
+      continue;
+    }
+    const b = parsed.value;
     const key = `${b.chain}:${b.asset}`;
     const t = totals.get(key) ?? { chain: b.chain, asset: b.asset, burnedWei: 0n, burningWei: 0n };
     if (b.status === "burned") t.burnedWei += BigInt(b.totalWei);
     else t.burningWei += BigInt(b.totalWei);
     totals.set(key, t);
   }
-  return [...totals.values()];
+  return { totals: [...totals.values()], invalid };
 }

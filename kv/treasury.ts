@@ -14,9 +14,17 @@
  *
  * Amounts are bigint in code and decimal strings in KV (a record stays plain JSON, readable by the admin tools).
  */
-import type { Consumed, DeathProof, Expiry, Outpoint, PreparedTx } from "../chains/adapter.ts";
+import type { DeathProof, Outpoint, PreparedTx } from "../chains/adapter.ts";
 import { type AccountChain, isAccountChain, isUtxoChain, type UtxoChain } from "../chains/catalog.ts";
 import { MAX_DEPOSIT_INDEX } from "../chains/derivation.ts";
+import {
+  InvalidRecordError,
+  parseRecord,
+  type Sweep,
+  SweepSchema,
+  type SweepStatus,
+  validRecord,
+} from "../model/sent_tx.ts";
 import { addReleases, addReservations, coinLockKey, coinLocks } from "./chain_state.ts";
 
 // ---------------------------------------------------------------- keys
@@ -91,43 +99,8 @@ export interface Totals {
   spendable: bigint;
 }
 
-export type SweepStatus = "prepared" | "completed" | "dead";
-
-/**
- * The write-ahead record of moving a deposit address's balance to the hot wallet, like an order's intent: recorded
- * (with the address locked and the transaction's reservations) before the transaction is broadcast, then completed
- * when it is final, or proven dead, which releases the address for a new sweep.
- */
-export interface Sweep {
-  sweepId: string;
-  chain: AccountChain;
-  from: { address: string; derivationIndex: number };
-  to: string;
-  /**
-   * Decimal strings: what leaves the address (the fee included: a live adapter takes its fee out of it), and what the
-   * address keeps (its reserve).
-   */
-  amount: string;
-  leave: string;
-  /**
-   * Set when completed: what the hot wallet received, as the chain reports the transaction, and the fee the sweep paid
-   * (`amount` less `delivered`), a cost the operator bears (docs/reconciliation.md). Absent on records completed
-   * before these were recorded: reconciliation derives them from the chain.
-   */
-  delivered?: string;
-  fee?: string;
-  txHash: string;
-  raw: string;
-  preparedAt: string;
-  expiry?: Expiry;
-  consumes?: Consumed;
-  status: SweepStatus;
-  completedAt?: string;
-  blockNumber?: number;
-  proof?: DeathProof;
-  detail?: string;
-  deadAt?: string;
-}
+// The Sweep record's schema and type live in model/sent_tx.ts: checked on every write and read here.
+export type { Sweep, SweepStatus } from "../model/sent_tx.ts";
 
 /** What `accountLockKey` holds. */
 export interface AccountLock {
@@ -426,20 +399,26 @@ export async function recordSweep(kv: Deno.Kv, input: SweepInput): Promise<Recor
   if (typeof input.leave !== "bigint" || input.leave < 0n) throw new RangeError("sweep leave must not be negative");
   if (!tx?.txHash || typeof tx.raw !== "string") throw new RangeError("the signed sweep transaction is required");
 
-  const sweep: Sweep = {
-    sweepId: input.sweepId,
-    chain,
-    from: { address: from.address, derivationIndex: from.derivationIndex },
-    to: input.to,
-    amount: input.amount.toString(),
-    leave: input.leave.toString(),
-    txHash: tx.txHash,
-    raw: tx.raw,
-    preparedAt: input.at.toISOString(),
-    ...(tx.expiry ? { expiry: tx.expiry } : {}),
-    ...(tx.consumes ? { consumes: tx.consumes } : {}),
-    status: "prepared",
-  };
+  // Checked before the commit: a record that would fail its schema on read is refused, naming the field, and nothing
+  // is written (so nothing is broadcast).
+  const sweep: Sweep = validRecord(
+    SweepSchema,
+    sweepSubject(chain, input.sweepId),
+    {
+      sweepId: input.sweepId,
+      chain,
+      from: { address: from.address, derivationIndex: from.derivationIndex },
+      to: input.to,
+      amount: input.amount.toString(),
+      leave: input.leave.toString(),
+      txHash: tx.txHash,
+      raw: tx.raw,
+      preparedAt: input.at.toISOString(),
+      ...(tx.expiry ? { expiry: tx.expiry } : {}),
+      ...(tx.consumes ? { consumes: tx.consumes } : {}),
+      status: "prepared",
+    } satisfies Sweep,
+  );
   const key = sweepKey(chain, sweep.sweepId);
   const lock = accountLockKey(chain, from.address);
   const atomic = kv.atomic()
@@ -448,14 +427,50 @@ export async function recordSweep(kv: Deno.Kv, input: SweepInput): Promise<Recor
     .set(lock, { sweepId: sweep.sweepId, txHash: tx.txHash } satisfies AccountLock);
   if ((await addReservations(atomic, tx).commit()).ok) return { ok: true, sweep };
 
-  const [existing, holder] = await kv.getMany<[Sweep, AccountLock]>([key, lock]);
-  if (existing.value !== null) return { ok: false, reason: "exists", sweep: existing.value };
+  const existing = await readSweep(kv, chain, sweep.sweepId);
+  if (existing !== null) return { ok: false, reason: "exists", sweep: existing };
+  const holder = await kv.get<AccountLock>(lock);
   if (holder.value !== null) return { ok: false, reason: "address_busy", openSweepId: holder.value.sweepId };
   return { ok: false, reason: "reservation_taken" };
 }
 
+/** How a sweep record is named in errors and alerts: its key. */
+export function sweepSubject(chain: AccountChain, sweepId: string): string {
+  return sweepKey(chain, sweepId).join("/");
+}
+
+/**
+ * The stored sweep, checked against its schema, or null when none is recorded. Throws InvalidRecordError, naming the
+ * key and the bad fields, for a stored record that fails it: never handed out as a Sweep to act on.
+ */
+async function readSweepEntry(kv: Deno.Kv, chain: AccountChain, sweepId: string): Promise<Deno.KvEntry<Sweep> | null> {
+  const entry = await kv.get<unknown>(sweepKey(chain, sweepId));
+  if (entry.versionstamp === null) return null;
+  const parsed = parseRecord(SweepSchema, sweepSubject(chain, sweepId), entry.value);
+  if (!parsed.ok) throw parsed.error;
+  return { key: entry.key, value: parsed.value, versionstamp: entry.versionstamp };
+}
+
+/** The stored sweep, or null; throws InvalidRecordError for a stored record that fails its schema. */
 export async function readSweep(kv: Deno.Kv, chain: AccountChain, sweepId: string): Promise<Sweep | null> {
-  return (await kv.get<Sweep>(sweepKey(chain, sweepId))).value;
+  return (await readSweepEntry(kv, chain, sweepId))?.value ?? null;
+}
+
+/**
+ * Every sweep recorded on `chain`, each checked: the valid ones, and the stored ones that fail their schema (for the
+ * reader to report, never to count on a guess).
+ */
+export async function listSweeps(
+  kv: Deno.Kv,
+  chain: AccountChain,
+): Promise<{ sweeps: Sweep[]; invalid: InvalidRecordError[] }> {
+  const sweeps: Sweep[] = [], invalid: InvalidRecordError[] = [];
+  for await (const e of kv.list<unknown>({ prefix: ["treasury_sweep", chain] })) {
+    const parsed = parseRecord(SweepSchema, e.key.map(String).join("/"), e.value);
+    if (parsed.ok) sweeps.push(parsed.value);
+    else invalid.push(parsed.error);
+  }
+  return { sweeps, invalid };
 }
 
 /** The open sweep of `address`, if any. */
@@ -525,10 +540,11 @@ export async function backfillSweepDelivery(
   sweepId: string,
   delivered: bigint,
 ): Promise<void> {
-  const entry = await kv.get<Sweep>(sweepKey(chain, sweepId));
-  const s = entry.value;
-  if (!s || s.status !== "completed" || s.fee !== undefined) return;
-  await kv.atomic().check(entry).set(entry.key, { ...s, ...sweepDelivery(s, delivered) }).commit();
+  const entry = await readSweepEntry(kv, chain, sweepId);
+  const s = entry?.value;
+  if (!entry || !s || s.status !== "completed" || s.fee !== undefined) return;
+  const next = validRecord(SweepSchema, sweepSubject(chain, sweepId), { ...s, ...sweepDelivery(s, delivered) });
+  await kv.atomic().check(entry).set(entry.key, next).commit();
 }
 
 /**
@@ -565,12 +581,12 @@ async function settleSweep(
 ): Promise<SettleSweepResult> {
   const key = sweepKey(chain, sweepId);
   for (let attempt = 1;; attempt++) {
-    const entry = await kv.get<Sweep>(key);
-    if (entry.value === null) return { ok: false, reason: "not_found" };
+    const entry = await readSweepEntry(kv, chain, sweepId); // throws for a stored record failing its schema
+    if (entry === null) return { ok: false, reason: "not_found" };
     const sweep = entry.value;
     if (sweep.status === to) return { ok: true, sweep };
     if (sweep.status !== "prepared") return { ok: false, reason: "settled", sweep };
-    const next = settled(sweep);
+    const next = validRecord(SweepSchema, sweepSubject(chain, sweepId), settled(sweep));
     const atomic = kv.atomic().check(entry).set(key, next).delete(accountLockKey(chain, sweep.from.address));
     effects?.(atomic, sweep);
     if ((await atomic.commit()).ok) return { ok: true, sweep: next };

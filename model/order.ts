@@ -44,9 +44,12 @@ export type SourceTransfer = z.infer<typeof SourceTransferSchema>;
 
 // The adapter contract's plain-data types (chains/adapter.ts), as stored on orders. The `satisfies` checks below keep
 // the two definitions from drifting apart.
-const ExpirySchema = z.strictObject({ kind: z.enum(["height", "ledger", "epoch"]), value: z.number().int().min(0) });
+export const ExpirySchema = z.strictObject({
+  kind: z.enum(["height", "ledger", "epoch"]),
+  value: z.number().int().min(0),
+});
 const OutpointSchema = z.strictObject({ txHash: z.string().min(1), index: z.number().int().min(0) });
-const ConsumedSchema = z.discriminatedUnion("kind", [
+export const ConsumedSchema = z.discriminatedUnion("kind", [
   z.strictObject({
     kind: z.literal("outpoints"),
     outpoints: z.array(OutpointSchema).min(1),
@@ -55,7 +58,7 @@ const ConsumedSchema = z.discriminatedUnion("kind", [
   }),
   z.strictObject({ kind: z.literal("nonce"), account: z.string().min(1), nonce: z.number().int().min(0) }),
 ]);
-const DeathProofSchema = z.discriminatedUnion("kind", [
+export const DeathProofSchema = z.discriminatedUnion("kind", [
   z.strictObject({ kind: z.literal("expired"), expiry: ExpirySchema, reached: z.number().int().min(0) }),
   z.strictObject({ kind: z.literal("conflict"), consumed: ConsumedSchema, spentBy: z.string().nullable() }),
   z.strictObject({ kind: z.literal("failed"), blockNumber: z.number().int().min(0), reason: z.string() }),

@@ -9,7 +9,7 @@
 //   config   config/                        the environment, secrets, chain modes, and the adapters built from them
 //                                           (config/registry.ts: it raises KV alerts, so it sits above kv/)
 //   kv       kv/                            the only code that knows key layout: keys, writes and reads, no use case
-//   model    model/                         what the stores and the state machine share (the Order and its invariants)
+//   model    model/                         what the stores and the state machine share (the Order, the sent-transaction records)
 //   chains   chains/                        one adapter per chain family; no KV, no configuration
 //   base     chains/catalog.ts, messages.ts, contracts/
 //                                           the catalog, every message a partner sees, the uAsset contract artifact

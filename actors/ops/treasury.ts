@@ -102,6 +102,7 @@ const UtxoTreasurySchema = z.object({
     lastStatus: PayoutObservationSchema.nullable(),
   })),
   consolidation: ConsolidationSchema.nullable(),
+  consolidationInvalid: z.string().optional().describe("the open consolidation's record fails its schema"),
 }).describe("A UTXO treasury (doge, zec), read from KV only");
 
 const AccountTreasurySchema = z.object({
@@ -143,6 +144,7 @@ const AccountTreasurySchema = z.object({
     age: z.string(),
   })),
   deadSweeps: z.number().int(),
+  invalidSweeps: z.array(z.string()).optional().describe("stored sweeps failing their schema, counted nowhere"),
   pendingPayouts: z.array(z.object({
     orderId: z.string(),
     amount: z.string(),

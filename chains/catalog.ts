@@ -344,6 +344,31 @@ export function isEvmChain(value: unknown): value is EvmChain {
   return typeof value === "string" && (EVM_CHAINS as readonly string[]).includes(value);
 }
 
+/**
+ * Which family a chain belongs to, with the chain narrowed to it: the one question callers outside `chains/` ask
+ * (`switch (chainFamily(c).family)`), answered here from the catalog's lists so no other module keeps its own.
+ * UTXO chains (doge, zec) pay from treasury coins with change; account chains (sol, xrp, sui) pay from a hot wallet
+ * that sweeps fill (README.md, "UTXO treasuries" and "Account treasuries").
+ */
+export type ChainFamily =
+  | { family: "evm"; chain: EvmChain }
+  | { family: "utxo"; chain: UtxoChain }
+  | { family: "account"; chain: AccountChain };
+
+export function chainFamily(chain: EvmChain): Extract<ChainFamily, { family: "evm" }>;
+export function chainFamily(chain: NativeChain): Exclude<ChainFamily, { family: "evm" }>;
+export function chainFamily(chain: ChainSymbol): ChainFamily;
+export function chainFamily(chain: ChainSymbol): ChainFamily {
+  if (isUtxoChain(chain)) return { family: "utxo", chain };
+  if (isAccountChain(chain)) return { family: "account", chain };
+  return { family: "evm", chain: chain as EvmChain };
+}
+
+/** The family of a native chain's payer (chains/adapter.ts `UtxoPayer`, `AccountPayer`). */
+export function payerFamily(chain: NativeChain): "utxo" | "account" {
+  return chainFamily(chain).family;
+}
+
 /** The native chain whose coin a uAsset stands for, or undefined for an unknown symbol. */
 export function nativeChainOfUAsset(symbol: string): NativeChain | undefined {
   return NATIVE_CHAINS.find((c) => NATIVE[c].uAsset.symbol === symbol);

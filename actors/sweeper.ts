@@ -12,14 +12,7 @@
  * chain reports the transaction, and so the fee it paid.
  */
 import { type Chains, isCounted, TransientChainError } from "../chains/adapter.ts";
-import {
-  type AccountChain,
-  isAccountChain,
-  isUtxoChain,
-  NATIVE,
-  type NativeChain,
-  type UtxoChain,
-} from "../chains/catalog.ts";
+import { type AccountChain, chainFamily, NATIVE, type NativeChain, type UtxoChain } from "../chains/catalog.ts";
 import { changeDustLimit } from "../chains/shared/utxo_fee.ts";
 import type { FeeFunction } from "../chains/shared/coin_select.ts";
 import type { AuditEntry } from "../kv/audit.ts";
@@ -57,9 +50,11 @@ export const SWEEPS_PER_TICK = 50;
 
 /** Adds to the commit completing `order` the mark that its deposit is to be swept, for a mint from an account chain. */
 export function addSweepDueOf(atomic: Deno.AtomicOperation, order: Order): void {
-  if (order.type !== "mint" || !isAccountChain(order.sourceChain)) return;
+  if (order.type !== "mint") return;
+  const source = chainFamily(order.sourceChain);
+  if (source.family !== "account") return;
   const { txHash, index } = order.details.source;
-  addSweepDue(atomic, order.sourceChain, order.id, { txHash, index });
+  addSweepDue(atomic, source.chain, order.id, { txHash, index });
 }
 
 export type SweepStep =
@@ -244,8 +239,18 @@ export async function treasuryTick(
   owner: string,
   leaseMs: number,
 ): Promise<unknown> {
-  if (isAccountChain(chain)) return await sweepOnce(ctx, chain, owner, leaseMs);
-  if (!isUtxoChain(chain)) return null;
+  const family = chainFamily(chain);
+  if (family.family === "account") return await sweepOnce(ctx, family.chain, owner, leaseMs);
+  return await consolidationTick(ctx, family.chain, owner, leaseMs);
+}
+
+/** The open consolidation of a UTXO chain, followed one step under the lease `consolidation:<chain>`. */
+async function consolidationTick(
+  ctx: PipelineContext,
+  chain: UtxoChain,
+  owner: string,
+  leaseMs: number,
+): Promise<unknown> {
   // Read first, lease second: an idle treasury (no open consolidation) costs one read per tick and no commit.
   const open = await openConsolidation(ctx.kv, chain);
   if (!open) return null;

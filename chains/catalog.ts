@@ -355,13 +355,30 @@ export type ChainFamily =
   | { family: "utxo"; chain: UtxoChain }
   | { family: "account"; chain: AccountChain };
 
+export type Family = ChainFamily["family"];
+/** The chains of one family. */
+export type ChainOf<F extends Family> = Extract<ChainFamily, { family: F }>["chain"];
+
 export function chainFamily(chain: EvmChain): Extract<ChainFamily, { family: "evm" }>;
 export function chainFamily(chain: NativeChain): Exclude<ChainFamily, { family: "evm" }>;
 export function chainFamily(chain: ChainSymbol): ChainFamily;
-export function chainFamily(chain: ChainSymbol): ChainFamily {
+/** A value read from a stored record or a request: null when it names no chain. */
+export function chainFamily(chain: unknown): ChainFamily | null;
+export function chainFamily(chain: unknown): ChainFamily | null {
   if (isUtxoChain(chain)) return { family: "utxo", chain };
   if (isAccountChain(chain)) return { family: "account", chain };
-  return { family: "evm", chain: chain as EvmChain };
+  if (isEvmChain(chain)) return { family: "evm", chain };
+  return null;
+}
+
+/** Whether `value` names a chain of `family`: the runtime check of a stored record's or a request's chain. */
+export function isChainOf<F extends Family>(family: F, value: unknown): value is ChainOf<F> {
+  return chainFamily(value)?.family === family;
+}
+
+/** The chains of `family` among `chains`, in their order. */
+export function chainsOf<F extends Family>(family: F, chains: readonly unknown[]): ChainOf<F>[] {
+  return chains.filter((c): c is ChainOf<F> => isChainOf(family, c));
 }
 
 /** The family of a native chain's payer (chains/adapter.ts `UtxoPayer`, `AccountPayer`). */

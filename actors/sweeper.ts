@@ -68,7 +68,7 @@ export type SweepStep =
 /**
  * One sweeper tick on `chain`, under the lease `sweeper:<chain>` (one process sweeps a chain at a time). Returns what
  * happened to each mark looked at, or null when another process holds the lease or the chain's adapter cannot sweep
- * (no `prepareSweep`, `hotWallet` or reader `balance`: the marks wait for one that can).
+ * (no `hotWallet`, as on a disabled chain, or no reader `balance`: the marks wait for one that can).
  */
 export async function sweepOnce(
   ctx: PipelineContext,
@@ -77,7 +77,7 @@ export async function sweepOnce(
   leaseMs: number,
 ): Promise<SweepStep[] | null> {
   const payer = ctx.chains.payer(chain);
-  if (!payer.prepareSweep || !payer.hotWallet || !ctx.chains.reader(chain).balance) return null;
+  if (payer.hotWallet === null || !ctx.chains.reader(chain).balance) return null;
   // Read first, lease second: no mark (an idle chain) costs one read per tick and no commit.
   const marks = await listSweepsDue(ctx.kv, chain, SWEEPS_PER_TICK);
   if (marks.length === 0) return [];
@@ -130,7 +130,7 @@ async function sweepDeposit(
   }
   const payer = ctx.chains.payer(chain);
   const from = { address, derivationIndex: owner.derivationIndex };
-  const tx = await payer.prepareSweep!({ sweepId, from: address, derivationIndex: owner.derivationIndex, amount });
+  const tx = await payer.prepareSweep({ sweepId, from: address, derivationIndex: owner.derivationIndex, amount });
   const recorded = await recordSweep(ctx.kv, {
     sweepId,
     chain,

@@ -24,7 +24,7 @@ import { Readiness } from "./actors/readiness.ts";
 import type { PipelineContext, PipelineSettings } from "./actors/context.ts";
 import { settingsFromConfig } from "./actors/settings_from_config.ts";
 import { buildChains, type ChainSetup, liveSigner } from "./config/registry.ts";
-import { type ChainSymbol, isUtxoChain } from "./chains/catalog.ts";
+import { chainsOf, type ChainSymbol } from "./chains/catalog.ts";
 import { defaultSimOperatorAddress } from "./chains/sim/adapters.ts";
 import { seedSimUtxoGenesis } from "./actors/treasury_steps.ts";
 import { type ChainPlan, chainPlan, DEVNET_CHAIN_ID, proveChainNodes } from "./config/chain_mode.ts";
@@ -133,7 +133,7 @@ function announceHotWallets(plan: ChainPlan, signer: Signer) {
 
 /** The simulated UTXO chains' genesis coins, paid to the sim payer's operator address and in the treasury. */
 async function seedSimTreasuries(kv: Deno.Kv, simulated: ChainSymbol[], total: bigint): Promise<void> {
-  for (const chain of simulated.filter(isUtxoChain)) {
+  for (const chain of chainsOf("utxo", simulated)) {
     await seedSimUtxoGenesis(new SimLedger(kv, chain), defaultSimOperatorAddress(chain), total);
   }
 }

@@ -79,7 +79,7 @@ export async function accountTreasuryReport(
 ): Promise<AccountTreasuryReport> {
   const payer = chains.payer(chain);
   const reader = chains.reader(chain);
-  const address = payer.hotWallet ?? null;
+  const address = payer.hotWallet;
   let balance: string | null = null;
   let balanceError: string | undefined;
   if (address === null) balanceError = `the ${chain} payer has no hot wallet`;
@@ -147,12 +147,12 @@ export async function accountTreasuryReport(
     const amount = weiToNative(chain, BigInt(o.amount)).native;
     let check: PayoutCheck;
     try {
-      check = await payer.checkPayout?.({
+      check = await payer.checkPayout({
         orderId: o.id,
         to: o.destinationWallet,
         amount,
         memo: o.details.memo,
-      }) ?? { ok: true };
+      });
     } catch (err) {
       check = { ok: false, reason: "unfunded", detail: `could not ask: ${formatError(err).split("\n")[0]}` };
     }

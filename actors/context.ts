@@ -1,6 +1,7 @@
 /** What the pipeline's actors, watchers and operator commands share: KV, chains, settings, a clock and a log. */
 import type { Chains } from "../chains/adapter.ts";
 import {
+  chainFamily,
   type ChainSymbol,
   EVM,
   EVM_CHAINS,
@@ -140,7 +141,10 @@ export function pipelineSettings(opts: {
     retryMaxMs: Math.max(1000, opts.blockMs * 10),
     enabledChains,
     isEnabled: (c) => enabledChains.includes(c),
-    utxoNetwork: (c) => (c === "doge" || c === "zec" ? networks[c] ?? "mainnet" : "mainnet"),
+    utxoNetwork: (c) => {
+      const family = chainFamily(c);
+      return family.family === "utxo" ? networks[family.chain] ?? "mainnet" : "mainnet";
+    },
     utxoFee: (c) => fees[c] ?? utxoFee(c),
   };
 }

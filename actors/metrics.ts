@@ -18,10 +18,9 @@ import { withTimeout } from "./timeout.ts";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Chains, RpcHook } from "../chains/adapter.ts";
 import {
+  chainsOf,
   type ChainSymbol,
-  isAccountChain,
   isEvmChain,
-  isUtxoChain,
   NATIVE,
   NATIVE_CHAINS,
   type NativeChain,
@@ -508,7 +507,7 @@ class Parts {
     );
     const owed = (chain: NativeChain) =>
       waiting.filter((o) => o.destinationChain === chain).map((o) => weiToNative(chain, BigInt(o.amount)).native);
-    for (const chain of natives.filter(isUtxoChain)) {
+    for (const chain of chainsOf("utxo", natives)) {
       const amounts = owed(chain);
       out.push({
         chain,
@@ -517,7 +516,7 @@ class Parts {
         pending: amounts.length,
       });
     }
-    const accounts = natives.filter(isAccountChain);
+    const accounts = chainsOf("account", natives);
     if (!chains || accounts.length === 0) return out;
     out.push(
       ...await Promise.all(accounts.map(async (chain): Promise<PayoutFunds> => {

@@ -14,9 +14,9 @@ import {
   TransientChainError,
 } from "../chains/adapter.ts";
 import {
+  chainFamily,
   type ChainSymbol,
   isEvmChain,
-  isUtxoChain,
   NATIVE,
   type NativeChain,
   nativeToWei,
@@ -410,7 +410,7 @@ function observed(
   state: PayoutObservation["state"],
   confirmations?: number,
 ): { effects?: (atomic: Deno.AtomicOperation) => void } {
-  if (order.type !== "burn" || !isUtxoChain(intent.chain)) return {};
+  if (order.type !== "burn" || chainFamily(intent.chain).family !== "utxo") return {};
   return {
     effects: (atomic) => {
       const seen: PayoutObservation = { state, at: now.toISOString() };

@@ -6,7 +6,7 @@
  * reservations, or waits with the reason given.
  */
 import type { PayoutRequest, PreparedTx } from "../chains/adapter.ts";
-import { isAccountChain, isUtxoChain, type NativeChain } from "../chains/catalog.ts";
+import { type AccountChain, chainFamily, type NativeChain, type UtxoChain } from "../chains/catalog.ts";
 import { fundsAfterHolds, readHotWalletHolds } from "../kv/hot_wallet.ts";
 import type { PipelineContext } from "./context.ts";
 import { fundPayout, TREASURY_CANNOT_FUND } from "./treasury_steps.ts";
@@ -22,32 +22,48 @@ export type FundedPayout =
 export async function prepareFundedPayout(
   ctx: PipelineContext,
   chain: NativeChain,
-  req: Omit<PayoutRequest, "coins">,
+  req: PayoutRequest,
 ): Promise<FundedPayout> {
-  const payer = ctx.chains.payer(chain);
-  const coins = isUtxoChain(chain) ? await fundPayout(ctx, chain, req.amount) : undefined;
+  const family = chainFamily(chain);
+  switch (family.family) {
+    case "utxo":
+      return await prepareUtxoPayout(ctx, family.chain, req);
+    case "account":
+      return await prepareAccountPayout(ctx, family.chain, req);
+  }
+}
+
+/** The treasury's coins, chosen by coin selection, pay it; none fit now: it waits. */
+async function prepareUtxoPayout(ctx: PipelineContext, chain: UtxoChain, req: PayoutRequest): Promise<FundedPayout> {
+  const coins = await fundPayout(ctx, chain, req.amount);
   if (coins === null) return { kind: "wait", reason: TREASURY_CANNOT_FUND };
-  const request: PayoutRequest = { ...req, ...(coins ? { coins } : {}) };
-  // Account chains: what recorded, not yet final payouts hold, read before the payer reads the chain balance.
-  const hot = payer.hotWallet !== undefined && isAccountChain(chain) ? chain : null;
-  const holds = hot ? await readHotWalletHolds(ctx.kv, hot) : null;
-  const check = await payer.checkPayout?.(request) ?? { ok: true as const };
+  return { kind: "prepared", prepared: await ctx.chains.payer(chain).preparePayout({ ...req, coins }) };
+}
+
+/** The hot wallet pays it, once what recorded, not yet final payouts hold is counted, and holds its amount and fee. */
+async function prepareAccountPayout(
+  ctx: PipelineContext,
+  hot: AccountChain,
+  req: PayoutRequest,
+): Promise<FundedPayout> {
+  const payer = ctx.chains.payer(hot);
+  // What recorded, not yet final payouts hold, read before the payer reads the chain balance.
+  const holds = await readHotWalletHolds(ctx.kv, hot);
+  const check = await payer.checkPayout(req);
   if (!check.ok && check.reason === "destination_below_reserve") return { kind: "below_reserve", detail: check.detail };
   // Sweeps of deposits fund the hot wallet, and the payout goes out once they have.
   if (!check.ok) return { kind: "wait", reason: check.detail };
   // The same wait while funds are promised to payouts already recorded: they go out first, or die and free them.
-  const short = hot && holds ? fundsAfterHolds(hot, check, holds, req.amount) : null;
+  const short = fundsAfterHolds(hot, check, holds, req.amount);
   if (short !== null) return { kind: "wait", reason: short };
-  const prepared = await payer.preparePayout(request);
-  if (hot && holds) {
-    const hold = {
-      kind: "hotWallet" as const,
-      chain: hot,
-      amount: req.amount + (check.fee ?? 0n),
-      epoch: holds.epoch,
-      epochValue: holds.epochValue,
-    };
-    prepared.reservations = [...(prepared.reservations ?? []), hold];
-  }
+  const prepared = await payer.preparePayout(req);
+  const hold = {
+    kind: "hotWallet" as const,
+    chain: hot,
+    amount: req.amount + (check.fee ?? 0n),
+    epoch: holds.epoch,
+    epochValue: holds.epochValue,
+  };
+  prepared.reservations = [...(prepared.reservations ?? []), hold];
   return { kind: "prepared", prepared };
 }

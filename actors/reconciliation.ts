@@ -18,12 +18,10 @@
  */
 import type { Chains, MintedEvent } from "../chains/adapter.ts";
 import {
-  type AccountChain,
+  chainFamily,
   EVM_CHAINS,
   type EvmChain,
-  isAccountChain,
   isEvmChain,
-  isUtxoChain,
   NATIVE,
   NATIVE_CHAINS,
   type NativeChain,
@@ -641,11 +639,13 @@ function leftTransfer(
 }
 
 /** Native coins we control on `chain`: treasury coins (UTXO), or hot wallet, unswept deposits and reserves. */
-async function controlledOn(kv: Deno.Kv, chains: Chains, chain: NativeChain): Promise<ControlledFacts> {
-  if (isUtxoChain(chain)) {
-    return { chain, parts: { treasury: await read(async () => (await coinTotals(kv, chain)).confirmed) } };
+async function controlledOn(kv: Deno.Kv, chains: Chains, native: NativeChain): Promise<ControlledFacts> {
+  const family = chainFamily(native);
+  if (family.family === "utxo") {
+    const utxo = family.chain;
+    return { chain: utxo, parts: { treasury: await read(async () => (await coinTotals(kv, utxo)).confirmed) } };
   }
-  if (!isAccountChain(chain)) return { chain, parts: {} };
+  const chain = family.chain;
   const reader = chains.reader(chain);
   const payer = chains.payer(chain);
   const balance = reader.balance;
@@ -659,7 +659,7 @@ async function controlledOn(kv: Deno.Kv, chains: Chains, chain: NativeChain): Pr
   // Deposits minted and due for a sweep: their addresses' balances, each address once.
   const due = await read(async () => {
     const addresses = new Set<string>();
-    for (const e of await listSweepsDue(kv, chain as AccountChain, 10_000)) {
+    for (const e of await listSweepsDue(kv, chain, 10_000)) {
       const t = (await reader.transfersOf(e.value.source.txHash))?.find((t) => t.index === e.value.source.index);
       if (!t) throw new Error(`minted deposit ${e.value.source.txHash}:${e.value.source.index} is not on chain now`);
       addresses.add(t.to);
@@ -671,7 +671,7 @@ async function controlledOn(kv: Deno.Kv, chains: Chains, chain: NativeChain): Pr
     : due;
   // Checked records only: a stored sweep failing its schema makes the two sums below unreadable, named, rather than
   // counted on a guess (docs/reconciliation.md).
-  const listed = await listSweeps(kv, chain as AccountChain);
+  const listed = await listSweeps(kv, chain);
   const sweeps = listed.sweeps;
   const unreadable = () => {
     if (listed.invalid.length > 0) throw new Error(listed.invalid.map((e) => e.message).join("; "));
@@ -683,7 +683,7 @@ async function controlledOn(kv: Deno.Kv, chains: Chains, chain: NativeChain): Pr
     unreadable();
     const kept = new Map<string, bigint>();
     for (const sweep of sweeps) if (sweep.status === "completed") kept.set(sweep.from.address, BigInt(sweep.leave));
-    for (const b of await listAccountBalances(kv, chain as AccountChain)) kept.set(b.address, b.balance);
+    for (const b of await listAccountBalances(kv, chain)) kept.set(b.address, b.balance);
     if (due.ok) { for (const a of due.value) kept.delete(a); }
     return sum(kept.values());
   });
@@ -701,7 +701,7 @@ async function controlledOn(kv: Deno.Kv, chains: Chains, chain: NativeChain): Pr
       const delivered = await deliveredBy({ chains }, sweep);
       if (delivered === null) throw new Error(`completed sweep ${sweep.sweepId} (${sweep.txHash}) is not on chain now`);
       fees += BigInt(sweepDelivery(sweep, delivered).fee);
-      await backfillSweepDelivery(kv, chain as AccountChain, sweep.sweepId, delivered);
+      await backfillSweepDelivery(kv, chain, sweep.sweepId, delivered);
     }
     return fees;
   });

@@ -6,11 +6,10 @@
 import { parseHeldId } from "../kv/held_ids.ts";
 import { destinationAddressError, isEvmAddress } from "../chains/addresses.ts";
 import {
+  chainFamily,
   type ChainSymbol,
-  isAccountChain,
   isEvmChain,
   isNativeChain,
-  isUtxoChain,
   NATIVE,
   type NativeChain,
   nativeChainOfUAsset,
@@ -282,18 +281,19 @@ export async function createRefund(
     if (plan.amount <= 0n) throw new RefundRefusal(409, `${input.heldId} holds nothing to refund`);
     const off = await input.verifySource?.(source);
     if (off) throw new RefundRefusal(409, `${input.heldId} is not refunded: ${off}; nothing was changed`);
-    if (heldTransfer && plan.kind === "native" && isUtxoChain(plan.chain)) {
+    const family = plan.kind === "native" ? chainFamily(plan.chain) : null;
+    if (heldTransfer && family?.family === "utxo") {
       // A held UTXO output is ours but was never a treasury coin (only a confirmed mint adds its deposit): it becomes
       // one now, so the refund is funded by what the sender sent, not by the coins that back minted uAssets.
-      const coin = await heldCoinOf(kv, plan.chain, heldTransfer);
+      const coin = await heldCoinOf(kv, family.chain, heldTransfer);
       atomic.check({ key: coinKey(coin.chain, coin.outpoint), versionstamp: null })
         .check({ key: spentCoinKey(coin.chain, coin.outpoint), versionstamp: null });
       addCoinRecord(atomic, coin);
     }
-    if (plan.kind === "native" && isAccountChain(plan.chain)) {
+    if (family?.family === "account") {
       // The hot wallet pays the refund; the deposit it replaces, never swept (no mint completed), would stay on its
       // deposit address off the books: due for a sweep into the hot wallet (actors/sweeper.ts), under the refund's id.
-      addSweepDue(atomic, plan.chain, id, { txHash: source.txHash, index: source.index });
+      addSweepDue(atomic, family.chain, id, { txHash: source.txHash, index: source.index });
     }
     const at = input.now.toISOString();
     const refund: Refund = {

@@ -12,14 +12,7 @@
  * chain reports the transaction, and so the fee it paid.
  */
 import { type Chains, isCounted, TransientChainError } from "../chains/adapter.ts";
-import {
-  type AccountChain,
-  isAccountChain,
-  isUtxoChain,
-  NATIVE,
-  type NativeChain,
-  type UtxoChain,
-} from "../chains/catalog.ts";
+import { type AccountChain, chainFamily, NATIVE, type NativeChain, type UtxoChain } from "../chains/catalog.ts";
 import { changeDustLimit } from "../chains/shared/utxo_fee.ts";
 import type { FeeFunction } from "../chains/shared/coin_select.ts";
 import type { AuditEntry } from "../kv/audit.ts";
@@ -59,9 +52,11 @@ export const SWEEPS_PER_TICK = 50;
 
 /** Adds to the commit completing `order` the mark that its deposit is to be swept, for a mint from an account chain. */
 export function addSweepDueOf(atomic: Deno.AtomicOperation, order: Order): void {
-  if (order.type !== "mint" || !isAccountChain(order.sourceChain)) return;
+  if (order.type !== "mint") return;
+  const source = chainFamily(order.sourceChain);
+  if (source.family !== "account") return;
   const { txHash, index } = order.details.source;
-  addSweepDue(atomic, order.sourceChain, order.id, { txHash, index });
+  addSweepDue(atomic, source.chain, order.id, { txHash, index });
 }
 
 export type SweepStep =
@@ -76,7 +71,7 @@ export type SweepStep =
 /**
  * One sweeper tick on `chain`, under the lease `sweeper:<chain>` (one process sweeps a chain at a time). Returns what
  * happened to each mark looked at, or null when another process holds the lease or the chain's adapter cannot sweep
- * (no `prepareSweep`, `hotWallet` or reader `balance`: the marks wait for one that can).
+ * (no `hotWallet`, as on a disabled chain, or no reader `balance`: the marks wait for one that can).
  */
 export async function sweepOnce(
   ctx: PipelineContext,
@@ -85,7 +80,7 @@ export async function sweepOnce(
   leaseMs: number,
 ): Promise<SweepStep[] | null> {
   const payer = ctx.chains.payer(chain);
-  if (!payer.prepareSweep || !payer.hotWallet || !ctx.chains.reader(chain).balance) return null;
+  if (payer.hotWallet === null || !ctx.chains.reader(chain).balance) return null;
   // Read first, lease second: no mark (an idle chain) costs one read per tick and no commit.
   const marks = await listSweepsDue(ctx.kv, chain, SWEEPS_PER_TICK);
   if (marks.length === 0) return [];
@@ -142,7 +137,7 @@ async function sweepDeposit(
   }
   const payer = ctx.chains.payer(chain);
   const from = { address, derivationIndex: owner.derivationIndex };
-  const tx = await payer.prepareSweep!({ sweepId, from: address, derivationIndex: owner.derivationIndex, amount });
+  const tx = await payer.prepareSweep({ sweepId, from: address, derivationIndex: owner.derivationIndex, amount });
   const recorded = await recordSweep(ctx.kv, {
     sweepId,
     chain,
@@ -274,8 +269,18 @@ export async function treasuryTick(
   owner: string,
   leaseMs: number,
 ): Promise<unknown> {
-  if (isAccountChain(chain)) return await sweepOnce(ctx, chain, owner, leaseMs);
-  if (!isUtxoChain(chain)) return null;
+  const family = chainFamily(chain);
+  if (family.family === "account") return await sweepOnce(ctx, family.chain, owner, leaseMs);
+  return await consolidationTick(ctx, family.chain, owner, leaseMs);
+}
+
+/** The open consolidation of a UTXO chain, followed one step under the lease `consolidation:<chain>`. */
+async function consolidationTick(
+  ctx: PipelineContext,
+  chain: UtxoChain,
+  owner: string,
+  leaseMs: number,
+): Promise<unknown> {
   // Read first, lease second: an idle treasury (no open consolidation) costs one read per tick and no commit.
   let open: Consolidation | null;
   try {

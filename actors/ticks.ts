@@ -14,7 +14,7 @@
  * `timing.leaseMs` (short: there is work) to `acquireLease`; with `budget.drain` keep going while work is left and
  * `!outOfBudget(budget)`.
  */
-import { type ChainSymbol, isAccountChain, isEvmChain, isNativeChain, isUtxoChain } from "../chains/catalog.ts";
+import { chainFamily, type ChainSymbol, isEvmChain, isNativeChain } from "../chains/catalog.ts";
 import { onchainBurnTick } from "./onchain_burn.ts";
 import { acquireLease, listDue, pruneExpiredLeases } from "../kv/pipeline.ts";
 import { listLeases } from "../kv/pipeline.ts";
@@ -263,8 +263,9 @@ function workWaiting(host: TickHost): () => Promise<boolean> {
     };
     if (await any(["pipeline_due"])) return true;
     for (const chain of host.ctx.settings.enabledChains) {
-      if (isAccountChain(chain) && (await any(["treasury_sweep_due", chain]))) return true;
-      if (isUtxoChain(chain) && (await kv.get(openConsolidationKey(chain))).value !== null) return true;
+      const family = chainFamily(chain);
+      if (family.family === "account" && (await any(["treasury_sweep_due", chain]))) return true;
+      if (family.family === "utxo" && (await kv.get(openConsolidationKey(family.chain))).value !== null) return true;
     }
     if (await any(["onchain_burn_open"])) return true; // a burn batch waits for its confirmations
     if (host.hasPending) {

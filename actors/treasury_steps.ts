@@ -12,7 +12,7 @@
  *   a payout proven dead releases its coins (order_actor.ts `deadDecision`).
  */
 import { type DeathProof, type ObservedTransfer, type PayoutCoin, TransientChainError } from "../chains/adapter.ts";
-import { isUtxoChain, type NativeChain, type UtxoChain } from "../chains/catalog.ts";
+import { chainFamily, type UtxoChain } from "../chains/catalog.ts";
 import { selectCoins } from "../chains/shared/coin_select.ts";
 import { changeDustLimit } from "../chains/shared/utxo_fee.ts";
 import type { SimLedger } from "../chains/sim/ledger.ts";
@@ -39,8 +39,9 @@ export async function depositCoinEffect(
   order: MintOrder,
   height: number,
 ): Promise<Effect | null> {
-  const chain = order.sourceChain;
-  if (!isUtxoChain(chain)) return null;
+  const source = chainFamily(order.sourceChain);
+  if (source.family !== "utxo") return null;
+  const chain = source.chain;
   const { txHash, index } = order.details.source;
   const transfers = await ctx.chains.reader(chain).transfersOf(txHash);
   // Not in a canonical block any more since txStatus answered: the next look decides.
@@ -86,8 +87,9 @@ export function payoutCoinOf(c: Coin): PayoutCoin {
  * markers stay) and its change is a new coin. Null for other chains and for intents that spent no recorded coins.
  */
 export function payoutFinalEffect(intent: Intent, txHash: string, height: number): Effect | null {
-  const chain = intent.chain;
-  if (!isUtxoChain(chain) || intent.consumes?.kind !== "outpoints") return null;
+  const family = chainFamily(intent.chain);
+  if (family.family !== "utxo" || intent.consumes?.kind !== "outpoints") return null;
+  const chain = family.chain;
   const outpoints = intent.consumes.outpoints;
   const change = intent.change;
   return (atomic) => {
@@ -110,8 +112,9 @@ export function payoutFinalEffect(intent: Intent, txHash: string, height: number
  * the treasury (spent by it), so they are never selected again; the rest are only released (by `deadDecision`).
  */
 export function conflictSpentEffect(intent: Intent, proof: DeathProof): Effect | null {
-  const chain = intent.chain;
-  if (!isUtxoChain(chain) || proof.kind !== "conflict" || proof.consumed.kind !== "outpoints") return null;
+  const family = chainFamily(intent.chain);
+  if (family.family !== "utxo" || proof.kind !== "conflict" || proof.consumed.kind !== "outpoints") return null;
+  const chain = family.chain;
   const outpoints = proof.consumed.outpoints;
   const spentBy = proof.spentBy ?? "unknown conflicting transaction";
   return (atomic) => addSpent(atomic, chain, outpoints, spentBy);
@@ -126,8 +129,9 @@ export const SIM_GENESIS_COINS = 8;
  * process sharing the KV may call it at start with the same amount.
  */
 export async function seedSimUtxoGenesis(ledger: SimLedger, address: string, total: bigint): Promise<void> {
-  const chain = ledger.chain as NativeChain;
-  if (!isUtxoChain(chain) || total <= 0n) return;
+  const family = chainFamily(ledger.chain);
+  if (family.family !== "utxo" || total <= 0n) return;
+  const chain = family.chain;
   const each = total / BigInt(SIM_GENESIS_COINS);
   if (each <= 0n) throw new RangeError(`sim ${chain}: genesis ${total} is too small to split`);
   const coins = [];

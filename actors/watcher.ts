@@ -20,11 +20,11 @@ import {
   TransientChainError,
 } from "../chains/adapter.ts";
 import {
+  chainFamily,
   type ChainSymbol,
   type EvmChain,
   isEvmChain,
   isNativeChain,
-  isUtxoChain,
   NATIVE,
   type NativeChain,
   nativeChainOfUAsset,
@@ -386,8 +386,9 @@ async function holdWhatReorgTouched(ctx: PipelineContext, chain: ChainSymbol, cu
     if (touched) orders.push(touched);
   }
   if (depth < required && orders.length === 0) return;
-  const coins = isUtxoChain(chain)
-    ? await holdCoinsAbove(ctx.kv, chain, ancestor.number, { reason, at: ctx.now().toISOString(), alert })
+  const family = chainFamily(chain);
+  const coins = family.family === "utxo"
+    ? await holdCoinsAbove(ctx.kv, family.chain, ancestor.number, { reason, at: ctx.now().toISOString(), alert })
     : [];
   const heldOrders = orders.filter((o) => o.held).map((o) => o.id);
   const message = `a reorg replaced ${chain} blocks ${ancestor.number + 1} to ${cursor.number}: ${depth} blocks, ` +

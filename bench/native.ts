@@ -16,7 +16,7 @@
 import { base58 } from "@scure/base";
 import { encodeAccountID } from "xrpl";
 import { watchOnce } from "../actors/watcher.ts";
-import type { AccountAdapterOptions, AccountAdapters, Chains } from "../chains/adapter.ts";
+import { type AccountAdapterOptions, type AccountAdapters, type Chains, payerFor } from "../chains/adapter.ts";
 import { Signer } from "../chains/signer.ts";
 import { solAdapters } from "../chains/sol/index.ts";
 import { suiAdapters } from "../chains/sui/index.ts";
@@ -166,7 +166,7 @@ async function benchChain(chain: BenchChain): Promise<Run[]> {
         chains: (_kv, sim): Chains => ({
           reader: (c) => c === chain ? counted.reader : sim.reader(c),
           minter: (c) => sim.minter(c),
-          payer: (c) => c === chain ? counted.payer : sim.payer(c),
+          payer: (c) => c === chain ? payerFor(c, counted.payer) : sim.payer(c),
         }),
         live: { [chain]: { startBlock: "tip" } },
       });

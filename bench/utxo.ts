@@ -12,7 +12,7 @@
  * Run: deno task bench:utxo   (BENCH_ADDRESSES=100000, BENCH_BLOCKS=20, BENCH_TX_PER_BLOCK=5)
  */
 import { watchOnce } from "../actors/watcher.ts";
-import type { Chains } from "../chains/adapter.ts";
+import { type Chains, payerFor } from "../chains/adapter.ts";
 import { depositAddressSet } from "../kv/address_index.ts";
 import { scriptAddress } from "../chains/utxo/network.ts";
 import { cursorKey } from "../kv/pipeline.ts";
@@ -78,7 +78,7 @@ try {
       chains: (_kv, sim): Chains => ({
         reader: (c) => c === "doge" ? counted.reader : sim.reader(c),
         minter: (c) => sim.minter(c),
-        payer: (c) => c === "doge" ? counted.payer : sim.payer(c),
+        payer: (c) => c === "doge" ? payerFor(c, counted.payer) : sim.payer(c),
       }),
     });
     try {

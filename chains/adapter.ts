@@ -12,7 +12,15 @@
  *
  * The contract suite every adapter must pass is tests/support/chain_contract.ts.
  */
-import type { ChainSymbol, EvmChain, NativeChain, UAsset } from "./catalog.ts";
+import {
+  type AccountChain,
+  type ChainSymbol,
+  type EvmChain,
+  type NativeChain,
+  payerFamily,
+  type UAsset,
+  type UtxoChain,
+} from "./catalog.ts";
 import { ChainError, type ChainErrorOptions } from "./errors.ts";
 
 /** A transient failure (RPC down, timeout, rate limit): retry later, never a reason to fail an order. */
@@ -262,11 +270,14 @@ export interface PayoutRequest {
   amount: bigint;
   /** Destination tag (xrp) or memo. */
   memo: string | null;
-  /**
-   * UTXO chains: the coins to spend, chosen by the caller from the treasury (unlocked, confirmed). The prepared
-   * payout `consumes` their outpoints and reserves them (`coins`). Account chains ignore it.
-   */
-  coins?: PayoutCoin[];
+}
+
+/**
+ * A UTXO chain's payout: the coins to spend, chosen by the caller from the treasury (unlocked, confirmed). The
+ * prepared payout `consumes` their outpoints and reserves them (`coins`).
+ */
+export interface UtxoPayoutRequest extends PayoutRequest {
+  coins: PayoutCoin[];
 }
 
 /**
@@ -338,23 +349,64 @@ export type PayoutCheck =
   | { ok: true; spendable?: bigint; fee?: bigint }
   | { ok: false; reason: "unfunded" | "destination_below_reserve"; detail: string };
 
-export interface NativePayer extends ChainSender {
-  /** Account chains: the hot wallet payouts are sent from and sweeps move deposits to. */
-  readonly hotWallet?: string;
+/**
+ * A UTXO chain's payer (doge, zec): it spends the treasury coins the caller chose, sends change to its own change
+ * address, and needs no sweep (deposit coins are spent directly) and no funding check (coin selection is the check).
+ */
+export interface UtxoPayer extends ChainSender {
+  readonly family: "utxo";
   /**
-   * UTXO chains: our change address (chains/derivation.ts `CHANGE_PARENT_PATHS`, index 0), where payouts send their
-   * change and consolidations merge coins. The payer signs coins at this address with its change key.
+   * Our change address (chains/derivation.ts `CHANGE_PARENT_PATHS`, index 0), where payouts send their change and
+   * consolidations merge coins. The payer signs coins at this address with its change key. Null only where this
+   * process cannot sign for the chain (a disabled chain, config/registry.ts): it neither pays nor consolidates.
    */
-  readonly changeAddress?: string;
+  readonly changeAddress: string | null;
+  preparePayout(req: UtxoPayoutRequest): Promise<PreparedTx>;
+}
+
+/**
+ * An account chain's payer (sol, xrp, sui): payouts leave the hot wallet, after `checkPayout` says it can pay them,
+ * and sweeps move deposit addresses' balances into it.
+ */
+export interface AccountPayer extends ChainSender {
+  readonly family: "account";
+  /**
+   * The hot wallet payouts are sent from and sweeps move deposits to. Null only where this process cannot sign for
+   * the chain (a disabled chain, config/registry.ts): nothing is paid from it or swept to it, and reports say so.
+   */
+  readonly hotWallet: string | null;
   preparePayout(req: PayoutRequest): Promise<PreparedTx>;
-  /** Account chains: asked before `preparePayout` (see `PayoutCheck`). Absent: every payout is taken as payable. */
-  checkPayout?(req: PayoutRequest): Promise<PayoutCheck>;
+  /** Asked before `preparePayout` (see `PayoutCheck`). */
+  checkPayout(req: PayoutRequest): Promise<PayoutCheck>;
   /**
    * Prepares a sweep of a deposit address into the hot wallet, recorded and broadcast like a payout (its expiry,
-   * consumes and reservations included). Optional until the live native adapters implement it; the sim does
-   * (account chains).
+   * consumes and reservations included).
    */
-  prepareSweep?(req: SweepRequest): Promise<PreparedTx>;
+  prepareSweep(req: SweepRequest): Promise<PreparedTx>;
+}
+
+/** A native chain's payer: callers that hold only a `NativeChain` switch on `family` once. */
+export type NativePayer = UtxoPayer | AccountPayer;
+
+/**
+ * The payer `Chains.payer` returns for `chain`: a `UtxoPayer` for a UTXO chain, an `AccountPayer` for an account
+ * chain, and the union when the caller only knows a `NativeChain`. The catalog's types decide, so a caller that
+ * already knows the family (the sweeper: account chains; consolidation: UTXO chains) needs no switch at all.
+ */
+export type PayerOf<C extends NativeChain> = C extends UtxoChain ? UtxoPayer
+  : C extends AccountChain ? AccountPayer
+  : never;
+
+/**
+ * `payer` as `chain`'s `PayerOf`, after checking that its family is the one the catalog gives the chain: what a
+ * `Chains.payer` that picks among payers (config/registry.ts, a test's or bench's counted payer) returns, so a payer
+ * of the wrong family fails where it is handed out, never at a caller that trusted its type.
+ */
+export function payerFor<C extends NativeChain>(chain: C, payer: NativePayer): PayerOf<C> {
+  if (payer.family !== payerFamily(chain)) {
+    throw new Error(`${chain} is a ${payerFamily(chain)} chain: it cannot be served by a ${payer.family} payer`);
+  }
+  return payer as PayerOf<C>;
 }
 
 /** One `Minted(depositId, to, amount)` event of a uAsset contract, as the chain has it. */
@@ -395,7 +447,11 @@ export interface UAssetSender extends ChainSender {
 export interface Chains {
   reader(chain: ChainSymbol): ChainReader;
   minter(chain: EvmChain): EvmMinter;
-  payer(chain: NativeChain): NativePayer;
+  /**
+   * One method typed per family (not two accessors): call sites keep one name, a caller with a `UtxoChain` or an
+   * `AccountChain` gets its family's payer, and one with a `NativeChain` switches on `family` once.
+   */
+  payer<C extends NativeChain>(chain: C): PayerOf<C>;
   /** Issue 14: the uAsset contracts as the chain sees them. Absent where not built (a process without EVM chains). */
   uAssetView?(chain: EvmChain): UAssetView;
   /**
@@ -464,5 +520,5 @@ export interface AccountAdapterOptions {
 
 export interface AccountAdapters {
   reader: ChainReader;
-  payer: NativePayer;
+  payer: AccountPayer;
 }

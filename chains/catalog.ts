@@ -344,6 +344,48 @@ export function isEvmChain(value: unknown): value is EvmChain {
   return typeof value === "string" && (EVM_CHAINS as readonly string[]).includes(value);
 }
 
+/**
+ * Which family a chain belongs to, with the chain narrowed to it: the one question callers outside `chains/` ask
+ * (`switch (chainFamily(c).family)`), answered here from the catalog's lists so no other module keeps its own.
+ * UTXO chains (doge, zec) pay from treasury coins with change; account chains (sol, xrp, sui) pay from a hot wallet
+ * that sweeps fill (README.md, "UTXO treasuries" and "Account treasuries").
+ */
+export type ChainFamily =
+  | { family: "evm"; chain: EvmChain }
+  | { family: "utxo"; chain: UtxoChain }
+  | { family: "account"; chain: AccountChain };
+
+export type Family = ChainFamily["family"];
+/** The chains of one family. */
+export type ChainOf<F extends Family> = Extract<ChainFamily, { family: F }>["chain"];
+
+export function chainFamily(chain: EvmChain): Extract<ChainFamily, { family: "evm" }>;
+export function chainFamily(chain: NativeChain): Exclude<ChainFamily, { family: "evm" }>;
+export function chainFamily(chain: ChainSymbol): ChainFamily;
+/** A value read from a stored record or a request: null when it names no chain. */
+export function chainFamily(chain: unknown): ChainFamily | null;
+export function chainFamily(chain: unknown): ChainFamily | null {
+  if (isUtxoChain(chain)) return { family: "utxo", chain };
+  if (isAccountChain(chain)) return { family: "account", chain };
+  if (isEvmChain(chain)) return { family: "evm", chain };
+  return null;
+}
+
+/** Whether `value` names a chain of `family`: the runtime check of a stored record's or a request's chain. */
+export function isChainOf<F extends Family>(family: F, value: unknown): value is ChainOf<F> {
+  return chainFamily(value)?.family === family;
+}
+
+/** The chains of `family` among `chains`, in their order. */
+export function chainsOf<F extends Family>(family: F, chains: readonly unknown[]): ChainOf<F>[] {
+  return chains.filter((c): c is ChainOf<F> => isChainOf(family, c));
+}
+
+/** The family of a native chain's payer (chains/adapter.ts `UtxoPayer`, `AccountPayer`). */
+export function payerFamily(chain: NativeChain): "utxo" | "account" {
+  return chainFamily(chain).family;
+}
+
 /** The native chain whose coin a uAsset stands for, or undefined for an unknown symbol. */
 export function nativeChainOfUAsset(symbol: string): NativeChain | undefined {
   return NATIVE_CHAINS.find((c) => NATIVE[c].uAsset.symbol === symbol);

@@ -5,19 +5,23 @@
  * waits with backoff, as any failed step does), and `onMismatch` raises the alert that names the difference.
  *
  * One wrapper for every purpose that signs: mints (`EvmMinter.prepareMint`), payouts, refunds of native coins and
- * UTXO consolidations (`NativePayer.preparePayout`), sweeps (`prepareSweep`), and the transfer address's burns and
+ * UTXO consolidations (`UtxoPayer`/`AccountPayer.preparePayout`), sweeps (`AccountPayer.prepareSweep`), and the transfer address's burns and
  * refunds (`UAssetSender.prepareBurn`, `prepareTransfer`). Replacements an adapter signs itself (an EVM fee bump in
  * `nudge`) are not seen here.
  */
 import {
+  type AccountPayer,
   type Chains,
   type EvmMinter,
   type MintRequest,
   type NativePayer,
+  type PayerOf,
   type PayoutRequest,
   type PreparedTx,
   type SweepRequest,
   type UAssetSender,
+  type UtxoPayer,
+  type UtxoPayoutRequest,
 } from "./adapter.ts";
 import type { ChainSymbol, EvmChain, NativeChain, UAsset } from "./catalog.ts";
 import { differences, TransactionMismatchError, type TxEffects, type TxIntent } from "./effects.ts";
@@ -66,7 +70,9 @@ export function verifyingChains(chains: Chains, opts: VerifyOptions): Chains {
     ...chains,
     reader: (c) => chains.reader(c),
     minter: (c) => cached(minters, c, () => verifyingMinter(chains.minter(c), c, opts)),
-    payer: (c) => cached(payers, c, () => verifyingPayer(chains.payer(c), c, opts)),
+    // The wrapper keeps the inner payer's family, so it is the `PayerOf` the chain's family says.
+    payer: <C extends NativeChain>(c: C) =>
+      cached(payers, c, () => verifyingPayer(chains.payer<NativeChain>(c), c, opts)) as PayerOf<C>,
   };
   const uAssetSender = chains.uAssetSender;
   if (uAssetSender) {
@@ -171,34 +177,48 @@ function verifyingSender(inner: UAssetSender, chain: EvmChain, opts: VerifyOptio
 function verifyingPayer(inner: NativePayer, chain: NativeChain, opts: VerifyOptions): NativePayer {
   const explainer = opts.explainer(chain);
   if (!explainer) return inner;
-  const overrides: Partial<NativePayer> = {
+  const payout = (req: PayoutRequest, spends: Partial<Extract<TxIntent, { kind: "payout" }>>): TxIntent => ({
+    kind: "payout",
+    chain,
+    to: req.to,
+    amount: req.amount,
+    memo: explainer.memoOnChain(req.memo),
+    ...spends,
+  });
+  if (inner.family === "utxo") {
+    // UTXO payouts and consolidations: exactly the coins given, change only to our change address.
+    return withOverrides<UtxoPayer>(inner, {
+      preparePayout: async (req: UtxoPayoutRequest) => {
+        const prepared = await inner.preparePayout(req);
+        const intent = payout(
+          req,
+          req.coins
+            ? {
+              coins: req.coins.map((c) => ({ txHash: c.txHash, index: c.index, amount: c.amount })),
+              changeAddress: inner.changeAddress ?? undefined,
+              maxFee: explainer.maxFee?.(req.coins.length),
+            }
+            : {},
+        );
+        return await verifyPrepared(explainer, intent, prepared, `payout:${req.orderId}`, opts.onMismatch);
+      },
+    });
+  }
+  // Account chains: payouts from the hot wallet, sweeps into it (a payer that cannot sign has none: not checked).
+  const hotWallet = inner.hotWallet ?? undefined;
+  const overrides: Partial<AccountPayer> = {
     preparePayout: async (req: PayoutRequest) => {
       const prepared = await inner.preparePayout(req);
-      const intent: TxIntent = {
-        kind: "payout",
-        chain,
-        to: req.to,
-        amount: req.amount,
-        memo: explainer.memoOnChain(req.memo),
-        ...(req.coins
-          ? {
-            coins: req.coins.map((c) => ({ txHash: c.txHash, index: c.index, amount: c.amount })),
-            changeAddress: inner.changeAddress,
-            maxFee: explainer.maxFee?.(req.coins.length),
-          }
-          : { from: inner.hotWallet }),
-      };
+      const intent = payout(req, { from: hotWallet });
       return await verifyPrepared(explainer, intent, prepared, `payout:${req.orderId}`, opts.onMismatch);
     },
   };
-  const prepareSweep = inner.prepareSweep?.bind(inner);
-  const hotWallet = inner.hotWallet;
-  if (prepareSweep && hotWallet !== undefined) {
+  if (hotWallet !== undefined) {
     overrides.prepareSweep = async (req: SweepRequest) => {
       const intent: TxIntent = { kind: "sweep", chain, from: req.from, to: hotWallet };
-      const prepared = await prepareSweep(req);
+      const prepared = await inner.prepareSweep(req);
       return await verifyPrepared(explainer, intent, prepared, `sweep:${req.sweepId}`, opts.onMismatch);
     };
   }
-  return withOverrides(inner, overrides);
+  return withOverrides<AccountPayer>(inner, overrides);
 }

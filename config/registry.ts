@@ -13,6 +13,7 @@ import {
   type Chains,
   type EvmMinter,
   type NativePayer,
+  payerFor,
   type RpcHook,
   type UAssetSender,
   type UAssetView,
@@ -20,9 +21,11 @@ import {
 import { raiseAlert } from "../kv/alerts.ts";
 import {
   type AccountChain,
+  chainFamily,
   type ChainSymbol,
   EVM,
   type EvmChain,
+  type NativeChain,
   type UAsset,
   type UtxoChain,
 } from "../chains/catalog.ts";
@@ -146,10 +149,13 @@ export async function buildChains(
     reader: (c) =>
       adapters.get(c as EvmChain)?.reader ?? utxo.get(c as UtxoChain)?.reader ??
         account.get(c as AccountChain)?.reader ?? (simulated.has(c) ? sim.reader(c) : disabledReader(c)),
-    minter: (c) => adapters.get(c)?.minter ?? (simulated.has(c) ? sim.minter(c) : disabledSender(c)),
+    minter: (c) => adapters.get(c)?.minter ?? (simulated.has(c) ? sim.minter(c) : disabledMinter(c)),
     payer: (c) =>
-      utxo.get(c as UtxoChain)?.payer ?? account.get(c as AccountChain)?.payer ??
-        (simulated.has(c) ? sim.payer(c) : disabledSender(c)),
+      payerFor(
+        c,
+        utxo.get(c as UtxoChain)?.payer ?? account.get(c as AccountChain)?.payer ??
+          (simulated.has(c) ? sim.payer(c) : disabledPayer(c)),
+      ),
     uAssetView: (c) => adapters.get(c)?.view ?? (simulated.has(c) ? sim.uAssetView!(c) : disabledView(c)),
   };
   if (transferSigner) {
@@ -318,8 +324,32 @@ function disabledView(chain: EvmChain): UAssetView {
   return { chain, totalSupply: refuse, balanceOf: refuse, minted: refuse };
 }
 
-/** Serves as minter and payer: nothing is ever signed or sent for a disabled chain. */
-function disabledSender(chain: ChainSymbol): EvmMinter & NativePayer {
+/** Nothing is ever signed or sent for a disabled chain. */
+function disabledMinter(chain: EvmChain): EvmMinter {
   const refuse = () => Promise.reject(new ChainDisabledError(chain));
-  return { chain, broadcast: refuse, nudge: refuse, prepareMint: refuse, mintedBy: refuse, preparePayout: refuse };
+  return { chain, broadcast: refuse, nudge: refuse, prepareMint: refuse, mintedBy: refuse };
+}
+
+/**
+ * A disabled chain's payer, of the family the catalog gives it: every call refuses. It has no hot wallet or change
+ * address (null): reports say so, nothing is swept to it and no coins are merged.
+ */
+function disabledPayer(chain: NativeChain): NativePayer {
+  const refuse = () => Promise.reject(new ChainDisabledError(chain));
+  const sender = { chain, broadcast: refuse, nudge: refuse, preparePayout: refuse };
+  const family = chainFamily(chain);
+  switch (family.family) {
+    case "utxo":
+      return { ...sender, family: "utxo", changeAddress: null };
+    case "account":
+      // Its check finds nothing against a payout (as before payers had families): `preparePayout` is what refuses, so
+      // a payout to a disabled chain fails where it always did and the treasury report reads as it always did.
+      return {
+        ...sender,
+        family: "account",
+        hotWallet: null,
+        checkPayout: () => Promise.resolve({ ok: true }),
+        prepareSweep: refuse,
+      };
+  }
 }

@@ -15,7 +15,7 @@
  * Amounts are bigint in code and decimal strings in KV (a record stays plain JSON, readable by the admin tools).
  */
 import type { DeathProof, Outpoint, PreparedTx } from "../chains/adapter.ts";
-import { type AccountChain, isAccountChain, isUtxoChain, type UtxoChain } from "../chains/catalog.ts";
+import { type AccountChain, isChainOf, type UtxoChain } from "../chains/catalog.ts";
 import { MAX_DEPOSIT_INDEX } from "../chains/derivation.ts";
 import {
   InvalidRecordError,
@@ -123,7 +123,7 @@ function assertOutpoint(o: Outpoint): void {
 }
 
 function assertCoin(c: Coin): void {
-  if (!isUtxoChain(c.chain)) throw new RangeError(`${String(c.chain)} is not a UTXO chain`);
+  if (!isChainOf("utxo", c.chain)) throw new RangeError(`${String(c.chain)} is not a UTXO chain`);
   assertOutpoint(c.outpoint);
   if (typeof c.address !== "string" || c.address === "") throw new RangeError("coin address is required");
   assertDerivationIndex(c.derivationIndex);
@@ -305,7 +305,7 @@ export async function setAccountBalance(kv: Deno.Kv, b: AccountBalance): Promise
 
 /** `setAccountBalance` inside the caller's commit (the sweeper's: with the mark or the sweep it settles). */
 export function addAccountBalance(atomic: Deno.AtomicOperation, b: AccountBalance): Deno.AtomicOperation {
-  if (!isAccountChain(b.chain)) throw new RangeError(`${String(b.chain)} is not an account chain`);
+  if (!isChainOf("account", b.chain)) throw new RangeError(`${String(b.chain)} is not an account chain`);
   if (typeof b.address !== "string" || b.address === "") throw new RangeError("address is required");
   assertDerivationIndex(b.derivationIndex);
   if (typeof b.balance !== "bigint" || b.balance < 0n) throw new RangeError("balance must not be negative");
@@ -387,7 +387,7 @@ export type RecordSweepResult =
  */
 export async function recordSweep(kv: Deno.Kv, input: SweepInput): Promise<RecordSweepResult> {
   const { chain, from, tx } = input;
-  if (!isAccountChain(chain)) {
+  if (!isChainOf("account", chain)) {
     throw new RangeError(`${String(chain)} is not an account chain (UTXO chains need no sweep)`);
   }
   if (typeof input.sweepId !== "string" || input.sweepId === "") throw new RangeError("sweepId is required");

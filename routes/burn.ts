@@ -3,9 +3,9 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
 import { destinationAddressError } from "../chains/addresses.ts";
 import {
+  chainFamily,
   type ChainSymbol,
   isNativeChain,
-  isUtxoChain,
   MEMO_MAX_LENGTH,
   memoProblem,
   NATIVE_CHAINS,
@@ -101,7 +101,8 @@ function validBurnConfig(
     throw apiError(API_ERRORS.unsupportedDestinationChain);
   }
   const chain = body.destinationChain;
-  const network = isUtxoChain(chain) ? networks[chain] ?? "mainnet" : "mainnet";
+  const family = chainFamily(chain);
+  const network = family.family === "utxo" ? networks[family.chain] ?? "mainnet" : "mainnet";
   const addressError = destinationAddressError(chain, body.destinationAddress, network);
   if (addressError) throw badRequest(addressError);
   return { chain, address: body.destinationAddress, memo: checkMemo(chain, body.memo) };

@@ -378,7 +378,7 @@ Deno.test("registry: each live account chain's factory is called with its URLs, 
     const fake = (chain: "sol" | "sui") => (opts: AccountAdapterOptions) => {
       calls.push([chain, opts]);
       const reader = { chain, marker: `${chain}-reader` } as never;
-      const payer = { chain, hotWallet: opts.signer.address(chain, 0, "hot") } as never;
+      const payer = { chain, family: "account", hotWallet: opts.signer.address(chain, 0, "hot") } as never;
       return { reader, payer };
     };
     const { chains } = await buildChains(kv, plan, config.evm, "0x" + "a".repeat(40), {

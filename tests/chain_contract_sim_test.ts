@@ -45,7 +45,13 @@ async function simPayoutHarness(chain: NativeChain): Promise<ContractHarness> {
     sender: payer,
     confirmations: 2,
     prepare: (label, opts) =>
-      payer.preparePayout({ orderId: label, to: "payout-destination", amount: 1_000n, memo: null, coins: opts?.coins }),
+      payer.preparePayout({
+        orderId: label,
+        to: "payout-destination",
+        amount: 1_000n,
+        memo: null,
+        coins: opts?.coins ?? [],
+      }),
     landed: async (label) =>
       (await ledgerTxs(kv, chain))
         .filter((t) => t.tx.kind === "payout" && t.tx.orderId === label && t.status === "included")

@@ -297,6 +297,7 @@ Deno.test("sim doge (embedded sim ledger, real KV file): a payout without coins 
       to: "destination",
       amount: 5n * COIN,
       memo: null,
+      coins: [],
     });
     const effects = await explained("doge", tx);
     assert.deepEqual(effects, {

@@ -16,7 +16,7 @@
 import assert from "node:assert/strict";
 import * as utxolib from "@bitgo/utxo-lib";
 import { payments, script as bscript, Transaction } from "bitcoinjs-lib";
-import type { NativePayer, PayoutCoin, PreparedTx } from "../chains/adapter.ts";
+import type { PayoutCoin, PreparedTx, UtxoPayer } from "../chains/adapter.ts";
 import { bitcoinBase58check } from "../chains/shared/base58check.ts";
 import type { UtxoChain } from "../chains/catalog.ts";
 import { differences, type TxEffects, type TxIntent } from "../chains/effects.ts";
@@ -45,11 +45,11 @@ interface Family {
   network: UtxoNetwork;
   settings: UtxoSettings;
   /** Our payer. */
-  payer: NativePayer;
+  payer: UtxoPayer;
   /** The same keys, but a fee rule ten times the chain's: a payer that overpays. */
-  costly: NativePayer;
+  costly: UtxoPayer;
   /** A payer of someone else's keys: its change goes to its own change address, not ours. */
-  stranger: NativePayer;
+  stranger: UtxoPayer;
   /** A fresh coin of ours (a deposit at our address `index`), and one of the stranger's. */
   coin(index: number, amount: bigint): Promise<PayoutCoin>;
   strangerCoin(index: number, amount: bigint): Promise<PayoutCoin>;
@@ -79,7 +79,7 @@ function intentOf(
     amount,
     memo: null,
     coins: given(coins),
-    changeAddress: f.payer.changeAddress,
+    changeAddress: f.payer.changeAddress!,
     maxFee: f.settings.fee(coins.length, outputs),
   };
 }

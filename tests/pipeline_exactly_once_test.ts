@@ -11,7 +11,7 @@ import { type SourceTransfer, stepOrder } from "../actors/order_actor.ts";
 import { WAKE } from "../actors/wake.ts";
 import { type Intent, intentOf } from "../actors/transition.ts";
 import { watchOnce } from "../actors/watcher.ts";
-import type { Chains } from "../chains/adapter.ts";
+import { type Chains, type NativePayer, payerFor, type UtxoPayoutRequest } from "../chains/adapter.ts";
 import { type ChainSymbol, EVM_CHAINS, NATIVE_CHAINS } from "../chains/catalog.ts";
 import { SimLedger } from "../chains/sim/ledger.ts";
 import { cursorKey, listHeld } from "../kv/pipeline.ts";
@@ -289,10 +289,10 @@ function dyingChains(real: Chains, at: "signed" | "recorded", signed: string[]):
       };
     },
     payer: (c) => {
-      const p = real.payer(c);
-      return {
+      const p: NativePayer = real.payer(c);
+      return payerFor(c, {
         ...p,
-        preparePayout: async (req) => {
+        preparePayout: async (req: UtxoPayoutRequest) => {
           const tx = await p.preparePayout(req);
           signed.push(tx.txHash);
           if (at === "signed") die("after signing");
@@ -302,7 +302,7 @@ function dyingChains(real: Chains, at: "signed" | "recorded", signed: string[]):
           if (at === "recorded") die("before broadcasting");
           await p.broadcast(tx);
         },
-      };
+      });
     },
   };
 }

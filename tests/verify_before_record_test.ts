@@ -6,8 +6,8 @@
  * the truth complete. Per-chain decoders against real nodes and local protocol servers: tests/explain_*_test.ts.
  */
 import assert from "node:assert/strict";
-import type { Chains, EvmMinter, NativePayer } from "../chains/adapter.ts";
-import { EVM_CHAINS, type EvmChain, NATIVE, NATIVE_CHAINS, type NativeChain } from "../chains/catalog.ts";
+import { type Chains, type EvmMinter, type NativePayer, payerFor, type UtxoPayoutRequest } from "../chains/adapter.ts";
+import { EVM_CHAINS, type EvmChain, NATIVE, NATIVE_CHAINS } from "../chains/catalog.ts";
 import { SIM_DEPOSIT_SENDER } from "../chains/sim/commands.ts";
 import type { SimChains } from "../chains/sim/adapters.ts";
 import { evmFactsOf, explainerOf } from "../chains/explainers.ts";
@@ -36,12 +36,13 @@ function lyingChains(kv: Deno.Kv, sim: SimChains, lie: { mint: boolean; payout: 
         prepareMint: (req) => inner.prepareMint(lie.mint ? { ...req, to: STRANGER_EVM } : req),
       };
     },
-    payer: (c: NativeChain): NativePayer => {
-      const inner = sim.payer(c);
-      return {
+    payer: (c) => {
+      const inner: NativePayer = sim.payer(c);
+      return payerFor(c, {
         ...inner,
-        preparePayout: (req) => inner.preparePayout(lie.payout ? { ...req, amount: req.amount + 1n } : req),
-      };
+        preparePayout: (req: UtxoPayoutRequest) =>
+          inner.preparePayout(lie.payout ? { ...req, amount: req.amount + 1n } : req),
+      });
     },
   };
   return verifyingChains(lying, {

@@ -4,12 +4,12 @@
  * the chain's smallest unit.
  */
 import { z } from "zod";
-import { type AccountChain, isUtxoChain, NATIVE_CHAINS, UTXO_CHAINS } from "../../chains/catalog.ts";
+import { type AccountChain, chainFamily, chainsOf, NATIVE_CHAINS, UTXO_CHAINS } from "../../chains/catalog.ts";
 import { type AccountTreasuryReport, accountTreasuryReport, accountTreasuryText } from "../account_treasury_report.ts";
 import { type TreasuryReport, treasuryReport, treasuryText } from "../treasury_report.ts";
 import { defineOp } from "./op.ts";
 
-const ACCOUNT_CHAINS = NATIVE_CHAINS.filter((c): c is AccountChain => !isUtxoChain(c)) as [
+const ACCOUNT_CHAINS = chainsOf("account", NATIVE_CHAINS) as [
   AccountChain,
   ...AccountChain[],
 ];
@@ -174,12 +174,19 @@ export const treasury = defineOp({
   http: { method: "get", path: "/treasury/{chain}" },
   input: z.object({ chain: z.enum(NATIVE_CHAINS, { error: `must be one of ${NATIVE_CHAINS.join(", ")}` }) }),
   output: z.union([UtxoTreasurySchema, AccountTreasurySchema]),
-  run: async (ctx, { chain }) =>
-    isUtxoChain(chain)
-      ? await treasuryReport(ctx.kv, chain, ctx.settings().utxoFee(chain), ctx.now())
-      : await accountTreasuryReport(ctx.kv, await ctx.chains(), chain, ctx.now()),
+  run: async (ctx, { chain }) => {
+    const family = chainFamily(chain);
+    switch (family.family) {
+      case "utxo":
+        return await treasuryReport(ctx.kv, family.chain, ctx.settings().utxoFee(family.chain), ctx.now());
+      case "account":
+        return await accountTreasuryReport(ctx.kv, await ctx.chains(), family.chain, ctx.now());
+    }
+  },
   text: (r) =>
-    isUtxoChain(r.chain) ? treasuryText(r as TreasuryReport) : accountTreasuryText(r as AccountTreasuryReport),
+    chainFamily(r.chain).family === "utxo"
+      ? treasuryText(r as TreasuryReport)
+      : accountTreasuryText(r as AccountTreasuryReport),
 });
 
 export const TREASURY_OPS = [treasury];

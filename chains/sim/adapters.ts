@@ -15,20 +15,23 @@
  * chains. Finality is depth for every sim chain: `included.final` is left unset.
  */
 import {
+  type AccountPayer,
   type ChainReader,
   type Chains,
   type ChainSender,
   type EvmMinter,
-  type NativePayer,
   type ObservedTransfer,
   type Outpoint,
   outpointsOf,
+  type PayerOf,
   type PayoutCheck,
+  type PayoutCoin,
   type PayoutRequest,
   type PreparedTx,
   type ScannedBlock,
   TransientChainError,
   type UAssetSender,
+  type UtxoPayer,
 } from "../adapter.ts";
 import { UAssetBalanceShortError } from "../uasset_errors.ts";
 import {
@@ -40,6 +43,7 @@ import {
   isUtxoChain,
   NATIVE,
   type NativeChain,
+  payerFamily,
   type UAsset,
   type UtxoChain,
 } from "../catalog.ts";
@@ -275,65 +279,74 @@ export function simChains(kv: Deno.Kv, opts: SimChainsOptions = {}): SimChains {
       }
       : {}),
 
-    payer(chain: NativeChain): NativePayer {
+    payer<C extends NativeChain>(chain: C): PayerOf<C> {
       if (!isNativeChain(chain)) throw new Error(`${chain} is not a native chain: it has no payer`);
       const l = ledger(chain);
-      return {
+      /**
+       * One ledger serves both families. Coins given are spent (a UTXO payout or consolidation); a payout without
+       * coins (a sim doge/zec payout asked with `coins: []`, which only tests do: the pipeline always funds UTXO
+       * payouts from treasury coins) keeps the account-style hot-wallet balance (README, sim section).
+       */
+      const preparePayout = (req: PayoutRequest & { coins?: PayoutCoin[] }) =>
+        rpc(l, "preparePayout", async () => {
+          const expiry = simPayoutExpiry(chain, (await l.head()).number);
+          const from = operatorAddress(chain);
+          const utxo = isUtxoChain(chain) && req.coins && req.coins.length > 0
+            ? await utxoSpend(l, chain, req.coins, req.amount, from)
+            : null;
+          const tx = prepare(chain, {
+            kind: "payout",
+            from,
+            to: req.to,
+            amount: req.amount,
+            memo: req.memo,
+            orderId: req.orderId,
+            nonce: simNonce(random),
+            expiry: expiry ?? null,
+            ...(utxo ? { inputs: utxo.inputs, change: utxo.change } : {}),
+          });
+          if (expiry) tx.expiry = expiry;
+          if (req.coins && req.coins.length > 0) {
+            const outpoints = outpointsOf(req.coins);
+            tx.consumes = { kind: "outpoints", outpoints };
+            tx.reservations = [{ kind: "coins", chain, outpoints }];
+          }
+          if (utxo?.change) tx.change = { index: CHANGE_INDEX, ...utxo.change };
+          return tx;
+        });
+      // UTXO chains: payouts send their change, and consolidations merge coins, to the operator address.
+      const utxoPayer = (): UtxoPayer => ({
         ...sender(l),
-        preparePayout: (req) =>
-          rpc(l, "preparePayout", async () => {
+        family: "utxo",
+        changeAddress: operatorAddress(chain),
+        preparePayout,
+      });
+      const accountPayer = (): AccountPayer => ({
+        ...sender(l),
+        family: "account",
+        hotWallet: operatorAddress(chain),
+        preparePayout,
+        checkPayout: (req: PayoutRequest) => rpc(l, "checkPayout", () => checkPayout(l, chain, req)),
+        prepareSweep: (req) =>
+          rpc(l, "prepareSweep", async () => {
+            const reserve = NATIVE[chain].reserve;
+            const amount = req.amount ?? (await l.balance(req.from, "native")) - reserve;
+            if (amount <= 0n) throw new RangeError(`sim ${chain}: nothing above the reserve to sweep`);
             const expiry = simPayoutExpiry(chain, (await l.head()).number);
-            const from = operatorAddress(chain);
-            const utxo = isUtxoChain(chain) && req.coins && req.coins.length > 0
-              ? await utxoSpend(l, chain, req.coins, req.amount, from)
-              : null;
             const tx = prepare(chain, {
-              kind: "payout",
-              from,
-              to: req.to,
-              amount: req.amount,
-              memo: req.memo,
-              orderId: req.orderId,
+              kind: "sweep",
+              from: req.from,
+              to: operatorAddress(chain),
+              amount,
+              sweepId: req.sweepId,
               nonce: simNonce(random),
               expiry: expiry ?? null,
-              ...(utxo ? { inputs: utxo.inputs, change: utxo.change } : {}),
             });
             if (expiry) tx.expiry = expiry;
-            if (req.coins && req.coins.length > 0) {
-              const outpoints = outpointsOf(req.coins);
-              tx.consumes = { kind: "outpoints", outpoints };
-              tx.reservations = [{ kind: "coins", chain, outpoints }];
-            }
-            if (utxo?.change) tx.change = { index: CHANGE_INDEX, ...utxo.change };
             return tx;
           }),
-        // UTXO chains: payouts send their change, and consolidations merge coins, to the operator address.
-        ...(isUtxoChain(chain) ? { changeAddress: operatorAddress(chain) } : {}),
-        ...(isAccountChain(chain)
-          ? {
-            hotWallet: operatorAddress(chain),
-            checkPayout: (req: PayoutRequest) => rpc(l, "checkPayout", () => checkPayout(l, chain, req)),
-            prepareSweep: (req) =>
-              rpc(l, "prepareSweep", async () => {
-                const reserve = NATIVE[chain].reserve;
-                const amount = req.amount ?? (await l.balance(req.from, "native")) - reserve;
-                if (amount <= 0n) throw new RangeError(`sim ${chain}: nothing above the reserve to sweep`);
-                const expiry = simPayoutExpiry(chain, (await l.head()).number);
-                const tx = prepare(chain, {
-                  kind: "sweep",
-                  from: req.from,
-                  to: operatorAddress(chain),
-                  amount,
-                  sweepId: req.sweepId,
-                  nonce: simNonce(random),
-                  expiry: expiry ?? null,
-                });
-                if (expiry) tx.expiry = expiry;
-                return tx;
-              }),
-          }
-          : {}),
-      };
+      });
+      return (payerFamily(chain) === "utxo" ? utxoPayer() : accountPayer()) as PayerOf<C>;
     },
   };
 }

@@ -11,7 +11,7 @@
  * reserve: `req.amount` is what leaves the address, its fee included).
  */
 import type { Address } from "@solana/kit";
-import type { NativePayer, PayoutCheck, PayoutRequest, PreparedTx, SweepRequest } from "../adapter.ts";
+import type { AccountPayer, PayoutCheck, PayoutRequest, PreparedTx, SweepRequest } from "../adapter.ts";
 import type { AccountAdapterOptions } from "../adapter.ts";
 import { balanceAnswer, latestBlockhashAnswer, rentAnswer, solAnswer } from "./answers.ts";
 import { SOL_RPC_CODES, type SolRpc, SolRpcError, unwrap } from "./rpc.ts";
@@ -19,7 +19,10 @@ import { LAMPORTS_PER_SIGNATURE, signTransfer, solAddress } from "./tx.ts";
 
 const FINALIZED = { commitment: "finalized" } as const;
 
-export function solPayer(rpc: SolRpc, signer: AccountAdapterOptions["signer"]): NativePayer {
+export function solPayer(
+  rpc: SolRpc,
+  signer: AccountAdapterOptions["signer"],
+): AccountPayer & { readonly hotWallet: string } {
   const hotWallet = solAddress(signer.address("sol", 0, "hot"), "hot wallet");
 
   /** Balances of `addresses` at finalized, the rent-exempt minimum and a recent blockhash, in one request. */
@@ -148,6 +151,7 @@ export function solPayer(rpc: SolRpc, signer: AccountAdapterOptions["signer"]): 
 
   return {
     chain: "sol",
+    family: "account",
     hotWallet,
     checkPayout,
     preparePayout,

@@ -15,7 +15,7 @@ import { Transaction, TransactionDataBuilder } from "@mysten/sui/transactions";
 import { blake2b } from "@noble/hashes/blake2.js";
 import type {
   AccountAdapterOptions,
-  NativePayer,
+  AccountPayer,
   Outpoint,
   PayoutCheck,
   PayoutRequest,
@@ -95,7 +95,10 @@ export function coinOutpoint(coin: Pick<SuiGasCoin, "objectId" | "version">): Ou
   return { txHash: coin.objectId, index: Number(coin.version) };
 }
 
-export function suiPayer(gql: SuiGraphql, signer: AccountAdapterOptions["signer"]): NativePayer {
+export function suiPayer(
+  gql: SuiGraphql,
+  signer: AccountAdapterOptions["signer"],
+): AccountPayer & { readonly hotWallet: string } {
   const hotWallet = normalizeSuiAddress(signer.address("sui", 0, "hot"));
 
   async function epoch(): Promise<{ epochId: number; referenceGasPrice: bigint }> {
@@ -179,6 +182,7 @@ export function suiPayer(gql: SuiGraphql, signer: AccountAdapterOptions["signer"
 
   return {
     chain: "sui",
+    family: "account",
     hotWallet,
 
     async checkPayout(req: PayoutRequest): Promise<PayoutCheck> {

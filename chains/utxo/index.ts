@@ -5,7 +5,7 @@
  *
  * zec: Zebra's RPC (zebra.ts `zebraNode`) and v5 transparent payouts signed per ZIP-244 (zec_tx.ts `signZecTx`).
  */
-import type { ChainReader, NativePayer } from "../adapter.ts";
+import type { ChainReader, UtxoPayer } from "../adapter.ts";
 import type { UtxoChain } from "../catalog.ts";
 import type { Signer } from "../signer.ts";
 import type { UtxoNetwork } from "./network.ts";
@@ -30,7 +30,7 @@ export interface UtxoAdapterOptions {
 
 export interface UtxoAdapters {
   reader: ChainReader;
-  payer: NativePayer;
+  payer: UtxoPayer & { readonly changeAddress: string };
 }
 
 export function utxoAdapters(opts: UtxoAdapterOptions): UtxoAdapters {

@@ -1,5 +1,5 @@
 /**
- * The shared UTXO `NativePayer` (doge, zec): builds a payout from the coins the caller chose (kv/treasury.ts and
+ * The shared `UtxoPayer` (doge, zec): builds a payout from the coins the caller chose (kv/treasury.ts and
  * coin selection, with the same fee rule), signs it through the chain's `UtxoTxSigner`, and returns it as data to be
  * recorded before it is sent (chains/adapter.ts). It never writes KV and never re-signs: `nudge` re-sends the very
  * bytes that were recorded.
@@ -9,7 +9,7 @@
  * (branch "change", index 0); any other coin with the deposit key at its `derivationIndex`, after checking that key's
  * address is the coin's address: a coin we cannot prove ours is never signed for.
  */
-import { type NativePayer, outpointsOf, type PayoutCoin, type PayoutRequest, type PreparedTx } from "../adapter.ts";
+import { outpointsOf, type PayoutCoin, type PreparedTx, type UtxoPayer, type UtxoPayoutRequest } from "../adapter.ts";
 import type { UtxoChain } from "../catalog.ts";
 import type { FeeFunction } from "../shared/coin_select.ts";
 import { changeDustLimit, payoutChange } from "../shared/utxo_fee.ts";
@@ -42,7 +42,7 @@ export interface UtxoPayerOptions {
   signTx: UtxoTxSigner;
 }
 
-export function utxoPayer(opts: UtxoPayerOptions): NativePayer {
+export function utxoPayer(opts: UtxoPayerOptions): UtxoPayer & { readonly changeAddress: string } {
   const { chain, network, node, signer, settings, signTx } = opts;
   if (network.chain !== chain) throw new Error(`a ${network.chain} network cannot serve the ${chain} payer`);
   const changeAddress = p2pkhAddress(network, signer.publicKey(chain, CHANGE_INDEX, "change"));
@@ -74,10 +74,11 @@ export function utxoPayer(opts: UtxoPayerOptions): NativePayer {
 
   return {
     chain,
+    family: "utxo",
     changeAddress,
 
-    async preparePayout(req: PayoutRequest): Promise<PreparedTx> {
-      const coins = req.coins ?? [];
+    async preparePayout(req: UtxoPayoutRequest): Promise<PreparedTx> {
+      const coins = req.coins;
       if (coins.length === 0) throw new Error(`${chain} payout ${req.orderId}: no coins given to spend`);
       if (!decodeAddress(network, req.to)) {
         throw new Error(

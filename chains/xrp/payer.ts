@@ -15,7 +15,7 @@ import { bytesToHex, hexToBytes } from "@noble/hashes/utils.js";
 import { encode, encodeForSigning, hashes, isValidClassicAddress, type Payment } from "xrpl";
 import type {
   AccountAdapterOptions,
-  NativePayer,
+  AccountPayer,
   PayoutCheck,
   PayoutRequest,
   PreparedTx,
@@ -68,7 +68,7 @@ export interface XrpPayerOptions {
 
 export function xrpPayer(
   opts: XrpPayerOptions,
-): NativePayer & Required<Pick<NativePayer, "checkPayout" | "prepareSweep">> & { hotWallet: string } {
+): AccountPayer & { readonly hotWallet: string } {
   const { rpc, signer } = opts;
   const hotWallet = signer.address("xrp", 0, "hot");
 
@@ -146,6 +146,7 @@ export function xrpPayer(
 
   return {
     chain: "xrp",
+    family: "account",
     hotWallet,
 
     async checkPayout(req: PayoutRequest): Promise<PayoutCheck> {

@@ -1,4 +1,5 @@
 /** The xrp adapters on a rippled-shaped server (tests/support/rippled_rpc_server.ts), with the test-only mnemonic. */
+import { payerFor } from "../../chains/adapter.ts";
 import { xrpPayer } from "../../chains/xrp/payer.ts";
 import { xrpReader } from "../../chains/xrp/reader.ts";
 import { xrplRpc } from "../../chains/xrp/rpc.ts";
@@ -49,7 +50,7 @@ export async function xrpHandPipeline(
     chains: (_kv, sim) => ({
       reader: (c) => c === "xrp" ? xrp.reader : sim.reader(c),
       minter: (c) => sim.minter(c),
-      payer: (c) => c === "xrp" && opts.payer !== false ? xrp.payer : sim.payer(c),
+      payer: (c) => c === "xrp" && opts.payer !== false ? payerFor(c, xrp.payer) : sim.payer(c),
       uAssetView: (c) => sim.uAssetView!(c),
     }),
     ...(opts.live ? { live: opts.live } : {}),

@@ -19,6 +19,7 @@ import type { RecordedSource } from "./refund_create.ts";
 import type { PipelineContext, PipelineSettings } from "./context.ts";
 import { deadDecision } from "./order_actor.ts";
 import { payoutFinalEffect } from "./treasury_steps.ts";
+import { followUp, REFUND_POLICY } from "./follow_up.ts";
 import { prepareFundedPayout } from "./payout_funding.ts";
 
 export type RefundStepOutcome = "moved" | "waiting" | "done" | "conflict" | "missing";
@@ -190,50 +191,56 @@ async function decideSent(ctx: PipelineContext, refund: Refund): Promise<Step> {
   const ours = intent.raw ? { raw: intent.raw, expiry: intent.expiry, consumes: intent.consumes } : undefined;
   const status = await ctx.chains.reader(intent.chain).txStatus(intent.txHash, ours);
   const blockMs = ctx.settings.blockMs(intent.chain);
-  if (status.state === "dead" && status.proof.kind !== "failed") {
-    const dead: DeadIntent = { ...intent, proof: status.proof, detail: status.detail, deadAt: ctx.now().toISOString() };
-    ctx.log(`refund ${refund.id}: transaction ${intent.txHash} is dead (${status.proof.kind}): ${status.detail}`);
-    const next: Refund = { ...refund, status: "pending", attempts: [...refund.attempts, dead] };
-    delete next.intent;
-    // The same releases as a dead payout's: its coins, its hot-wallet hold; coins a conflicting spend took leave.
-    return {
-      kind: "update",
-      refund: next,
-      effects: deadDecision(intent, status.proof, status.detail).effects,
-      nextMs: 0,
-    };
-  }
-  if (status.state === "dead" || (status.state === "included" && !status.success)) {
-    if (status.state === "included" && status.final === false) return { kind: "wait", ms: blockMs };
-    const next: Refund = { ...refund, status: "failed", failedIntent: intent };
-    delete next.intent;
-    const effects: Effect = (atomic) => {
-      addReleases(atomic, intent.chain, intent.consumes);
-      releaseHotWalletHold(atomic, intent.chain, intent.txHash);
-    };
-    return { kind: "update", refund: next, effects, nextMs: null, alert: "refund_failed" };
-  }
-  if (status.state === "included") {
-    const required = ctx.settings.confirmations(intent.chain);
-    if (isCounted(status, required)) {
-      const txHash = status.txHash ?? intent.txHash;
-      const final = payoutFinalEffect(intent, txHash, status.blockNumber);
-      const next: Refund = { ...refund, status: "completed", transactionHash: txHash };
-      delete next.waitingReason;
+  const next = followUp(status, ctx.settings.confirmations(intent.chain), REFUND_POLICY);
+  switch (next.kind) {
+    case "dead": {
+      const dead: DeadIntent = { ...intent, proof: next.proof, detail: next.detail, deadAt: ctx.now().toISOString() };
+      ctx.log(`refund ${refund.id}: transaction ${intent.txHash} is dead (${next.proof.kind}): ${next.detail}`);
+      const pending: Refund = { ...refund, status: "pending", attempts: [...refund.attempts, dead] };
+      delete pending.intent;
+      // The same releases as a dead payout's: its coins, its hot-wallet hold; coins a conflicting spend took leave.
+      return {
+        kind: "update",
+        refund: pending,
+        effects: deadDecision(intent, next.proof, next.detail).effects,
+        nextMs: 0,
+      };
+    }
+    case "failed": {
+      const failed: Refund = { ...refund, status: "failed", failedIntent: intent };
+      delete failed.intent;
+      const effects: Effect = (atomic) => {
+        addReleases(atomic, intent.chain, intent.consumes);
+        releaseHotWalletHold(atomic, intent.chain, intent.txHash);
+      };
+      return { kind: "update", refund: failed, effects, nextMs: null, alert: "refund_failed" };
+    }
+    case "final": {
+      const txHash = next.minedHash ?? intent.txHash;
+      const final = payoutFinalEffect(intent, txHash, next.blockNumber);
+      const completed: Refund = { ...refund, status: "completed", transactionHash: txHash };
+      delete completed.waitingReason;
       const effects: Effect = (atomic) => {
         final?.(atomic);
         releaseHotWalletHold(atomic, intent.chain, intent.txHash);
       };
-      return { kind: "update", refund: next, effects, nextMs: null };
+      return { kind: "update", refund: completed, effects, nextMs: null };
     }
-    return { kind: "wait", ms: Math.max(1, required - status.confirmations) * blockMs };
+    case "wait":
+      return { kind: "wait", ms: next.blocks * blockMs };
+    case "nudge":
+    case "resend": {
+      const sender = senderOf(ctx, refund);
+      if (!sender) return { kind: "wait", ms: REFUND_BLOCKED_RECHECK_MS, reason: noUAssetSenderReason(refund.chain) };
+      const tx = { txHash: intent.txHash, raw: intent.raw };
+      if (next.kind === "nudge" && sender.nudge) {
+        await sender.nudge(tx, ctx.now().getTime() - Date.parse(intent.preparedAt));
+      } else if (next.kind === "resend" || next.otherwise === "resend") {
+        await sender.broadcast(tx); // the very same transaction again
+      }
+      return { kind: "wait", ms: blockMs };
+    }
   }
-  const sender = senderOf(ctx, refund);
-  if (!sender) return { kind: "wait", ms: REFUND_BLOCKED_RECHECK_MS, reason: noUAssetSenderReason(refund.chain) };
-  const tx = { txHash: intent.txHash, raw: intent.raw };
-  if (sender.nudge) await sender.nudge(tx, ctx.now().getTime() - Date.parse(intent.preparedAt));
-  else if (status.state === "unknown") await sender.broadcast(tx); // the very same transaction again
-  return { kind: "wait", ms: blockMs };
 }
 
 /**

@@ -11,7 +11,7 @@
  * that reconciliation counts (docs/reconciliation.md). A completed sweep records what the hot wallet received, as the
  * chain reports the transaction, and so the fee it paid.
  */
-import { type Chains, isCounted, TransientChainError } from "../chains/adapter.ts";
+import { type Chains, TransientChainError } from "../chains/adapter.ts";
 import { type AccountChain, chainFamily, NATIVE, type NativeChain, type UtxoChain } from "../chains/catalog.ts";
 import { changeDustLimit } from "../chains/shared/utxo_fee.ts";
 import type { FeeFunction } from "../chains/shared/coin_select.ts";
@@ -46,6 +46,7 @@ import {
   sweepIdOf,
 } from "../kv/treasury.ts";
 import type { PipelineContext } from "./context.ts";
+import { CONSOLIDATION_POLICY, followUp, SWEEP_POLICY } from "./follow_up.ts";
 
 /** Marks looked at per tick and chain; the rest wait for the next tick. */
 export const SWEEPS_PER_TICK = 50;
@@ -163,13 +164,13 @@ async function driveSweep(
 ): Promise<SweepStep> {
   const ours = { raw: sweep.raw, expiry: sweep.expiry, consumes: sweep.consumes };
   const status = await ctx.chains.reader(chain).txStatus(sweep.txHash, ours);
-  if (status.state === "dead") {
-    await sweepDead(ctx.kv, chain, sweep.sweepId, { proof: status.proof, detail: status.detail, at: ctx.now() });
-    ctx.log(`sweep ${chain} ${sweep.sweepId}: dead, ${status.detail}`);
-    return sweep.sweepId === sweepIdOf(due.value) ? await nextAttempt(ctx, due) : "dead";
-  }
-  if (status.state === "included" && isCounted(status, ctx.settings.confirmations(chain))) {
-    if (status.success) {
+  const next = followUp(status, ctx.settings.confirmations(chain), SWEEP_POLICY);
+  switch (next.kind) {
+    case "dead": // proven dead, or failed on chain in a counted block
+      await sweepDead(ctx.kv, chain, sweep.sweepId, { proof: next.proof, detail: next.detail, at: ctx.now() });
+      if (status.state === "dead") ctx.log(`sweep ${chain} ${sweep.sweepId}: dead, ${next.detail}`);
+      return sweep.sweepId === sweepIdOf(due.value) ? await nextAttempt(ctx, due) : "dead";
+    case "final": {
       const delivered = await deliveredBy(ctx, sweep);
       if (delivered === null) {
         // Final a moment ago, in no canonical block now: asked again next tick.
@@ -182,18 +183,17 @@ async function driveSweep(
             `${sweep.from.address}; its fee is recorded as 0`,
         );
       }
-      await completeSweep(ctx.kv, chain, sweep.sweepId, { blockNumber: status.blockNumber, at: ctx.now(), delivered });
+      await completeSweep(ctx.kv, chain, sweep.sweepId, { blockNumber: next.blockNumber, at: ctx.now(), delivered });
       return sweep.sweepId === sweepIdOf(due.value) ? await clearMark(ctx, due, "completed") : "completed";
     }
-    const proof = { kind: "failed" as const, blockNumber: status.blockNumber, reason: status.reason ?? "failed" };
-    await sweepDead(ctx.kv, chain, sweep.sweepId, { proof, detail: `failed on chain: ${proof.reason}`, at: ctx.now() });
-    return sweep.sweepId === sweepIdOf(due.value) ? await nextAttempt(ctx, due) : "dead";
+    case "resend":
+      await ctx.chains.payer(chain).broadcast({ txHash: sweep.txHash, raw: sweep.raw });
+      return "resent";
+    case "failed": // not under SWEEP_POLICY (a failure kills the attempt)
+    case "nudge": // not under SWEEP_POLICY (a pending sweep waits)
+    case "wait":
+      return "waiting";
   }
-  if (status.state === "unknown") {
-    await ctx.chains.payer(chain).broadcast({ txHash: sweep.txHash, raw: sweep.raw });
-    return "resent";
-  }
-  return "waiting";
 }
 
 /**
@@ -323,25 +323,26 @@ export async function driveConsolidation(
     consumes: { kind: "outpoints" as const, outpoints: inputsOf(c), since },
   };
   const status = await chains.reader(c.chain).txStatus(c.txHash, ours);
-  if (status.state === "dead") {
-    await consolidationDead(kv, c, { proof: status.proof, detail: status.detail, at: now });
-    return "dead";
-  }
-  if (status.state === "included" && isCounted(status, required)) {
-    if (status.success) {
-      const txHash = status.txHash ?? c.txHash;
-      await completeConsolidation(kv, c, { txHash, blockNumber: status.blockNumber, at: now });
+  const next = followUp(status, required, CONSOLIDATION_POLICY);
+  switch (next.kind) {
+    case "dead": // proven dead, or failed on chain in a counted block: its coins are released
+      await consolidationDead(kv, c, { proof: next.proof, detail: next.detail, at: now });
+      return "dead";
+    case "final":
+      await completeConsolidation(kv, c, {
+        txHash: next.minedHash ?? c.txHash,
+        blockNumber: next.blockNumber,
+        at: now,
+      });
       return "completed";
-    }
-    const proof = { kind: "failed" as const, blockNumber: status.blockNumber, reason: status.reason ?? "failed" };
-    await consolidationDead(kv, c, { proof, detail: `failed on chain: ${proof.reason}`, at: now });
-    return "dead";
+    case "resend":
+      await chains.payer(c.chain).broadcast({ txHash: c.txHash, raw: c.raw });
+      return "resent";
+    case "failed": // not under CONSOLIDATION_POLICY (a failure kills the attempt)
+    case "nudge": // not under CONSOLIDATION_POLICY (a pending consolidation waits)
+    case "wait":
+      return "waiting";
   }
-  if (status.state === "unknown") {
-    await chains.payer(c.chain).broadcast({ txHash: c.txHash, raw: c.raw });
-    return "resent";
-  }
-  return "waiting";
 }
 
 export interface ConsolidateOptions {

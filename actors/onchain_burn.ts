@@ -8,7 +8,7 @@
  * one uAsset and broadcasts it. A crash anywhere loses nothing: before the recording commit nothing was sent, and
  * after it the batch is followed from its record (the same bytes re-sent). An idle chain costs reads and no commit.
  */
-import { isCounted, type PreparedTx, TransientChainError, type UAssetSender } from "../chains/adapter.ts";
+import { type PreparedTx, TransientChainError, type UAssetSender } from "../chains/adapter.ts";
 import type { EvmChain, UAsset } from "../chains/catalog.ts";
 import { TransferAddressUnfundedError, UAssetBalanceShortError } from "../chains/uasset_errors.ts";
 import { raiseAlert } from "../kv/alerts.ts";
@@ -27,7 +27,9 @@ import {
 } from "../kv/onchain_burns.ts";
 import { getOrder } from "../kv/orders.ts";
 import { newOrderId } from "../model/order.ts";
-import { InvalidRecordError } from "../model/sent_tx.ts";
+import { InvalidRecordError, sentTxIn } from "../model/sent_tx.ts";
+import { BURN_POLICY } from "./follow_up.ts";
+import { followSentTx } from "./sent_tx.ts";
 import { acquireLease } from "../kv/pipeline.ts";
 import type { PipelineContext } from "./context.ts";
 
@@ -252,6 +254,7 @@ async function send(ctx: PipelineContext, sender: UAssetSender, tx: PreparedTx, 
   }
 }
 
+/** The open batch: its dead attempt replaced by a new one, or its live attempt followed by the one driver. */
 async function driveBatch(
   ctx: PipelineContext,
   sender: UAssetSender,
@@ -260,7 +263,7 @@ async function driveBatch(
   const batch = entry.value;
   const { chain } = batch;
   const attempt = batch.attempts[batch.attempts.length - 1];
-  if (attempt.dead) {
+  if (attempt.proof) {
     const tx = await prepare(ctx, sender, batch);
     if (typeof tx === "string") return "short";
     if (!(await recordBurnAttempt(ctx.kv, entry, tx, ctx.now()))) return "conflict";
@@ -268,49 +271,30 @@ async function driveBatch(
     await send(ctx, sender, tx, batch.id);
     return "resigned";
   }
-  const ours = { raw: attempt.raw, expiry: attempt.expiry, consumes: attempt.consumes };
-  const status = await ctx.chains.reader(chain).txStatus(attempt.txHash, ours);
-  const required = ctx.settings.confirmations(chain);
-  if (status.state === "dead") return await attemptDead(ctx, entry, status.proof, status.detail);
-  if (status.state === "included" && isCounted(status, required)) {
-    if (status.success) {
-      const txHash = status.txHash ?? attempt.txHash;
-      if (!(await markBurned(ctx.kv, entry, { txHash, blockNumber: status.blockNumber, at: ctx.now() }))) {
-        return "conflict";
-      }
-      ctx.log(`burn ${chain}: batch ${batch.id} burned ${batch.totalWei} wei of ${batch.asset} in ${txHash}`);
+  const followed = await followSentTx(
+    { kv: ctx.kv, chains: ctx.chains, now: ctx.now(), log: (m) => ctx.log(m) },
+    sentTxIn(attempt),
+    {
+      required: ctx.settings.confirmations(chain),
+      policy: BURN_POLICY,
+      sender,
+      label: `burn batch ${batch.id}`,
+      afterDeath: "a new attempt of the batch is signed",
+    },
+  );
+  switch (followed.kind) {
+    case "final": {
+      const final = { txHash: followed.txHash, blockNumber: followed.blockNumber, at: ctx.now() };
+      if (!(await markBurned(ctx.kv, entry, final, followed.effects))) return "conflict";
+      ctx.log(`burn ${chain}: batch ${batch.id} burned ${batch.totalWei} wei of ${batch.asset} in ${final.txHash}`);
       return "burned";
     }
-    // Reverted, and its block final: the same bytes can never run again.
-    const proof = { kind: "failed" as const, blockNumber: status.blockNumber, reason: status.reason ?? "failed" };
-    return await attemptDead(ctx, entry, proof, `failed on chain: ${proof.reason}`);
+    case "dead": {
+      const dead = { proof: followed.proof, detail: followed.detail, at: ctx.now() };
+      return (await markBurnAttemptDead(ctx.kv, entry, dead, followed.effects)) ? "dead" : "conflict";
+    }
+    case "failed": // not under BURN_POLICY (a failure kills the attempt: a new one is signed)
+    case "waiting": // pending or not yet final: sent again or nudged
+      return "waiting";
   }
-  if (status.state === "included") return "waiting"; // not deep or final yet
-  const tx = { txHash: attempt.txHash, raw: attempt.raw };
-  // Pending, or unknown to the node (never sent after a crash, or dropped): the same bytes again, or re-priced.
-  if (sender.nudge) await sender.nudge(tx, ctx.now().getTime() - Date.parse(attempt.preparedAt));
-  else if (status.state === "unknown") await sender.broadcast(tx);
-  return "waiting";
-}
-
-async function attemptDead(
-  ctx: PipelineContext,
-  entry: Deno.KvEntry<BurnBatch>,
-  proof: Parameters<typeof markBurnAttemptDead>[2]["proof"],
-  detail: string,
-): Promise<BurnStep> {
-  const batch = entry.value;
-  const attempt = batch.attempts[batch.attempts.length - 1];
-  if (!(await markBurnAttemptDead(ctx.kv, entry, { proof, detail, at: ctx.now() }))) return "conflict";
-  ctx.log(`burn ${batch.chain}: batch ${batch.id} attempt ${attempt.txHash} is dead (${proof.kind}): ${detail}`);
-  if (proof.kind === "conflict" && proof.consumed.kind === "nonce") {
-    await raiseAlert(ctx.kv, {
-      kind: "nonce_used_elsewhere",
-      subject: attempt.txHash,
-      chain: batch.chain,
-      message: `burn batch ${batch.id}: ${detail}; a new attempt of the batch is signed`,
-      now: ctx.now(),
-    });
-  }
-  return "dead";
 }

@@ -14,6 +14,9 @@ import { addOrderUpdate, getOrder } from "../kv/orders.ts";
 import { type Order } from "../model/order.ts";
 import { addReschedule, dueAtKey, orderHoldKey } from "../kv/pipeline.ts";
 import { deadDecision } from "./order_actor.ts";
+import { lookAtSentTx } from "./sent_tx.ts";
+import { ORDER_POLICY } from "./follow_up.ts";
+import { addSentTxEffects } from "../kv/sent_tx_effects.ts";
 import { WAKE, type WakeMessage } from "./wake.ts";
 import { intentOf, isTerminal, type OrderEvent, transition } from "./transition.ts";
 
@@ -74,10 +77,11 @@ export async function settleStuckOrder(
     if (!isStuckOnTransaction(order) || !intent) {
       return { ok: false, error: `order ${orderId} is ${order.status}: it waits on no recorded transaction` };
     }
-    const ours = intent.raw ? { raw: intent.raw, expiry: intent.expiry, consumes: intent.consumes } : undefined;
-    const status = await chains.reader(intent.chain).txStatus(intent.txHash, ours);
-    if (status.state !== "dead" || status.proof.kind === "failed") {
-      const why = status.state === "dead"
+    // Looked at, never sent: the one rule under the order policy, as the order actor would apply it (actors/sent_tx.ts).
+    // Required confirmations do not matter here: only a proof of death lets the operator act.
+    const { status, next: followed } = await lookAtSentTx(chains, intent, 1, ORDER_POLICY);
+    if (followed.kind !== "dead") {
+      const why = followed.kind === "failed"
         ? "it failed on chain; the pipeline fails the order, which can then be retried"
         : `the chain says it is ${status.state}, so it may still land`;
       return {
@@ -87,7 +91,7 @@ export async function settleStuckOrder(
       };
     }
     // The same decision as the order actor's: `txDead`, releasing what the transaction held.
-    const dead = deadDecision(intent, status.proof, status.detail);
+    const dead = deadDecision(intent, followed.proof, followed.detail);
     const events: OrderEvent[] = [dead.event];
     if (action === "cancel") events.push({ type: "cancel", reason: "cancelled by operator" });
     let next = order;
@@ -97,7 +101,7 @@ export async function settleStuckOrder(
       next = result.order;
     }
     const effects = (atomic: Deno.AtomicOperation) => {
-      dead.effects?.(atomic);
+      addSentTxEffects(atomic, dead.effects);
       audit?.(atomic, order, next);
     };
     if (await commitOperatorUpdate(kv, entry, due, next, now, effects)) return { ok: true, order: next };

@@ -7,9 +7,11 @@
  * wasted read at most: the loser's commit fails its check and nothing it prepared was ever sent.
  */
 import {
+  type ChainSender,
   type DeathProof,
   isCounted,
   type MintRequest,
+  type ObservedTransfer,
   type PreparedTx,
   TransientChainError,
 } from "../chains/adapter.ts";
@@ -28,27 +30,30 @@ import {
   type InvalidOrderError,
   type MintOrder,
   type Order,
-  preparedIntent,
   type SourceTransfer,
   withDetails,
 } from "../model/order.ts";
+import { sentTxOf } from "../model/sent_tx.ts";
+import { deadEffects, type SentTxEffect } from "../model/sent_tx_effects.ts";
 import { addReschedule, dueAtKey, type OrderHold, orderHoldKey } from "../kv/pipeline.ts";
 import { getControls, getDayUsage, pausedOrderKey, usageKey, utcDay } from "../kv/controls.ts";
 import { controlDecision, usageNeeded } from "./controls.ts";
 import { addAlert, raiseAlert, readAlert } from "../kv/alerts.ts";
-import { addReleases, addReservations } from "../kv/chain_state.ts";
-import { releaseHotWalletHold } from "../kv/hot_wallet.ts";
+import { addReservations } from "../kv/chain_state.ts";
+import { addSentTxEffects } from "../kv/sent_tx_effects.ts";
 import { getUserWallet } from "../kv/user_wallets.ts";
 import { type PayoutObservation, payoutObservationKey } from "../kv/treasury.ts";
 import { destinationAddressError } from "../chains/addresses.ts";
 import type { PipelineContext } from "./context.ts";
-import { addTransferRecord, burnRecordOf } from "./watcher.ts";
+import { addTransferRecord, burnRecordOf, type TransferRecord } from "./watcher.ts";
 import { addSweepDueOf } from "./sweeper.ts";
 import { prepareFundedPayout } from "./payout_funding.ts";
 import { addBurnDueOf } from "../kv/onchain_burns.ts";
 import type { OrderErrorKind } from "../messages.ts";
-import { conflictSpentEffect, depositCoinEffect, payoutFinalEffect } from "./treasury_steps.ts";
+import { depositCoinEffect } from "./treasury_steps.ts";
 import { type Intent, intentOf, isTerminal, type OrderEvent, transition } from "./transition.ts";
+import { ORDER_POLICY } from "./follow_up.ts";
+import { followSentTx } from "./sent_tx.ts";
 import { redactUrls } from "../chains/shared/redact.ts";
 import { WAKE, type WakeMessage } from "./wake.ts";
 
@@ -60,8 +65,8 @@ export type Decision =
     event: OrderEvent;
     /** A second event applied right after the first, in the same commit. */
     then?: OrderEvent;
-    /** More writes for the same commit (records the order's step creates). */
-    effects?: (atomic: Deno.AtomicOperation) => void;
+    /** More writes for the same commit, as data (records the order's step creates, coins it spends or frees). */
+    effects?: OrderEffect[];
     broadcast?: PreparedTx;
     chain?: Intent["chain"];
     /** Kept on the order the event makes (a failure's record of why it waited), instead of being cleared. */
@@ -73,8 +78,32 @@ export type Decision =
     ms: number;
     heldReason?: string;
     /** Writes for the waiting commit (what was seen of a recorded payout). */
-    effects?: (atomic: Deno.AtomicOperation) => void;
+    effects?: OrderEffect[];
   };
+
+/**
+ * A write an order's step adds to its commit, as data: a sent transaction's settling (model/sent_tx_effects.ts), what
+ * was seen of a recorded UTXO payout, or the record of a burn's source transfer re-read after a reorg.
+ */
+export type OrderEffect =
+  | SentTxEffect
+  | { kind: "observePayout"; orderId: string; seen: PayoutObservation }
+  | {
+    kind: "recordTransfer";
+    chain: ChainSymbol;
+    transfer: ObservedTransfer;
+    record: TransferRecord;
+    revision: number;
+  };
+
+/** The one place an order step's effects become operations of its commit. */
+function addOrderEffects(ctx: PipelineContext, atomic: Deno.AtomicOperation, effects: readonly OrderEffect[]): void {
+  for (const e of effects) {
+    if (e.kind === "observePayout") atomic.set(payoutObservationKey(e.orderId), e.seen);
+    else if (e.kind === "recordTransfer") addTransferRecord(ctx, atomic, e.chain, e.transfer, e.record, e.revision);
+    else addSentTxEffects(atomic, [e]);
+  }
+}
 
 export type StepOutcome = "moved" | "waiting" | "done" | "conflict" | "missing";
 
@@ -116,7 +145,14 @@ export async function stepOrder(ctx: PipelineContext, orderId: string): Promise<
       ? withDetails(waiting, { heldReason: reason })
       : waiting;
     if (held !== waiting) ctx.log(`order ${orderId}: held, ${reason}`);
-    const ok = await commitWait(ctx, entry, due, decision.ms, held, decision.effects);
+    const ok = await commitWait(
+      ctx,
+      entry,
+      due,
+      decision.ms,
+      held,
+      (a) => addOrderEffects(ctx, a, decision.effects ?? []),
+    );
     return ok ? "waiting" : "conflict";
   }
   const now = ctx.now();
@@ -142,15 +178,11 @@ export async function stepOrder(ctx: PipelineContext, orderId: string): Promise<
   addOrderUpdate(atomic, entry, next);
   addReschedule(atomic, orderId, due, nextAt);
   if (decision.broadcast) addReservations(atomic, decision.broadcast);
-  decision.effects?.(atomic);
+  addOrderEffects(ctx, atomic, decision.effects ?? []);
   if (next.status === "completed" && order.status !== "completed") addSweepDueOf(atomic, next);
   if (next.status === "completed" && order.status !== "completed") addBurnDueOf(atomic, next, now);
-  if (order.status === "burning" && next.status !== "burning") {
-    atomic.delete(payoutObservationKey(order.id));
-    // Final or failed: its payout no longer holds hot-wallet funds (dead: `deadDecision` releases it).
-    const sent = intentOf(order);
-    if (sent && next.status !== "processing") releaseHotWalletHold(atomic, sent.chain, sent.txHash);
-  }
+  // Settled (final, failed or dead: its hot-wallet hold went with the driver's effects): nothing left to observe.
+  if (order.status === "burning" && next.status !== "burning") atomic.delete(payoutObservationKey(order.id));
   if (nextAt !== null) atomic.enqueue({ kind: WAKE, orderId } satisfies WakeMessage, { delay: nextAt - now.getTime() });
   if (!(await atomic.commit()).ok) return "conflict";
   if (decision.broadcast) {
@@ -198,7 +230,7 @@ async function decidePending(ctx: PipelineContext, order: Order): Promise<Decisi
     }
     // A UTXO deposit's output enters the treasury in the commit that confirms it.
     const coin = order.type === "mint" ? await depositCoinEffect(ctx, order, status.blockNumber) : null;
-    return { kind: "event", event: { type: "confirmed" }, ...(coin ? { effects: coin } : {}) };
+    return { kind: "event", event: { type: "confirmed" }, ...(coin ? { effects: [coin] } : {}) };
   }
   // The watcher recorded it from a block: not in one now means a reorg took it out of the canonical chain. It never
   // counts unless a block includes it again; the order says so while it waits, and when it times out.
@@ -285,11 +317,9 @@ async function sourceChange(
     kind: "event",
     event: { type: "confirmed" },
     then: { type: "rejected", kind: "source_changed", details: { sourceChange: change } },
-    effects: (atomic) => {
-      if (current && record && record.kind !== "dust") {
-        addTransferRecord(ctx, atomic, source.chain, current, record, revision);
-      }
-    },
+    effects: current && record && record.kind !== "dust"
+      ? [{ kind: "recordTransfer", chain: source.chain, transfer: current, record, revision }]
+      : [],
   };
 }
 
@@ -354,49 +384,47 @@ function recordIntent(
   prepared: PreparedTx,
   extra?: { nativeAmount: string; remainderWei: string },
 ): Decision {
-  const intent = preparedIntent(chain, prepared, ctx.now());
+  const intent = sentTxOf(chain, prepared, ctx.now());
   return { kind: "event", event: { type: "intentRecorded", intent, extra }, broadcast: prepared, chain };
 }
 
+/** What the order does once a recorded transaction of its own is dead (said in the nonce alert). */
+const ORDER_AFTER_DEATH = "the order goes back to processing to sign a new transaction";
+
+/** The sender of an order's outgoing transaction: the minter for a mint, the payer for a payout. */
+function senderFor(ctx: PipelineContext, chain: Intent["chain"]): ChainSender {
+  return isEvmChain(chain) ? ctx.chains.minter(chain) : ctx.chains.payer(chain);
+}
+
+/** The recorded transaction, followed by the one driver (actors/sent_tx.ts) under the order policy. */
 async function decideSent(ctx: PipelineContext, order: Order): Promise<Decision> {
   const intent = intentOf(order)!;
-  // The recorded transaction (bytes, expiry, what it consumes) lets the reader prove it dead.
-  const ours = intent.raw ? { raw: intent.raw, expiry: intent.expiry, consumes: intent.consumes } : undefined;
-  const status = await ctx.chains.reader(intent.chain).txStatus(intent.txHash, ours);
-  const blockMs = ctx.settings.blockMs(intent.chain);
-  if (status.state === "dead") {
-    // Failed on chain, final: the same outcome as a final failed inclusion.
-    if (status.proof.kind === "failed") return await decideFailed(ctx, order, intent);
-    return await decideDead(ctx, order, intent, status.proof, status.detail);
-  }
-  if (status.state === "included" && status.success) {
-    const required = ctx.settings.confirmations(intent.chain);
-    if (isCounted(status, required)) {
-      // A fee-bumped replacement (same nonce) may be the one that was mined: record the hash that is on chain.
-      const txHash = status.txHash ?? intent.txHash;
+  const followed = await followSentTx(deps(ctx), intent, {
+    required: ctx.settings.confirmations(intent.chain),
+    policy: ORDER_POLICY,
+    sender: senderFor(ctx, intent.chain),
+    label: `order ${order.id}`,
+    afterDeath: ORDER_AFTER_DEATH,
+  });
+  switch (followed.kind) {
+    case "final":
       // A final UTXO payout spends its coins and returns its change to the treasury in the completing commit.
-      const coins = payoutFinalEffect(intent, txHash, status.blockNumber);
-      return { kind: "event", event: { type: "txConfirmed", txHash }, ...(coins ? { effects: coins } : {}) };
+      return { kind: "event", event: { type: "txConfirmed", txHash: followed.txHash }, effects: followed.effects };
+    case "failed":
+      return await decideFailed(ctx, order, intent, followed.effects);
+    case "dead":
+      return deadDecision(intent, followed.proof, followed.detail);
+    case "waiting": {
+      const s = followed.status;
+      const ms = followed.blocks * ctx.settings.blockMs(intent.chain);
+      const confirmations = s.state === "included" && s.success ? s.confirmations : undefined;
+      return { kind: "wait", ms, ...observed(order, intent, ctx.now(), s.state, confirmations) };
     }
-    const ms = Math.max(1, required - status.confirmations) * blockMs;
-    return { kind: "wait", ms, ...observed(order, intent, ctx.now(), status.state, status.confirmations) };
   }
-  if (status.state === "included") {
-    // A revert is final only once its block is: a reorg could still re-mine the same bytes with another outcome.
-    if (status.final === false) return { kind: "wait", ms: blockMs };
-    return await decideFailed(ctx, order, intent);
-  }
-  if (intent.raw === "") return { kind: "wait", ms: blockMs }; // an adopted on-chain mint: nothing of ours to send
-  const sender = isEvmChain(intent.chain) ? ctx.chains.minter(intent.chain) : ctx.chains.payer(intent.chain);
-  const tx = { txHash: intent.txHash, raw: intent.raw };
-  if (sender.nudge) {
-    // Pending, or unknown to the node: never sent (a crash after recording), or dropped, e.g. because the network's
-    // fee rose above it. The sender re-sends its latest version, or a re-priced one where the fee rules allow.
-    await sender.nudge(tx, ctx.now().getTime() - Date.parse(intent.preparedAt));
-  } else if (status.state === "unknown") {
-    await sendPrepared(ctx, intent.chain, tx); // the very same transaction again
-  }
-  return { kind: "wait", ms: blockMs, ...observed(order, intent, ctx.now(), status.state) };
+}
+
+function deps(ctx: PipelineContext) {
+  return { kv: ctx.kv, chains: ctx.chains, now: ctx.now(), log: (m: string) => ctx.log(m) };
 }
 
 /**
@@ -409,19 +437,20 @@ function observed(
   now: Date,
   state: PayoutObservation["state"],
   confirmations?: number,
-): { effects?: (atomic: Deno.AtomicOperation) => void } {
+): { effects?: OrderEffect[] } {
   if (order.type !== "burn" || chainFamily(intent.chain).family !== "utxo") return {};
-  return {
-    effects: (atomic) => {
-      const seen: PayoutObservation = { state, at: now.toISOString() };
-      if (confirmations !== undefined) seen.confirmations = confirmations;
-      atomic.set(payoutObservationKey(order.id), seen);
-    },
-  };
+  const seen: PayoutObservation = { state, at: now.toISOString() };
+  if (confirmations !== undefined) seen.confirmations = confirmations;
+  return { effects: [{ kind: "observePayout", orderId: order.id, seen }] };
 }
 
 /** The recorded transaction failed on chain, finally: the order fails (an operator may retry it). */
-async function decideFailed(ctx: PipelineContext, order: Order, intent: Intent): Promise<Decision> {
+async function decideFailed(
+  ctx: PipelineContext,
+  order: Order,
+  intent: Intent,
+  released: SentTxEffect[],
+): Promise<Decision> {
   if (order.type === "mint" && isEvmChain(intent.chain)) {
     // A reverted mint whose deposit id is minted anyway (an earlier transaction landed): that one is the mint.
     const minter = ctx.chains.minter(intent.chain);
@@ -431,52 +460,24 @@ async function decideFailed(ctx: PipelineContext, order: Order, intent: Intent):
     // reason on the order, until the admin lifts it; then the dead attempt fails as any other, and may be retried.
     const refusal = await minter.adminRefusal?.(mintRequestOf(order));
     if (refusal) throw new TransientChainError(`${refusal} (attempt ${intent.txHash} reverted)`);
-    return { kind: "event", event: { type: "txFailed", kind: "minting_error" } };
+    return { kind: "event", event: { type: "txFailed", kind: "minting_error" }, effects: released };
   }
   // A failed transaction spent no coins (UTXO chains never include one; the sim's failure fault can): free them.
-  return {
-    kind: "event",
-    event: { type: "txFailed", kind: "payout_failed" },
-    effects: (atomic) => addReleases(atomic, intent.chain, intent.consumes),
-  };
+  return { kind: "event", event: { type: "txFailed", kind: "payout_failed" }, effects: released };
 }
 
 /**
  * The recorded transaction can never be mined: the order goes back to processing with the proof kept, and what the
- * transaction held (its coins) is released in that same commit, and coins another final transaction spent leave the
- * treasury; the next step signs a new one. Someone else using
- * our nonce is an operator's concern (a leaked or shared key); an expiry is the network's weather, only logged.
+ * transaction held (its coins, its hot-wallet hold) is released in that same commit, and coins another final
+ * transaction spent leave the treasury; the next step signs a new one. Also the operator's decision once the chain
+ * proves a stuck transaction dead (actors/operator.ts).
  */
-export function deadDecision(intent: Intent, proof: DeathProof, detail: string): Decision & { kind: "event" } {
-  return {
-    kind: "event",
-    event: { type: "txDead", proof, detail },
-    effects: (atomic) => {
-      addReleases(atomic, intent.chain, intent.consumes);
-      releaseHotWalletHold(atomic, intent.chain, intent.txHash); // an operator's proof of death too
-      conflictSpentEffect(intent, proof)?.(atomic);
-    },
-  };
-}
-
-async function decideDead(
-  ctx: PipelineContext,
-  order: Order,
+export function deadDecision(
   intent: Intent,
   proof: DeathProof,
   detail: string,
-): Promise<Decision> {
-  if (proof.kind === "conflict" && proof.consumed.kind === "nonce") {
-    await raiseAlert(ctx.kv, {
-      kind: "nonce_used_elsewhere",
-      subject: intent.txHash,
-      chain: intent.chain,
-      message: `order ${order.id}: ${detail}; the order goes back to processing to sign a new transaction`,
-      now: ctx.now(),
-    });
-  }
-  ctx.log(`order ${order.id}: transaction ${intent.txHash} is dead (${proof.kind}): ${detail}`);
-  return deadDecision(intent, proof, detail);
+): Decision & { kind: "event"; effects: SentTxEffect[] } {
+  return { kind: "event", event: { type: "txDead", proof, detail }, effects: deadEffects(intent, proof) };
 }
 
 /** An order waiting on a pause looks again this often; a resume makes it due at once. */

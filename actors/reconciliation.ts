@@ -579,8 +579,9 @@ export async function gatherFacts(opts: GatherOptions): Promise<ReconcileInput> 
     else invalid.push(parsed.error.message);
   }
   const [stillHeld, dust, refunds] = await Promise.all([listHeld(kv), listDust(kv), listRefunds(kv)]);
-  // Refunds of held records (kv/refunds.ts): what they took off the books, and what they sent back.
-  const refunded = refundBooks(refunds);
+  // Refunds of held records (kv/refunds.ts): what they took off the books, and what they sent back. One failing its
+  // schema is in no total: named like an invalid order, and the report is not ok.
+  const refunded = refundBooks(refunds.refunds);
   const held = [...stillHeld, ...refunded.held];
   const burnTransferOnChain = new Map<string, Read<boolean>>();
   for (const o of orders) {
@@ -609,7 +610,7 @@ export async function gatherFacts(opts: GatherOptions): Promise<ReconcileInput> 
     controlled,
     leftTransfer: leftTransfer(burns.totals, refunded.left),
     // A burn batch failing its schema is in no total: the report says so and is not ok, like an invalid order.
-    invalidOrders: [...invalid, ...burns.invalid.map((e) => e.message)],
+    invalidOrders: [...invalid, ...burns.invalid.map((e) => e.message), ...refunds.invalid.map((e) => e.message)],
   };
 }
 

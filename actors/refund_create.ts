@@ -31,7 +31,7 @@ import {
   type OrderHold,
   orderHoldKey,
 } from "../kv/pipeline.ts";
-import { type Refund, refundDueKey, refundKey } from "../kv/refunds.ts";
+import { type Refund, refundDueKey, refundKey, validRefund } from "../kv/refunds.ts";
 import { transition } from "./transition.ts";
 
 /** A refusal: nothing was changed (actors/ops/refunds.ts maps it onto OpError). */
@@ -310,7 +310,7 @@ export async function createRefund(
       attempts: [],
       updatedAt: at,
     };
-    atomic.check({ key: refundKey(id), versionstamp: null }).set(refundKey(id), refund);
+    atomic.check({ key: refundKey(id), versionstamp: null }).set(refundKey(id), validRefund(refund));
     atomic.set(refundDueKey(id), input.now.getTime());
     const audit = appendAudit(atomic, {
       by: input.by,

@@ -10,16 +10,25 @@
 import { type Chains, isCounted, type PreparedTx, TransientChainError } from "../chains/adapter.ts";
 import { isEvmChain, type NativeChain, type UAsset } from "../chains/catalog.ts";
 import { raiseAlert } from "../kv/alerts.ts";
-import { addReleases, addReservations } from "../kv/chain_state.ts";
-import { releaseHotWalletHold } from "../kv/hot_wallet.ts";
-import { type DeadIntent, type Intent, preparedIntent } from "../model/order.ts";
-import { getRefund, isFinalRefund, listDueRefunds, type Refund, refundDueKey, refundKey } from "../kv/refunds.ts";
+import { addReservations } from "../kv/chain_state.ts";
+import { addSentTxEffects } from "../kv/sent_tx_effects.ts";
+import type { Intent } from "../model/order.ts";
+import { deadSentTx, InvalidRecordError, sentTxOf } from "../model/sent_tx.ts";
+import type { SentTxEffect } from "../model/sent_tx_effects.ts";
+import {
+  getRefund,
+  isFinalRefund,
+  listDueRefunds,
+  type Refund,
+  refundDueKey,
+  refundKey,
+  validRefund,
+} from "../kv/refunds.ts";
 import { acquireLease } from "../kv/pipeline.ts";
 import type { RecordedSource } from "./refund_create.ts";
 import type { PipelineContext, PipelineSettings } from "./context.ts";
-import { deadDecision } from "./order_actor.ts";
-import { payoutFinalEffect } from "./treasury_steps.ts";
-import { followUp, REFUND_POLICY } from "./follow_up.ts";
+import { REFUND_POLICY } from "./follow_up.ts";
+import { followSentTx } from "./sent_tx.ts";
 import { prepareFundedPayout } from "./payout_funding.ts";
 
 export type RefundStepOutcome = "moved" | "waiting" | "done" | "conflict" | "missing";
@@ -33,21 +42,23 @@ export function noUAssetSenderReason(chain: string): string {
     "(its key is not ours, or the chain's sender is not built); the refund waits";
 }
 
-type Effect = (atomic: Deno.AtomicOperation) => void;
-
 type Step =
   | { kind: "wait"; ms: number; reason?: string; alert?: "refund_waiting" }
   | { kind: "record"; prepared: PreparedTx; intent: Intent }
-  | { kind: "update"; refund: Refund; effects?: Effect; nextMs: number | null; alert?: "refund_failed" };
+  | { kind: "update"; refund: Refund; effects?: SentTxEffect[]; nextMs: number | null; alert?: "refund_failed" };
 
 /**
  * One step of refund `id`. Returns what happened; a lost race ("conflict") changed nothing and sent nothing.
  */
 export async function stepRefund(ctx: PipelineContext, id: string): Promise<RefundStepOutcome> {
-  const [entry, due] = await Promise.all([
-    getRefund(ctx.kv, id),
-    ctx.kv.get<number>(refundDueKey(id), { consistency: "strong" }),
-  ]);
+  const due = await ctx.kv.get<number>(refundDueKey(id), { consistency: "strong" });
+  let entry: Deno.KvEntryMaybe<Refund>;
+  try {
+    entry = await getRefund(ctx.kv, id);
+  } catch (err) {
+    if (!(err instanceof InvalidRecordError)) throw err;
+    return await holdInvalidRefund(ctx, id, due, err);
+  }
   if (entry.value === null) return "missing";
   const refund = entry.value;
   if (isFinalRefund(refund)) {
@@ -72,7 +83,7 @@ export async function stepRefund(ctx: PipelineContext, id: string): Promise<Refu
       const next: Refund = { ...refund, updatedAt: at };
       if (reason) next.waitingReason = reason;
       else delete next.waitingReason;
-      atomic.set(refundKey(id), next);
+      atomic.set(refundKey(id), validRefund(next));
     }
     atomic.set(refundDueKey(id), now.getTime() + step.ms);
     if (!(await atomic.commit()).ok) return "conflict";
@@ -91,7 +102,7 @@ export async function stepRefund(ctx: PipelineContext, id: string): Promise<Refu
     const next: Refund = { ...refund, status: "sending", intent: step.intent, updatedAt: at };
     delete next.waitingReason;
     ctx.faultPoint?.("after-sign");
-    atomic.set(refundKey(id), next);
+    atomic.set(refundKey(id), validRefund(next));
     addReservations(atomic, step.prepared);
     atomic.set(refundDueKey(id), now.getTime() + ctx.settings.blockMs(refund.chain));
     if (!(await atomic.commit()).ok) return "conflict";
@@ -105,10 +116,10 @@ export async function stepRefund(ctx: PipelineContext, id: string): Promise<Refu
     }
     return "moved";
   }
-  atomic.set(refundKey(id), { ...step.refund, updatedAt: at });
+  atomic.set(refundKey(id), validRefund({ ...step.refund, updatedAt: at }));
   if (step.nextMs === null) atomic.delete(refundDueKey(id));
   else atomic.set(refundDueKey(id), now.getTime() + step.nextMs);
-  step.effects?.(atomic);
+  addSentTxEffects(atomic, step.effects ?? []);
   if (!(await atomic.commit()).ok) return "conflict";
   if (step.alert) {
     await raiseAlert(ctx.kv, {
@@ -121,6 +132,36 @@ export async function stepRefund(ctx: PipelineContext, id: string): Promise<Refu
     });
   }
   return "moved";
+}
+
+/** Rechecked this rarely: only an operator can repair a stored refund that fails its schema. */
+export const INVALID_REFUND_RECHECK_MS = 10 * 60_000;
+
+/**
+ * A stored refund failing its schema is not stepped on a guess (like an invalid order, actors/order_actor.ts
+ * `holdInvalid`): untouched, only its schedule moves, each look logged and counted on one `invalid_record` alert that
+ * names the key and the bad fields, until an operator repairs it.
+ */
+async function holdInvalidRefund(
+  ctx: PipelineContext,
+  id: string,
+  due: Deno.KvEntryMaybe<number>,
+  invalid: InvalidRecordError,
+): Promise<RefundStepOutcome> {
+  const now = ctx.now();
+  if (due.value !== null && due.value > now.getTime()) return "waiting";
+  const moved = await ctx.kv.atomic().check(due).set(refundDueKey(id), now.getTime() + INVALID_REFUND_RECHECK_MS)
+    .commit();
+  if (!moved.ok) return "conflict";
+  ctx.log(`refund ${id}: not stepped: ${invalid.message}`);
+  await raiseAlert(ctx.kv, {
+    kind: "invalid_record",
+    subject: invalid.subject,
+    chain: null,
+    message: `${invalid.message}; the refund waits untouched until the stored record is repaired`,
+    now,
+  });
+  return "waiting";
 }
 
 function senderOf(ctx: PipelineContext, refund: Refund) {
@@ -145,7 +186,7 @@ async function decide(ctx: PipelineContext, refund: Refund): Promise<Step> {
 }
 
 function recorded(ctx: PipelineContext, refund: Refund, prepared: PreparedTx): Step {
-  return { kind: "record", prepared, intent: preparedIntent(refund.chain, prepared, ctx.now()) };
+  return { kind: "record", prepared, intent: sentTxOf(refund.chain, prepared, ctx.now()) };
 }
 
 /** A native refund, funded exactly as a burn's payout: treasury coins (UTXO) or the hot wallet after its holds. */
@@ -185,61 +226,48 @@ async function prepareUAsset(ctx: PipelineContext, refund: Refund): Promise<Step
   return recorded(ctx, refund, prepared);
 }
 
-/** The recorded transaction: final, failed, dead (re-sign), or not yet mined (the same bytes again). */
+/**
+ * The recorded transaction, followed by the one driver (actors/sent_tx.ts) under the refund policy: final, failed,
+ * dead (re-sign), or not yet mined (the same bytes again, or nudged).
+ */
 async function decideSent(ctx: PipelineContext, refund: Refund): Promise<Step> {
   const intent = refund.intent!;
-  const ours = intent.raw ? { raw: intent.raw, expiry: intent.expiry, consumes: intent.consumes } : undefined;
-  const status = await ctx.chains.reader(intent.chain).txStatus(intent.txHash, ours);
   const blockMs = ctx.settings.blockMs(intent.chain);
-  const next = followUp(status, ctx.settings.confirmations(intent.chain), REFUND_POLICY);
-  switch (next.kind) {
+  const followed = await followSentTx(
+    { kv: ctx.kv, chains: ctx.chains, now: ctx.now(), log: (m) => ctx.log(m) },
+    intent,
+    {
+      required: ctx.settings.confirmations(intent.chain),
+      policy: REFUND_POLICY,
+      sender: senderOf(ctx, refund),
+      label: `refund ${refund.id}`,
+      afterDeath: "the refund signs a new transaction",
+    },
+  );
+  switch (followed.kind) {
     case "dead": {
-      const dead: DeadIntent = { ...intent, proof: next.proof, detail: next.detail, deadAt: ctx.now().toISOString() };
-      ctx.log(`refund ${refund.id}: transaction ${intent.txHash} is dead (${next.proof.kind}): ${next.detail}`);
+      const dead = deadSentTx(intent, { proof: followed.proof, detail: followed.detail, at: ctx.now() });
       const pending: Refund = { ...refund, status: "pending", attempts: [...refund.attempts, dead] };
       delete pending.intent;
       // The same releases as a dead payout's: its coins, its hot-wallet hold; coins a conflicting spend took leave.
-      return {
-        kind: "update",
-        refund: pending,
-        effects: deadDecision(intent, next.proof, next.detail).effects,
-        nextMs: 0,
-      };
+      return { kind: "update", refund: pending, effects: followed.effects, nextMs: 0 };
     }
     case "failed": {
       const failed: Refund = { ...refund, status: "failed", failedIntent: intent };
       delete failed.intent;
-      const effects: Effect = (atomic) => {
-        addReleases(atomic, intent.chain, intent.consumes);
-        releaseHotWalletHold(atomic, intent.chain, intent.txHash);
-      };
-      return { kind: "update", refund: failed, effects, nextMs: null, alert: "refund_failed" };
+      return { kind: "update", refund: failed, effects: followed.effects, nextMs: null, alert: "refund_failed" };
     }
     case "final": {
-      const txHash = next.minedHash ?? intent.txHash;
-      const final = payoutFinalEffect(intent, txHash, next.blockNumber);
-      const completed: Refund = { ...refund, status: "completed", transactionHash: txHash };
+      const completed: Refund = { ...refund, status: "completed", transactionHash: followed.txHash };
       delete completed.waitingReason;
-      const effects: Effect = (atomic) => {
-        final?.(atomic);
-        releaseHotWalletHold(atomic, intent.chain, intent.txHash);
-      };
-      return { kind: "update", refund: completed, effects, nextMs: null };
+      return { kind: "update", refund: completed, effects: followed.effects, nextMs: null };
     }
-    case "wait":
-      return { kind: "wait", ms: next.blocks * blockMs };
-    case "nudge":
-    case "resend": {
-      const sender = senderOf(ctx, refund);
-      if (!sender) return { kind: "wait", ms: REFUND_BLOCKED_RECHECK_MS, reason: noUAssetSenderReason(refund.chain) };
-      const tx = { txHash: intent.txHash, raw: intent.raw };
-      if (next.kind === "nudge" && sender.nudge) {
-        await sender.nudge(tx, ctx.now().getTime() - Date.parse(intent.preparedAt));
-      } else if (next.kind === "resend" || next.otherwise === "resend") {
-        await sender.broadcast(tx); // the very same transaction again
+    case "waiting":
+      // It needed sending and nothing here can sign for it: it waits, saying why.
+      if (followed.blocked) {
+        return { kind: "wait", ms: REFUND_BLOCKED_RECHECK_MS, reason: noUAssetSenderReason(refund.chain) };
       }
-      return { kind: "wait", ms: blockMs };
-    }
+      return { kind: "wait", ms: followed.blocks * blockMs };
   }
 }
 

@@ -17,17 +17,18 @@ import { changeDustLimit } from "../chains/shared/utxo_fee.ts";
 import type { FeeFunction } from "../chains/shared/coin_select.ts";
 import type { AuditEntry } from "../kv/audit.ts";
 import { raiseAlert } from "../kv/alerts.ts";
-import { InvalidRecordError } from "../model/sent_tx.ts";
+import { InvalidRecordError, sentTxIn } from "../model/sent_tx.ts";
+import { addSentTxEffects } from "../kv/sent_tx_effects.ts";
+import { CHANGE_DERIVATION_INDEX } from "../chains/derivation.ts";
 import {
   completeConsolidation,
   type Consolidation,
   consolidationDead,
   consolidationOrderId,
-  inputsOf,
   openConsolidation,
   recordConsolidation,
 } from "../kv/consolidations.ts";
-import { CHANGE_DERIVATION_INDEX, payoutCoinOf } from "./treasury_steps.ts";
+import { payoutCoinOf } from "./treasury_steps.ts";
 import { findDepositAddress } from "../kv/mint_wallets.ts";
 import type { Order } from "../model/order.ts";
 import { acquireLease } from "../kv/pipeline.ts";
@@ -46,7 +47,8 @@ import {
   sweepIdOf,
 } from "../kv/treasury.ts";
 import type { PipelineContext } from "./context.ts";
-import { CONSOLIDATION_POLICY, followUp, SWEEP_POLICY } from "./follow_up.ts";
+import { CONSOLIDATION_POLICY, SWEEP_POLICY } from "./follow_up.ts";
+import { followSentTx } from "./sent_tx.ts";
 
 /** Marks looked at per tick and chain; the rest wait for the next tick. */
 export const SWEEPS_PER_TICK = 50;
@@ -155,20 +157,38 @@ async function sweepDeposit(
   return "recorded";
 }
 
-/** An open sweep: completed once final, proven dead, or sent again (the same bytes) while the chain does not know it. */
+/**
+ * An open sweep, followed by the one driver (actors/sent_tx.ts) under the sweep policy: completed once final, proven
+ * dead, or sent again (the same bytes) while the chain does not know it.
+ */
 async function driveSweep(
   ctx: PipelineContext,
   chain: AccountChain,
   sweep: Sweep,
   due: Deno.KvEntry<SweepDue>,
 ): Promise<SweepStep> {
-  const ours = { raw: sweep.raw, expiry: sweep.expiry, consumes: sweep.consumes };
-  const status = await ctx.chains.reader(chain).txStatus(sweep.txHash, ours);
-  const next = followUp(status, ctx.settings.confirmations(chain), SWEEP_POLICY);
-  switch (next.kind) {
+  const followed = await followSentTx(
+    { kv: ctx.kv, chains: ctx.chains, now: ctx.now(), log: (m) => ctx.log(m) },
+    sentTxIn(sweep),
+    {
+      required: ctx.settings.confirmations(chain),
+      policy: SWEEP_POLICY,
+      sender: ctx.chains.payer(chain),
+      label: `sweep ${chain} ${sweep.sweepId}`,
+      afterDeath: "the next sweep of the deposit is signed",
+    },
+  );
+  const settling = (atomic: Deno.AtomicOperation) =>
+    void addSentTxEffects(atomic, "effects" in followed ? followed.effects : []);
+  switch (followed.kind) {
     case "dead": // proven dead, or failed on chain in a counted block
-      await sweepDead(ctx.kv, chain, sweep.sweepId, { proof: next.proof, detail: next.detail, at: ctx.now() });
-      if (status.state === "dead") ctx.log(`sweep ${chain} ${sweep.sweepId}: dead, ${next.detail}`);
+      await sweepDead(
+        ctx.kv,
+        chain,
+        sweep.sweepId,
+        { proof: followed.proof, detail: followed.detail, at: ctx.now() },
+        settling,
+      );
       return sweep.sweepId === sweepIdOf(due.value) ? await nextAttempt(ctx, due) : "dead";
     case "final": {
       const delivered = await deliveredBy(ctx, sweep);
@@ -183,16 +203,14 @@ async function driveSweep(
             `${sweep.from.address}; its fee is recorded as 0`,
         );
       }
-      await completeSweep(ctx.kv, chain, sweep.sweepId, { blockNumber: next.blockNumber, at: ctx.now(), delivered });
+      const final = { blockNumber: followed.blockNumber, at: ctx.now(), delivered };
+      await completeSweep(ctx.kv, chain, sweep.sweepId, final, settling);
       return sweep.sweepId === sweepIdOf(due.value) ? await clearMark(ctx, due, "completed") : "completed";
     }
-    case "resend":
-      await ctx.chains.payer(chain).broadcast({ txHash: sweep.txHash, raw: sweep.raw });
-      return "resent";
     case "failed": // not under SWEEP_POLICY (a failure kills the attempt)
-    case "nudge": // not under SWEEP_POLICY (a pending sweep waits)
-    case "wait":
       return "waiting";
+    case "waiting":
+      return followed.sent === "resent" ? "resent" : "waiting";
   }
 }
 
@@ -304,9 +322,10 @@ async function consolidationTick(
 export type ConsolidationStep = "completed" | "dead" | "resent" | "waiting";
 
 /**
- * Follows a recorded consolidation one step: counted final -> its inputs are spent and its output becomes a treasury
- * coin (one atomic); proven dead (or failed, final) -> its coins are released; unknown to the node -> the same bytes
- * again; pending or not yet deep enough -> wait.
+ * Follows a recorded consolidation one step, by the one driver (actors/sent_tx.ts) under the consolidation policy:
+ * counted final -> its inputs are spent and its output becomes a treasury coin (one atomic); proven dead (or failed,
+ * final) -> its coins are released; unknown to the node -> the same bytes again; pending or not yet deep enough ->
+ * wait.
  */
 export async function driveConsolidation(
   kv: Deno.Kv,
@@ -316,32 +335,32 @@ export async function driveConsolidation(
   now: Date,
 ): Promise<ConsolidationStep> {
   if (c.status !== "prepared") return c.status === "completed" ? "completed" : "dead";
-  const since = Math.min(...c.inputs.map((i) => i.height));
-  const ours = {
-    raw: c.raw,
-    expiry: c.expiry,
-    consumes: { kind: "outpoints" as const, outpoints: inputsOf(c), since },
-  };
-  const status = await chains.reader(c.chain).txStatus(c.txHash, ours);
-  const next = followUp(status, required, CONSOLIDATION_POLICY);
-  switch (next.kind) {
+  const { index, address, derivationIndex, amount } = c.output;
+  const followed = await followSentTx({ kv, chains, now }, sentTxIn(c), {
+    required,
+    policy: CONSOLIDATION_POLICY,
+    sender: chains.payer(c.chain),
+    label: `consolidation ${c.chain} ${c.id}`,
+    afterDeath: "its coins are released",
+    // The merged output pays our change address: a treasury coin once final.
+    own: [{ index, address, derivationIndex, amount: BigInt(amount) }],
+  });
+  switch (followed.kind) {
     case "dead": // proven dead, or failed on chain in a counted block: its coins are released
-      await consolidationDead(kv, c, { proof: next.proof, detail: next.detail, at: now });
+      await consolidationDead(kv, c, { proof: followed.proof, detail: followed.detail, at: now }, followed.effects);
       return "dead";
     case "final":
-      await completeConsolidation(kv, c, {
-        txHash: next.minedHash ?? c.txHash,
-        blockNumber: next.blockNumber,
-        at: now,
-      });
+      await completeConsolidation(
+        kv,
+        c,
+        { txHash: followed.txHash, blockNumber: followed.blockNumber, at: now },
+        followed.effects,
+      );
       return "completed";
-    case "resend":
-      await chains.payer(c.chain).broadcast({ txHash: c.txHash, raw: c.raw });
-      return "resent";
     case "failed": // not under CONSOLIDATION_POLICY (a failure kills the attempt)
-    case "nudge": // not under CONSOLIDATION_POLICY (a pending consolidation waits)
-    case "wait":
       return "waiting";
+    case "waiting":
+      return followed.sent === "resent" ? "resent" : "waiting";
   }
 }
 

@@ -9,36 +9,33 @@
  *   rule; the adapter returns the coins as a `coins` reservation, locked in the atomic that records the payout; a
  *   payout the treasury cannot fund waits with `TREASURY_CANNOT_FUND` on the order, and goes out when coins arrive;
  * - the payout counted final spends its coins and adds its change as a coin, in the commit that completes the order;
- *   a payout proven dead releases its coins (order_actor.ts `deadDecision`).
+ *   a payout proven dead releases its coins (model/sent_tx_effects.ts says what each outcome writes).
  */
-import { type DeathProof, type ObservedTransfer, type PayoutCoin, TransientChainError } from "../chains/adapter.ts";
+import { type ObservedTransfer, type PayoutCoin, TransientChainError } from "../chains/adapter.ts";
 import { chainFamily, type UtxoChain } from "../chains/catalog.ts";
 import { selectCoins } from "../chains/shared/coin_select.ts";
 import { changeDustLimit } from "../chains/shared/utxo_fee.ts";
 import type { SimLedger } from "../chains/sim/ledger.ts";
 import { findDepositAddress } from "../kv/mint_wallets.ts";
 import type { MintOrder } from "../model/order.ts";
-import { addCoinRecord, addCoins, addSpent, type Coin, spendableCoins } from "../kv/treasury.ts";
+import { addCoins, type Coin, spendableCoins } from "../kv/treasury.ts";
+import { CHANGE_DERIVATION_INDEX } from "../chains/derivation.ts";
+import type { SentTxEffect } from "../model/sent_tx_effects.ts";
 import type { PipelineContext } from "./context.ts";
-import type { Intent } from "./transition.ts";
 
 /** Why a burn waits (on the order's `details.heldReason`) while no set of free coins pays it and its fee. */
 export const TREASURY_CANNOT_FUND = "treasury cannot fund this payout yet";
 
-/** The derivation index of the operator's change address (the sim hot wallet; a live adapter's own change key). */
-export const CHANGE_DERIVATION_INDEX = 0;
-
-type Effect = (atomic: Deno.AtomicOperation) => void;
-
 /**
- * The write that adds a confirmed mint deposit's output (in block `height`) to the treasury, or null on other chains.
+ * The write (as data) that adds a confirmed mint deposit's output (in block `height`) to the treasury, or null on
+ * other chains.
  * Throws when the output is no longer where the reader says it was, or no longer ours: the step is retried.
  */
 export async function depositCoinEffect(
   ctx: PipelineContext,
   order: MintOrder,
   height: number,
-): Promise<Effect | null> {
+): Promise<SentTxEffect | null> {
   const source = chainFamily(order.sourceChain);
   if (source.family !== "utxo") return null;
   const chain = source.chain;
@@ -50,16 +47,8 @@ export async function depositCoinEffect(
   if (!out) throw new Error(`${chain}: deposit output ${txHash}:${index} of order ${order.id} is not on chain`);
   const owner = await findDepositAddress(ctx.kv, chain, out.to);
   if (!owner) throw new Error(`${chain}: deposit output ${txHash}:${index} does not pay one of our addresses`);
-  const coin = {
-    chain,
-    outpoint: { txHash, index },
-    address: out.to,
-    derivationIndex: owner.derivationIndex,
-    amount: out.amount,
-    height,
-    coinbase: false,
-  };
-  return (atomic) => addCoinRecord(atomic, coin);
+  const coin = { chain, outpoint: { txHash, index }, address: out.to, derivationIndex: owner.derivationIndex, height };
+  return { kind: "addCoin", coin: { ...coin, amount: out.amount } };
 }
 
 /** The coins that pay `amount` on a UTXO chain, or null when the treasury cannot fund it now. */
@@ -80,44 +69,6 @@ export async function fundPayout(
 /** A treasury coin as a payer needs it to sign its spend. */
 export function payoutCoinOf(c: Coin): PayoutCoin {
   return { ...c.outpoint, amount: c.amount, address: c.address, derivationIndex: c.derivationIndex, height: c.height };
-}
-
-/**
- * The writes for a UTXO payout counted final as `txHash` in block `height`: its inputs leave the treasury (spent
- * markers stay) and its change is a new coin. Null for other chains and for intents that spent no recorded coins.
- */
-export function payoutFinalEffect(intent: Intent, txHash: string, height: number): Effect | null {
-  const family = chainFamily(intent.chain);
-  if (family.family !== "utxo" || intent.consumes?.kind !== "outpoints") return null;
-  const chain = family.chain;
-  const outpoints = intent.consumes.outpoints;
-  const change = intent.change;
-  return (atomic) => {
-    addSpent(atomic, chain, outpoints, txHash);
-    if (!change) return;
-    addCoinRecord(atomic, {
-      chain,
-      outpoint: { txHash, index: change.index },
-      address: change.address,
-      derivationIndex: CHANGE_DERIVATION_INDEX,
-      amount: BigInt(change.amount),
-      height,
-      coinbase: false,
-    });
-  };
-}
-
-/**
- * The writes for a UTXO payout proven dead by a conflict: the coins the other final transaction spent are gone from
- * the treasury (spent by it), so they are never selected again; the rest are only released (by `deadDecision`).
- */
-export function conflictSpentEffect(intent: Intent, proof: DeathProof): Effect | null {
-  const family = chainFamily(intent.chain);
-  if (family.family !== "utxo" || proof.kind !== "conflict" || proof.consumed.kind !== "outpoints") return null;
-  const chain = family.chain;
-  const outpoints = proof.consumed.outpoints;
-  const spentBy = proof.spentBy ?? "unknown conflicting transaction";
-  return (atomic) => addSpent(atomic, chain, outpoints, spentBy);
 }
 
 /** How the sim's genesis funds the treasury of a UTXO chain: this many coins, so concurrent payouts need not queue. */

@@ -31,6 +31,12 @@ export const DEFAULT_EVM_PATH = `${EVM_PARENT_PATH}/0`;
 /** Largest deposit index: indexes are used as (hardened) BIP32 child numbers, which have 31 bits. */
 export const MAX_DEPOSIT_INDEX = 0x7fffffff;
 
+/**
+ * The derivation index of the operator's change address on the UTXO chains (the sim hot wallet; a live payer's own
+ * change key): the key that signs the spend of every output our transactions pay back to us.
+ */
+export const CHANGE_DERIVATION_INDEX = 0;
+
 const HARDENED = 0x80000000;
 
 /** The per-chain parent node every deposit address is one (sol: two) child derivations below. */

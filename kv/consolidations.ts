@@ -6,11 +6,12 @@
  * are spent and its output becomes a treasury coin, in one atomic; proven dead -> its coins are released. One open
  * consolidation per chain (`openKey`), so running the command twice never starts a second one. Key layout lives here.
  */
-import type { DeathProof, Outpoint, PayoutCoin, PreparedTx } from "../chains/adapter.ts";
+import { type DeathProof, type Outpoint, outpointsOf, type PayoutCoin, type PreparedTx } from "../chains/adapter.ts";
 import type { UtxoChain } from "../chains/catalog.ts";
 import { appendAudit, type AuditEntry } from "./audit.ts";
-import { addReleases, addReservations } from "./chain_state.ts";
-import { addCoinRecord, addSpent } from "./treasury.ts";
+import { addReservations } from "./chain_state.ts";
+import { addSentTxEffects } from "./sent_tx_effects.ts";
+import type { SentTxEffect } from "../model/sent_tx_effects.ts";
 import { type Consolidation, ConsolidationSchema, parseRecord, validRecord } from "../model/sent_tx.ts";
 
 // The Consolidation record's schema and type live in model/sent_tx.ts: checked on every write and read here.
@@ -103,6 +104,12 @@ export async function recordConsolidation(kv: Deno.Kv, r: RecordConsolidation): 
       txHash: r.tx.txHash,
       raw: r.tx.raw,
       ...(r.tx.expiry ? { expiry: r.tx.expiry } : {}),
+      // Its coins, and the lowest block among them: a conflicting spend can only be at or above it.
+      consumes: {
+        kind: "outpoints",
+        outpoints: outpointsOf(r.coins),
+        since: Math.min(...r.coins.map((coin) => coin.height)),
+      },
       inputs: r.coins.map((coin) => ({
         txHash: coin.txHash,
         index: coin.index,
@@ -154,18 +161,10 @@ export async function completeConsolidation(
   kv: Deno.Kv,
   c: Consolidation,
   final: { txHash: string; blockNumber: number; at: Date },
+  effects: readonly SentTxEffect[],
 ): Promise<SettleResult> {
   return await settle(kv, c, (entry, atomic) => {
-    addSpent(atomic, c.chain, inputsOf(c), final.txHash);
-    addCoinRecord(atomic, {
-      chain: c.chain,
-      outpoint: { txHash: final.txHash, index: c.output.index },
-      address: c.output.address,
-      derivationIndex: c.output.derivationIndex,
-      amount: BigInt(c.output.amount),
-      height: final.blockNumber,
-      coinbase: false,
-    });
+    addSentTxEffects(atomic, effects);
     return { ...entry, status: "completed", completedAt: final.at.toISOString(), blockNumber: final.blockNumber };
   });
 }
@@ -178,13 +177,10 @@ export async function consolidationDead(
   kv: Deno.Kv,
   c: Consolidation,
   dead: { proof: DeathProof; detail: string; at: Date },
+  effects: readonly SentTxEffect[],
 ): Promise<SettleResult> {
   return await settle(kv, c, (entry, atomic) => {
-    addReleases(atomic, c.chain, { kind: "outpoints", outpoints: inputsOf(c) });
-    const p = dead.proof;
-    if (p.kind === "conflict" && p.consumed.kind === "outpoints") {
-      addSpent(atomic, c.chain, p.consumed.outpoints, p.spentBy ?? "unknown conflicting transaction");
-    }
+    addSentTxEffects(atomic, effects);
     return { ...entry, status: "dead", proof: dead.proof, detail: dead.detail, deadAt: dead.at.toISOString() };
   });
 }

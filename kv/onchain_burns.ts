@@ -18,10 +18,14 @@ import {
   type BurnAttempt,
   type BurnBatch,
   BurnBatchSchema,
+  deadSentTx,
   type InvalidRecordError,
   parseRecord,
+  sentTxOf,
   validRecord,
 } from "../model/sent_tx.ts";
+import type { SentTxEffect } from "../model/sent_tx_effects.ts";
+import { addSentTxEffects } from "./sent_tx_effects.ts";
 
 /**
  * Most orders in one batch. Recording it checks each due record and each order's batch marker (2 per order), the open
@@ -231,11 +235,8 @@ export async function batchOfOrder(kv: Deno.Kv, orderId: string): Promise<string
   return (await kv.get<string>(orderBurnKey(orderId))).value;
 }
 
-function attemptOf(tx: PreparedTx, at: Date): BurnAttempt {
-  const attempt: BurnAttempt = { txHash: tx.txHash, raw: tx.raw, preparedAt: at.toISOString() };
-  if (tx.expiry) attempt.expiry = tx.expiry;
-  if (tx.consumes) attempt.consumes = tx.consumes;
-  return attempt;
+function attemptOf(chain: EvmChain, tx: PreparedTx, at: Date): BurnAttempt {
+  return { ...sentTxOf(chain, tx, at), chain };
 }
 
 /**
@@ -264,7 +265,7 @@ export async function recordBurnBatch(
     orders: due.map((d) => ({ orderId: d.value.orderId, amountWei: d.value.amountWei })),
     totalWei: total.toString(),
     status: "open",
-    attempts: [attemptOf(tx, at)],
+    attempts: [attemptOf(chain, tx, at)],
     createdAt: at.toISOString(),
   });
   const atomic = kv.atomic().check({ key: openBurnKey(chain), versionstamp: null });
@@ -282,15 +283,13 @@ export async function markBurnAttemptDead(
   kv: Deno.Kv,
   entry: Deno.KvEntry<BurnBatch>,
   dead: { proof: DeathProof; detail: string; at: Date },
+  effects: readonly SentTxEffect[],
 ): Promise<boolean> {
   const attempts = [...entry.value.attempts];
   const last = attempts[attempts.length - 1];
-  attempts[attempts.length - 1] = {
-    ...last,
-    dead: { proof: dead.proof, detail: dead.detail, at: dead.at.toISOString() },
-  };
+  attempts[attempts.length - 1] = { ...last, ...deadSentTx(last, dead), chain: last.chain };
   const next = valid({ ...entry.value, attempts });
-  return (await kv.atomic().check(entry).set(entry.key, next).commit()).ok;
+  return (await addSentTxEffects(kv.atomic().check(entry).set(entry.key, next), effects).commit()).ok;
 }
 
 /** A new attempt of the batch (its last one is dead), recorded with its reservations before it is sent. */
@@ -301,8 +300,8 @@ export async function recordBurnAttempt(
   at: Date,
 ): Promise<boolean> {
   const last = entry.value.attempts[entry.value.attempts.length - 1];
-  if (!last.dead) throw new Error(`burn batch ${entry.value.id}: its last attempt is not dead`);
-  const attempts = [...entry.value.attempts, attemptOf(tx, at)];
+  if (!last.proof) throw new Error(`burn batch ${entry.value.id}: its last attempt is not dead`);
+  const attempts = [...entry.value.attempts, attemptOf(entry.value.chain, tx, at)];
   const drop = Math.max(0, attempts.length - MAX_KEPT_BURN_ATTEMPTS);
   const next: BurnBatch = { ...entry.value, attempts: attempts.slice(drop) };
   if (drop > 0) next.droppedAttempts = (entry.value.droppedAttempts ?? 0) + drop;
@@ -314,6 +313,7 @@ export async function markBurned(
   kv: Deno.Kv,
   entry: Deno.KvEntry<BurnBatch>,
   final: { txHash: string; blockNumber: number; at: Date },
+  effects: readonly SentTxEffect[],
 ): Promise<boolean> {
   const next = valid({
     ...entry.value,
@@ -323,7 +323,7 @@ export async function markBurned(
     burnedAt: final.at.toISOString(),
   });
   const open = openBurnKey(entry.value.chain);
-  return (await kv.atomic().check(entry).set(entry.key, next).delete(open).commit()).ok;
+  return (await addSentTxEffects(kv.atomic().check(entry).set(entry.key, next).delete(open), effects).commit()).ok;
 }
 
 /**

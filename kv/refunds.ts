@@ -12,43 +12,14 @@
  */
 import { parseHeldId } from "./held_ids.ts";
 import { z } from "zod";
-import { type ChainSymbol, EVM_CHAINS, NATIVE_CHAINS, type UAsset } from "../chains/catalog.ts";
-import type { DeadIntent, Intent } from "../model/order.ts";
+import { type ChainSymbol, type UAsset } from "../chains/catalog.ts";
+import type { Intent } from "../model/order.ts";
+import { type Refund, REFUND_CHAINS, REFUND_STATUSES, RefundRecordSchema } from "../model/refund.ts";
+import { type InvalidRecordError, parseRecord, validRecord } from "../model/sent_tx.ts";
 import type { HeldTransfer } from "./pipeline.ts";
 
-export const REFUND_STATUSES = ["pending", "sending", "completed", "failed"] as const;
-export type RefundStatus = typeof REFUND_STATUSES[number];
-
-export interface Refund {
-  id: string;
-  /** The held record it resolved: `order:<orderId>` or `transfer:<chain>:<txHash>:<index>[:<revision>]`. */
-  heldId: string;
-  /** "native": a payout of the chain's coin (treasury or hot wallet); "uasset": a transfer from the transfer address. */
-  kind: "native" | "uasset";
-  chain: ChainSymbol;
-  /** The native token symbol (SOL, DOGE, ...) or the uAsset symbol. */
-  asset: string;
-  to: string;
-  /** Smallest units (native units, or wei for a uAsset), decimal. */
-  amount: string;
-  createdBy: string;
-  createdAt: string;
-  /**
-   * pending: nothing recorded to send (yet, or again after a dead attempt); sending: `intent` recorded (maybe sent);
-   * completed: `transactionHash` final on chain; failed: its transaction failed on chain (final), nothing more is sent.
-   */
-  status: RefundStatus;
-  /** The transaction of the current attempt, recorded with its reservations before it is broadcast. */
-  intent?: Intent;
-  /** Attempts proven never to be mined, with their proofs (why another one was signed). */
-  attempts: DeadIntent[];
-  /** Why it waits (funds, a chain not run here, no uAsset sender), cleared when it moves. */
-  waitingReason?: string;
-  transactionHash?: string;
-  /** The attempt that failed on chain, for a failed refund. */
-  failedIntent?: Intent;
-  updatedAt: string;
-}
+// The stored record's schema and type live in model/refund.ts: checked on every write and read here.
+export { type Refund, REFUND_CHAINS, REFUND_STATUSES, type RefundStatus } from "../model/refund.ts";
 
 export const refundKey = (id: string): Deno.KvKey => ["refund", id];
 export const refundDueKey = (id: string): Deno.KvKey => ["refund_due", id];
@@ -57,15 +28,40 @@ export function isFinalRefund(r: Refund): boolean {
   return r.status === "completed" || r.status === "failed";
 }
 
-export async function getRefund(kv: Deno.Kv, id: string): Promise<Deno.KvEntryMaybe<Refund>> {
-  return await kv.get<Refund>(refundKey(id), { consistency: "strong" });
+/** How a refund record is named in errors and alerts: its key. */
+export function refundSubject(id: string): string {
+  return refundKey(id).join("/");
 }
 
-/** Every refund, oldest id first (ids start with the creation time). */
-export async function listRefunds(kv: Deno.Kv): Promise<Refund[]> {
-  const out: Refund[] = [];
-  for await (const e of kv.list<Refund>({ prefix: ["refund"] })) out.push(e.value);
-  return out;
+/**
+ * The stored refund, checked against its schema (versionstamp null when there is none). Throws InvalidRecordError,
+ * naming the key and the bad fields, for a stored record that fails it: never handed out as a Refund to act on.
+ */
+export async function getRefund(kv: Deno.Kv, id: string): Promise<Deno.KvEntryMaybe<Refund>> {
+  const entry = await kv.get<unknown>(refundKey(id), { consistency: "strong" });
+  if (entry.versionstamp === null) return { key: entry.key, value: null, versionstamp: null };
+  const parsed = parseRecord(RefundRecordSchema, refundSubject(id), entry.value);
+  if (!parsed.ok) throw parsed.error;
+  return { key: entry.key, value: parsed.value, versionstamp: entry.versionstamp };
+}
+
+/** `next`, about to be written, checked: refused naming the field before the commit, and nothing is written. */
+export function validRefund(next: Refund): Refund {
+  return validRecord(RefundRecordSchema, refundSubject(next.id), next);
+}
+
+/**
+ * Every refund, oldest id first (ids start with the creation time), each checked: the valid ones, and the stored ones
+ * that fail their schema (for the reader to report, never to count on a guess).
+ */
+export async function listRefunds(kv: Deno.Kv): Promise<{ refunds: Refund[]; invalid: InvalidRecordError[] }> {
+  const refunds: Refund[] = [], invalid: InvalidRecordError[] = [];
+  for await (const e of kv.list<unknown>({ prefix: ["refund"] })) {
+    const parsed = parseRecord(RefundRecordSchema, e.key.map(String).join("/"), e.value);
+    if (parsed.ok) refunds.push(parsed.value);
+    else invalid.push(parsed.error);
+  }
+  return { refunds, invalid };
 }
 
 /** Refund ids due at `nowMs` or before (at most `limit`). */
@@ -77,8 +73,6 @@ export async function listDueRefunds(kv: Deno.Kv, nowMs: number, limit = 100): P
   }
   return out;
 }
-
-export const REFUND_CHAINS = [...NATIVE_CHAINS, ...EVM_CHAINS] as const;
 
 /** The JSON shape of a refund, for operations' output schemas. */
 export const RefundSchema = z.object({

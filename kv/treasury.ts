@@ -25,7 +25,7 @@ import {
   type SweepStatus,
   validRecord,
 } from "../model/sent_tx.ts";
-import { addReleases, addReservations, coinLockKey, coinLocks } from "./chain_state.ts";
+import { addReservations, coinLockKey, coinLocks } from "./chain_state.ts";
 
 // ---------------------------------------------------------------- keys
 
@@ -495,6 +495,7 @@ export async function completeSweep(
   chain: AccountChain,
   sweepId: string,
   final: { blockNumber: number; at: Date; delivered?: bigint },
+  settling: SettlingWrites = () => {},
 ): Promise<SettleSweepResult> {
   return await settleSweep(
     kv,
@@ -508,14 +509,16 @@ export async function completeSweep(
       completedAt: final.at.toISOString(),
       ...(final.delivered === undefined ? {} : sweepDelivery(s, final.delivered)),
     }),
-    (atomic, s) =>
+    (atomic, s) => {
+      settling(atomic);
       addAccountBalance(atomic, {
         chain,
         address: s.from.address,
         derivationIndex: s.from.derivationIndex,
         balance: BigInt(s.leave),
         reserve: BigInt(s.leave),
-      }),
+      });
+    },
   );
 }
 
@@ -549,14 +552,15 @@ export async function backfillSweepDelivery(
 
 /**
  * The sweep's transaction is proven never to land (the adapter's `txStatus` answered `dead`): the record keeps the
- * proof, and the address and what the transaction reserved are released in the same atomic, so a new sweep may be
- * signed.
+ * proof, and the address and what the transaction reserved (`settling`) are released in the same atomic, so a new
+ * sweep may be signed.
  */
 export async function sweepDead(
   kv: Deno.Kv,
   chain: AccountChain,
   sweepId: string,
   dead: { proof: DeathProof; detail: string; at: Date },
+  settling: SettlingWrites,
 ): Promise<SettleSweepResult> {
   return await settleSweep(
     kv,
@@ -564,9 +568,15 @@ export async function sweepDead(
     sweepId,
     "dead",
     (s) => ({ ...s, status: "dead", proof: dead.proof, detail: dead.detail, deadAt: dead.at.toISOString() }),
-    (atomic, s) => addReleases(atomic, chain, s.consumes),
+    settling,
   );
 }
+
+/**
+ * The writes of a sweep's settling for the same atomic (kv/sent_tx_effects.ts turns the driver's effects into them;
+ * that writer reads this store's coin keys, so it is handed in rather than imported here).
+ */
+export type SettlingWrites = (atomic: Deno.AtomicOperation) => void;
 
 const MAX_SETTLE_ATTEMPTS = 10;
 

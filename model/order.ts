@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { EVM_CHAINS, NATIVE, NATIVE_CHAINS, type NativeChain, nativeToWei } from "../chains/catalog.ts";
 import { ORDER_ERROR_KINDS } from "../messages.ts";
-import type { Consumed, DeathProof, Expiry, PreparedTx } from "../chains/adapter.ts";
+import { type DeadSentTx, DeadSentTxSchema, describeIssues, type SentTx, SentTxSchema } from "./sent_tx.ts";
 
 export const ORDER_TYPES = ["mint", "burn"] as const;
 export const ORDER_STATUSES = [
@@ -42,65 +42,10 @@ export const SourceTransferSchema = z.strictObject({
 });
 export type SourceTransfer = z.infer<typeof SourceTransferSchema>;
 
-// The adapter contract's plain-data types (chains/adapter.ts), as stored on orders. The `satisfies` checks below keep
-// the two definitions from drifting apart.
-export const ExpirySchema = z.strictObject({
-  kind: z.enum(["height", "ledger", "epoch"]),
-  value: z.number().int().min(0),
-});
-const OutpointSchema = z.strictObject({ txHash: z.string().min(1), index: z.number().int().min(0) });
-export const ConsumedSchema = z.discriminatedUnion("kind", [
-  z.strictObject({
-    kind: z.literal("outpoints"),
-    outpoints: z.array(OutpointSchema).min(1),
-    // The lowest block of the coins (chains/adapter.ts): a live UTXO payer sets it, the sim's does not.
-    since: z.number().int().min(0).optional(),
-  }),
-  z.strictObject({ kind: z.literal("nonce"), account: z.string().min(1), nonce: z.number().int().min(0) }),
-]);
-export const DeathProofSchema = z.discriminatedUnion("kind", [
-  z.strictObject({ kind: z.literal("expired"), expiry: ExpirySchema, reached: z.number().int().min(0) }),
-  z.strictObject({ kind: z.literal("conflict"), consumed: ConsumedSchema, spentBy: z.string().nullable() }),
-  z.strictObject({ kind: z.literal("failed"), blockNumber: z.number().int().min(0), reason: z.string() }),
-]);
-const _expiry = null as unknown as z.infer<typeof ExpirySchema> satisfies Expiry;
-const _consumed = null as unknown as z.infer<typeof ConsumedSchema> satisfies Consumed;
-const _proof = null as unknown as z.infer<typeof DeathProofSchema> satisfies DeathProof;
-
-/** A signed outgoing transaction, committed before it is broadcast (DESIGN.md invariant 2). */
-export const IntentSchema = z.strictObject({
-  chain: CHAIN,
-  txHash: z.string().min(1),
-  /** The bytes `broadcast` sends; "" for a mint adopted from chain (the contract had minted the deposit already). */
-  raw: z.string(),
-  preparedAt: isoTime,
-  /** Past this it can never be included (chains/adapter.ts `Expiry`). */
-  expiry: ExpirySchema.optional(),
-  /** The coins, nonce or sequence it uses up (chains/adapter.ts `Consumed`). */
-  consumes: ConsumedSchema.optional(),
-  /** UTXO chains: its change output back to us (chains/adapter.ts `ChangeOutput`), a treasury coin once final. */
-  change: z.strictObject({ index: z.int().nonnegative(), address: z.string().min(1), amount: decimal("amount") })
-    .optional(),
-});
-export type Intent = z.infer<typeof IntentSchema>;
-
-/** The intent that records a prepared transaction on `chain` (write-ahead: stored before it is broadcast). */
-export function preparedIntent(chain: Intent["chain"], prepared: PreparedTx, at: Date): Intent {
-  const intent: Intent = { chain, txHash: prepared.txHash, raw: prepared.raw, preparedAt: at.toISOString() };
-  if (prepared.expiry) intent.expiry = prepared.expiry;
-  if (prepared.consumes) intent.consumes = prepared.consumes;
-  if (prepared.change) intent.change = { ...prepared.change, amount: prepared.change.amount.toString() };
-  return intent;
-}
-
-/** A recorded transaction proven dead, kept on the order for ever: why a second one was signed. */
-export const DeadIntentSchema = IntentSchema.extend({
-  /** The adapter's proof as data (chains/adapter.ts `DeathProof`), and the same in words. */
-  proof: DeathProofSchema,
-  detail: z.string().min(1),
-  deadAt: isoTime,
-});
-export type DeadIntent = z.infer<typeof DeadIntentSchema>;
+// An order's outgoing transactions are sent-transaction records (model/sent_tx.ts), the one schema every purpose
+// shares: `Intent` is the order's name for its current one.
+export type Intent = SentTx;
+export type DeadIntent = DeadSentTx;
 
 /** What a reorg changed in a burn's source transfer (order_actor.ts sourceChange), recorded when the order fails. */
 const TransferFacts = z.strictObject({
@@ -126,11 +71,11 @@ const COMMON_DETAILS = {
   confirmBy: isoTime,
   confirmedAt: isoTime.optional(),
   /** The outgoing transaction of the current attempt (minting, burning, completed). */
-  intent: IntentSchema.optional(),
+  intent: SentTxSchema.optional(),
   /** Attempts that failed on chain (each made the order fail; a retry signed the next). */
-  failedIntents: z.array(IntentSchema).optional(),
+  failedIntents: z.array(SentTxSchema).optional(),
   /** Attempts proven never to be mined (txDead), with their proofs. */
-  deadIntents: z.array(DeadIntentSchema).optional(),
+  deadIntents: z.array(DeadSentTxSchema).optional(),
   /** Operator retries so far. */
   retries: count.optional(),
   /** The current streak of failed steps; removed by the next step that works. */
@@ -263,11 +208,6 @@ function stepIssues(o: Order, native: NativeChain): { path: PropertyKey[]; messa
   );
   if (o.status === "cancelled") require(o.details.cancelReason !== undefined, ["details", "cancelReason"], "required");
   return issues;
-}
-
-/** `error`'s issues, one per field: `details.intent: required for a minting order; token: expected uSOL`. */
-export function describeIssues(error: z.ZodError): string {
-  return error.issues.map((i) => `${i.path.map(String).join(".") || "(order)"}: ${i.message}`).join("; ");
 }
 
 /** An order that does not pass OrderSchema, with each bad field named. */

@@ -5,7 +5,8 @@
  * (proven dead once a validated ledger passes its LastLedgerSequence, the node having searched the range), and its
  * Sequence used by another transaction of the account (a conflict).
  */
-import { deadDecision } from "../actors/order_actor.ts";
+import { deadEffects } from "../model/sent_tx_effects.ts";
+import { addSentTxEffects } from "../kv/sent_tx_effects.ts";
 import type { Intent } from "../actors/transition.ts";
 import type { DeathProof, PreparedTx } from "../chains/adapter.ts";
 import { sequenceLockKey } from "../kv/chain_state.ts";
@@ -68,7 +69,7 @@ for (const kind of ["expired", "conflict"] as const) {
             consumes: holder.consumes,
           };
           const atomic = kv.atomic();
-          deadDecision(intent, s.proof as DeathProof, s.detail).effects!(atomic);
+          addSentTxEffects(atomic, deadEffects(intent, s.proof as DeathProof));
           await atomic.commit();
         }
 

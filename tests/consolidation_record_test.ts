@@ -1,6 +1,7 @@
 /**
- * The Consolidation record (model/sent_tx.ts) on real KV files: every shape today's code writes reads back unchanged
- * (prepared with and without an expiry, completed, dead); a malformed write is refused naming the field and writes
+ * The Consolidation record (model/sent_tx.ts) on real KV files: a record written before consolidations stored what
+ * they consume reads as today's; every shape today's code writes reads back unchanged (prepared with and without an
+ * expiry, completed, dead); a malformed write is refused naming the field and writes
  * nothing; a malformed stored record is never settled, and the treasury tick holds it: nothing sent, the record and
  * its open slot kept, one `invalid_record` alert naming the key and the field, counted when it repeats.
  */
@@ -22,6 +23,7 @@ import {
   recordConsolidation,
 } from "../kv/consolidations.ts";
 import { InvalidRecordError } from "../model/sent_tx.ts";
+import { finalEffects } from "../model/sent_tx_effects.ts";
 import { treasuryTick } from "../actors/sweeper.ts";
 import { treasuryReport } from "../actors/treasury_report.ts";
 import { countKeys, handPipeline } from "./support/watch.ts";
@@ -56,8 +58,11 @@ const input = (id: string, extra: Partial<RecordConsolidation> = {}): RecordCons
   ...extra,
 });
 
-/** A record as recordConsolidation writes it today. */
-const prepared: Consolidation = {
+/**
+ * A record as recordConsolidation wrote it before consolidations were sent-transaction records (model/sent_tx.ts):
+ * no `consumes`, which was derived from the inputs when followed.
+ */
+const writtenBefore = {
   id: "c1",
   chain: "doge",
   status: "prepared",
@@ -69,7 +74,31 @@ const prepared: Consolidation = {
   inputs: coins.map((c) => ({ ...c, amount: c.amount.toString() })),
   output: { index: 0, address: "D-change", derivationIndex: 0, amount: "2990000" },
   fee: "10000",
+} as const;
+
+/** The same record as recordConsolidation writes it today: its inputs' outpoints and their lowest height. */
+const prepared: Consolidation = {
+  ...writtenBefore,
+  expiry: { ...writtenBefore.expiry },
+  inputs: writtenBefore.inputs.map((i) => ({ ...i })),
+  output: { ...writtenBefore.output },
+  consumes: { kind: "outpoints", outpoints: coins.map(({ txHash, index }) => ({ txHash, index })), since: 100 },
 };
+
+Deno.test("consolidation record: a record written before `consumes` was stored reads as today's record", async () => {
+  await withKv(async (kv) => {
+    await kv.set(consolidationKey("doge", "c1"), writtenBefore);
+    await kv.set(openConsolidationKey("doge"), "c1");
+    assert.deepEqual(await readConsolidation(kv, "doge", "c1"), prepared);
+    assert.deepEqual(await openConsolidation(kv, "doge"), prepared);
+    // Settled from the migrated record: written back in today's shape.
+    const proof = { kind: "expired" as const, expiry: { kind: "height" as const, value: 400 }, reached: 401 };
+    const read = (await readConsolidation(kv, "doge", "c1"))!;
+    const dead = await consolidationDead(kv, read, { proof, detail: "expired", at: AT }, []);
+    assert.ok(dead.ok);
+    assert.deepEqual((await kv.get<Consolidation>(consolidationKey("doge", "c1"))).value?.consumes, prepared.consumes);
+  });
+});
 
 Deno.test("consolidation record: every shape today's code writes reads back unchanged", async () => {
   await withKv(async (kv) => {
@@ -104,14 +133,17 @@ Deno.test("consolidation record: recorded, completed and dead, each round-trips"
     assert.ok(recorded.ok);
     assert.deepEqual(recorded.consolidation, prepared);
     assert.deepEqual(await openConsolidation(kv, "doge"), prepared);
-    const done = await completeConsolidation(kv, prepared, { txHash: "c-c1", blockNumber: 120, at: AT });
+    // The writes the driver hands over (actors/sent_tx.ts): its inputs spent, its merged output a coin.
+    const own = [{ index: 0, address: "D-change", derivationIndex: 0, amount: 2_990_000n }];
+    const effects = finalEffects(prepared, "c-c1", 120, own);
+    const done = await completeConsolidation(kv, prepared, { txHash: "c-c1", blockNumber: 120, at: AT }, effects);
     assert.ok(done.ok);
     assert.deepEqual(await readConsolidation(kv, "doge", "c1"), done.consolidation);
 
     const second = await recordConsolidation(kv, input("c2", { coins: [coins[1]], amount: 1_990_000n }));
     assert.ok(second.ok);
     const proof = { kind: "expired" as const, expiry: { kind: "height" as const, value: 400 }, reached: 401 };
-    const dead = await consolidationDead(kv, second.consolidation, { proof, detail: "expired", at: AT });
+    const dead = await consolidationDead(kv, second.consolidation, { proof, detail: "expired", at: AT }, []);
     assert.ok(dead.ok);
     assert.deepEqual(await readConsolidation(kv, "doge", "c2"), dead.consolidation);
   });
@@ -139,11 +171,11 @@ Deno.test("consolidation record: a malformed stored record is read as an error a
     await assert.rejects(openConsolidation(kv, "doge"), /consolidation\/doge\/c1 is invalid: fee/);
     await assert.rejects(listConsolidations(kv, "doge"), InvalidRecordError);
     await assert.rejects(
-      completeConsolidation(kv, prepared, { txHash: "c-c1", blockNumber: 1, at: AT }),
+      completeConsolidation(kv, prepared, { txHash: "c-c1", blockNumber: 1, at: AT }, []),
       InvalidRecordError,
     );
     const proof = { kind: "expired" as const, expiry: { kind: "height" as const, value: 400 }, reached: 401 };
-    await assert.rejects(consolidationDead(kv, prepared, { proof, detail: "x", at: AT }), InvalidRecordError);
+    await assert.rejects(consolidationDead(kv, prepared, { proof, detail: "x", at: AT }, []), InvalidRecordError);
     assert.equal((await kv.get(key)).versionstamp, before.versionstamp, "untouched");
     assert.equal((await kv.get(openConsolidationKey("doge"))).value, "c1", "still the open one");
     assert.deepEqual((await kv.get(coinLockKey("doge", coins[0]))).value, { txHash: "c-c1" }, "its coins stay locked");

@@ -1,5 +1,6 @@
 /**
- * The on-chain burn batch record (model/sent_tx.ts) on real KV files: every shape today's code writes reads back
+ * The on-chain burn batch record (model/sent_tx.ts) on real KV files: a batch written before its attempts were
+ * sent-transaction records reads as today's, and is written back so; every shape today's code writes reads back
  * unchanged (an open batch, one re-signed after dead attempts with some dropped, a burned one); a malformed write is
  * refused naming the field and writes nothing; a malformed stored open batch is never followed: the burn step leaves
  * it untouched, starts no batch past it and raises one `invalid_record` alert naming the key and the field, counted when
@@ -56,7 +57,10 @@ const DEAD = {
   at: "2026-01-02T03:10:00.000Z",
 };
 
-/** Batches as kv/onchain_burns.ts writes them today. */
+/** The proof fields a dead sent transaction carries (model/sent_tx.ts `DEATH_FIELDS`). */
+const DEAD_FIELDS = { proof: DEAD.proof, detail: DEAD.detail, deadAt: DEAD.at };
+
+/** Batches as kv/onchain_burns.ts writes them today: every attempt a sent-transaction record. */
 const open: BurnBatch = {
   id: "b1",
   chain: "base",
@@ -64,9 +68,45 @@ const open: BurnBatch = {
   orders: [{ orderId: "o1", amountWei: "1000" }, { orderId: "o2", amountWei: "2000" }],
   totalWei: "3000",
   status: "open",
-  attempts: [{ txHash: tx(1).txHash, raw: tx(1).raw, consumes: tx(1).consumes, preparedAt: AT.toISOString() }],
+  attempts: [{
+    chain: "base",
+    txHash: tx(1).txHash,
+    raw: tx(1).raw,
+    preparedAt: AT.toISOString(),
+    consumes: tx(1).consumes,
+  }],
   createdAt: AT.toISOString(),
 };
+
+Deno.test("burn batch record: a batch written before attempts were sent-transaction records reads as today's", async () => {
+  await withKv(async (kv) => {
+    // As the code before wrote it: attempts without their chain, a dead one's proof under `dead` with `at`.
+    const writtenBefore = {
+      ...open,
+      id: "b0",
+      attempts: [
+        { txHash: tx(1).txHash, raw: tx(1).raw, consumes: tx(1).consumes, preparedAt: AT.toISOString(), dead: DEAD },
+        { txHash: tx(2).txHash, raw: tx(2).raw, preparedAt: AT.toISOString() },
+      ],
+    };
+    await kv.set(burnBatchKey("base", "b0"), writtenBefore);
+    await kv.set(openBurnKey("base"), "b0");
+    const expected: BurnBatch = {
+      ...open,
+      id: "b0",
+      attempts: [
+        { ...open.attempts[0], ...DEAD_FIELDS },
+        { chain: "base", txHash: tx(2).txHash, raw: tx(2).raw, preparedAt: AT.toISOString() },
+      ],
+    };
+    assert.deepEqual(await getBurnBatch(kv, "base", "b0"), expected);
+    // Written back in today's shape by the next change to it.
+    const entry = (await openBurnBatch(kv, "base"))!;
+    assert.ok(await markBurned(kv, entry, { txHash: tx(2).txHash, blockNumber: 7, at: AT }, []));
+    const stored = (await kv.get<Record<string, unknown>>(burnBatchKey("base", "b0"))).value!;
+    assert.deepEqual(stored.attempts, expected.attempts);
+  });
+});
 
 Deno.test("burn batch record: every shape today's code writes reads back unchanged", async () => {
   await withKv(async (kv) => {
@@ -74,8 +114,14 @@ Deno.test("burn batch record: every shape today's code writes reads back unchang
       ...open,
       id: "b2",
       attempts: [
-        { ...open.attempts[0], dead: { ...DEAD, proof: { ...DEAD.proof, spentBy: "0xother" } } },
-        { txHash: tx(2).txHash, raw: tx(2).raw, preparedAt: AT.toISOString(), expiry: { kind: "height", value: 9 } },
+        { ...open.attempts[0], ...DEAD_FIELDS, proof: { ...DEAD.proof, spentBy: "0xother" } },
+        {
+          chain: "base",
+          txHash: tx(2).txHash,
+          raw: tx(2).raw,
+          preparedAt: AT.toISOString(),
+          expiry: { kind: "height", value: 9 },
+        },
       ],
       droppedAttempts: 3,
     };
@@ -113,13 +159,13 @@ Deno.test("burn batch record: recorded, attempt dead, re-signed and burned, each
     assert.deepEqual((await openBurnBatch(kv, "base"))!.value, open);
 
     const deadAt = new Date(DEAD.at);
-    assert.ok(await markBurnAttemptDead(kv, (await openBurnBatch(kv, "base"))!, { ...DEAD, at: deadAt }));
+    assert.ok(await markBurnAttemptDead(kv, (await openBurnBatch(kv, "base"))!, { ...DEAD, at: deadAt }, []));
     assert.ok(await recordBurnAttempt(kv, (await openBurnBatch(kv, "base"))!, tx(2), AT));
     const resigned = (await openBurnBatch(kv, "base"))!.value;
     assert.equal(resigned.attempts.length, 2);
-    assert.deepEqual(resigned.attempts[0].dead, DEAD);
+    assert.deepEqual(resigned.attempts[0], { ...open.attempts[0], ...DEAD_FIELDS });
     const final = { txHash: tx(2).txHash, blockNumber: 50, at: AT };
-    assert.ok(await markBurned(kv, (await openBurnBatch(kv, "base"))!, final));
+    assert.ok(await markBurned(kv, (await openBurnBatch(kv, "base"))!, final, []));
     const burned = (await getBurnBatch(kv, "base", "b1"))!;
     assert.equal(burned.status, "burned");
     assert.equal(burned.burnedTxHash, tx(2).txHash);
@@ -151,7 +197,7 @@ Deno.test("burn batch record: a malformed write is refused naming the field, and
     await kv.set(burnBatchKey("base", "b9"), { ...open, id: "b9" });
     await kv.set(openBurnKey("base"), "b9");
     const entry9 = (await openBurnBatch(kv, "base"))!;
-    await assert.rejects(markBurned(kv, entry9, { txHash: "", blockNumber: 1, at: AT }), /burnedTxHash/);
+    await assert.rejects(markBurned(kv, entry9, { txHash: "", blockNumber: 1, at: AT }, []), /burnedTxHash/);
     assert.deepEqual(await getBurnBatch(kv, "base", "b9"), { ...open, id: "b9" }, "unchanged");
   });
 });

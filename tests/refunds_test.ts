@@ -130,7 +130,7 @@ Deno.test("refund: a native deposit held for a disabled chain goes back to its s
       const evmTo = await refundCall(server, key, heldId, outside.evmAddress());
       assert.equal(evmTo.status, 400, "an EVM address is not a sol destination");
       assert.equal((await listAudit(kv)).length, audit);
-      assert.deepEqual(await listRefunds(kv), []);
+      assert.deepEqual((await listRefunds(kv)).refunds, []);
       assert.ok((await kv.get(heldKey("sol", held.txHash, held.index))).value, "still held");
     });
 
@@ -268,7 +268,7 @@ Deno.test("refund: a held mint order is cancelled with the refund id and its coi
       assert.deepEqual(await getOrder(kv, minting.id).then((e) => e.value), minting);
       assert.equal((await listOrderHolds(kv)).length, 1);
       assert.equal((await listAudit(kv)).length, audit);
-      assert.deepEqual(await listRefunds(kv), []);
+      assert.deepEqual((await listRefunds(kv)).refunds, []);
       await kv.delete(orderHoldKey(minting.id));
     });
 
@@ -400,7 +400,7 @@ Deno.test("refund: a held deposit a reorg took off the chain is never refunded (
     const res = await refundCall(server, key, heldTransferId(held));
     assert.equal(res.status, 409, JSON.stringify(res.body));
     assert.match(res.body.message, /not a successful transaction on chain/);
-    assert.deepEqual(await listRefunds(kv), []);
+    assert.deepEqual((await listRefunds(kv)).refunds, []);
     assert.equal((await listAudit(kv)).length, audit);
     assert.ok((await kv.get(heldKey("sol", held.txHash, held.index))).value, "still held");
   } finally {
@@ -502,7 +502,7 @@ Deno.test("refund: a mint order held by a reorg past finality that took its depo
     assert.equal((await getOrder(kv, order.id)).value!.status, "processing");
     assert.equal((await listOrderHolds(kv)).length, 1);
     assert.equal((await listAudit(kv)).length, audit);
-    assert.deepEqual(await listRefunds(kv), []);
+    assert.deepEqual((await listRefunds(kv)).refunds, []);
   } finally {
     await server.close();
   }
@@ -573,7 +573,7 @@ Deno.test("refund: --to one of our own addresses is refused (a refund never beco
       assert.match(res.body.message, /one of our deposit addresses/);
     }
     assert.equal((await listAudit(kv)).length, audit);
-    assert.deepEqual(await listRefunds(kv), []);
+    assert.deepEqual((await listRefunds(kv)).refunds, []);
     assert.ok((await kv.get(heldKey("sol", held.txHash, held.index))).value, "still held");
   } finally {
     await server.close();
@@ -591,7 +591,7 @@ Deno.test("refund: a uAsset --to the transfer address or the zero address is ref
       assert.equal(res.status, 400, `${to}: ${JSON.stringify(res.body)}`);
       assert.match(res.body.message, /the transfer address|the zero address/);
     }
-    assert.deepEqual(await listRefunds(kv), []);
+    assert.deepEqual((await listRefunds(kv)).refunds, []);
   } finally {
     await server.close();
   }
@@ -628,7 +628,7 @@ Deno.test("refund: a held record whose transfer on chain paid someone else is ne
     const res = await refundCall(server, key, heldTransferId(held));
     assert.equal(res.status, 409, JSON.stringify(res.body));
     assert.match(res.body.message, /did not pay us/);
-    assert.deepEqual(await listRefunds(kv), []);
+    assert.deepEqual((await listRefunds(kv)).refunds, []);
     assert.ok((await kv.get(heldKey("base", sent.txHash, t.index, 1))).value, "still held");
   } finally {
     await server.close();

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { NATIVE } from "../chains/catalog.ts";
-import { IntentSchema } from "../model/order.ts";
+import { SentTxSchema as IntentSchema } from "../model/sent_tx.ts";
 import { FEE_PER_SIGNATURE, RENT_EXEMPT_MINIMUM_0, startSolanaRpcServer } from "./support/solana_rpc_server.ts";
 import { ours, signer, solOn, stranger } from "./support/sol_env.ts";
 

@@ -15,7 +15,8 @@ import { Signer } from "../chains/signer.ts";
 import { suiAdapters } from "../chains/sui/index.ts";
 import { decodeSuiRaw, SUI_GAS_BUDGET } from "../chains/sui/payer.ts";
 import { addReservations, coinLocks } from "../kv/chain_state.ts";
-import { type Intent, IntentSchema } from "../model/order.ts";
+import type { Intent } from "../model/order.ts";
+import { SentTxSchema as IntentSchema } from "../model/sent_tx.ts";
 import { withKv } from "./support/kv.ts";
 import { startSuiGraphqlServer, type SuiGraphqlServer } from "./support/sui_graphql_server.ts";
 

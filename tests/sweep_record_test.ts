@@ -140,7 +140,7 @@ Deno.test("sweep record: recorded, completed with its delivery, backfilled and d
 
     assert.ok((await recordSweep(kv, input("o-3", "rDeposit3"))).ok);
     const proof = { kind: "expired" as const, expiry: { kind: "ledger" as const, value: 500 }, reached: 501 };
-    const dead = await sweepDead(kv, "xrp", "o-3", { proof, detail: "expired", at: AT });
+    const dead = await sweepDead(kv, "xrp", "o-3", { proof, detail: "expired", at: AT }, () => {});
     assert.ok(dead.ok);
     assert.deepEqual(await readSweep(kv, "xrp", "o-3"), dead.sweep);
   });
@@ -171,7 +171,7 @@ Deno.test("sweep record: a malformed stored record is read as an error and never
     await assert.rejects(readSweep(kv, "xrp", "o-1"), /treasury_sweep\/xrp\/o-1 is invalid: amount/);
     await assert.rejects(completeSweep(kv, "xrp", "o-1", { blockNumber: 1, at: AT }), InvalidRecordError);
     const proof = { kind: "expired" as const, expiry: { kind: "ledger" as const, value: 500 }, reached: 501 };
-    await assert.rejects(sweepDead(kv, "xrp", "o-1", { proof, detail: "x", at: AT }), InvalidRecordError);
+    await assert.rejects(sweepDead(kv, "xrp", "o-1", { proof, detail: "x", at: AT }, () => {}), InvalidRecordError);
     await assert.rejects(backfillSweepDelivery(kv, "xrp", "o-1", 1n), InvalidRecordError);
     assert.equal((await kv.get(key)).versionstamp, before.versionstamp, "untouched");
     assert.notEqual((await kv.get(accountLockKey("xrp", "rDeposit1"))).value, null, "the address stays locked");

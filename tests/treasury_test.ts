@@ -8,6 +8,9 @@ import { withKv as withTempKv } from "./support/kv.ts";
 import assert from "node:assert/strict";
 import type { DeathProof, PreparedTx } from "../chains/adapter.ts";
 import { addReleases, addReservations, coinLockKey } from "../kv/chain_state.ts";
+import { addSentTxEffects } from "../kv/sent_tx_effects.ts";
+import { sentTxOf } from "../model/sent_tx.ts";
+import { deadEffects } from "../model/sent_tx_effects.ts";
 import {
   accountLockKey,
   accountTotals,
@@ -181,7 +184,16 @@ Deno.test("treasury: a sweep proven dead keeps its proof and releases its addres
     assert.deepEqual(await accountTotals(kv, "sui"), { confirmed: 10_000n, locked: 9_000n, spendable: 900n });
     assert.equal((await kv.get(coinLockKey("sui", o))).value !== null, true);
 
-    const dead = await sweepDead(kv, "sui", "order-1", { proof: EXPIRED, detail: "ledger 501 > 500", at: new Date() });
+    // What the driver hands the store (actors/sent_tx.ts): the dead sweep's releases, written in its settling commit.
+    const releases = (a: Deno.AtomicOperation) =>
+      void addSentTxEffects(a, deadEffects(sentTxOf("sui", tx, new Date()), EXPIRED));
+    const dead = await sweepDead(
+      kv,
+      "sui",
+      "order-1",
+      { proof: EXPIRED, detail: "ledger 501 > 500", at: new Date() },
+      releases,
+    );
     assert.ok(dead.ok);
     assert.equal(dead.sweep.status, "dead");
     assert.deepEqual(dead.sweep.proof, EXPIRED);
@@ -189,7 +201,9 @@ Deno.test("treasury: a sweep proven dead keeps its proof and releases its addres
     assert.equal((await kv.get(coinLockKey("sui", o))).value, null);
     assert.deepEqual(await accountTotals(kv, "sui"), { confirmed: 10_000n, locked: 0n, spendable: 9_900n });
     // Proven dead once: again is a no-op, completing it is refused.
-    assert.ok((await sweepDead(kv, "sui", "order-1", { proof: EXPIRED, detail: "again", at: new Date() })).ok);
+    assert.ok(
+      (await sweepDead(kv, "sui", "order-1", { proof: EXPIRED, detail: "again", at: new Date() }, releases)).ok,
+    );
     assert.equal((await readSweep(kv, "sui", "order-1"))?.detail, "ledger 501 > 500");
     const late = await completeSweep(kv, "sui", "order-1", { blockNumber: 9, at: new Date() });
     assert.equal(late.ok ? "ok" : late.reason, "settled");
@@ -207,7 +221,7 @@ Deno.test("treasury: a completed sweep frees its address; a dead proof after it 
     assert.equal(done.sweep.status, "completed");
     assert.equal(done.sweep.blockNumber, 480);
     assert.equal(await openSweep(kv, "xrp", "rDeposit1"), null);
-    const dead = await sweepDead(kv, "xrp", "order-1", { proof: EXPIRED, detail: "x", at: new Date() });
+    const dead = await sweepDead(kv, "xrp", "order-1", { proof: EXPIRED, detail: "x", at: new Date() }, () => {});
     assert.equal(dead.ok ? "ok" : dead.reason, "settled");
     assert.equal((await completeSweep(kv, "xrp", "nope", { blockNumber: 1, at: new Date() })).ok, false);
     assert.ok((await recordSweep(kv, sweepInput("order-2", "rDeposit1"))).ok);

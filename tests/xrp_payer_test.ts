@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { decode } from "xrpl";
-import { deadDecision } from "../actors/order_actor.ts";
+import { deadEffects } from "../model/sent_tx_effects.ts";
+import { addSentTxEffects } from "../kv/sent_tx_effects.ts";
 import type { Intent } from "../actors/transition.ts";
 import type { OwnTx, PreparedTx } from "../chains/adapter.ts";
 import { addReservations, sequenceLockKey } from "../kv/chain_state.ts";
@@ -164,7 +165,7 @@ Deno.test("xrp payout on a rippled-shaped server: a lost payout is dead only onc
         consumes: tx.consumes,
       };
       const atomic = kv.atomic();
-      deadDecision(intent, dead.proof, dead.detail).effects!(atomic);
+      addSentTxEffects(atomic, deadEffects(intent, dead.proof));
       assert.ok((await atomic.commit()).ok);
       assert.equal(await record(kv, again), true);
       await payer.broadcast(again);

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { decode, deriveAddress, encode, hashes, type Payment, verifySignature } from "xrpl";
 import { bytesToHex } from "@noble/hashes/utils.js";
-import { IntentSchema } from "../model/order.ts";
+import { SentTxSchema as IntentSchema } from "../model/sent_tx.ts";
 import { depositAddress, elsewhere, hotWallet, signer, withRippled, XRP, xrpOn } from "./support/xrp_env.ts";
 
 Deno.test("xrp payout on a rippled-shaped server: signed blob decodes with xrpl, signature verifies, fields exact", async () => {

@@ -9,7 +9,8 @@
  * (tests/chain_contract_evm_test.ts); each native adapter runs it against its own.
  */
 import assert from "node:assert/strict";
-import { deadDecision } from "../../actors/order_actor.ts";
+import { deadEffects } from "../../model/sent_tx_effects.ts";
+import { addSentTxEffects } from "../../kv/sent_tx_effects.ts";
 import type { Intent } from "../../actors/transition.ts";
 import {
   type ChainReader,
@@ -191,7 +192,7 @@ const CASES: Record<ContractCase, (h: ContractHarness) => Promise<void>> = {
       consumes: first.consumes,
     };
     const atomic = h.kv.atomic();
-    deadDecision(intent, dead.proof, dead.detail).effects!(atomic);
+    addSentTxEffects(atomic, deadEffects(intent, dead.proof));
     assert.ok((await atomic.commit()).ok);
     assert.deepEqual(await coinLocks(h.kv, h.chain, coins), [null, null]);
     const next = await h.prepare("contract-coins-3", { coins: spend });

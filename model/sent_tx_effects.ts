@@ -1,0 +1,104 @@
+/**
+ * What settling a sent transaction (model/sent_tx.ts) does to the rest of the store, as plain data: the one driver
+ * (actors/sent_tx.ts) returns these, each purpose adds its own record's change, and one writer (kv/sent_tx_effects.ts)
+ * turns both into the operations of a single atomic. Pure: no KV, no clock.
+ *
+ * Every purpose settles the same way (DESIGN.md invariant 2, and the "proof of death" table):
+ * - **final**: a UTXO transaction's inputs leave the treasury (spent by the hash that was mined) and the outputs paying
+ *   us back become treasury coins; a hot-wallet hold taken for it is released (the chain's balance now shows the
+ *   payout itself);
+ * - **failed** (a final failed inclusion): nothing was spent on chain: its coins and XRPL Sequence lock are released,
+ *   and its hot-wallet hold;
+ * - **dead** (proven never to be mined): the same releases, and coins a conflicting final transaction spent leave the
+ *   treasury (spent by it), so they are never selected again.
+ * An EVM nonce is never given back (kv/chain_state.ts `addReleases`): the transaction that proved ours dead used it.
+ */
+import { chainFamily, type ChainSymbol, type UtxoChain } from "../chains/catalog.ts";
+import type { Consumed, DeathProof, Outpoint } from "../chains/adapter.ts";
+import { CHANGE_DERIVATION_INDEX } from "../chains/derivation.ts";
+import type { SentTx } from "./sent_tx.ts";
+
+/** A treasury coin to add (kv/treasury.ts `Coin`), as data. */
+export interface CoinEffect {
+  chain: UtxoChain;
+  outpoint: Outpoint;
+  address: string;
+  derivationIndex: number;
+  amount: bigint;
+  height: number;
+}
+
+export type SentTxEffect =
+  /** Its coins' locks and its XRPL Sequence lock go (kv/chain_state.ts `addReleases`). */
+  | { kind: "releaseConsumed"; chain: ChainSymbol; consumes: Consumed }
+  /** The hot-wallet hold recorded under its hash goes (kv/hot_wallet.ts). */
+  | { kind: "releaseHotWalletHold"; chain: ChainSymbol; txHash: string }
+  /** These coins leave the treasury, spent by `spentBy` (kv/treasury.ts `addSpent`). */
+  | { kind: "spendCoins"; chain: UtxoChain; outpoints: Outpoint[]; spentBy: string }
+  /** A new treasury coin. */
+  | { kind: "addCoin"; coin: CoinEffect };
+
+/** An output of one of our transactions that pays us back, with the key that signs its spend. */
+export interface OwnOutput {
+  index: number;
+  address: string;
+  derivationIndex: number;
+  amount: bigint;
+}
+
+/** The outputs of `tx` that pay us: its change, signed by the change key. */
+export function changeOutputsOf(tx: SentTx): OwnOutput[] {
+  if (!tx.change) return [];
+  const { index, address, amount } = tx.change;
+  return [{ index, address, derivationIndex: CHANGE_DERIVATION_INDEX, amount: BigInt(amount) }];
+}
+
+/**
+ * `tx` counted final as `minedHash` (itself, or a fee-bumped replacement) in block `height`. `own`: the outputs paying
+ * us back (its change by default; a consolidation's merged output).
+ */
+export function finalEffects(
+  tx: SentTx,
+  minedHash: string,
+  height: number,
+  own: OwnOutput[] = changeOutputsOf(tx),
+): SentTxEffect[] {
+  const effects: SentTxEffect[] = [{ kind: "releaseHotWalletHold", chain: tx.chain, txHash: tx.txHash }];
+  const family = chainFamily(tx.chain);
+  if (family.family !== "utxo" || tx.consumes?.kind !== "outpoints") return effects;
+  const chain = family.chain;
+  effects.push({ kind: "spendCoins", chain, outpoints: tx.consumes.outpoints, spentBy: minedHash });
+  for (const o of own) {
+    effects.push({
+      kind: "addCoin",
+      coin: {
+        chain,
+        outpoint: { txHash: minedHash, index: o.index },
+        address: o.address,
+        derivationIndex: o.derivationIndex,
+        amount: o.amount,
+        height,
+      },
+    });
+  }
+  return effects;
+}
+
+/** `tx` failed on chain, finally: what it held is free again. */
+export function failedEffects(tx: SentTx): SentTxEffect[] {
+  const effects: SentTxEffect[] = [];
+  if (tx.consumes) effects.push({ kind: "releaseConsumed", chain: tx.chain, consumes: tx.consumes });
+  effects.push({ kind: "releaseHotWalletHold", chain: tx.chain, txHash: tx.txHash });
+  return effects;
+}
+
+/** `tx` proven dead by `proof`: what it held is free again, and coins another final transaction spent are gone. */
+export function deadEffects(tx: SentTx, proof: DeathProof): SentTxEffect[] {
+  const effects = failedEffects(tx);
+  const family = chainFamily(tx.chain);
+  if (family.family === "utxo" && proof.kind === "conflict" && proof.consumed.kind === "outpoints") {
+    const spentBy = proof.spentBy ?? "unknown conflicting transaction";
+    effects.push({ kind: "spendCoins", chain: family.chain, outpoints: proof.consumed.outpoints, spentBy });
+  }
+  return effects;
+}

@@ -6,8 +6,8 @@
  * (a sweep's delivered amount, a reverted mint already minted by an earlier attempt, an alert on a nonce used
  * elsewhere).
  *
- * Where the five followers differ today, and whether on purpose (the differences in the rule itself are the policy
- * fields below; the rest stay in each follower):
+ * Where the five followers differed, and whether on purpose (the differences in the rule itself are the policy fields
+ * below; the rest is the driver's, actors/sent_tx.ts, or the purpose's own check):
  *
  * | # | difference | order mint/payout | refund | on-chain burn | sweep | consolidation | on purpose? |
  * |---|---|---|---|---|---|---|---|
@@ -18,12 +18,12 @@
  * | 5 | success, not yet counted | wait `max(1, required - confirmations)` blocks | same | wait (next tick) | wait (next tick) | wait (next tick) | Yes: only the scheduled followers (orders, refunds) choose when to look again; ticks look every tick. The rule returns the blocks left; tick-driven callers ignore it |
  * | 6 | a fee-bumped replacement mined (`included.txHash`) | final under the mined hash | same | same | the recorded hash is asked for its transfers | mined hash | Harmless: sweeps run on sol, xrp and sui, which never answer a replacement hash. The rule passes `minedHash` through |
  * | 7 | final success, then nothing on chain | - | - | - | `transfersOf` null: wait, asked again | - | Yes: the sweep records what was delivered (kv/treasury.ts `sweepDelivery`); the follower's own check |
- * | 8 | a recorded transaction with no bytes (`raw === ""`) | an adopted on-chain mint: never proven dead, only waited for | not asked dead | - | - | - | Yes: nothing of ours to send. The follower passes no `OwnTx` and must not act on `resend`/`nudge` |
- * | 9 | a nonce used by someone else (`dead`, `conflict` on a nonce) | `nonce_used_elsewhere` alert | no alert | alert | no alert | no alert (coins, no nonce) | The refund's and the sweep's silence look like oversights (an EVM uAsset refund can lose its nonce, an XRPL sweep its sequence); the follower's own effect, left for the driver work |
+ * | 8 | a recorded transaction with no bytes (`raw === ""`) | an adopted on-chain mint: never proven dead, only waited for | not asked dead | - | - | - | Yes: nothing of ours to send. The driver (actors/sent_tx.ts) passes no `OwnTx` and never acts on `resend`/`nudge` for it |
+ * | 9 | a nonce used by someone else (`dead`, `conflict` on a nonce) | `nonce_used_elsewhere` alert | no alert | alert | no alert | no alert (coins, no nonce) | No: the refund's and the sweep's silence were oversights (an EVM uAsset refund can lose its nonce, an XRPL sweep its Sequence). The driver alerts for every purpose |
  * | 10 | a reverted mint on EVM | checks `mintedBy` and the token's admin refusal first | - | - | - | - | Yes: the contract refuses a reused deposit id (DESIGN.md invariant 2); the follower's own check |
  * | 11 | the operator's `settleStuckOrder` | acts only on `dead` with a non-`failed` proof, refuses every other answer | - | - | - | - | Yes: with the order policy that is exactly outcome `dead`; `failed` is left to the pipeline |
  * | 12 | no sender for the asset | - | waits with a reason (`noUAssetSenderReason`) | - | - | - | Yes: the follower's own precondition, before acting on `resend`/`nudge` |
- * | 13 | released on a final failure | coins (`addReleases`) | coins and the hot-wallet hold | - | - | coins | To check with the driver work (the order's hold may be released by its transition commit) |
+ * | 13 | released on a final failure | coins (`addReleases`) | coins and the hot-wallet hold | - | - | coins | No difference in effect: the order's hold was released by a separate rule of its step. The driver's effects (model/sent_tx_effects.ts) release coins, Sequence lock and hold for every purpose |
  */
 import type { DeathProof, TxStatus } from "../chains/adapter.ts";
 

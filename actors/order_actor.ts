@@ -174,7 +174,7 @@ export async function stepOrder(ctx: PipelineContext, orderId: string): Promise<
   // Checked absent: an operator hold set since it was read (a reorg past finality) stops this step.
   const atomic = ctx.kv.atomic().check(hold);
   // Recording a mint or payout: checked against the controls read (a pause committed since stops it) and counted.
-  if (decision.event.type === "intentRecorded") controlled?.(atomic);
+  if (decision.event.type === "intentRecorded" && controlled) addControlsCheck(atomic, controlled);
   addOrderUpdate(atomic, entry, next);
   addReschedule(atomic, orderId, due, nextAt);
   if (decision.broadcast) addReservations(atomic, decision.broadcast);
@@ -495,7 +495,7 @@ async function applyControls(
   due: Deno.KvEntryMaybe<number>,
   hold: Deno.KvEntryMaybe<OrderHold>,
   read: Awaited<ReturnType<typeof getControls>>,
-): Promise<StepOutcome | ((atomic: Deno.AtomicOperation) => void) | null> {
+): Promise<StepOutcome | ControlsCheck | null> {
   const order = entry.value;
   const asset = usageNeeded(order, read.controls);
   const now = ctx.now();
@@ -505,12 +505,15 @@ async function applyControls(
   const decision = controlDecision(order, read.controls, used);
   if (decision.kind === "free") return null;
   if (decision.kind === "go") {
-    return (atomic) => {
-      atomic.check(read.entry);
-      if (decision.count && usage && used !== null) {
-        const total = (used + decision.count.amount).toString();
-        atomic.check(usage).set(usageKey(decision.count.asset, day), { asset: decision.count.asset, day, used: total });
-      }
+    if (!decision.count || !usage || used === null) return { controls: read.entry };
+    const { asset: counted, amount } = decision.count;
+    return {
+      controls: read.entry,
+      usage: {
+        entry: usage,
+        key: usageKey(counted, day),
+        value: { asset: counted, day, used: (used + amount).toString() },
+      },
     };
   }
   const reason = decision.reason;
@@ -539,6 +542,21 @@ async function applyControls(
   if (!ok) return "conflict";
   ctx.log(`order ${order.id}: ${reason}`);
   return "waiting";
+}
+
+/**
+ * What the commit recording a mint or payout adds for the operator controls, as data: the controls read, checked
+ * unchanged (a pause committed since stops it), and the uAsset's day usage counted, checked by version (two orders
+ * cannot both squeeze under a per-day cap).
+ */
+interface ControlsCheck {
+  controls: Deno.KvEntryMaybe<unknown>;
+  usage?: { entry: Deno.KvEntryMaybe<unknown>; key: Deno.KvKey; value: { asset: string; day: string; used: string } };
+}
+
+function addControlsCheck(atomic: Deno.AtomicOperation, c: ControlsCheck): void {
+  atomic.check(c.controls);
+  if (c.usage) atomic.check(c.usage.entry).set(c.usage.key, c.usage.value);
 }
 
 /** Rechecked this rarely: a process's enabled chains are fixed, only a process started with the chain can move it. */

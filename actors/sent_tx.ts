@@ -15,6 +15,7 @@
  * - a recorded transaction without bytes (an adopted on-chain mint) is only ever looked at (row 8).
  */
 import type { Chains, ChainSender, TxStatus } from "../chains/adapter.ts";
+import { ReplacementMismatchError } from "../chains/effects.ts";
 import { raiseAlert } from "../kv/alerts.ts";
 import type { SentTx } from "../model/sent_tx.ts";
 import {
@@ -132,7 +133,14 @@ async function send(
   if (next.kind === "nudge" && sender.nudge) {
     // Pending, or unknown to the node: never sent (a crash after recording), or dropped, e.g. because the network's
     // fee rose above it. The sender re-sends its latest version, or a re-priced one where the fee rules allow.
-    await sender.nudge(prepared, deps.now.getTime() - Date.parse(tx.preparedAt));
+    try {
+      await sender.nudge(prepared, deps.now.getTime() - Date.parse(tx.preparedAt));
+    } catch (err) {
+      // A replacement that would do something else than re-price ours was refused before it was recorded or sent
+      // (chains/effects.ts): the recorded versions stay what they were, and an operator is told at once.
+      if (err instanceof ReplacementMismatchError) await alertOnReplacement(deps, err);
+      throw err;
+    }
     return { ...waiting, sent: "nudged" };
   }
   if (next.kind === "resend" || next.otherwise === "resend") {
@@ -140,6 +148,16 @@ async function send(
     return { ...waiting, sent: "resent" };
   }
   return { ...waiting, sent: null };
+}
+
+async function alertOnReplacement(deps: FollowDeps, err: ReplacementMismatchError): Promise<void> {
+  await raiseAlert(deps.kv, {
+    kind: "transaction_mismatch",
+    subject: `${err.chain}:${err.originalHash}`,
+    chain: err.chain ?? null,
+    message: err.message,
+    now: deps.now,
+  });
 }
 
 /**

@@ -248,3 +248,43 @@ export class TransactionMismatchError extends ChainError {
     this.name = "TransactionMismatchError";
   }
 }
+
+/**
+ * A fee-bumped replacement (an EVM `nudge`) whose signed bytes do something else than the version it replaces: it
+ * may differ only in what it offers in fee. Thrown before the replacement is recorded, so it is never sent.
+ */
+export class ReplacementMismatchError extends ChainError {
+  constructor(
+    chain: ChainSymbol,
+    readonly originalHash: string,
+    readonly replacementHash: string,
+    readonly differences: readonly string[],
+  ) {
+    super(
+      `refused to record replacement ${replacementHash} of ${originalHash} on ${chain}: its signed bytes ` +
+        differences.join("; "),
+      { chain },
+    );
+    this.name = "ReplacementMismatchError";
+  }
+}
+
+/**
+ * How a replacement's effects differ from those of the version it replaces, beyond its fee (`maxFee`, which must not
+ * pass `maxFeeCap`), as sentences an operator reads; empty when it is the same transaction re-priced.
+ */
+export function replacementDifferences(was: TxEffects, now: TxEffects, maxFeeCap: bigint): string[] {
+  const out: string[] = [];
+  const same = (a: unknown, b: unknown) => JSON.stringify(a, bigints) === JSON.stringify(b, bigints);
+  for (const field of ["from", "chainId", "nonce", "outputs", "memo", "call", "inputs", "expiry"] as const) {
+    if (!same(was[field], now[field])) {
+      out.push(`change ${field} from ${JSON.stringify(was[field], bigints)} to ${JSON.stringify(now[field], bigints)}`);
+    }
+  }
+  if ((now.maxFee ?? 0n) > maxFeeCap) out.push(`offer ${now.maxFee} in fee, above the cap ${maxFeeCap}`);
+  return out;
+}
+
+function bigints(_key: string, value: unknown): unknown {
+  return typeof value === "bigint" ? value.toString() : value;
+}

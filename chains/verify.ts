@@ -7,7 +7,8 @@
  * One wrapper for every purpose that signs: mints (`EvmMinter.prepareMint`), payouts, refunds of native coins and
  * UTXO consolidations (`UtxoPayer`/`AccountPayer.preparePayout`), sweeps (`AccountPayer.prepareSweep`), and the transfer address's burns and
  * refunds (`UAssetSender.prepareBurn`, `prepareTransfer`). Replacements an adapter signs itself (an EVM fee bump in
- * `nudge`) are not seen here.
+ * `nudge`) are not seen here: chains/evm/tx_sender.ts reads each back against the version it replaces before
+ * recording it (`replacementDifferences`), and the driver (actors/sent_tx.ts) alerts on a refusal.
  */
 import {
   type AccountPayer,

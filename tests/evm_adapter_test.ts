@@ -33,6 +33,11 @@ import {
   type Replacement,
 } from "../chains/evm/index.ts";
 import { getAlert } from "../kv/alerts.ts";
+import type { Chains } from "../chains/adapter.ts";
+import { ReplacementMismatchError } from "../chains/effects.ts";
+import { followSentTx } from "../actors/sent_tx.ts";
+import { ORDER_POLICY } from "../actors/follow_up.ts";
+import { sentTxOf } from "../model/sent_tx.ts";
 import { buildChains } from "../config/registry.ts";
 import { uAssetsEnvValue } from "../chains/evm/deploy.ts";
 import { loadEvmConfig } from "../config/evm.ts";
@@ -702,6 +707,57 @@ Deno.test("EVM fee bumping on anvil follows the network estimate, under a cap an
       await unbounded.broadcast(tx);
       assert.equal((await client.getTransaction({ hash: stored.at(-1)!.txHash as Hex })).blockNumber, null);
     });
+
+    await t.step(
+      "a replacement whose bytes do more than re-price is refused before it is recorded: never sent, the driver alerts",
+      async () => {
+        // The minter key signs what it is given: a signer that adds native value to the fee bump (a builder bug, or a
+        // tampered dependency) is what the check stands against.
+        let tamper = false;
+        const lying: typeof minterAccount = {
+          ...minterAccount,
+          signTransaction: (tx, opts) =>
+            minterAccount.signTransaction(tamper ? { ...tx, value: 1n } as typeof tx : tx, opts),
+        };
+        const bumper = evmMinter({
+          chain: CHAIN,
+          state: evmKvState(kv),
+          client,
+          account: lying,
+          uAssets,
+          chainId: CHAIN_ID,
+          replaceAfterMs: 60_000,
+          maxFeePerGasCap: 10n ** 30n,
+          now: () => now,
+        });
+        const tx = await pendingMint(bumper as ReturnType<typeof minterWithCap>, "fees-tampered");
+        await raiseBaseFee(anvil.url, (await versions(tx)).at(-1)!.maxFeePerGas! + 1n);
+        tamper = true;
+        now += 60_001;
+        const reader = { txStatus: () => Promise.resolve({ state: "pending" as const }) };
+        const deps = { kv, chains: { reader: () => reader } as unknown as Chains, now: new Date(now) };
+        const intent = { ...sentTxOf(CHAIN, tx, new Date(now - 120_000)) };
+        const opts = { required: 1, policy: ORDER_POLICY, sender: bumper, label: "test", afterDeath: "-" };
+        const refused = await followSentTx(deps, intent, opts).then(() => null, (err) => err);
+        assert.ok(refused instanceof ReplacementMismatchError, String(refused));
+        assert.match(refused.message, /change outputs/);
+        assert.equal((await kv.get(replacementsKey(CHAIN, tx.txHash))).value, null, "nothing recorded");
+        const alert = await getAlert(kv, "transaction_mismatch", `${CHAIN}:${tx.txHash}`);
+        assert.ok(alert, "an operator is told at once");
+        assert.equal(alert.message, refused.message);
+        // Never sent: the node has never seen the refused replacement.
+        const seen = await client.request({
+          method: "eth_getTransactionByHash",
+          params: [refused.replacementHash as Hex],
+        });
+        assert.equal(seen, null);
+        // The honest signer's bump passes the same check and is recorded.
+        tamper = false;
+        now += 60_001;
+        await followSentTx({ ...deps, now: new Date(now) }, intent, opts);
+        assert.equal((await kv.get<Replacement[]>(replacementsKey(CHAIN, tx.txHash))).value?.length, 1);
+      },
+    );
 
     await t.step("the first signing never offers more than the cap: signed at the cap, and an alert", async () => {
       const low = 1_000_000_000n; // 1 gwei, far below today's estimate after the rises above

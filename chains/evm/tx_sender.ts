@@ -13,6 +13,8 @@ import { EVM, type EvmChain } from "../catalog.ts";
 import type { EvmState } from "./state.ts";
 import { describeRpcError, type EvmClient, isTransientRpcError, rpc } from "./client.ts";
 import { MAX_TX_VERSIONS } from "./keys.ts";
+import { explainEvmTx } from "./explain.ts";
+import { replacementDifferences, ReplacementMismatchError } from "../effects.ts";
 
 export interface EvmTxSenderOptions {
   chain: EvmChain;
@@ -240,6 +242,13 @@ export function evmTxSender(opts: EvmTxSenderOptions): EvmTxSender {
         maxFeePerGas: fee,
         maxPriorityFeePerGas: tip,
       });
+      // Read back from its own bytes before it is recorded (chains/effects.ts): a replacement may only re-price what it
+      // replaces, whose effects were checked against the request when it was prepared (chains/verify.ts).
+      const [was, now_] = await Promise.all([explainEvmTx(latest.raw, chain), explainEvmTx(replacement.raw, chain)]);
+      const differs = replacementDifferences(was, now_, (previous.gas ?? 0n) * cap);
+      if (differs.length > 0) {
+        throw new ReplacementMismatchError(chain, tx.txHash, replacement.txHash, differs);
+      }
       // Recorded before it is sent: txStatus and later broadcasts must know every version that could be mined.
       const recorded = await state.recordReplacements(entry, chain, tx.txHash, [
         ...replacements,

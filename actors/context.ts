@@ -55,6 +55,8 @@ export interface PipelineSettings {
    * `DOGE_FEE_PER_KB`; otherwise chains/shared/utxo_fee.ts's default (the sim ledger refuses anything else).
    */
   utxoFee(chain: UtxoChain): FeeFunction;
+  /** `minter_allowance_low` below this percent of the allowance last configured (actors/minter_allowance.ts). */
+  minterAllowanceAlertPercent: number;
 }
 
 export interface PipelineContext {
@@ -107,6 +109,8 @@ export function pipelineSettings(opts: {
   utxoNetworks?: Partial<Record<UtxoChain, UtxoNetworkName>>;
   /** The fee rule of each live UTXO chain (config/utxo.ts `configuredUtxoFee`); unset: the default rule. */
   utxoFees?: Partial<Record<UtxoChain, FeeFunction>>;
+  /** Unset: 20 (config/env.ts `MINTER_ALLOWANCE_ALERT_PERCENT`). */
+  minterAllowanceAlertPercent?: number;
 }): PipelineSettings {
   const live = opts.live ?? {};
   const networks = opts.utxoNetworks ?? {};
@@ -146,5 +150,6 @@ export function pipelineSettings(opts: {
       return family.family === "utxo" ? networks[family.chain] ?? "mainnet" : "mainnet";
     },
     utxoFee: (c) => fees[c] ?? utxoFee(c),
+    minterAllowanceAlertPercent: opts.minterAllowanceAlertPercent ?? 20,
   };
 }

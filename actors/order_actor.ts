@@ -54,6 +54,7 @@ import { depositCoinEffect } from "./treasury_steps.ts";
 import { type Intent, intentOf, isTerminal, type OrderEvent, transition } from "./transition.ts";
 import { ORDER_POLICY } from "./follow_up.ts";
 import { followSentTx } from "./sent_tx.ts";
+import { checkMinterAllowance } from "./minter_allowance.ts";
 import { redactUrls } from "../chains/shared/redact.ts";
 import { WAKE, type WakeMessage } from "./wake.ts";
 
@@ -339,6 +340,7 @@ async function decideMint(ctx: PipelineContext, order: MintOrder): Promise<Decis
   // Never sign a mint for a deposit the contract already minted (a previous attempt that landed).
   const already = await minter.mintedBy(req.depositId);
   const prepared = already !== null ? { txHash: already, raw: "" } : await minter.prepareMint(req);
+  if (already === null) await checkMinterAllowance(ctx, evm, minter, req.asset, req.amountWei);
   return recordIntent(ctx, evm, prepared);
 }
 

@@ -31,5 +31,6 @@ export function settingsFromConfig(
     utxoNetworks: plan?.utxoNetworks,
     // Built now, so a fee rate the build cannot apply is refused at start, not at the first payout.
     utxoFees: Object.fromEntries(liveUtxo.map((c) => [c, configuredUtxoFee(c, config.utxo)])),
+    minterAllowanceAlertPercent: config.minterAllowanceAlertPercent,
   });
 }

@@ -72,6 +72,7 @@ try {
     admin: deployer.address,
     minter: minter.address,
     supplyCap: parseSupplyCaps("1000000000000000000000"), // the bench mints far more than a real chain would
+    minterAllowance: parseSupplyCaps("1000000000000000000000", "the minter allowance"),
   });
   const { client, reader, minter: mintAdapter } = await evmChainAdapters({
     chain: CHAIN,

@@ -332,6 +332,11 @@ export interface EvmMinter extends ChainSender {
    * after a mint reverted on chain: such an order waits with the reason recorded instead of failing.
    */
   adminRefusal?(req: MintRequest): Promise<string | null>;
+  /**
+   * What the minter key may still mint of `asset` (its allowance, which each mint spends and only the contract's admin
+   * raises) and what the admin last set it to. Absent where the contract keeps no allowance (the sim).
+   */
+  allowance?(asset: UAsset): Promise<{ left: bigint; configured: bigint }>;
 }
 
 /**

@@ -25,7 +25,8 @@ import { opUsage, OpUsageError, runOpFromArgs } from "./ops_cli.ts";
 const USAGE = `usage: deno task admin <command> [--json] [--by <operator>]
   (--json prints the result as JSON; --by names who acts in the audit log, default the OS user)
 ` + OPS.map((op) => `  ${opUsage(op)}`).join("\n") + `
-  evm deploy --chain <base|arbitrum|katana|world|unichain> --supply-cap <N|uSOL=N,uXRP=N,...> [--rpc-url URL]
+  evm deploy --chain <base|arbitrum|katana|world|unichain> --supply-cap <N|uSOL=N,uXRP=N,...>
+             --minter-allowance <N|uSOL=N,uXRP=N,...> [--rpc-url URL]
              admin: EVM_ADMIN_KEY_FILE (deploys) | --admin <address> with EVM_DEPLOYER_KEY_FILE | --admin-is-minter
              (shell only, not in the admin API: it reads key files on the operator's machine)`;
 
@@ -44,6 +45,7 @@ const commands: Record<string, Command> = {
         admin: { type: "string" },
         "admin-is-minter": { type: "boolean" },
         "supply-cap": { type: "string" },
+        "minter-allowance": { type: "string" },
       },
       strict: true,
     });
@@ -59,6 +61,18 @@ const commands: Record<string, Command> = {
       supplyCap = parseSupplyCaps(values["supply-cap"]);
     } catch (e) {
       throw new UsageError(`--supply-cap: ${e instanceof Error ? e.message : e}`);
+    }
+    if (values["minter-allowance"] === undefined) {
+      throw new UsageError(
+        "--minter-allowance is required: what the hot minter key may mint before the admin tops it up, " +
+          "whole tokens for all five uAssets, or uSOL=N,uXRP=N,...",
+      );
+    }
+    let minterAllowance;
+    try {
+      minterAllowance = parseSupplyCaps(values["minter-allowance"], "the minter allowance");
+    } catch (e) {
+      throw new UsageError(`--minter-allowance: ${e instanceof Error ? e.message : e}`);
     }
     const minterFile = Deno.env.get("EVM_MINTER_KEY_FILE");
     if (!minterFile) throw new UsageError("EVM_MINTER_KEY_FILE must name the minter's key file");
@@ -78,11 +92,13 @@ const commands: Record<string, Command> = {
       admin,
       minter: minter.address,
       supplyCap,
+      minterAllowance,
       adminIsMinter,
     });
     for (const [symbol, address] of Object.entries(addresses)) out(`${symbol}\t${address}`);
     out(`supply cap (wei): ${Object.entries(supplyCap).map(([symbol, cap]) => `${symbol}=${cap}`).join(", ")}`);
-    out(`admin ${admin} (DEFAULT_ADMIN_ROLE, PAUSER_ROLE)`);
+    out(`minter allowance (wei): ${Object.entries(minterAllowance).map(([symbol, a]) => `${symbol}=${a}`).join(", ")}`);
+    out(`admin ${admin} (DEFAULT_ADMIN_ROLE, PAUSER_ROLE; tops up the minter allowance with configureMinter)`);
     out(`deployed at block ${deployedAtBlock} by ${deployer.address}; minter ${minter.address} (MINTER_ROLE only)`);
     out(`${chain.toUpperCase()}_UASSETS=${uAssetsEnvValue(addresses)}`);
   },

@@ -76,6 +76,11 @@ export interface Config {
   simUtxoGenesis: bigint;
   /** How often the due-order sweep runs (the queue wakes actors sooner when it is available). */
   sweepMs: number;
+  /**
+   * `minter_allowance_low` is raised when a mint leaves the minter's allowance below this percent of what the admin
+   * last set (README "Minter allowance"); 0 never raises it.
+   */
+  minterAllowanceAlertPercent: number;
   /** Live EVM chains (`<CHAIN>_RPC_URLS`, `<CHAIN>_UASSETS`, `EVM_MINTER_KEY_FILE`, ...). */
   evm: EvmConfig;
   /** Live UTXO chains (`DOGE_RPC_URLS`, `ZEC_RPC_URLS`, `DOGE_FEE_PER_KB`, `ZEC_EXPIRY_WINDOW`, ...): config/utxo.ts. */
@@ -118,6 +123,9 @@ export const DEFAULT_PARTNER_LIMITS: PartnerLimits = {
 /** 100,000,000 DOGE or ZEC (8 decimals): more than any sim run pays out. */
 export const SIM_UTXO_GENESIS_DEFAULT = 10n ** 16n;
 
+/** The default of `MINTER_ALLOWANCE_ALERT_PERCENT`. */
+export const DEFAULT_MINTER_ALLOWANCE_ALERT_PERCENT = 20;
+
 const EnvSchema = z.object({
   PORT: z.string().regex(/^\d{1,5}$/, "PORT must be a port number").optional(),
   RUNTIME_MODE: z.enum(RUNTIME_MODES).optional(),
@@ -146,6 +154,8 @@ const EnvSchema = z.object({
   PARTNER_MAX_STREAMS: positiveCount("PARTNER_MAX_STREAMS"),
   PARTNER_MAX_WEBHOOK_ENDPOINTS: positiveCount("PARTNER_MAX_WEBHOOK_ENDPOINTS"),
   API_KEY_MAX_NEW_WALLETS_PER_DAY: positiveCount("API_KEY_MAX_NEW_WALLETS_PER_DAY"),
+  MINTER_ALLOWANCE_ALERT_PERCENT: z.string().regex(/^(100|[1-9]?[0-9])$/, "must be a whole percent from 0 to 100")
+    .optional(),
 });
 
 function positiveCount(name: string) {
@@ -210,6 +220,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       ),
     },
     faultCrashPoint: e.FAULT_CRASH_POINT,
+    minterAllowanceAlertPercent: e.MINTER_ALLOWANCE_ALERT_PERCENT === undefined
+      ? DEFAULT_MINTER_ALLOWANCE_ALERT_PERCENT
+      : Number(e.MINTER_ALLOWANCE_ALERT_PERCENT),
   };
 }
 

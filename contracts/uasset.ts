@@ -5,7 +5,7 @@ import { type Abi, type Hex, parseAbi } from "viem";
 import artifact from "./UAsset.artifact.json" with { type: "json" };
 
 export const UASSET_ABI = parseAbi([
-  "constructor(string name_, string symbol_, address admin, address minter, uint256 supplyCap_)",
+  "constructor(string name_, string symbol_, address admin, address minter, uint256 supplyCap_, uint256 minterAllowance_)",
 
   "function mint(address to, uint256 amount, bytes32 depositId)",
   "function minted(bytes32 depositId) view returns (bool)",
@@ -16,6 +16,14 @@ export const UASSET_ABI = parseAbi([
   "function setSupplyCap(uint256 newCap)",
   "event SupplyCapSet(uint256 previousCap, uint256 newCap)",
   "error SupplyCapExceeded(uint256 cap, uint256 wouldBe)",
+
+  "function minterAllowance(address minter) view returns (uint256)",
+  "function minterAllowanceConfigured(address minter) view returns (uint256)",
+  "function configureMinter(address minter, uint256 allowance)",
+  "function removeMinter(address minter)",
+  "event MinterConfigured(address indexed minter, uint256 allowance)",
+  "event MinterRemoved(address indexed minter)",
+  "error MinterAllowanceExceeded(uint256 allowance, uint256 amount)",
 
   "function PAUSER_ROLE() view returns (bytes32)",
   "function pause()",

@@ -28,6 +28,8 @@ export const ALERT_KINDS = [
   // Verify before record (chains/effects.ts): a prepared transaction whose own bytes do not do what was asked was
   // refused, never recorded nor broadcast; the message names each difference.
   "transaction_mismatch",
+  // The minter key's allowance on a uAsset (README "Minter allowance") is running out: the admin tops it up.
+  "minter_allowance_low",
 ] as const;
 export type AlertKind = typeof ALERT_KINDS[number];
 

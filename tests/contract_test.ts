@@ -92,7 +92,7 @@ Deno.test("UAsset contract on a real anvil node", async (t) => {
       const hash = await walletOf(admin).deployContract({
         abi: UASSET_ABI,
         bytecode: UASSET_BYTECODE,
-        args: ["Universal SOL", "uSOL", admin.address, minter.address, CAP],
+        args: ["Universal SOL", "uSOL", admin.address, minter.address, CAP, CAP],
       });
       const receipt = await receiptOf(hash);
       assert.equal(receipt.status, "success");
@@ -213,14 +213,16 @@ Deno.test("UAsset contract on a real anvil node", async (t) => {
       assert.equal(await read.minted(fresh), false);
     });
 
-    await t.step("the admin rotates the minter with grantRole / revokeRole", async () => {
-      const rotate = async (functionName: "grantRole" | "revokeRole") => {
-        const hash = await walletOf(admin).writeContract({
-          address: token,
-          abi: UASSET_ABI,
-          functionName,
-          args: [MINTER_ROLE, stranger.address],
-        });
+    await t.step("the admin rotates the minter with configureMinter / removeMinter", async () => {
+      const admins = async (functionName: "configureMinter" | "removeMinter", args: readonly unknown[]) => {
+        const hash = await walletOf(admin).writeContract(
+          {
+            address: token,
+            abi: UASSET_ABI,
+            functionName,
+            args,
+          } as Parameters<ReturnType<typeof walletOf>["writeContract"]>[0],
+        );
         assert.equal((await receiptOf(hash)).status, "success");
       };
       const mintAs = (id: Hex) =>
@@ -231,9 +233,9 @@ Deno.test("UAsset contract on a real anvil node", async (t) => {
           args: [holder.address, 1n, id],
           account: stranger,
         });
-      await rotate("grantRole");
+      await admins("configureMinter", [stranger.address, 1n]);
       await mintAs(depositIdOf("rotation"));
-      await rotate("revokeRole");
+      await admins("removeMinter", [stranger.address]);
       assert.equal(
         revertOf(await rejection(mintAs(depositIdOf("rotation")))).errorName,
         "AccessControlUnauthorizedAccount",
@@ -314,7 +316,8 @@ Deno.test("UAsset pause and supply cap on a real anvil node: only the admin cont
       await walletOf(admin).deployContract({
         abi: UASSET_ABI,
         bytecode: UASSET_BYTECODE,
-        args: ["Universal XRP", "uXRP", admin.address, minter.address, cap],
+        // An allowance far above the cap: this test is about the cap (the allowance has its own test below).
+        args: ["Universal XRP", "uXRP", admin.address, minter.address, cap, cap * 1_000_000n],
       }),
     );
     assert.equal(deployed.status, "success");
@@ -492,4 +495,122 @@ Deno.test("UASSET_ABI (typed, human-readable) is exactly the artifact's ABI", ()
       })
     ).sort();
   assert.deepEqual(normalize(UASSET_ABI), normalize(UASSET_ARTIFACT_ABI));
+});
+
+Deno.test("UAsset minter allowance on anvil: each mint spends it, only the admin raises it, and a stolen minter key mints at most what is left", async () => {
+  const anvil = await startAnvil();
+  try {
+    const { client, walletOf, receiptOf } = clientsOf(anvil);
+    const [admin, minter, holder, stranger] = ANVIL_PRIVATE_KEYS.slice(0, 4).map((k) => privateKeyToAccount(k));
+    const allowance = parseUnits("10", 18);
+    const deployed = await receiptOf(
+      await walletOf(admin).deployContract({
+        abi: UASSET_ABI,
+        bytecode: UASSET_BYTECODE,
+        args: ["Universal SOL", "uSOL", admin.address, minter.address, CAP, allowance],
+      }),
+    );
+    const token = deployed.contractAddress!;
+    const left = (who: Address) =>
+      client.readContract({ address: token, abi: UASSET_ABI, functionName: "minterAllowance", args: [who] });
+    const configured = (who: Address) =>
+      client.readContract({ address: token, abi: UASSET_ABI, functionName: "minterAllowanceConfigured", args: [who] });
+    const supply = () => client.readContract({ address: token, abi: UASSET_ABI, functionName: "totalSupply" });
+    const mint = (by: PrivateKeyAccount, amount: bigint, deposit: string) =>
+      walletOf(by).writeContract({
+        address: token,
+        abi: UASSET_ABI,
+        functionName: "mint",
+        args: [holder.address, amount, depositIdOf(deposit)],
+      });
+    const simulateMint = (by: PrivateKeyAccount, amount: bigint, deposit: string) =>
+      client.simulateContract({
+        account: by,
+        address: token,
+        abi: UASSET_ABI,
+        functionName: "mint",
+        args: [holder.address, amount, depositIdOf(deposit)],
+      });
+    assert.equal(await left(minter.address), allowance, "set by the constructor");
+    assert.equal(await configured(minter.address), allowance);
+
+    // Each mint spends the allowance.
+    assert.equal((await receiptOf(await mint(minter, parseUnits("4", 18), "a"))).status, "success");
+    assert.equal(await left(minter.address), parseUnits("6", 18));
+    assert.equal(await configured(minter.address), allowance, "what the admin set stays the reference");
+
+    // The key is stolen: whoever holds it mints everything left, and not one wei more, whatever the supply cap says.
+    assert.equal((await receiptOf(await mint(minter, parseUnits("6", 18), "stolen-1"))).status, "success");
+    assert.equal(await left(minter.address), 0n);
+    const over = revertOf(await rejection(simulateMint(minter, 1n, "stolen-2")));
+    assert.equal(over.errorName, "MinterAllowanceExceeded");
+    assert.deepEqual(over.args, [0n, 1n]);
+    assert.equal(await supply(), allowance, "the most a stolen minter key mints is the allowance it had left");
+
+    // The minter cannot raise its own allowance, nor make another minter, nor grant itself the role again.
+    for (
+      const attempt of [
+        client.simulateContract({
+          account: minter,
+          address: token,
+          abi: UASSET_ABI,
+          functionName: "configureMinter",
+          args: [minter.address, CAP],
+        }),
+        client.simulateContract({
+          account: minter,
+          address: token,
+          abi: UASSET_ABI,
+          functionName: "configureMinter",
+          args: [stranger.address, CAP],
+        }),
+        client.simulateContract({
+          account: minter,
+          address: token,
+          abi: UASSET_ABI,
+          functionName: "grantRole",
+          args: [MINTER_ROLE, stranger.address],
+        }),
+      ]
+    ) {
+      assert.equal(revertOf(await rejection(attempt)).errorName, "AccessControlUnauthorizedAccount");
+    }
+
+    // The admin retires the stolen key and brings in a new one with its own allowance.
+    await receiptOf(
+      await walletOf(admin).writeContract({
+        address: token,
+        abi: UASSET_ABI,
+        functionName: "removeMinter",
+        args: [minter.address],
+      }),
+    );
+    assert.equal(
+      revertOf(await rejection(simulateMint(minter, 1n, "after-removal"))).errorName,
+      "AccessControlUnauthorizedAccount",
+    );
+    await receiptOf(
+      await walletOf(admin).writeContract({
+        address: token,
+        abi: UASSET_ABI,
+        functionName: "configureMinter",
+        args: [stranger.address, parseUnits("2", 18)],
+      }),
+    );
+    assert.equal(await left(stranger.address), parseUnits("2", 18));
+    assert.equal((await receiptOf(await mint(stranger, parseUnits("2", 18), "b"))).status, "success");
+    assert.equal(revertOf(await rejection(simulateMint(stranger, 1n, "c"))).errorName, "MinterAllowanceExceeded");
+    // A role granted without an allowance mints nothing: the allowance is the gate, not the role alone.
+    await receiptOf(
+      await walletOf(admin).writeContract({
+        address: token,
+        abi: UASSET_ABI,
+        functionName: "grantRole",
+        args: [MINTER_ROLE, holder.address],
+      }),
+    );
+    assert.equal(revertOf(await rejection(simulateMint(holder, 1n, "d"))).errorName, "MinterAllowanceExceeded");
+  } finally {
+    await anvil.stop();
+  }
 });

@@ -825,7 +825,7 @@ async function deployUAssets(url: string, count?: number, minter?: Address) {
       const hash = await wallet.deployContract({
         abi: UASSET_ABI,
         bytecode: UASSET_BYTECODE,
-        args: [`Stranger ${i}`, `STR${i}`, admin.address, minter!, SUPPLY_CAP],
+        args: [`Stranger ${i}`, `STR${i}`, admin.address, minter!, SUPPLY_CAP, SUPPLY_CAP],
         chain: null,
       });
       out.push((await reader.waitForTransactionReceipt({ hash, pollingInterval: 10 })).contractAddress!);
@@ -840,7 +840,7 @@ async function deployUAssets(url: string, count?: number, minter?: Address) {
     const hash = await wallet.deployContract({
       abi: UASSET_ABI,
       bytecode: UASSET_BYTECODE,
-      args: [name, symbol, admin.address, minterAccount.address, SUPPLY_CAP],
+      args: [name, symbol, admin.address, minterAccount.address, SUPPLY_CAP, SUPPLY_CAP],
       chain: null,
     });
     const receipt = await reader.waitForTransactionReceipt({ hash, pollingInterval: 10 });

@@ -55,18 +55,18 @@ Deno.test("evm deploy (CLI process on anvil): a separate admin and a supply cap,
         const refusals: { env: Partial<typeof files>; args: string[]; says: RegExp }[] = [
           {
             env: { EVM_MINTER_KEY_FILE: files.EVM_MINTER_KEY_FILE },
-            args: ["--supply-cap", "1000"],
+            args: ["--supply-cap", "1000", "--minter-allowance", "10"],
             says: /EVM_ADMIN_KEY_FILE.*--admin <address>.*EVM_DEPLOYER_KEY_FILE.*--admin-is-minter/s,
           },
           {
             // A deployer key alone is not an admin: before, it silently became one.
             env: { EVM_MINTER_KEY_FILE: files.EVM_MINTER_KEY_FILE, EVM_DEPLOYER_KEY_FILE: files.EVM_DEPLOYER_KEY_FILE },
-            args: ["--supply-cap", "1000"],
+            args: ["--supply-cap", "1000", "--minter-allowance", "10"],
             says: /EVM_ADMIN_KEY_FILE/,
           },
           {
             env: { EVM_MINTER_KEY_FILE: files.EVM_MINTER_KEY_FILE, EVM_DEPLOYER_KEY_FILE: files.EVM_DEPLOYER_KEY_FILE },
-            args: ["--admin", minter.address, "--supply-cap", "1000"],
+            args: ["--admin", minter.address, "--supply-cap", "1000", "--minter-allowance", "10"],
             says: /is the minter key/,
           },
           {
@@ -83,6 +83,16 @@ Deno.test("evm deploy (CLI process on anvil): a separate admin and a supply cap,
             env: { EVM_MINTER_KEY_FILE: files.EVM_MINTER_KEY_FILE, EVM_ADMIN_KEY_FILE: files.EVM_ADMIN_KEY_FILE },
             args: ["--supply-cap", "uSOL=1,uXRP=2"],
             says: /no value for uSUI, uDOGE, uZEC/,
+          },
+          {
+            env: { EVM_MINTER_KEY_FILE: files.EVM_MINTER_KEY_FILE, EVM_ADMIN_KEY_FILE: files.EVM_ADMIN_KEY_FILE },
+            args: ["--supply-cap", "1000"],
+            says: /--minter-allowance is required/,
+          },
+          {
+            env: { EVM_MINTER_KEY_FILE: files.EVM_MINTER_KEY_FILE, EVM_ADMIN_KEY_FILE: files.EVM_ADMIN_KEY_FILE },
+            args: ["--supply-cap", "1000", "--minter-allowance", "uSOL=1"],
+            says: /minter allowance names no value for uXRP/,
           },
         ];
         for (const { env, args, says } of refusals) {
@@ -102,10 +112,13 @@ Deno.test("evm deploy (CLI process on anvil): a separate admin and a supply cap,
           { EVM_MINTER_KEY_FILE: files.EVM_MINTER_KEY_FILE, EVM_ADMIN_KEY_FILE: files.EVM_ADMIN_KEY_FILE },
           "--supply-cap",
           ALL_FIVE,
+          "--minter-allowance",
+          "uSOL=10,uXRP=20,uSUI=30,uDOGE=40,uZEC=50",
         );
         assert.equal(res.code, 0, `${res.stdout}\n${res.stderr}`);
         assert.match(res.stdout, new RegExp(`^admin ${admin.address} `, "m"));
         const caps = parseSupplyCaps(ALL_FIVE);
+        const allowances = parseSupplyCaps("uSOL=10,uXRP=20,uSUI=30,uDOGE=40,uZEC=50");
         const tokens = deployed(res.stdout);
         assert.equal(Object.keys(tokens).length, 5, res.stdout);
         for (const [symbol, address] of Object.entries(tokens) as [UAsset, Address][]) {
@@ -117,6 +130,16 @@ Deno.test("evm deploy (CLI process on anvil): a separate admin and a supply cap,
           assert.equal(await hasRole(PAUSER_ROLE, minter.address), false, `${symbol}: minter cannot pause`);
           assert.equal(await hasRole(MINTER_ROLE, admin.address), false, `${symbol}: admin cannot mint`);
           assert.equal(await read<bigint>(address, "supplyCap"), caps[symbol], `${symbol} cap`);
+          assert.equal(
+            await read<bigint>(address, "minterAllowance", [minter.address]),
+            allowances[symbol],
+            `${symbol}: the minter's allowance, set at deployment`,
+          );
+          assert.equal(
+            await read<bigint>(address, "minterAllowance", [admin.address]),
+            0n,
+            `${symbol}: none for others`,
+          );
         }
         assert.equal(caps.uDOGE, parseUnits("40000000000", 18), "whole tokens times 10^18, exactly");
         assert.equal(await client.getTransactionCount({ address: admin.address }), 5, "the admin key deployed");
@@ -126,7 +149,7 @@ Deno.test("evm deploy (CLI process on anvil): a separate admin and a supply cap,
     await t.step("--admin <address> with EVM_DEPLOYER_KEY_FILE: the deployer pays and gets no role", async () => {
       const res = await deploy(
         { EVM_MINTER_KEY_FILE: files.EVM_MINTER_KEY_FILE, EVM_DEPLOYER_KEY_FILE: files.EVM_DEPLOYER_KEY_FILE },
-        ...["--admin", admin.address, "--supply-cap", "7"],
+        ...["--admin", admin.address, "--supply-cap", "7", "--minter-allowance", "7"],
       );
       assert.equal(res.code, 0, `${res.stdout}\n${res.stderr}`);
       const { uSOL } = deployed(res.stdout);
@@ -140,6 +163,8 @@ Deno.test("evm deploy (CLI process on anvil): a separate admin and a supply cap,
         { EVM_MINTER_KEY_FILE: files.EVM_MINTER_KEY_FILE },
         "--admin-is-minter",
         "--supply-cap",
+        "1",
+        "--minter-allowance",
         "1",
       );
       assert.equal(res.code, 0, `${res.stdout}\n${res.stderr}`);

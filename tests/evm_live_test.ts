@@ -610,7 +610,7 @@ Deno.test("live Base: `deno task admin evm deploy` deploys five uAssets with MIN
     const out = await new Deno.Command(Deno.execPath(), {
       args: [
         ...["task", "-q", "admin", "evm", "deploy", "--chain", "base", "--rpc-url", anvil.url],
-        ...["--admin", deployer.address, "--supply-cap", "1000000"],
+        ...["--admin", deployer.address, "--supply-cap", "1000000", "--minter-allowance", "1000000"],
       ],
       cwd: ROOT,
       env: { KV_PATH: `${dir}/kv.sqlite3`, EVM_MINTER_KEY_FILE: minterFile, EVM_DEPLOYER_KEY_FILE: deployerFile },

@@ -13,7 +13,8 @@ import { PERSISTENT_ERRORS_ALERT_AFTER, stepOrder } from "../actors/order_actor.
 import { intentOf } from "../actors/transition.ts";
 import { watchOnce } from "../actors/watcher.ts";
 import type { Chains } from "../chains/adapter.ts";
-import { EVM, type EvmChain, NATIVE } from "../chains/catalog.ts";
+import { EVM, type EvmChain, NATIVE, nativeToWei } from "../chains/catalog.ts";
+import { allowanceSubject } from "../actors/minter_allowance.ts";
 import { MINTED_EVENT } from "../chains/evm/abi.ts";
 import { deployUAssets } from "../chains/evm/deploy.ts";
 import { type EvmChainAdapters, evmChainAdapters } from "../chains/evm/index.ts";
@@ -313,6 +314,67 @@ Deno.test("order actor: errors that persist raise one persistent_errors alert; a
     assert.equal(moved.status, "minting");
     assert.equal(moved.details.transientErrors, undefined, "the streak ended");
     assert.match(String(moved.details.lastTransientError), /injected RPC error/, "the last error stays on record");
+  } finally {
+    await p.close();
+  }
+});
+
+Deno.test("order actor on anvil: a low minter allowance is alerted; a mint above it waits with its reason until the admin tops it up", async () => {
+  const p = await anvilPipeline();
+  try {
+    const admin = privateKeyToAccount(ANVIL_PRIVATE_KEYS[0]); // deployTestUAssets' admin
+    const wallet = createWalletClient({ account: admin, chain: p.evm.client.chain, transport: http(p.anvil.url) });
+    const configure = async (allowance: bigint) => {
+      const hash = await wallet.writeContract({
+        address: p.uAssets.uSOL,
+        abi: UASSET_ABI,
+        functionName: "configureMinter",
+        args: [minter.address, allowance],
+      });
+      await p.evm.client.waitForTransactionReceipt({ hash, pollingInterval: 10 });
+    };
+    const first = await processingMint(p.kv, "allowance-1");
+    const amountWei = nativeToWei("sol", BigInt(first.amount));
+    // Room for one mint and a tenth: the first leaves 1/11 of what the admin set, below the default 20 %.
+    await configure(amountWei + amountWei / 10n);
+    const subject = allowanceSubject(CHAIN, "uSOL");
+
+    await p.step(first.id);
+    assert.equal((await stored(p.kv, first.id)).status, "minting");
+    const low = await getAlert(p.kv, "minter_allowance_low", subject);
+    assert.ok(low, "raised when the mint is recorded, before mints start to wait");
+    assert.match(low.message, /below 20% of the/);
+    for (let i = 0; i < 20 && (await stored(p.kv, first.id)).status !== "completed"; i++) {
+      await p.mine(5);
+      await p.step(first.id);
+    }
+    assert.equal((await stored(p.kv, first.id)).status, "completed");
+
+    // The next mint is above what is left: refused by the contract, the order waits with the reason, never fails.
+    const second = await processingMint(p.kv, "allowance-2");
+    await p.step(second.id);
+    const waiting = await stored(p.kv, second.id);
+    assert.equal(waiting.status, "processing");
+    assert.match(waiting.details.lastTransientError ?? "", /above the minter's allowance of \d+ wei left/);
+    assert.equal(intentOf(waiting), undefined, "nothing signed was recorded");
+
+    // The admin tops it up from its cold key: the order goes through and the alert clears itself.
+    await configure(amountWei * 100n);
+    await p.step(second.id);
+    assert.equal((await stored(p.kv, second.id)).status, "minting");
+    assert.equal(await getAlert(p.kv, "minter_allowance_low", subject), null, "cleared once above the threshold");
+    for (let i = 0; i < 20 && (await stored(p.kv, second.id)).status !== "completed"; i++) {
+      await p.mine(5);
+      await p.step(second.id);
+    }
+    assert.equal((await stored(p.kv, second.id)).status, "completed");
+    const left = await p.evm.client.readContract({
+      address: p.uAssets.uSOL,
+      abi: UASSET_ABI,
+      functionName: "minterAllowance",
+      args: [minter.address],
+    });
+    assert.equal(left, amountWei * 99n, "each mint spent its amount");
   } finally {
     await p.close();
   }

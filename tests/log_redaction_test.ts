@@ -181,7 +181,18 @@ Deno.test("a refused start and a failed admin command print no URL key (child pr
         KV_PATH: `${dir}/kv.sqlite3`,
         EVM_MINTER_KEY_FILE: keyFile,
         EVM_ADMIN_KEY_FILE: adminKeyFile,
-      }, ["evm", "deploy", "--chain", "base", "--supply-cap", "1000", "--rpc-url", node.url]);
+      }, [
+        "evm",
+        "deploy",
+        "--chain",
+        "base",
+        "--supply-cap",
+        "1000",
+        "--minter-allowance",
+        "10",
+        "--rpc-url",
+        node.url,
+      ]);
       assert.equal(res.code, 1, res.stdout + res.stderr);
       assertNoSecrets(res.stdout + res.stderr);
       assert.match(res.stdout + res.stderr, /missing trie node/, "the failure came from the node's answer");

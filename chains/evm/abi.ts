@@ -16,6 +16,10 @@ export const UASSET_ADAPTER_ABI = parseAbi([
   // Refusals the contract's admin can lift: a mint waits for them instead of failing (see minter.ts).
   "error EnforcedPause()",
   "error SupplyCapExceeded(uint256 cap, uint256 wouldBe)",
+  "error MinterAllowanceExceeded(uint256 allowance, uint256 amount)",
+  // The minter's allowance (what it may still mint) and what the admin last set it to: the low-allowance alert.
+  "function minterAllowance(address minter) view returns (uint256)",
+  "function minterAllowanceConfigured(address minter) view returns (uint256)",
 ]);
 
 export const TRANSFER_EVENT = parseAbiItem("event Transfer(address indexed from, address indexed to, uint256 value)");

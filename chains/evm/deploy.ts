@@ -1,6 +1,6 @@
 /**
  * Deploys the five uAssets to one EVM chain: the admin gets DEFAULT_ADMIN_ROLE and PAUSER_ROLE, the minter
- * MINTER_ROLE only, each contract its supply cap. Used by `deno task admin evm deploy --chain <symbol>` and by the
+ * MINTER_ROLE only with its allowance, each contract its supply cap. Used by `deno task admin evm deploy --chain <symbol>` and by the
  * live-EVM tests.
  *
  * The minter key is hot: it signs every mint from a running server. Were it also the admin, whoever steals it could
@@ -19,10 +19,15 @@ export interface DeployUAssetsOptions {
   deployer: LocalAccount;
   /** Gets DEFAULT_ADMIN_ROLE and PAUSER_ROLE: sets the supply cap, pauses, grants and revokes roles. */
   admin: Address;
-  /** Gets MINTER_ROLE only. */
+  /** Gets MINTER_ROLE only, with `minterAllowance`. */
   minter: Address;
   /** Most total supply per uAsset, in wei (18 decimals). */
   supplyCap: Record<UAsset, bigint>;
+  /**
+   * What the minter may mint per uAsset before the admin tops it up (wei): all a stolen minter key could ever mint.
+   * Each mint spends it; only the admin raises it (`configureMinter`, README "Minter allowance").
+   */
+  minterAllowance: Record<UAsset, bigint>;
   /** Accepts `admin` equal to `minter`. Never on a chain that carries value. */
   adminIsMinter?: boolean;
   chainId?: number;
@@ -63,10 +68,12 @@ export async function deployUAssets(
     const u = NATIVE[native].uAsset;
     const cap = opts.supplyCap[u.symbol];
     if (cap === undefined) throw new Error(`${opts.chain}: no supply cap for ${u.symbol}`);
+    const allowance = opts.minterAllowance[u.symbol];
+    if (allowance === undefined) throw new Error(`${opts.chain}: no minter allowance for ${u.symbol}`);
     const hash = await client.deployContract({
       abi: UASSET_ABI,
       bytecode: UASSET_BYTECODE,
-      args: [u.name, u.symbol, opts.admin, opts.minter, cap],
+      args: [u.name, u.symbol, opts.admin, opts.minter, cap, allowance],
     });
     const receipt = await client.waitForTransactionReceipt({ hash });
     if (receipt.status !== "success" || !receipt.contractAddress) throw new Error(`${u.symbol}: deployment failed`);
@@ -80,10 +87,11 @@ const WHOLE_TOKENS = /^[1-9][0-9]*$/;
 const MAX_UINT256 = 2n ** 256n - 1n;
 
 /**
- * Parses `--supply-cap`: one whole number of tokens for all five uAssets, or `uSOL=N,uXRP=N,...` naming each of the
- * five once. Whole tokens only, read as bigint (a float would round large caps), returned in wei.
+ * Parses `--supply-cap` (or `--minter-allowance`, with `what` naming it in errors): one whole number of tokens for all
+ * five uAssets, or `uSOL=N,uXRP=N,...` naming each of the five once. Whole tokens only, read as bigint (a float would
+ * round large caps), returned in wei.
  */
-export function parseSupplyCaps(text: string): Record<UAsset, bigint> {
+export function parseSupplyCaps(text: string, what = "the supply cap"): Record<UAsset, bigint> {
   const wei = (tokens: string, what: string) => {
     if (!WHOLE_TOKENS.test(tokens)) {
       throw new Error(`${what} must be a positive whole number of tokens, got "${tokens}"`);
@@ -94,7 +102,7 @@ export function parseSupplyCaps(text: string): Record<UAsset, bigint> {
   };
   const trimmed = text.trim();
   if (!trimmed.includes("=")) {
-    const cap = wei(trimmed, "the supply cap");
+    const cap = wei(trimmed, what);
     return Object.fromEntries(UASSETS.map((s) => [s, cap])) as Record<UAsset, bigint>;
   }
   const caps: Partial<Record<UAsset, bigint>> = {};
@@ -102,13 +110,13 @@ export function parseSupplyCaps(text: string): Record<UAsset, bigint> {
     const [symbol, tokens, ...rest] = part.split("=").map((s) => s.trim());
     if (rest.length > 0 || tokens === undefined) throw new Error(`"${part}" is not <uAsset>=<whole tokens>`);
     if (!(UASSETS as string[]).includes(symbol)) {
-      throw new Error(`unknown uAsset "${symbol}" in the supply cap; expected ${UASSETS.join(", ")}`);
+      throw new Error(`unknown uAsset "${symbol}" in ${what}; expected ${UASSETS.join(", ")}`);
     }
-    if (caps[symbol as UAsset] !== undefined) throw new Error(`${symbol} is given twice in the supply cap`);
-    caps[symbol as UAsset] = wei(tokens, `the supply cap of ${symbol}`);
+    if (caps[symbol as UAsset] !== undefined) throw new Error(`${symbol} is given twice in ${what}`);
+    caps[symbol as UAsset] = wei(tokens, `${what} of ${symbol}`);
   }
   const missing = UASSETS.filter((s) => caps[s] === undefined);
-  if (missing.length > 0) throw new Error(`the supply cap names no value for ${missing.join(", ")}`);
+  if (missing.length > 0) throw new Error(`${what} names no value for ${missing.join(", ")}`);
   return caps as Record<UAsset, bigint>;
 }
 

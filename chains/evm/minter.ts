@@ -110,6 +110,19 @@ export function evmMinter(opts: EvmMinterOptions): EvmMinter {
       }
     },
 
+    async allowance(asset: UAsset): Promise<{ left: bigint; configured: bigint }> {
+      const read = (functionName: "minterAllowance" | "minterAllowanceConfigured") =>
+        call(functionName, () =>
+          client.readContract({
+            address: opts.uAssets[asset],
+            abi: UASSET_ADAPTER_ABI,
+            functionName,
+            args: [account.address],
+          }));
+      const [left, configured] = await Promise.all([read("minterAllowance"), read("minterAllowanceConfigured")]);
+      return { left, configured };
+    },
+
     async mintedBy(depositId: string): Promise<string | null> {
       const id = depositId as Hex;
       const note = await state.readMintNote(chain, depositId);
@@ -150,7 +163,7 @@ export function evmMinter(opts: EvmMinterOptions): EvmMinter {
 }
 
 /**
- * The contract's refusals that its admin can lift: paused, or the supply cap reached. A mint refused for those is not
+ * The contract's refusals that its admin can lift: paused, the minter's allowance spent, or the supply cap reached. A mint refused for those is not
  * the order's fault and must not fail it: it waits (a `TransientChainError`, retried with backoff) with this reason
  * recorded on the order, until the admin unpauses or raises the cap.
  */
@@ -160,6 +173,11 @@ function adminRefusalOf(err: unknown, chain: EvmChain, req: MintRequest): string
   const data = revert?.data;
   if (data?.errorName === "EnforcedPause") {
     return `${chain}: ${req.asset} is paused by its admin; the mint waits until it is unpaused`;
+  }
+  if (data?.errorName === "MinterAllowanceExceeded") {
+    const [allowance, amount] = data.args as readonly bigint[];
+    return `${chain}: minting ${amount} wei of ${req.asset} is above the minter's allowance of ${allowance} wei left; ` +
+      `the mint waits until the admin raises it (configureMinter, README "Minter allowance")`;
   }
   if (data?.errorName === "SupplyCapExceeded") {
     const [cap, wouldBe] = data.args as readonly bigint[];

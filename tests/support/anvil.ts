@@ -234,12 +234,13 @@ export async function startAnvil(opts: AnvilOptions = {}): Promise<Anvil> {
 
 /**
  * The five uAssets on a test node: anvil's account 0 deploys them and is their admin, `minter` gets MINTER_ROLE, and
- * each supply cap is `supplyCap` whole tokens (by default more than any test mints).
+ * each supply cap is `supplyCap` whole tokens (by default more than any test mints), and the minter's allowance
+ * `minterAllowance` whole tokens (by default the supply cap).
  */
 export function deployTestUAssets(
   rpcUrl: string,
   minter: Address,
-  opts: { chain?: EvmChain; chainId?: number; supplyCap?: string } = {},
+  opts: { chain?: EvmChain; chainId?: number; supplyCap?: string; minterAllowance?: string } = {},
 ) {
   const deployer = privateKeyToAccount(ANVIL_PRIVATE_KEYS[0]);
   return deployUAssets({
@@ -249,6 +250,7 @@ export function deployTestUAssets(
     admin: deployer.address,
     minter,
     supplyCap: parseSupplyCaps(opts.supplyCap ?? "1000000000"),
+    minterAllowance: parseSupplyCaps(opts.minterAllowance ?? opts.supplyCap ?? "1000000000", "the minter allowance"),
     chainId: opts.chainId,
   });
 }

@@ -13,7 +13,7 @@ import { createMintWallet } from "../kv/mint_wallets.ts";
 import { cursorKey, type WatchResume, watchResumeKey } from "../kv/pipeline.ts";
 import { watchOnce } from "../actors/watcher.ts";
 import { openKv } from "../kv/open.ts";
-import { type ContractHarness, runChainContract } from "./support/chain_contract.ts";
+import { ACCOUNT_PURPOSES_UNSUPPORTED, type ContractHarness, runChainContract } from "./support/chain_contract.ts";
 import { ledgerTxs } from "./support/chain_facts.ts";
 import { seededRandom } from "./support/chaos.ts";
 import { countKeys, handPipeline, SIM_TRANSFER_ADDRESS, watchToTip } from "./support/watch.ts";
@@ -123,23 +123,11 @@ async function simPayoutHarness(chain: AccountChain): Promise<ContractHarness> {
     },
     unsupported: {
       ...(chain === "sol" ? {} : { "skipped block scanned past": `only Solana skips slots, not ${chain}` }),
-      ...NO_CONSOLIDATION,
-      ...NO_BURN,
+      ...ACCOUNT_PURPOSES_UNSUPPORTED,
     },
     close,
   };
 }
-
-const NO_CONSOLIDATION = {
-  "consolidation: crash between record and broadcast, the driver re-sends the same bytes and it settles once":
-    "an account chain has no coins to consolidate",
-  "consolidation: proven dead by the driver, its reservations released": "an account chain has no coins to consolidate",
-} as const;
-const NO_BURN = {
-  "burn: crash between record and broadcast, the driver re-sends the same bytes and it settles once":
-    "uAssets are burned on the EVM chains only",
-  "burn: proven dead by the driver, its reservations released": "uAssets are burned on the EVM chains only",
-} as const;
 
 async function simMintHarness(): Promise<ContractHarness> {
   const { kv, close } = await simKv();

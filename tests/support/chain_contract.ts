@@ -28,7 +28,10 @@ import {
 import type { ChainSymbol } from "../../chains/catalog.ts";
 import { addReservations, coinLocks, readNonceCounter, sequenceLockKey } from "../../kv/chain_state.ts";
 import { chainFamily, type UtxoChain } from "../../chains/catalog.ts";
-import type { Chains, Consumed, Outpoint } from "../../chains/adapter.ts";
+import type { Chains, Consumed, Outpoint, UtxoPayer } from "../../chains/adapter.ts";
+import type { FeeFunction } from "../../chains/shared/coin_select.ts";
+import { CHANGE_DERIVATION_INDEX } from "../../chains/derivation.ts";
+import { CONSOLIDATION_OUTPUT_INDEX, consolidationOrderId } from "../../kv/consolidations.ts";
 import { addCoins, type Coin, readCoin, spendableCoins, spentBy } from "../../kv/treasury.ts";
 import { hotWalletHoldKey } from "../../kv/hot_wallet.ts";
 import { getAlert } from "../../kv/alerts.ts";
@@ -700,3 +703,62 @@ async function untilDead(h: ContractHarness, tx: PreparedTx): Promise<Dead> {
   }
   throw new Error(`${h.name}: ${tx.txHash} not proven dead after ${MAX_BLOCKS} blocks`);
 }
+
+/**
+ * A UTXO payer's consolidation builder, exactly as actors/sweeper.ts `consolidate` builds one: `coins` paid whole to
+ * the payer's own change address less the fee of their inputs and one output, so no change; its merged output, output
+ * CONSOLIDATION_OUTPUT_INDEX signed by the change key, becomes a treasury coin once final. `prepared` lets the
+ * harness remember it (its `landed`, its kill).
+ */
+export function utxoConsolidation(
+  payer: UtxoPayer,
+  fee: FeeFunction,
+  prepared: (label: string, tx: PreparedTx, coins: PayoutCoin[]) => void,
+): NonNullable<ContractPurposes["consolidation"]> {
+  return {
+    sender: payer,
+    async prepare(label, coins) {
+      const changeAddress = payer.changeAddress;
+      assert.ok(changeAddress, `the ${payer.chain} payer has no change address`);
+      const amount = coins.reduce((sum, c) => sum + c.amount, 0n) - fee(coins.length, 1);
+      const tx = await payer.preparePayout({
+        orderId: consolidationOrderId(label),
+        to: changeAddress,
+        amount,
+        memo: null,
+        coins,
+      });
+      assert.equal(tx.change, undefined, "a consolidation has one output and no change");
+      prepared(label, tx, coins);
+      const own = [{
+        index: CONSOLIDATION_OUTPUT_INDEX,
+        address: changeAddress,
+        derivationIndex: CHANGE_DERIVATION_INDEX,
+        amount,
+      }];
+      return { tx, own };
+    },
+  };
+}
+
+/** The purposes a UTXO chain has not, and why: shown by the doge and zec harnesses alike. */
+export const UTXO_PURPOSES_UNSUPPORTED = {
+  "sweep: crash between record and broadcast, the driver re-sends the same bytes and it settles once":
+    "a UTXO chain needs no sweep: deposit coins are spent directly (chains/adapter.ts SweepRequest)",
+  "sweep: proven dead by the driver, its reservations released":
+    "a UTXO chain needs no sweep: deposit coins are spent directly (chains/adapter.ts SweepRequest)",
+  "burn: crash between record and broadcast, the driver re-sends the same bytes and it settles once":
+    "uAssets are burned on the EVM chains only",
+  "burn: proven dead by the driver, its reservations released": "uAssets are burned on the EVM chains only",
+} as const satisfies Partial<Record<ContractCase, string>>;
+
+/** The purposes an account chain has not, and why: shown by the sol, xrp and sui harnesses alike. */
+export const ACCOUNT_PURPOSES_UNSUPPORTED = {
+  "consolidation: crash between record and broadcast, the driver re-sends the same bytes and it settles once":
+    "an account chain holds no coins (UTXOs) to consolidate",
+  "consolidation: proven dead by the driver, its reservations released":
+    "an account chain holds no coins (UTXOs) to consolidate",
+  "burn: crash between record and broadcast, the driver re-sends the same bytes and it settles once":
+    "uAssets are burned on the EVM chains only",
+  "burn: proven dead by the driver, its reservations released": "uAssets are burned on the EVM chains only",
+} as const satisfies Partial<Record<ContractCase, string>>;

@@ -553,11 +553,7 @@ async function killThenDrive(h: ContractHarness, purpose: Purpose): Promise<void
   assert.equal(dead.proof.kind, kill.kind, JSON.stringify(dead.proof));
   assert.ok(dead.detail.length > 0);
   if (dead.proof.kind === "expired") assert.deepEqual(dead.proof.expiry, b.tx.expiry, "the recorded expiry");
-  if (dead.proof.kind === "conflict") {
-    const { since: _since, ...consumed } = dead.proof.consumed as Extract<Consumed, { kind: "outpoints" }>;
-    const { since: _s, ...recordedConsumed } = b.tx.consumes as Extract<Consumed, { kind: "outpoints" }>;
-    assert.deepEqual(consumed, recordedConsumed, "the proof names what the transaction consumed");
-  }
+  if (dead.proof.kind === "conflict") assertConflictNames(dead.proof.consumed, b.tx, killed?.spent);
   assert.deepEqual(await h.landed(label), [], "never included");
   if (dead.proof.kind === "conflict" && b.tx.consumes?.kind === "nonce") {
     // Another transaction used our nonce or Sequence: a leaked or shared key, raised whatever the purpose.
@@ -588,6 +584,35 @@ async function killThenDrive(h: ContractHarness, purpose: Purpose): Promise<void
         assert.deepEqual(await readCoin(h.kv, chain, o), treasuryCoin(h, coin), `${name} is still a treasury coin`);
       }
     }
+  }
+}
+
+/**
+ * A conflict proof names what the other transaction took of `tx`'s: its nonce or Sequence, or the inputs it spent
+ * (those leave the treasury for good; any other input of `tx` is still ours, as the sim's ledger says it:
+ * chains/sim/ledger.ts `conflictOf`). `spent`: the outpoints the harness's kill spent, when it says.
+ */
+function assertConflictNames(consumed: Consumed, tx: PreparedTx, spent: Outpoint[] | undefined): void {
+  if (consumed.kind === "nonce") {
+    assert.deepEqual(consumed, tx.consumes, "the proof names the nonce the transaction consumed");
+    return;
+  }
+  assert.equal(tx.consumes?.kind, "outpoints");
+  const recorded = tx.consumes?.kind === "outpoints" ? tx.consumes.outpoints : [];
+  const named = outpointsOf(consumed.outpoints);
+  assert.ok(named.length > 0, "a conflict names at least one input");
+  for (const o of named) {
+    assert.ok(recorded.some((r) => r.txHash === o.txHash && r.index === o.index), `${o.txHash}:${o.index} is ours`);
+  }
+  if (spent) {
+    assert.deepEqual(
+      named,
+      recorded.filter((r) => spent.some((s) => s.txHash === r.txHash && s.index === r.index)).map((r) => ({
+        txHash: r.txHash,
+        index: r.index,
+      })),
+      "the proof names exactly the inputs the other transaction spent",
+    );
   }
 }
 

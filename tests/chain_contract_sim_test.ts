@@ -1,7 +1,7 @@
 /**
  * The chain contract suite (tests/support/chain_contract.ts) against the sim adapters on a real KV file: native
  * payouts and deposit-address sweeps on sim sol (skips slots, expiry by height) and sim xrp (expiry by ledger), and
- * uAsset mints and transfer-address burns on sim base.
+ * payouts and consolidations on sim doge (UTXO mode), and uAsset mints and transfer-address burns on sim base.
  * Plus the watcher over a skipped Solana slot: scanned past, not a reorg, the deposit after it recorded once.
  */
 import assert from "node:assert/strict";
@@ -13,13 +13,23 @@ import { createMintWallet } from "../kv/mint_wallets.ts";
 import { cursorKey, type WatchResume, watchResumeKey } from "../kv/pipeline.ts";
 import { watchOnce } from "../actors/watcher.ts";
 import { openKv } from "../kv/open.ts";
-import { ACCOUNT_PURPOSES_UNSUPPORTED, type ContractHarness, runChainContract } from "./support/chain_contract.ts";
+import {
+  ACCOUNT_PURPOSES_UNSUPPORTED,
+  type ContractHarness,
+  runChainContract,
+  UTXO_PURPOSES_UNSUPPORTED,
+  utxoConsolidation,
+} from "./support/chain_contract.ts";
+import type { PayoutCoin } from "../chains/adapter.ts";
+import { utxoFee } from "../chains/shared/utxo_fee.ts";
+import { consolidationOrderId } from "../kv/consolidations.ts";
 import { ledgerTxs } from "./support/chain_facts.ts";
 import { seededRandom } from "./support/chaos.ts";
 import { countKeys, handPipeline, SIM_TRANSFER_ADDRESS, watchToTip } from "./support/watch.ts";
 
 const DEPOSIT_ADDRESS = "our-deposit-address";
 const HOLDER = "0x" + "4d".repeat(20);
+const DOGE = 100_000_000n;
 
 async function simKv() {
   const dir = await Deno.makeTempDir({ prefix: "chain-contract-sim-" });
@@ -38,7 +48,8 @@ async function landedOf(kv: Deno.Kv, chain: ChainSymbol, label: string): Promise
   return (await ledgerTxs(kv, chain))
     .filter((t) =>
       t.status === "included" &&
-      ((t.tx.kind === "payout" && t.tx.orderId === label) || (t.tx.kind === "sweep" && t.tx.sweepId === label) ||
+      ((t.tx.kind === "payout" && [label, consolidationOrderId(label)].includes(t.tx.orderId)) ||
+        (t.tx.kind === "sweep" && t.tx.sweepId === label) ||
         (t.tx.kind === "burn" && t.tx.batchId === label))
     )
     .map((t) => t.hash);
@@ -129,6 +140,87 @@ async function simPayoutHarness(chain: AccountChain): Promise<ContractHarness> {
   };
 }
 
+/**
+ * Sim doge in UTXO mode: payouts and consolidations spending coins deposited on the ledger, and a transaction killed
+ * by another of ours spending one of its inputs. The sim's ledger names in a conflict proof only the inputs the other
+ * transaction took (chains/sim/ledger.ts `conflictOf`).
+ */
+async function simUtxoHarness(): Promise<ContractHarness> {
+  const { kv, close } = await simKv();
+  const sim = simChains(kv, { random: seededRandom(5) });
+  const chain = "doge";
+  const ledger = sim.ledger(chain);
+  const payer = sim.payer(chain);
+  const reader = sim.reader(chain);
+  const confirmations = NATIVE[chain].simConfirmations;
+  const coinsOf = new Map<string, PayoutCoin[]>();
+  let n = 0;
+  const mine = async (blocks: number) => {
+    for (let i = 0; i < blocks; i++) await ledger.sealBlock();
+  };
+  /** A deposit to one of our addresses, confirmed: a coin the payer can spend. */
+  const coin = async (amount: bigint): Promise<PayoutCoin> => {
+    const address = `${DEPOSIT_ADDRESS}-${++n}`;
+    const { txHash } = await ledger.submitNativeTransfer({ from: SIM_DEPOSIT_SENDER[chain], to: address, amount });
+    await mine(confirmations);
+    const status = await reader.txStatus(txHash);
+    const output = (await reader.transfersOf(txHash))?.find((t) => t.to === address);
+    if (status.state !== "included" || !output) throw new Error(`deposit ${txHash} not mined`);
+    return { txHash, index: output.index, amount, address, derivationIndex: n, height: status.blockNumber };
+  };
+  const prepare = async (label: string, coins: PayoutCoin[], amount: bigint, to: string) => {
+    const tx = await payer.preparePayout({ orderId: label, to, amount, memo: null, coins });
+    coinsOf.set(tx.txHash, coins);
+    return tx;
+  };
+  return {
+    name: "sim doge payouts and consolidations",
+    chain,
+    kv,
+    reader,
+    sender: payer,
+    confirmations,
+    prepare: async (label, opts) =>
+      await prepare(label, opts?.coins ?? [await coin(3n * DOGE)], DOGE + BigInt(++n), "payout-destination"),
+    coins: async () => [await coin(2n * DOGE), await coin(2n * DOGE)],
+    landed: (label) => landedOf(kv, chain, label),
+    transferToUs: async () => {
+      const amount = 123_456_789n;
+      const { txHash } = await ledger.submitNativeTransfer({
+        from: SIM_DEPOSIT_SENDER[chain],
+        to: DEPOSIT_ADDRESS,
+        amount,
+      });
+      return { txHash, amount };
+    },
+    mine,
+    checkpoint: async () => {
+      const mark = (await ledger.head()).number;
+      return async () => void await ledger.reorg((await ledger.head()).number - mark);
+    },
+    kill: {
+      kind: "conflict",
+      // Another of our transactions spends its first input, and is buried: only that coin is spent on chain.
+      run: async (tx) => {
+        const [first] = coinsOf.get(tx.txHash)!;
+        await payer.broadcast(await prepare(`kill-${tx.txHash}`, [first], first.amount / 2n, "elsewhere"));
+        return { spent: [{ txHash: first.txHash, index: first.index }] };
+      },
+    },
+    purposes: {
+      consolidation: utxoConsolidation(payer, utxoFee(chain), (_label, tx, coins) => coinsOf.set(tx.txHash, coins)),
+    },
+    unsupported: {
+      "skipped block scanned past": "a UTXO chain has a block at every height",
+      "reservation released when its transaction is proven dead":
+        "its last step signs again over both released coins, but the conflict that killed the payout spent one of " +
+        "them and the sim's payer refuses a spent coin (the consolidation death case checks the released coins here)",
+      ...UTXO_PURPOSES_UNSUPPORTED,
+    },
+    close,
+  };
+}
+
 async function simMintHarness(): Promise<ContractHarness> {
   const { kv, close } = await simKv();
   // The transfer address the deposits go to is the one burns are sent from (actors/onchain_burn.ts).
@@ -199,6 +291,7 @@ async function simMintHarness(): Promise<ContractHarness> {
 const HARNESSES: [string, () => Promise<ContractHarness>][] = [
   ["sim sol payouts", () => simPayoutHarness("sol")],
   ["sim xrp payouts", () => simPayoutHarness("xrp")],
+  ["sim doge payouts and consolidations", simUtxoHarness],
   ["sim base mints", simMintHarness],
 ];
 

@@ -618,7 +618,8 @@ function assertConflictNames(consumed: Consumed, tx: PreparedTx, spent: Outpoint
         txHash: r.txHash,
         index: r.index,
       })),
-      "the proof names exactly the inputs the other transaction spent",
+      "the proof names exactly the inputs the other transaction spent: model/sent_tx_effects.ts `deadEffects` marks " +
+        "every input it names spent for good, so an input named but unspent would leave the treasury",
     );
   }
 }

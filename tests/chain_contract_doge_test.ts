@@ -1,12 +1,17 @@
 /**
  * The chain contract suite (tests/support/chain_contract.ts) against the doge adapter (chains/utxo) on litecoind
  * regtest (Bitcoin Core family, standing in for Dogecoin Core): deposits from the node's wallet to our derived
- * P2PKH addresses, payouts signed by us spending real coins at our addresses, a reorg made with `invalidateblock`
- * and a competing branch of empty blocks, and a payout killed by another of our transactions spending one of its
- * inputs, proven dead by conflict once that spend is buried.
+ * P2PKH addresses, payouts and consolidations signed by us spending real coins at our addresses, a reorg made with
+ * `invalidateblock` and a competing branch of empty blocks, and a payout or a consolidation killed by another of our
+ * transactions spending one of its inputs, proven dead by conflict once that spend is buried.
  */
 import type { PayoutCoin, PreparedTx } from "../chains/adapter.ts";
-import { type ContractHarness, runChainContract } from "./support/chain_contract.ts";
+import {
+  type ContractHarness,
+  runChainContract,
+  UTXO_PURPOSES_UNSUPPORTED,
+  utxoConsolidation,
+} from "./support/chain_contract.ts";
 import { dogeOnLitecoind } from "./support/doge_regtest.ts";
 import { litecoindAvailable, startLitecoind } from "./support/litecoind.ts";
 import { withKv } from "./support/kv.ts";
@@ -71,7 +76,8 @@ Deno.test({ name: `chain contract: ${NAME}`, ignore: !RUN }, async (t) => {
         kill: {
           kind: "conflict",
           async run(tx) {
-            // Another of our transactions spends the first input: mined, it proves `tx` dead once buried.
+            // Another of our transactions spends the first input: mined, it proves `tx` dead once buried. Only that
+            // coin is spent on chain; the others `tx` held are still ours.
             const [coin] = coinsOf.get(tx.txHash)!;
             const rival = await doge.payer.preparePayout({
               orderId: `kill-${tx.txHash}`,
@@ -81,10 +87,18 @@ Deno.test({ name: `chain contract: ${NAME}`, ignore: !RUN }, async (t) => {
               coins: [coin],
             });
             await doge.payer.broadcast(rival);
+            return { spent: [{ txHash: coin.txHash, index: coin.index }] };
           },
+        },
+        purposes: {
+          consolidation: utxoConsolidation(doge.payer, doge.settings.fee, (label, tx, coins) => {
+            byLabel.set(label, [...(byLabel.get(label) ?? []), tx]);
+            coinsOf.set(tx.txHash, coins);
+          }),
         },
         unsupported: {
           "skipped block scanned past": "a UTXO chain has a block at every height",
+          ...UTXO_PURPOSES_UNSUPPORTED,
         },
         close: () => Promise.resolve(),
       };

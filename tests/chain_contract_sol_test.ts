@@ -1,11 +1,13 @@
 /**
  * The chain contract suite (tests/support/chain_contract.ts) against the live sol adapter on a Solana-RPC-shaped
  * server (tests/support/solana_rpc_server.ts; no validator runs here): deposits from a stranger, payouts signed from
- * our hot wallet and executed by the server, a skipped slot, and a payout killed by expiry (sent, dropped by the
- * leader) proven dead once the finalized block height passes its lastValidBlockHeight.
+ * our hot wallet and executed by the server, sweeps of funded deposit addresses into the hot wallet, a skipped slot,
+ * and a payout or a sweep killed by expiry (sent, dropped by the leader) proven dead once the finalized block height
+ * passes its lastValidBlockHeight.
  */
 import type { PreparedTx } from "../chains/adapter.ts";
-import { type ContractHarness, runChainContract } from "./support/chain_contract.ts";
+import { NATIVE } from "../chains/catalog.ts";
+import { ACCOUNT_PURPOSES_UNSUPPORTED, type ContractHarness, runChainContract } from "./support/chain_contract.ts";
 import { withKv } from "./support/kv.ts";
 import { ours, signer, solOn, stranger } from "./support/sol_env.ts";
 import { startSolanaRpcServer } from "./support/solana_rpc_server.ts";
@@ -63,7 +65,27 @@ Deno.test(`chain contract: ${NAME}`, async (t) => {
             server.drop(tx.txHash); // the leader never includes it: it expires
           },
         },
+        purposes: {
+          sweep: {
+            sender: sol.payer,
+            // A deposit address a stranger funded, swept as actors/sweeper.ts does: its balance less the reserve.
+            async prepare(label) {
+              const index = ++n;
+              server.fund(ours(index), SOL);
+              const amount = (await sol.reader.balance!(ours(index))) - NATIVE.sol.reserve;
+              const tx = await sol.payer.prepareSweep({
+                sweepId: label,
+                from: ours(index),
+                derivationIndex: index,
+                amount,
+              });
+              byLabel.set(label, [...(byLabel.get(label) ?? []), tx]);
+              return tx;
+            },
+          },
+        },
         unsupported: {
+          ...ACCOUNT_PURPOSES_UNSUPPORTED,
           "reorg before finality removes a deposit":
             "the reader answers only from finalized blocks, which Solana never rolls back: a fork below finality is invisible to it",
           "reservation released when its transaction is proven dead":

@@ -2,14 +2,15 @@
  * The chain contract suite (tests/support/chain_contract.ts) against the live sui adapter (chains/sui: GraphQL client,
  * checkpoint reader, payer) on a Sui-GraphQL-shaped server (tests/support/sui_graphql_server.ts: the schema shipped in
  * @mysten/sui executed over an in-memory chain; no Sui node runs on this machine kind): deposits to our addresses,
- * payouts from the hot wallet executed and verified by the server, coin reservations on the gas coins a payout
- * spends, and a payout killed by expiry (sent, dropped, never included), proven dead once the epoch passes its
- * expiration.
+ * payouts from the hot wallet executed and verified by the server, sweeps of funded deposit addresses into the hot
+ * wallet, coin reservations on the gas coins a payout or a sweep spends, and a payout or a sweep killed by expiry
+ * (sent, dropped, never included), proven dead once the epoch passes its expiration.
  */
 import type { PayoutCoin, PreparedTx } from "../chains/adapter.ts";
 import { Signer } from "../chains/signer.ts";
 import { suiAdapters } from "../chains/sui/index.ts";
-import { type ContractHarness, runChainContract } from "./support/chain_contract.ts";
+import { NATIVE } from "../chains/catalog.ts";
+import { ACCOUNT_PURPOSES_UNSUPPORTED, type ContractHarness, runChainContract } from "./support/chain_contract.ts";
 import { withKv } from "./support/kv.ts";
 import { startSuiGraphqlServer } from "./support/sui_graphql_server.ts";
 
@@ -91,7 +92,26 @@ Deno.test(`chain contract: ${NAME}`, async (t) => {
             server.drop(tx.txHash);
           },
         },
+        purposes: {
+          sweep: {
+            sender: sui.payer,
+            // A deposit address funded by two deposits, swept as actors/sweeper.ts does: its balance less the
+            // reserve, every coin of the address spent (and locked) by the sweep.
+            async prepare(label) {
+              const index = nextIndex++;
+              const from = signer.address("sui", index);
+              server.deposit(from, 2n * SUI);
+              server.deposit(from, 3n * SUI);
+              server.mine(1);
+              const amount = (await sui.reader.balance!(from)) - NATIVE.sui.reserve;
+              const tx = await sui.payer.prepareSweep({ sweepId: label, from, derivationIndex: index, amount });
+              byLabel.set(label, [...(byLabel.get(label) ?? []), tx]);
+              return tx;
+            },
+          },
+        },
         unsupported: {
+          ...ACCOUNT_PURPOSES_UNSUPPORTED,
           "reorg before finality removes a deposit": "a certified Sui checkpoint is final: Sui never reorganises",
           "skipped block scanned past": "Sui numbers every checkpoint: there is no skipped one",
         },

@@ -1,16 +1,18 @@
 /**
  * The chain contract suite (tests/support/chain_contract.ts) against the xrp adapter (chains/xrp) on a rippled-shaped
  * server (tests/support/rippled_rpc_server.ts; no rippled runs on this machine kind): deposits to our addresses,
- * payouts from the hot wallet verified and applied by the server, and a payout killed two ways: lost after submission
- * (proven dead once a validated ledger passes its LastLedgerSequence, the node having searched the range), and its
- * Sequence used by another transaction of the account (a conflict).
+ * payouts from the hot wallet verified and applied by the server, sweeps of funded deposit addresses into the hot
+ * wallet, and a payout or a sweep killed two ways: lost after submission (proven dead once a validated ledger passes
+ * its LastLedgerSequence, the node having searched the range), and its Sequence used by another transaction of its
+ * account (a conflict).
  */
 import { deadEffects } from "../model/sent_tx_effects.ts";
 import { addSentTxEffects } from "../kv/sent_tx_effects.ts";
 import type { Intent } from "../actors/transition.ts";
 import type { DeathProof, PreparedTx } from "../chains/adapter.ts";
 import { sequenceLockKey } from "../kv/chain_state.ts";
-import { type ContractHarness, runChainContract } from "./support/chain_contract.ts";
+import { NATIVE } from "../chains/catalog.ts";
+import { ACCOUNT_PURPOSES_UNSUPPORTED, type ContractHarness, runChainContract } from "./support/chain_contract.ts";
 import { withKv } from "./support/kv.ts";
 import type { RippledServer } from "./support/rippled_rpc_server.ts";
 import { depositAddress, elsewhere, hotWallet, withRippled, XRP, xrpOn } from "./support/xrp_env.ts";
@@ -26,9 +28,11 @@ const kills: Record<
     server.hooks.drop(tx.txHash);
     await send(tx);
   },
-  // Recorded, not sent: another transaction of the hot wallet takes its Sequence.
-  conflict: (server) => (_tx) => {
-    server.hooks.useSequence(hotWallet);
+  // Recorded, not sent: another transaction of its account (the hot wallet for a payout, the deposit address for a
+  // sweep) takes its Sequence.
+  conflict: (server) => (tx) => {
+    if (tx.consumes?.kind !== "nonce") throw new Error(`an xrp transaction consumes a Sequence: ${tx.txHash}`);
+    server.hooks.useSequence(tx.consumes.account);
     return Promise.resolve();
   },
 };
@@ -110,7 +114,29 @@ for (const kind of ["expired", "conflict"] as const) {
             return Promise.resolve();
           },
           kill: { kind, run: kills[kind](server, (tx) => xrp.payer.broadcast(tx)) },
+          purposes: {
+            sweep: {
+              sender: xrp.payer,
+              // A funded deposit address, swept as actors/sweeper.ts does: its balance less the base reserve.
+              async prepare(label) {
+                const from = depositAddress(nextIndex);
+                server.hooks.fund(from, 20n * XRP);
+                server.hooks.validateThrough(server.hooks.closedIndex + 1);
+                const amount = (await xrp.reader.balance!(from)) - NATIVE.xrp.reserve;
+                const tx = await xrp.payer.prepareSweep({
+                  sweepId: label,
+                  from,
+                  derivationIndex: nextIndex++,
+                  amount,
+                });
+                byLabel.set(label, [...(byLabel.get(label) ?? []), tx]);
+                byHash.set(tx.txHash, tx);
+                return tx;
+              },
+            },
+          },
           unsupported: {
+            ...ACCOUNT_PURPOSES_UNSUPPORTED,
             "reorg before finality removes a deposit":
               "the reader reads validated ledgers only, which never change: there is no reorg to see",
             "skipped block scanned past": "the XRP Ledger has a ledger at every index",

@@ -12,7 +12,12 @@ import { Signer } from "../chains/signer.ts";
 import { utxoAdapters, type UtxoSettings } from "../chains/utxo/index.ts";
 import { p2pkhAddress, utxoNetwork } from "../chains/utxo/network.ts";
 import { utxoRpc } from "../chains/utxo/rpc.ts";
-import { type ContractHarness, runChainContract } from "./support/chain_contract.ts";
+import {
+  type ContractHarness,
+  runChainContract,
+  UTXO_PURPOSES_UNSUPPORTED,
+  utxoConsolidation,
+} from "./support/chain_contract.ts";
 import { withKv } from "./support/kv.ts";
 import { ZebraShapedServer } from "./support/zebra_rpc_server.ts";
 
@@ -113,8 +118,14 @@ Deno.test(`chain contract: ${NAME}`, async (t) => {
             server.neverMine(tx.txHash);
           },
         },
+        purposes: {
+          consolidation: utxoConsolidation(zec.payer, settings.fee, (label, tx) => {
+            byLabel.set(label, [...(byLabel.get(label) ?? []), tx]);
+          }),
+        },
         unsupported: {
           "skipped block scanned past": "a UTXO chain has a block at every height",
+          ...UTXO_PURPOSES_UNSUPPORTED,
         },
         close: () => Promise.resolve(),
       };

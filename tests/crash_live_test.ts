@@ -16,7 +16,9 @@ import { LIVE_CHAOS_TEST_OPTIONS, LIVE_LEFT_OUT, runLiveChaos } from "./support/
 import { LITECOIND, litecoindAvailable } from "./support/litecoind.ts";
 
 const RUN = litecoindAvailable("tests/crash_live_test.ts");
-if (!RUN) console.warn(`crash_live_test.ts SKIPPED: litecoind not found at ${LITECOIND} (apt-get install -y litecoind)`);
+if (!RUN) {
+  console.warn(`crash_live_test.ts SKIPPED: litecoind not found at ${LITECOIND} (apt-get install -y litecoind)`);
+}
 
 /** A seed whose plan has burns on every native chain and both EVM chains; CHAOS_SEED overrides it. */
 const SEED = 20261127;

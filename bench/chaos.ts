@@ -14,7 +14,7 @@
  *   Deposits come from outsiders on the chains whether the server is up or not; burns are partners' real uAsset
  *   transfers of what the service minted to them. No RPC errors are injected (CHAOS_RPC_ERROR_RATE is ignored).
  *
- * Environment (defaults sim / live): CHAOS_SEED, CHAOS_OPS (600 / 400), CHAOS_KILLS (while sending, 15 / 45),
+ * Environment (defaults sim / live): CHAOS_SEED, CHAOS_OPS (600 / 400), CHAOS_KILLS (while sending, 15 / 50),
  * CHAOS_DRAIN_KILLS (3 / 5), CHAOS_WALLETS (10 / 6), CHAOS_CONCURRENCY (8 / 4), CHAOS_PACE_MS (30 / 300),
  * CHAOS_BLOCK_MS (50), CHAOS_SWEEP_MS (100), CHAOS_RPC_ERROR_RATE (0.02 / -), CHAOS_DRAIN_TIMEOUT_MS (180000 /
  * 300000), CHAOS_KEEP=1 to keep the KV file and server logs.
@@ -48,7 +48,7 @@ if (live) {
 const options = {
   seed: num("CHAOS_SEED", Math.floor(Math.random() * 2 ** 31)),
   operations: num("CHAOS_OPS", live ? 400 : 600),
-  trafficKills: num("CHAOS_KILLS", live ? 45 : 15),
+  trafficKills: num("CHAOS_KILLS", live ? 50 : 15),
   drainKills: num("CHAOS_DRAIN_KILLS", live ? 5 : 3),
   wallets: Math.max(1, num("CHAOS_WALLETS", live ? 6 : 10)),
   concurrency: Math.max(1, num("CHAOS_CONCURRENCY", live ? 4 : 8)),

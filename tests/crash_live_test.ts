@@ -28,8 +28,6 @@ Deno.test({
     "zec, sol, xrp and sui on local protocol servers, not real nodes): mints and payouts exactly once, " +
     "sweeps and burn batches settled, reconciliation ok",
   ignore: !RUN,
-  sanitizeResources: false,
-  sanitizeOps: false,
 }, async () => {
   const seed = Number(Deno.env.get("CHAOS_SEED") ?? SEED);
   const started = performance.now();

@@ -447,7 +447,7 @@ interface Injected {
 
 class LiveSender {
   readonly injected: Injected[] = [];
-  /** One transfer at a time per wallet and chain: each takes the account's next nonce. */
+  /** Queues of work that must not overlap (`#serial`). */
   readonly #lanes = new Map<string, Promise<unknown>>();
   #stopped = false;
 
@@ -528,33 +528,45 @@ class LiveSender {
         functionName: "balanceOf",
         args: [op.wallet as Address],
       });
-    // The partner burns what the service minted to it: wait until the deposits planned before have been minted.
-    const deadline = Date.now() + this.balanceWaitMs;
-    while ((await balance()) < op.amount) {
-      if (this.#stopped || Date.now() > deadline) {
-        return { state: "refused", detail: `not sent: ${op.wallet} never held ${op.amount} ${op.asset} on ${op.evm}` };
+    // The partner burns what the service minted to it: wait until the deposits planned before have been minted. One
+    // burn of a wallet's uAsset on a chain at a time (waits and sends), so two never count the same balance.
+    const burn = async (): Promise<Outcome> => {
+      const deadline = Date.now() + this.balanceWaitMs;
+      while ((await balance()) < op.amount) {
+        if (this.#stopped || Date.now() > deadline) {
+          return {
+            state: "refused",
+            detail: `not sent: ${op.wallet} never held ${op.amount} ${op.asset} on ${op.evm}`,
+          };
+        }
+        await sleep(100);
       }
-      await sleep(100);
-    }
-    const lane = `${op.wallet}|${op.evm}`;
-    const run = (this.#lanes.get(lane) ?? Promise.resolve()).catch(() => {}).then(async () => {
-      const client = createWalletClient({
-        account: privateKeyToAccount(wallet.key),
-        chain: evmChainOf(e.anvil.url),
-        transport: http(e.anvil.url),
+      const hash = await this.#serial(`${op.wallet}|${op.evm}`, async () => {
+        const client = createWalletClient({
+          account: privateKeyToAccount(wallet.key),
+          chain: evmChainOf(e.anvil.url),
+          transport: http(e.anvil.url),
+        });
+        const hash = await client.writeContract({
+          address: token,
+          abi: UASSET_ABI,
+          functionName: "transfer",
+          args: [this.transferAddress as Address, op.amount],
+        });
+        const receipt = await e.client.waitForTransactionReceipt({ hash, pollingInterval: 20 });
+        if (receipt.status !== "success") throw new Error(`burn transfer ${hash} reverted`);
+        return hash;
       });
-      const hash = await client.writeContract({
-        address: token,
-        abi: UASSET_ABI,
-        functionName: "transfer",
-        args: [this.transferAddress as Address, op.amount],
-      });
-      const receipt = await e.client.waitForTransactionReceipt({ hash, pollingInterval: 20 });
-      if (receipt.status !== "success") throw new Error(`burn transfer ${hash} reverted`);
-      return hash;
-    });
+      return { state: "accepted", txHash: hash.toLowerCase() };
+    };
+    return await this.#serial(`${op.wallet}|${op.evm}|${op.asset}`, burn);
+  }
+
+  /** Runs `work` after everything queued on `lane` before it (one account's nonces, one balance). */
+  #serial<T>(lane: string, work: () => Promise<T>): Promise<T> {
+    const run = (this.#lanes.get(lane) ?? Promise.resolve()).catch(() => {}).then(work);
     this.#lanes.set(lane, run);
-    return { state: "accepted", txHash: (await run).toLowerCase() };
+    return run;
   }
 }
 
@@ -927,6 +939,9 @@ export async function runLiveChaos(options: ChaosOptions): Promise<ChaosResult> 
       await server.killAndRestart();
       drainKills++;
     }
+    outcomes.forEach((o, i) => {
+      if (o.state !== "accepted") log(`chaos live: request ${i} (${ops[i].kind}) ${o.state}: ${o.detail}`);
+    });
     const expectedAtLeast = ops.filter((op, i) => outcomes[i].state === "accepted" && op.expect !== "held").length;
     log(`chaos live: sent; ${trafficKills + drainKills} kills; draining`);
     await drain(http, server, wallets, expectedAtLeast, options, problems);

@@ -403,6 +403,9 @@ export function planLive(random: () => number, wallets: LiveWallet[], operations
     }
     // The first two deposits are below the minimum on doge and zec: a failed deposit's coins stay in the treasury
     // (actors/treasury_steps.ts adds every confirmed deposit output), the operator's margin for the payouts' fees.
+    // Without one, the reconciliation's supply check finds the treasury short by exactly those fees: it accounts for
+    // sweep fees on account chains but for no payout fee on a UTXO chain, and an operator has no other way to add
+    // coins to a UTXO treasury.
     const chain = id === 0 ? "doge" : id === 1 ? "zec" : pick(NATIVE_CHAINS);
     const { address, dest } = pick(w.depositAddresses.get(chain)!);
     const min = NATIVE[chain].minimumDeposit;

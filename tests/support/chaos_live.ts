@@ -450,6 +450,8 @@ interface Injected {
 
 class LiveSender {
   readonly injected: Injected[] = [];
+  /** An outsider paying sol deposits (the server funds a fee payer as needed). */
+  readonly #solPayer = Signer.fromMnemonic(OUTSIDE_MNEMONIC).address("sol", 999);
   /** Queues of work that must not overlap (`#serial`). */
   readonly #lanes = new Map<string, Promise<unknown>>();
   #stopped = false;
@@ -484,10 +486,7 @@ class LiveSender {
     switch (chain) {
       case "sol":
         // Index 1: the server lists the fee payer first, then the one credited account.
-        hash = w.sol.inject({
-          payer: Signer.fromMnemonic(OUTSIDE_MNEMONIC).address("sol", 999),
-          credits: [{ to, lamports: amount }],
-        });
+        hash = w.sol.inject({ payer: this.#solPayer, credits: [{ to, lamports: amount }] });
         index = 1;
         break;
       case "xrp":
@@ -505,16 +504,13 @@ class LiveSender {
         break;
       }
       case "doge":
-        // An RPC call can fail after the node acted on it: then the request is lost (it may have happened), and the
-        // checks find the payment in the node's wallet either way (`liveFacts`).
+        // An RPC call can fail after the node acted on it: then the request is lost (it may have happened). The
+        // checks read every payment of the node's wallet to our addresses (`liveFacts`), not this list.
         try {
-          hash = await w.doge.send(to, amount);
+          return await w.doge.send(to, amount);
         } catch (err) {
           throw new Lost(err instanceof Error ? err.message : String(err));
         }
-        // Its output index is read back from the wallet with everything else it sent (`liveFacts`).
-        index = -1;
-        break;
     }
     this.injected.push({ chain, hash, index, to, amount });
     return hash;
@@ -660,7 +656,7 @@ export function liveFacts(
       const out: LedgerTx[] = [];
       const w = world;
       if (chain === "doge") out.push(...await dogeDeposits());
-      for (const t of injected.filter((x) => x.chain === chain && x.chain !== "doge")) {
+      for (const t of injected.filter((x) => x.chain === chain)) {
         let landed: boolean;
         switch (chain) {
           case "sol":
@@ -678,7 +674,7 @@ export function liveFacts(
             landed = w.zec.blockOf(t.hash) !== null;
             break;
           case "doge":
-            continue;
+            continue; // read from the node's wallet above
         }
         out.push(deposit(t, landed));
       }

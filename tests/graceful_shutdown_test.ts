@@ -19,6 +19,7 @@ import {
   sendWithInterruptions,
   serverEnv,
   ServerProcess,
+  settleBurns,
   setUp,
   verify,
 } from "./support/chaos.ts";
@@ -81,6 +82,8 @@ Deno.test("SIGTERM under load, 5 restarts: each exit is clean (code 0), nothing 
 
     const expectedAtLeast = ops.filter((op, i) => outcomes[i].state === "accepted" && op.expect !== "held").length;
     await drain(http, server, wallets, expectedAtLeast, options, problems);
+    // The checks below include sweeps and on-chain burns: let the server finish them before the last SIGTERM.
+    await settleBurns(kvPath, options, problems);
     const last = await server.stop();
     exits.push(`final stop: code ${last?.code} signal ${last?.signal}`);
     if (last?.code !== 0) problems.push(`the final SIGTERM exited with code ${last?.code}`);

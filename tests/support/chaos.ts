@@ -12,6 +12,7 @@
  */
 import { Deriver } from "../../chains/derivation.ts";
 import {
+  chainFamily,
   type ChainSymbol,
   EVM_CHAINS,
   type EvmChain,
@@ -31,7 +32,8 @@ import { listDepositAddresses } from "../../kv/mint_wallets.ts";
 import { openKv } from "../../kv/open.ts";
 import type { BurnOrder, Order } from "../../model/order.ts";
 import { countDue, type HeldTransfer, listHeld, seenKey, type SeenTransfer } from "../../kv/pipeline.ts";
-import { listBurnBatches, listBurnsDue } from "../../kv/onchain_burns.ts";
+import { listBurnBatches, listBurnsDue, listLeftOutBurns } from "../../kv/onchain_burns.ts";
+import { listSweeps, type Sweep } from "../../kv/treasury.ts";
 
 /** The order `errorMessage` values partners may see (spec 2.4, and ours for a reorganised burn source). */
 const ORDER_ERROR_TEXTS = [
@@ -182,7 +184,17 @@ export interface AssetFigures {
   remainderWei: bigint;
 }
 
+export interface SweepFigures {
+  completed: number;
+  /** Proven dead, each followed by a completed sweep of the same address. */
+  dead: number;
+  open: number;
+  dueLeft: number;
+}
+
 export interface ChaosResult {
+  /** `sim`: every chain simulated; `live`: the chains on anvil, litecoind and local protocol servers. */
+  mode?: "sim" | "live";
   options: ChaosOptions;
   dir: string;
   seconds: number;
@@ -206,6 +218,10 @@ export interface ChaosResult {
   payoutsExactlyOnce: number;
   completedBurns: number;
   dueLeft: number;
+  /** Sweeps of deposits into the hot wallets (sol, xrp, sui), by status; marks left to sweep. */
+  sweeps: SweepFigures;
+  /** On-chain burn batches (docs/onchain-burn.md): all of them, and those burned. */
+  burnBatches: { total: number; burned: number; orders: number };
   /** Mints and payouts sent well after their intent was recorded: the write-ahead recovery path at work. */
   recoveredBroadcasts: number;
   pendingSimTxs: number;
@@ -637,7 +653,13 @@ export async function sendWithInterruptions(
     maxDelayMs: number;
     interrupt: (inFlight: number) => Promise<void>;
   },
+  /**
+   * How an operation is sent (default: the sim endpoints, over HTTP, while a server is up). Live chains take their
+   * transactions from outsiders whether our server is up or not: `waitForServer` false keeps sending through a kill.
+   */
+  how: { send?: (op: Op) => Promise<Outcome>; waitForServer?: boolean } = {},
 ): Promise<Outcome[]> {
+  const sendOp = how.send ?? ((op: Op) => send(http, op));
   const outcomes: Outcome[] = new Array(ops.length);
   let next = 0;
   let started = 0;
@@ -646,10 +668,10 @@ export async function sendWithInterruptions(
     for (;;) {
       const i = next++;
       if (i >= ops.length) return;
-      await server.ready();
+      if (how.waitForServer !== false) await server.ready();
       started++;
       inFlight++;
-      outcomes[i] = await send(http, ops[i]);
+      outcomes[i] = await sendOp(ops[i]);
       inFlight--;
       await sleep(random() * 2 * options.paceMs);
     }
@@ -775,17 +797,25 @@ export async function drain(
   );
 }
 
-/** Waits until the on-chain burns of the completed burn orders are done: nothing due, no batch open. */
-async function settleBurns(kvPath: string, options: ChaosOptions, problems: string[]) {
+/**
+ * Waits until what follows the orders is done: the on-chain burns of the completed burn orders (nothing due, no batch
+ * open) and the sweeps of minted deposits into the hot wallets (no sweep due, no address locked by an open sweep).
+ */
+export async function settleBurns(kvPath: string, options: Pick<ChaosOptions, "drainTimeoutMs">, problems: string[]) {
   const kv = await openKv(kvPath);
+  const any = async (prefix: Deno.KvKey) => {
+    for await (const _ of kv.list({ prefix }, { limit: 1 })) return true;
+    return false;
+  };
   try {
     const deadline = Date.now() + options.drainTimeoutMs;
     while (Date.now() < deadline) {
-      const open = await Array.fromAsync(kv.list({ prefix: ["onchain_burn_open"] }));
-      if (open.length === 0 && (await listBurnsDue(kv)).length === 0) return;
+      const busy = await any(["onchain_burn_open"]) || (await listBurnsDue(kv)).length > 0 ||
+        await any(["treasury_sweep_due"]) || await any(["treasury_account_lock"]);
+      if (!busy) return;
       await sleep(100);
     }
-    problems.push(`on-chain burns not settled after ${options.drainTimeoutMs} ms`);
+    problems.push(`on-chain burns or sweeps not settled after ${options.drainTimeoutMs} ms`);
   } finally {
     kv.close();
   }
@@ -806,20 +836,88 @@ export async function errorsLogged(logs: string[]): Promise<string[]> {
 
 // ---- verification, from the KV file with the server gone ----
 
-/** The sim ledger's transaction record (chains/sim/ledger.ts keeps it under ["sim", chain, "tx", hash]). */
-interface LedgerTx {
+/**
+ * One transaction as the checks read it: the sim ledger's own record (chains/sim/ledger.ts keeps it under
+ * ["sim", chain, "tx", hash]), or a live chain's transaction described in the same shape (tests/support/chaos_live.ts).
+ */
+export interface LedgerTx {
   hash: string;
   tx: SimTx;
   success: boolean;
   reason: string | null;
   status: "pending" | "included" | "dropped";
+  /** When it was broadcast (ms); NaN where the chain does not say (live chains). */
   submittedAt: number;
+  /**
+   * A deposit's position in its transaction, as the chain's deposit id names it (an output, an account key, a balance
+   * change); the sim's transfers have one, at 0.
+   */
+  index?: number;
+}
+
+/**
+ * What the checks read from the chains, so the same checks run over the simulated ledgers (`simFacts`) and over live
+ * chains (tests/support/chaos_live.ts). Everything else they read comes from the KV file.
+ */
+export interface ChainFacts {
+  nativeChains: readonly NativeChain[];
+  evmChains: readonly EvmChain[];
+  /**
+   * Every transaction on `chain` the checks care about: native chains, deposits (`transfer`) and payouts (`payout`);
+   * EVM chains, mints, faucet credits, uAsset transfers (`erc20`) and on-chain burns (`burn`).
+   */
+  txs(chain: ChainSymbol): Promise<LedgerTx[]>;
+  /** Transactions accepted by a chain and not yet in a block. */
+  pending(): Promise<number>;
+  /** The transaction the uAsset contract on `chain` says minted `depositId`, or null. */
+  mintedBy(chain: EvmChain, depositId: string): Promise<string | null>;
+  /** uAsset balances per address over the EVM chains (their sum is the supply), and what the transfer address holds. */
+  supply(transferAddress: string): Promise<{ supply: Map<UAsset, bigint>; atTransfer: Map<UAsset, bigint> }>;
+  /** The operators' reconciliation (actors/reconciliation.ts) over the KV file and these chains. */
+  reconcile(transferAddress: string): Promise<ReconciliationReport>;
+}
+
+/** The simulated ledgers' facts, read from the KV file they live in. */
+export function simFacts(kv: Deno.Kv): ChainFacts {
+  return {
+    nativeChains: NATIVE_CHAINS,
+    evmChains: EVM_CHAINS,
+    txs: async (chain) => (await listValues<LedgerTx>(kv, ["sim", chain, "tx"])).map((e) => e.value),
+    pending: async () => {
+      let n = 0;
+      for (const chain of CHAINS) n += (await listValues(kv, ["sim", chain, "pending"])).length;
+      return n;
+    },
+    mintedBy: (chain, depositId) => new SimLedger(kv, chain).mintedBy(depositId),
+    supply: async (transferAddress) => {
+      const supply = new Map<UAsset, bigint>();
+      const atTransfer = new Map<UAsset, bigint>();
+      for (const chain of EVM_CHAINS) {
+        for (const e of await listValues<bigint>(kv, ["sim", chain, "balance"])) {
+          const [, , , address, asset] = e.key as [string, string, string, string, UAsset];
+          supply.set(asset, (supply.get(asset) ?? 0n) + e.value);
+          if (address === transferAddress) atTransfer.set(asset, (atTransfer.get(asset) ?? 0n) + e.value);
+        }
+      }
+      return { supply, atTransfer };
+    },
+    // The sims' injected RPC errors are for the pipeline; here every read answers (`random` 1 never rolls an error).
+    reconcile: (transferAddress) =>
+      runReconciliation({
+        kv,
+        chains: simChains(kv, { random: () => 1 }),
+        transferAddress,
+        enabledChains: CHAINS,
+        now: () => new Date(),
+      }),
+  };
 }
 
 /** A broadcast this long after its intent was recorded came from recovery (after a kill or an RPC error). */
 const RECOVERED_AFTER_MS = 400;
 
 function recoveredBroadcast(o: Order, t: LedgerTx): boolean {
+  if (!Number.isFinite(t.submittedAt)) return false;
   const preparedAt = Date.parse(String(o.details.intent?.preparedAt));
   return Number.isFinite(preparedAt) && t.submittedAt - preparedAt >= RECOVERED_AFTER_MS;
 }
@@ -850,11 +948,15 @@ export async function verify(
   outcomes: Outcome[],
   transferAddress: string,
   problems: string[],
+  factsOf: (kv: Deno.Kv) => ChainFacts = simFacts,
 ): Promise<Verified> {
   const kv = await openKv(kvPath);
   try {
+    const facts = factsOf(kv);
+    const nativeChains = facts.nativeChains;
+    const evmChains = facts.evmChains;
     const problem = (msg: string) => problems.push(msg);
-    const assets = new Map<NativeChain, AssetFigures>(NATIVE_CHAINS.map((c) => [c, {
+    const assets = new Map<NativeChain, AssetFigures>(nativeChains.map((c) => [c, {
       chain: c,
       token: NATIVE[c].token.symbol,
       uAsset: NATIVE[c].uAsset.symbol,
@@ -876,13 +978,12 @@ export async function verify(
 
     // The chains: every transaction, all of which must be sealed by now.
     const txs = new Map<ChainSymbol, LedgerTx[]>();
-    let pendingSimTxs = 0;
-    for (const chain of CHAINS) {
-      const list = (await listValues<LedgerTx>(kv, ["sim", chain, "tx"])).map((e) => e.value);
+    for (const chain of [...nativeChains, ...evmChains]) {
+      const list = await facts.txs(chain);
       txs.set(chain, list);
       for (const t of list) if (t.status !== "included") problem(`${chain} transaction ${t.hash} is ${t.status}`);
-      pendingSimTxs += (await listValues(kv, ["sim", chain, "pending"])).length;
     }
+    const pendingSimTxs = await facts.pending();
 
     // Each deposit and uAsset transfer on chain back to the one request that made it.
     const byKey = new Map<string, Op>();
@@ -899,7 +1000,7 @@ export async function verify(
       landed.set(op.id, t);
     };
     const ours = new Map<NativeChain, Set<string>>();
-    for (const chain of NATIVE_CHAINS) {
+    for (const chain of nativeChains) {
       ours.set(chain, new Set((await listDepositAddresses(kv, chain)).keys()));
       for (const t of txs.get(chain)!) {
         if (t.tx.kind !== "transfer") continue;
@@ -910,7 +1011,7 @@ export async function verify(
         matchLanded(`deposit|${chain}|${t.tx.to}|${t.tx.amount}`, t);
       }
     }
-    for (const chain of EVM_CHAINS) {
+    for (const chain of evmChains) {
       for (const t of txs.get(chain)!) {
         if (t.tx.kind !== "erc20" || t.tx.to !== transferAddress) continue;
         matchLanded(`burn|${chain}|${t.tx.from}|${t.tx.asset}|${t.tx.amount}`, t);
@@ -966,10 +1067,10 @@ export async function verify(
       const t = landed.get(op.id);
       if (!t) continue;
       const chain = op.kind === "deposit" ? op.chain : op.evm;
-      const key = sourceKey(chain, t.hash, 0);
+      const key = sourceKey(chain, t.hash, t.index ?? 0);
       explained.add(key);
       const group = bySource.get(key) ?? [];
-      const seen = (await kv.get<SeenTransfer>(seenKey(chain, t.hash, 0))).value;
+      const seen = (await kv.get<SeenTransfer>(seenKey(chain, t.hash, t.index ?? 0))).value;
       const a = assets.get(op.kind === "deposit" ? op.chain : op.native)!;
       if (op.kind === "deposit") a.deposits++;
       else a.burns++;
@@ -1028,7 +1129,7 @@ export async function verify(
     const mints = new Map<string, { chain: EvmChain; t: LedgerTx }[]>();
     const mintedWei = new Map<UAsset, bigint>();
     const faucetWei = new Map<UAsset, bigint>();
-    for (const chain of EVM_CHAINS) {
+    for (const chain of evmChains) {
       for (const t of txs.get(chain)!) {
         if (t.tx.kind === "faucet" && t.success) {
           faucetWei.set(t.tx.asset, (faucetWei.get(t.tx.asset) ?? 0n) + t.tx.amount);
@@ -1054,7 +1155,7 @@ export async function verify(
       const native = o.sourceChain as NativeChain;
       const dest = o.destinationChain as EvmChain;
       const [m] = attempts;
-      const onChain = await new SimLedger(kv, dest).mintedBy(depositId);
+      const onChain = await facts.mintedBy(dest, depositId);
       if (
         attempts.length === 1 && m.t.success && m.chain === dest && m.t.hash === o.transactionHash &&
         onChain === m.t.hash && m.t.tx.kind === "mint" && m.t.tx.amount === nativeToWei(native, BigInt(o.amount)) &&
@@ -1076,7 +1177,7 @@ export async function verify(
 
     // Payouts: exactly one per completed burn order, none for the others.
     const payouts = new Map<string, { chain: NativeChain; t: LedgerTx }[]>();
-    for (const chain of NATIVE_CHAINS) {
+    for (const chain of nativeChains) {
       for (const t of txs.get(chain)!) {
         if (t.tx.kind !== "payout") continue;
         payouts.set(t.tx.orderId, [...(payouts.get(t.tx.orderId) ?? []), { chain, t }]);
@@ -1123,15 +1224,7 @@ export async function verify(
     }
 
     // Sums per asset, and the uAsset supply on the chains.
-    const balances = new Map<UAsset, bigint>();
-    const atTransfer = new Map<UAsset, bigint>();
-    for (const chain of EVM_CHAINS) {
-      for (const e of await listValues<bigint>(kv, ["sim", chain, "balance"])) {
-        const [, , , address, asset] = e.key as [string, string, string, string, UAsset];
-        balances.set(asset, (balances.get(asset) ?? 0n) + e.value);
-        if (address === transferAddress) atTransfer.set(asset, (atTransfer.get(asset) ?? 0n) + e.value);
-      }
-    }
+    const { supply: balances, atTransfer } = await facts.supply(transferAddress);
     const burnedOnChain = new Map<UAsset, bigint>();
     for (const t of landed.values()) {
       if (t.tx.kind === "erc20") burnedOnChain.set(t.tx.asset, (burnedOnChain.get(t.tx.asset) ?? 0n) + t.tx.amount);
@@ -1141,7 +1234,7 @@ export async function verify(
     const burnedByBatches = new Map<UAsset, bigint>();
     const redeemedByOrders = new Map<UAsset, bigint>();
     const burnTxs = new Map<string, LedgerTx[]>();
-    for (const chain of EVM_CHAINS) {
+    for (const chain of evmChains) {
       for (const t of txs.get(chain)!) {
         if (t.tx.kind !== "burn" || !t.success) continue;
         burnTxs.set(t.tx.batchId, [...(burnTxs.get(t.tx.batchId) ?? []), t]);
@@ -1149,11 +1242,15 @@ export async function verify(
       }
     }
     const batchOf = new Map<string, string>();
-    for (const chain of EVM_CHAINS) {
+    const burnBatches = { total: 0, burned: 0, orders: 0 };
+    for (const chain of evmChains) {
       for (const b of await listBurnBatches(kv, chain, 10_000)) {
         const sent = burnTxs.get(b.id) ?? [];
         burnTxs.delete(b.id);
-        if (b.status !== "burned") problem(`burn batch ${b.id} on ${chain} still ${b.status}`);
+        burnBatches.total++;
+        burnBatches.orders += b.orders.length;
+        if (b.status === "burned") burnBatches.burned++;
+        else problem(`burn batch ${b.id} on ${chain} still ${b.status}`);
         if (sent.length !== 1 || sent[0].hash !== b.burnedTxHash || sent[0].tx.amount !== BigInt(b.totalWei)) {
           problem(
             `burn batch ${b.id}: ${sent.length} successful burn(s) [${sent.map((t) => t.hash)}], ${b.burnedTxHash}`,
@@ -1176,6 +1273,10 @@ export async function verify(
     }
     const burnsDueLeft = (await listBurnsDue(kv)).length;
     if (burnsDueLeft > 0) problem(`${burnsDueLeft} burn-due record(s) left after the burns settled`);
+    // A burn-due record moved aside means its transfer was found gone: no transfer of this run may be.
+    const leftOut = await listLeftOutBurns(kv);
+    if (leftOut.length > 0) problem(`${leftOut.length} burn-due record(s) left out: ${leftOut.map((b) => b.orderId)}`);
+    const sweeps = await checkSweeps(kv, nativeChains, problem);
     for (const a of assets.values()) {
       const unit = weiPerNativeUnit(a.chain);
       const wei = mintedWei.get(a.uAsset) ?? 0n;
@@ -1201,15 +1302,8 @@ export async function verify(
       }
     }
 
-    // The operators' own check must agree: every coin adds up, nothing unknown. The sims' injected RPC errors are
-    // for the pipeline; here every read answers (`random` 1 never rolls an error).
-    const reconciliation = await runReconciliation({
-      kv,
-      chains: simChains(kv, { random: () => 1 }),
-      transferAddress,
-      enabledChains: CHAINS,
-      now: () => new Date(),
-    });
+    // The operators' own check must agree: every coin adds up, nothing unknown.
+    const reconciliation = await facts.reconcile(transferAddress);
     for (const m of reconciliation.mismatches) {
       problem(`reconciliation: ${m.kind} ${m.asset} ${m.chain ?? "(all chains)"}: ${m.message}`);
     }
@@ -1230,6 +1324,8 @@ export async function verify(
       payoutsExactlyOnce,
       completedBurns,
       dueLeft,
+      sweeps,
+      burnBatches,
       recoveredBroadcasts,
       pendingSimTxs,
       errorsLogged: [],
@@ -1239,6 +1335,51 @@ export async function verify(
   } finally {
     kv.close();
   }
+}
+
+/**
+ * Sweeps (kv/treasury.ts, docs/reconciliation.md): every record completed, or proven dead and followed by a completed
+ * sweep of the same address (its successor `<order>#<n+1>`, or a later sweep that took the address's whole balance
+ * under the address lock); none still open; no sweep due mark left.
+ */
+async function checkSweeps(
+  kv: Deno.Kv,
+  nativeChains: readonly NativeChain[],
+  problem: (msg: string) => void,
+): Promise<SweepFigures> {
+  const figures: SweepFigures = { completed: 0, dead: 0, open: 0, dueLeft: 0 };
+  const accountChains = nativeChains.flatMap((c) => {
+    const f = chainFamily(c);
+    return f.family === "account" ? [f.chain] : [];
+  });
+  for (const chain of accountChains) {
+    const { sweeps, invalid } = await listSweeps(kv, chain);
+    for (const e of invalid) problem(`${chain} sweep record fails its schema: ${e.message}`);
+    const byId = new Map(sweeps.map((s) => [s.sweepId, s]));
+    const settledLater = (dead: Sweep): boolean => {
+      const [base, n] = dead.sweepId.split("#");
+      const next = byId.get(`${base}#${Number(n ?? 0) + 1}`);
+      if (next) return next.status === "completed" || (next.status === "dead" && settledLater(next));
+      return sweeps.some((s) =>
+        s.status === "completed" && s.from.address === dead.from.address &&
+        Date.parse(s.preparedAt) >= Date.parse(dead.preparedAt)
+      );
+    };
+    for (const s of sweeps) {
+      if (s.status === "completed") figures.completed++;
+      else if (s.status === "dead") {
+        figures.dead++;
+        if (!settledLater(s)) problem(`${chain} sweep ${s.sweepId} proven dead with no completed sweep after it`);
+      } else {
+        figures.open++;
+        problem(`${chain} sweep ${s.sweepId} of ${s.from.address} still ${s.status}`);
+      }
+    }
+    const due = await listValues(kv, ["treasury_sweep_due", chain]);
+    figures.dueLeft += due.length;
+    if (due.length > 0) problem(`${due.length} ${chain} sweep due mark(s) left: ${due.map((e) => e.key[2])}`);
+  }
+  return figures;
 }
 
 function emptyRequests(): RequestFigures {
@@ -1252,8 +1393,9 @@ export function formatChaos(r: ChaosResult): string {
   const lines: string[] = [];
   const o = r.options;
   lines.push(
-    `chaos run: seed ${o.seed}, ${o.operations} operations, ${o.wallets} wallets, ${o.concurrency} senders, ` +
-      `blocks every ${o.blockMs} ms, RPC error rate ${o.rpcErrorRate}, ${r.seconds.toFixed(1)} s`,
+    `chaos run (${r.mode ?? "sim"}): seed ${o.seed}, ${o.operations} operations, ${o.wallets} wallets, ` +
+      `${o.concurrency} senders, blocks every ${o.blockMs} ms, RPC error rate ${o.rpcErrorRate}, ` +
+      `${r.seconds.toFixed(1)} s`,
   );
   lines.push(
     `kills: ${r.kills} SIGKILLs (${r.trafficKills} while sending, ${r.drainKills} while draining), ` +
@@ -1306,14 +1448,22 @@ export function formatChaos(r: ChaosResult): string {
       rec.ok ? "OK" : `${rec.mismatches.length} MISMATCH(ES), ${rec.unknown.length} unknown`
     } (deposits = minted on chain, transfer address = paid + remainders + held + failed, supply <= controlled)`,
   );
+  lines.push(
+    `sweeps: ${r.sweeps.completed} completed, ${r.sweeps.dead} proven dead (each followed by a completed one), ` +
+      `${r.sweeps.open} open, ${r.sweeps.dueLeft} due marks left; on-chain burn batches: ` +
+      `${r.burnBatches.burned}/${r.burnBatches.total} burned (${r.burnBatches.orders} burn orders)`,
+  );
   const failed = Object.entries(r.failedByMessage).map(([m, n]) => `"${m}" ${n}`).join(", ") || "none";
   lines.push(`failed orders by message: ${failed}`);
   lines.push(
     `checks: ${r.transfers} transfers on chain -> ${r.orders} orders + ${r.assets.reduce((s, a) => s + a.held, 0)} ` +
       `held; ${r.ordersNotTerminal} orders not terminal; mints exactly once ${r.mintsExactlyOnce}/${r.completedMints}; ` +
       `payouts exactly once ${r.payoutsExactlyOnce}/${r.completedBurns}; ${r.dueLeft} due entries left; ` +
-      `${r.pendingSimTxs} sim transactions pending; ${r.recoveredBroadcasts} mints/payouts broadcast >= ` +
-      `${RECOVERED_AFTER_MS} ms after their intent was recorded (recovery after a kill or RPC error)`,
+      `${r.pendingSimTxs} transactions pending on the chains; ` +
+      (r.mode === "live"
+        ? "broadcast times are not known on live chains"
+        : `${r.recoveredBroadcasts} mints/payouts broadcast >= ${RECOVERED_AFTER_MS} ms after their intent was ` +
+          "recorded (recovery after a kill or RPC error)"),
   );
   if (r.errorsLogged.length > 0) {
     lines.push(

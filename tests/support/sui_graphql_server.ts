@@ -128,6 +128,8 @@ export interface SuiGraphqlServer {
   balance(address: string): bigint;
   /** Whether `digest` is in a checkpoint. */
   included(digest: string): boolean;
+  /** Every successful SUI credit of `address` in a checkpoint, oldest first: its transaction and the amount. */
+  paymentsTo(address: string): { digest: string; checkpoint: number; amount: bigint }[];
   /** Whether `digest` was accepted by `executeTransaction` and waits for the next checkpoint. */
   isPending(digest: string): boolean;
   readonly chainIdentifier: string;
@@ -585,6 +587,16 @@ export async function startSuiGraphqlServer(opts: SuiGraphqlServerOptions = {}):
     coins: ownedCoins,
     balance: (address) => ownedCoins(address).reduce((s, c) => s + c.balance, 0n),
     included: (digest) => txs.has(digest),
+    paymentsTo(address) {
+      const owner = normalizeSuiAddress(address);
+      return checkpoints.flatMap((cp) =>
+        cp.txs.filter((t) => t.status === "SUCCESS").flatMap((t) =>
+          t.balanceChanges.filter((c) =>
+            c.owner === owner && c.amount > 0n && (c.coinType === SHORT_SUI || c.coinType === LONG_SUI)
+          ).map((c) => ({ digest: t.digest, checkpoint: cp.sequenceNumber, amount: c.amount }))
+        )
+      );
+    },
     isPending: (digest) => pending.some((t) => t.digest === digest),
     get chainIdentifier() {
       return chainIdentifier();

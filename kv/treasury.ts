@@ -279,8 +279,11 @@ export async function holdCoinsAbove(
 }
 
 /**
- * Adds to the atomic that records `spentBy` final: its coins leave the treasury (record and lock deleted) and a
- * spent marker stays, so a rescan that sees the coin again does not add it back. Idempotent.
+ * Adds to the atomic that records `spentBy` final: its coins leave the treasury (record deleted) and a spent marker
+ * stays, so a rescan that sees the coin again does not add it back. Idempotent. The coin's lock stays too, naming
+ * `spentBy`: a payout step that chose its coins before this commit then fails its reservation (kv/chain_state.ts
+ * checks the lock absent) instead of recording a transaction over a coin that is gone, which the node would refuse
+ * and which would wait to be proven dead for nothing.
  */
 export function addSpent(
   atomic: Deno.AtomicOperation,
@@ -290,7 +293,7 @@ export function addSpent(
 ): Deno.AtomicOperation {
   for (const o of outpoints) {
     assertOutpoint(o);
-    atomic.delete(coinKey(chain, o)).delete(coinLockKey(chain, o)).delete(coinHoldKey(chain, o))
+    atomic.delete(coinKey(chain, o)).set(coinLockKey(chain, o), { txHash: spentBy }).delete(coinHoldKey(chain, o))
       .set(spentCoinKey(chain, o), { spentBy });
   }
   return atomic;

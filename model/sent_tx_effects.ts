@@ -4,13 +4,13 @@
  * turns both into the operations of a single atomic. Pure: no KV, no clock.
  *
  * Every purpose settles the same way (DESIGN.md invariant 2, and the "proof of death" table):
- * - **final**: a UTXO transaction's inputs leave the treasury (spent by the hash that was mined) and the outputs paying
- *   us back become treasury coins; a hot-wallet hold taken for it is released (the chain's balance now shows the
- *   payout itself);
+ * - **final**: a UTXO transaction's inputs leave the treasury (spent by the hash that was mined; their locks stay,
+ *   naming it) and the outputs paying us back become treasury coins; a Sui transaction's coin-version locks go (those
+ *   versions are gone); a hot-wallet hold taken for it is released (the chain's balance now shows the payout itself);
  * - **failed** (a final failed inclusion): nothing was spent on chain: its coins and XRPL Sequence lock are released,
  *   and its hot-wallet hold;
- * - **dead** (proven never to be mined): the same releases, and coins a conflicting final transaction spent leave the
- *   treasury (spent by it), so they are never selected again.
+ * - **dead** (proven never to be mined): the same releases, except the coins a conflicting final transaction spent,
+ *   which leave the treasury (spent by it, their locks naming it), so they are never selected or reserved again.
  * An EVM nonce is never given back (kv/chain_state.ts `addReleases`): the transaction that proved ours dead used it.
  */
 import { chainFamily, type ChainSymbol, type UtxoChain } from "../chains/catalog.ts";
@@ -65,6 +65,11 @@ export function finalEffects(
 ): SentTxEffect[] {
   const effects: SentTxEffect[] = [{ kind: "releaseHotWalletHold", chain: tx.chain, txHash: tx.txHash }];
   const family = chainFamily(tx.chain);
+  if (family.family !== "utxo" && tx.consumes?.kind === "outpoints") {
+    // Sui coin object versions: the final transaction consumed them, no transaction can use them again, so their locks
+    // would only pile up.
+    effects.push({ kind: "releaseConsumed", chain: tx.chain, consumes: tx.consumes });
+  }
   if (family.family !== "utxo" || tx.consumes?.kind !== "outpoints") return effects;
   const chain = family.chain;
   effects.push({ kind: "spendCoins", chain, outpoints: tx.consumes.outpoints, spentBy: minedHash });
@@ -92,13 +97,26 @@ export function failedEffects(tx: SentTx): SentTxEffect[] {
   return effects;
 }
 
-/** `tx` proven dead by `proof`: what it held is free again, and coins another final transaction spent are gone. */
+/**
+ * `tx` proven dead by `proof`: what it held is free again, except the coins another final transaction spent, which
+ * are gone (spent by it: their locks stay, naming it, so no step reserves them again).
+ */
 export function deadEffects(tx: SentTx, proof: DeathProof): SentTxEffect[] {
-  const effects = failedEffects(tx);
   const family = chainFamily(tx.chain);
-  if (family.family === "utxo" && proof.kind === "conflict" && proof.consumed.kind === "outpoints") {
-    const spentBy = proof.spentBy ?? "unknown conflicting transaction";
-    effects.push({ kind: "spendCoins", chain: family.chain, outpoints: proof.consumed.outpoints, spentBy });
+  if (family.family !== "utxo" || proof.kind !== "conflict" || proof.consumed.kind !== "outpoints") {
+    return failedEffects(tx);
   }
+  const taken = proof.consumed.outpoints;
+  const isTaken = (o: Outpoint) => taken.some((t) => t.txHash === o.txHash && t.index === o.index);
+  const effects: SentTxEffect[] = [];
+  if (tx.consumes?.kind === "outpoints") {
+    const free = tx.consumes.outpoints.filter((o) => !isTaken(o));
+    if (free.length > 0) {
+      effects.push({ kind: "releaseConsumed", chain: tx.chain, consumes: { ...tx.consumes, outpoints: free } });
+    }
+  }
+  effects.push({ kind: "releaseHotWalletHold", chain: tx.chain, txHash: tx.txHash });
+  const spentBy = proof.spentBy ?? "unknown conflicting transaction";
+  effects.push({ kind: "spendCoins", chain: family.chain, outpoints: taken, spentBy });
   return effects;
 }

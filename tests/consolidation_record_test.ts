@@ -35,8 +35,8 @@ const coins: PayoutCoin[] = [
   { txHash: "a".repeat(64), index: 0, amount: 1_000_000n, address: "D-ours-1", derivationIndex: 1, height: 100 },
   { txHash: "b".repeat(64), index: 1, amount: 2_000_000n, address: "D-ours-2", derivationIndex: 2, height: 101 },
 ];
-const tx = (txHash: string): PreparedTx => {
-  const outpoints = coins.map(({ txHash, index }) => ({ txHash, index }));
+const tx = (txHash: string, spends: PayoutCoin[] = coins): PreparedTx => {
+  const outpoints = spends.map(({ txHash, index }) => ({ txHash, index }));
   return {
     txHash,
     raw: `raw-${txHash}`,
@@ -140,7 +140,12 @@ Deno.test("consolidation record: recorded, completed and dead, each round-trips"
     assert.ok(done.ok);
     assert.deepEqual(await readConsolidation(kv, "doge", "c1"), done.consolidation);
 
-    const second = await recordConsolidation(kv, input("c2", { coins: [coins[1]], amount: 1_990_000n }));
+    // Another coin: the first consolidation's inputs are spent for good (their locks name it).
+    const other: PayoutCoin = { ...coins[1], txHash: "e".repeat(64), address: "D-ours-3", derivationIndex: 3 };
+    const second = await recordConsolidation(
+      kv,
+      input("c2", { coins: [other], amount: 1_990_000n, tx: tx("c-c2", [other]) }),
+    );
     assert.ok(second.ok);
     const proof = { kind: "expired" as const, expiry: { kind: "height" as const, value: 400 }, reached: 401 };
     const dead = await consolidationDead(kv, second.consolidation, { proof, detail: "expired", at: AT }, []);

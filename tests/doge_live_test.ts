@@ -492,7 +492,8 @@ async function payoutCrashCase(point: "after-record" | "after-broadcast") {
     await assertPaidOnce(node, { txHash: recorded.txHash, destination, koinu, change: recorded.change });
     kv = await openKv(kvPath);
     assert.equal(await spentBy(kv, "doge", depositCoin.outpoint), recorded.txHash);
-    assert.deepEqual(await coinLocks(kv, "doge", [depositCoin.outpoint]), [null], "released once spent");
+    // Its lock stays, naming the payout that spent it: no later step can reserve the spent coin again.
+    assert.deepEqual(await coinLocks(kv, "doge", [depositCoin.outpoint]), [recorded.txHash], "held by its spender");
     const after = await storedOrder(kv, order.id);
     assert.equal(after.details.deadIntents, undefined, "never re-signed");
     kv.close();

@@ -35,7 +35,7 @@ import {
 } from "../chains/evm/index.ts";
 import { Signer } from "../chains/signer.ts";
 import { DEVNET_CHAIN_ID } from "../config/chain_mode.ts";
-import { MINTER_ROLE, UASSET_ABI } from "../contracts/uasset.ts";
+import { UASSET_ABI } from "../contracts/uasset.ts";
 import { addReservations, evmKvState } from "../kv/chain_state.ts";
 import { openKv } from "../kv/open.ts";
 import { ANVIL_PRIVATE_KEYS, anvilRpc } from "./support/anvil.ts";
@@ -69,7 +69,7 @@ Deno.test("explainEvmTx on anvil (real node): real mints, burns and refunds deco
     const makeSender = (account = transferAccount) =>
       evmUAssetSender({ chain: CHAIN, state: evmKvState(kv), client, account, uAssets, chainId: DEVNET_CHAIN_ID });
     const sender = makeSender();
-    // live.fund grants the deployer MINTER_ROLE on the first asset it funds only: uXRP through it, uSOL here.
+    // live.fund makes the deployer a minter of what it funds (uXRP here); uSOL is minted by hand below.
     const deployerWallet = createWalletClient({
       account: deployer,
       chain: live.client.chain,
@@ -82,8 +82,8 @@ Deno.test("explainEvmTx on anvil (real node): real mints, burns and refunds deco
         chain: null,
         address: uAssets.uSOL,
         abi: UASSET_ABI,
-        functionName: "grantRole",
-        args: [MINTER_ROLE, deployer.address],
+        functionName: "configureMinter",
+        args: [deployer.address, 2n ** 200n],
       }),
     );
     for (const who of [sender.address as Address, holder.address]) {

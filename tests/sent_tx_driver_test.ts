@@ -8,7 +8,8 @@
 import assert from "node:assert/strict";
 import { sweepOnce } from "../actors/sweeper.ts";
 import { getAlert } from "../kv/alerts.ts";
-import { sequenceLockKey } from "../kv/chain_state.ts";
+import { addReservations, coinLockKey, sequenceLockKey } from "../kv/chain_state.ts";
+import { addSentTxEffects } from "../kv/sent_tx_effects.ts";
 import { createMintWallet } from "../kv/mint_wallets.ts";
 import { listSweeps, readSweep } from "../kv/treasury.ts";
 import { ensureUserWallet } from "../kv/user_wallets.ts";
@@ -150,4 +151,52 @@ Deno.test("settling effects: a failed or dead transaction frees what it held; a 
     deadEffects(xrpTx, { kind: "conflict", consumed: xrpTx.consumes!, spentBy: null }),
     failedEffects(xrpTx),
   );
+});
+
+Deno.test("settling effects on a real KV file: a coin spent by a final payout cannot be reserved again by a step that chose it before; a conflict's other coins are free", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "sent-tx-effects-" });
+  const kv = await Deno.openKv(`${dir}/kv.sqlite3`);
+  try {
+    const [c1, c2] = outpoints;
+    const reserve = (txHash: string, coins: { txHash: string; index: number }[]) =>
+      addReservations(kv.atomic(), {
+        txHash,
+        raw: "00",
+        reservations: [{ kind: "coins", chain: "doge", outpoints: coins }],
+      })
+        .commit();
+    const payoutA = { ...utxo, txHash: "1".repeat(64), consumes: { kind: "outpoints" as const, outpoints: [c1] } };
+    assert.ok((await reserve(payoutA.txHash, [c1])).ok);
+    // Payout A is final: its commit writes its effects.
+    assert.ok((await addSentTxEffects(kv.atomic(), finalEffects(payoutA, payoutA.txHash, 50)).commit()).ok);
+    // A step that read c1 as spendable before that commit signs payout B over it: the reservation refuses it.
+    assert.equal((await reserve("2".repeat(64), [c1])).ok, false, "a spent coin is never reserved again");
+    assert.deepEqual(
+      (await kv.get(coinLockKey("doge", c1))).value,
+      { txHash: payoutA.txHash },
+      "its lock names who spent it",
+    );
+
+    // Payout C on c1's neighbour c2 and a fresh coin c3, killed by a conflict that took c2 only.
+    const c3 = { txHash: "f".repeat(64), index: 0 };
+    const payoutC = { ...utxo, txHash: "3".repeat(64), consumes: { kind: "outpoints" as const, outpoints: [c2, c3] } };
+    assert.ok((await reserve(payoutC.txHash, [c2, c3])).ok);
+    const conflict = {
+      kind: "conflict" as const,
+      consumed: { kind: "outpoints" as const, outpoints: [c2] },
+      spentBy: "9".repeat(64),
+    };
+    assert.ok((await addSentTxEffects(kv.atomic(), deadEffects(payoutC, conflict)).commit()).ok);
+    assert.deepEqual(
+      (await kv.get(coinLockKey("doge", c2))).value,
+      { txHash: "9".repeat(64) },
+      "taken: spent for good",
+    );
+    assert.equal((await kv.get(coinLockKey("doge", c3))).value, null, "not taken: free again");
+    assert.equal((await reserve("4".repeat(64), [c3])).ok, true, "and reservable");
+    assert.equal((await reserve("5".repeat(64), [c2])).ok, false);
+  } finally {
+    kv.close();
+    await Deno.remove(dir, { recursive: true });
+  }
 });

@@ -94,7 +94,7 @@ Deno.test("treasury: spendable coins leave out coins locked by a recorded transa
   });
 });
 
-Deno.test("treasury: a final spend removes its coins and their locks for good, in the recording atomic", async () => {
+Deno.test("treasury: a final spend removes its coins for good and keeps their locks naming it, in the recording atomic", async () => {
   await withKv(async (kv) => {
     const [a, b] = [coin(1, 1_000n), coin(2, 2_000n)];
     await addCoins(kv, [a, b]);
@@ -104,7 +104,9 @@ Deno.test("treasury: a final spend removes its coins and their locks for good, i
         .commit()).ok,
     );
     assert.equal(await readCoin(kv, "doge", a.outpoint), null);
-    assert.equal((await kv.get(coinLockKey("doge", a.outpoint))).value, null);
+    // The lock names the spender: a transaction prepared over the coin before this commit cannot reserve it.
+    assert.deepEqual((await kv.get(coinLockKey("doge", a.outpoint))).value, { txHash: "payout-1" });
+    assert.ok(!await recordTx(kv, spendTx("payout-2", [a])), "a spent coin is never reserved again");
     assert.equal(await spentBy(kv, "doge", a.outpoint), "payout-1");
     // A rescan that sees the spent coin again does not bring it back.
     assert.equal(await addCoins(kv, [a]), 0);

@@ -145,7 +145,8 @@ Deno.test("doge treasury: a conflicting spend of the payout's input proves it de
       consumed: { kind: "outpoints", outpoints: [first] },
       spentBy: thief.txHash,
     });
-    assert.deepEqual(await coinLocks(p.kv, "doge", [first]), [null], "released");
+    // Spent for good by the conflicting transaction: its lock names it, so no payout reserves the coin again.
+    assert.deepEqual(await coinLocks(p.kv, "doge", [first]), [thief.txHash], "held by its spender");
     assert.equal(await spentBy(p.kv, "doge", first), thief.txHash, "and gone from the treasury");
 
     // Nothing left to pay with: it waits; a second deposit funds the new payout.

@@ -137,10 +137,16 @@ export function utxoReader(node: UtxoNode, opts: UtxoReaderOptions): ChainReader
         };
       }
       if (spenderConfirmations < confirmations) return { state: "unknown" };
+      // The proof names the inputs of ours this spender took, and only those: they are gone for good (the treasury
+      // marks them spent by it, model/sent_tx_effects.ts), while our other inputs are still unspent and only released.
+      const taken = consumed.outpoints.filter((o) =>
+        spender.tx.inputs.some((i) => i.txHash === o.txHash && i.index === o.index)
+      );
       return {
         state: "dead",
-        proof: { kind: "conflict", consumed, spentBy: spender.tx.txid },
-        detail: `${chain} ${txHash}: its input ${outpoint.txHash}:${outpoint.index} is spent by ` +
+        proof: { kind: "conflict", consumed: { kind: "outpoints", outpoints: taken }, spentBy: spender.tx.txid },
+        detail: `${chain} ${txHash}: its input${taken.length > 1 ? "s" : ""} ` +
+          `${taken.map((o) => `${o.txHash}:${o.index}`).join(", ")} ${taken.length > 1 ? "are" : "is"} spent by ` +
           `${spender.tx.txid} at height ${spender.height}, ${spenderConfirmations} confirmations deep`,
       };
     }

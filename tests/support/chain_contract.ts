@@ -252,7 +252,11 @@ const CASES: Record<ContractCase, (h: ContractHarness) => Promise<void>> = {
       assert.deepEqual(status.proof.expiry, tx.expiry, "the proof names the recorded expiry");
       assert.ok(status.proof.reached > status.proof.expiry.value);
     }
-    if (status.proof.kind === "conflict") assert.deepEqual(status.proof.consumed, tx.consumes);
+    if (status.proof.kind === "conflict") {
+      // The proof names what the other transaction took of what ours consumes (all of it here: one coin, or a nonce).
+      const { since: _since, ...consumed } = tx.consumes as NonNullable<PreparedTx["consumes"]> & { since?: number };
+      assert.deepEqual(status.proof.consumed, consumed);
+    }
     // Never without the recorded transaction: the reader proves nothing from a hash alone.
     assert.notEqual((await h.reader.txStatus(tx.txHash)).state, "dead");
     // Dead is for ever: more blocks, a rebroadcast of the same bytes, and it is still dead, never included.
@@ -297,10 +301,24 @@ const CASES: Record<ContractCase, (h: ContractHarness) => Promise<void>> = {
     const atomic = h.kv.atomic();
     addSentTxEffects(atomic, deadEffects(intent, dead.proof));
     assert.ok((await atomic.commit()).ok);
-    assert.deepEqual(await coinLocks(h.kv, h.chain, coins), [null, null]);
-    const next = await h.prepare("contract-coins-3", { coins: spend });
+    // Free again, except what a conflicting transaction took: spent for good, its lock naming the spender, so no
+    // transaction of ours reserves it again.
+    const proof = dead.proof;
+    const takenBy = (o: Outpoint) =>
+      proof.kind === "conflict" && proof.consumed.kind === "outpoints" &&
+        proof.consumed.outpoints.some((t) => t.txHash === o.txHash && t.index === o.index)
+        ? proof.spentBy
+        : null;
+    assert.deepEqual(await coinLocks(h.kv, h.chain, coins), coins.map(takenBy));
+    const free = spend.filter((c) => takenBy(c) === null);
+    if (free.length < spend.length) {
+      const again = await h.prepare("contract-coins-2b", { coins: spend });
+      assert.equal(await record(h, again), false, "a coin the conflict spent cannot be reserved again");
+    }
+    if (free.length === 0) return;
+    const next = await h.prepare("contract-coins-3", { coins: free });
     assert.ok(await record(h, next), "the released coins can be spent by a new transaction");
-    assert.deepEqual(await coinLocks(h.kv, h.chain, coins), [next.txHash, next.txHash]);
+    assert.deepEqual(await coinLocks(h.kv, h.chain, outpointsOf(free)), free.map(() => next.txHash));
   },
 
   async "crash between record and broadcast re-sends the same bytes"(h) {
@@ -466,8 +484,12 @@ async function crashThenDrive(h: ContractHarness, purpose: Purpose): Promise<voi
 
   const hold = { kind: "releaseHotWalletHold", chain: h.chain, txHash: b.tx.txHash };
   if (purpose !== "consolidation") {
-    // No coins on these chains: the hold (if any was taken) is all that goes.
-    assert.deepEqual(final.effects, [hold], `a ${purpose} adds and spends no coins`);
+    // No treasury coins on these chains: the hold (if any was taken) goes, and Sui's coin-version locks (those
+    // versions are consumed for good).
+    const versions = b.tx.consumes?.kind === "outpoints"
+      ? [{ kind: "releaseConsumed", chain: h.chain, consumes: b.tx.consumes }]
+      : [];
+    assert.deepEqual(final.effects, [hold, ...versions], `a ${purpose} adds and spends no coins`);
   } else {
     const chain = utxoChain(h);
     const inputs = outpointsOf(b.coins!);
@@ -503,7 +525,8 @@ async function crashThenDrive(h: ContractHarness, purpose: Purpose): Promise<voi
       assert.equal(await readCoin(h.kv, chain, o), null, "an input left the treasury");
       assert.equal(await spentBy(h.kv, chain, o), final.txHash, "spent by the consolidation");
     }
-    assert.deepEqual(await coinLocks(h.kv, chain, outpointsOf(b.coins!)), b.coins!.map(() => null));
+    // Their locks stay, naming the consolidation: no step that chose them earlier can reserve them again.
+    assert.deepEqual(await coinLocks(h.kv, chain, outpointsOf(b.coins!)), b.coins!.map(() => final.txHash));
     const outpoint = { txHash: final.txHash, index: merged.index };
     assert.deepEqual(await readCoin(h.kv, chain, outpoint), {
       chain,
@@ -569,7 +592,7 @@ async function killThenDrive(h: ContractHarness, purpose: Purpose): Promise<void
   }
 
   assert.ok((await addSentTxEffects(h.kv.atomic(), dead.effects).commit()).ok);
-  await assertReleased(h, b.tx);
+  await assertReleased(h, b.tx, dead.proof);
   if (purpose === "consolidation") {
     // The coins the killing transaction spent left the treasury, spent by it; every other input is ours again,
     // spendable by the next transaction.
@@ -648,12 +671,20 @@ async function assertHeld(h: ContractHarness, tx: PreparedTx): Promise<void> {
   }
 }
 
-/** What `tx`'s recording reserved is free again (an EVM nonce excepted: the transaction that killed it used it). */
-async function assertReleased(h: ContractHarness, tx: PreparedTx): Promise<void> {
+/**
+ * What `tx`'s recording reserved is free again: an EVM nonce excepted (the transaction that killed it used it), and
+ * the coins a conflicting transaction took (their locks name it: spent for good).
+ */
+async function assertReleased(h: ContractHarness, tx: PreparedTx, proof: DeathProof): Promise<void> {
+  const takenBy = (o: Outpoint) =>
+    proof.kind === "conflict" && proof.consumed.kind === "outpoints" &&
+      proof.consumed.outpoints.some((t) => t.txHash === o.txHash && t.index === o.index)
+      ? proof.spentBy
+      : null;
   for (const r of tx.reservations ?? []) {
     switch (r.kind) {
       case "coins":
-        assert.deepEqual(await coinLocks(h.kv, r.chain, r.outpoints), r.outpoints.map(() => null), "coins unlocked");
+        assert.deepEqual(await coinLocks(h.kv, r.chain, r.outpoints), r.outpoints.map(takenBy), "coins unlocked");
         break;
       case "sequence":
         assert.equal(

@@ -20,7 +20,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import type { UAsset } from "../../chains/catalog.ts";
 import { uAssetsEnvValue } from "../../chains/evm/deploy.ts";
 import { DEVNET_CHAIN_ID } from "../../config/chain_mode.ts";
-import { MINTER_ROLE, UASSET_ABI } from "../../contracts/uasset.ts";
+import { UASSET_ABI } from "../../contracts/uasset.ts";
 import { type Anvil, ANVIL_PRIVATE_KEYS, anvilRpc, deployTestUAssets, startAnvil } from "./anvil.ts";
 
 export const deployer = privateKeyToAccount(ANVIL_PRIVATE_KEYS[0]);
@@ -73,7 +73,7 @@ export async function liveBase(chainId = DEVNET_CHAIN_ID): Promise<LiveBase> {
       const r = await client.waitForTransactionReceipt({ hash, pollingInterval: 10 });
       assert.equal(r.status, "success", `test transaction ${hash} reverted`);
     };
-    let funder: Promise<void> | null = null;
+    const funders = new Map<UAsset, Promise<void>>();
     return {
       anvil,
       dir,
@@ -128,16 +128,22 @@ export async function liveBase(chainId = DEVNET_CHAIN_ID): Promise<LiveBase> {
         };
       },
       async fund(asset, to, amount) {
-        funder ??= (async () => {
-          const role = await wallet(deployer).writeContract({
-            address: uAssets[asset],
-            abi: UASSET_ABI,
-            functionName: "grantRole",
-            args: [MINTER_ROLE, deployer.address],
-          });
-          await waitMined(role);
-        })();
-        await funder;
+        // The admin makes itself a minter of this uAsset with an allowance far above any test's funding (README
+        // "Minter allowance": the role alone mints nothing).
+        let ready = funders.get(asset);
+        if (!ready) {
+          ready = (async () => {
+            const role = await wallet(deployer).writeContract({
+              address: uAssets[asset],
+              abi: UASSET_ABI,
+              functionName: "configureMinter",
+              args: [deployer.address, 2n ** 200n],
+            });
+            await waitMined(role);
+          })();
+          funders.set(asset, ready);
+        }
+        await ready;
         const hash = await wallet(deployer).writeContract({
           address: uAssets[asset],
           abi: UASSET_ABI,

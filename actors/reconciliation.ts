@@ -29,11 +29,13 @@ import {
   nativeToWei,
   type UAsset,
   UASSETS,
+  type UtxoChain,
   weiToNative,
 } from "../chains/catalog.ts";
 import { type BurnOrder, type MintOrder, type Order, parseOrder } from "../model/order.ts";
 import { burnTotals } from "../kv/onchain_burns.ts";
-import { listRefunds, refundBooks } from "../kv/refunds.ts";
+import { listRefunds, type Refund, refundBooks } from "../kv/refunds.ts";
+import { type Consolidation, listConsolidations } from "../kv/consolidations.ts";
 import { type DustAggregate, type HeldTransfer, listDust, listHeld } from "../kv/pipeline.ts";
 import {
   backfillSweepDelivery,
@@ -86,6 +88,11 @@ export interface ControlledFacts {
    * Not controlled any more, but accounted for: the outstanding supply is compared with controlled plus these.
    */
   sweepFees?: Read<bigint>;
+  /**
+   * UTXO chains: the fees our final payouts, refunds and consolidations paid (their coins less their outputs, recorded
+   * when each was signed). Spent by the operator like sweep fees: accounted, not controlled.
+   */
+  payoutFees?: Read<bigint>;
 }
 
 export interface ReconcileInput {
@@ -188,6 +195,11 @@ export interface SupplyReport {
    * wallet. `controlledNative` + this covers the outstanding supply; the difference between the two is these fees.
    */
   sweepFees: string | null;
+  /**
+   * UTXO chains: fees our final payouts, refunds and consolidations paid, native units (null: unknown). Counted with
+   * the sweep fees: `controlledNative` + `sweepFees` + this covers the outstanding supply.
+   */
+  payoutFees: string | null;
   unknown: string[];
 }
 
@@ -471,8 +483,13 @@ export function reconcile(input: ReconcileInput): ReconciliationReport {
     const fees = controlledFacts?.sweepFees ?? { ok: true as const, value: 0n };
     if (natives.has(native) && !fees.ok) supplyUnknown.push(`${native} sweep fees: ${fees.reason}`);
     const sweepFees = !natives.has(native) || !fees.ok ? null : fees.value;
-    // What backs the outstanding supply: the coins we control and the fees sweeps spent moving them (accounted for).
-    const accounted = controlledNative === null || sweepFees === null ? null : controlledNative + sweepFees;
+    const paid = controlledFacts?.payoutFees ?? { ok: true as const, value: 0n };
+    if (natives.has(native) && !paid.ok) supplyUnknown.push(`${native} payout fees: ${paid.reason}`);
+    const payoutFees = !natives.has(native) || !paid.ok ? null : paid.value;
+    // What backs the outstanding supply: the coins we control and the fees sweeps and payouts spent (accounted for).
+    const accounted = controlledNative === null || sweepFees === null || payoutFees === null
+      ? null
+      : controlledNative + sweepFees + payoutFees;
     const outstanding = supplyWei === null || redeemedAtTransfer === null ? null : supplyWei - redeemedAtTransfer;
     const split = outstanding === null ? null : weiToNative(native, outstanding > 0n ? outstanding : 0n);
     let supplyOk = supplyUnknown.length === 0;
@@ -488,7 +505,7 @@ export function reconcile(input: ReconcileInput): ReconciliationReport {
         message: `${asset} outstanding across EVM chains is ${split!.native} ${NATIVE[native].token.symbol} units` +
           `${split!.remainderWei > 0n ? ` + ${split!.remainderWei} wei` : ""} (supply ${supplyWei} wei less ` +
           `${redeemedAtTransfer} redeemed at the transfer address), above the ${controlledNative} we control on ` +
-          `${native} (${parts}) and the ${sweepFees} sweeps paid in fees: short by ` +
+          `${native} (${parts}), the ${sweepFees} sweeps and the ${payoutFees} payouts paid in fees: short by ` +
           `${outstanding - nativeToWei(native, accounted!)} wei`,
         records: [native, ...chains.map((c) => c.chain)],
       });
@@ -509,6 +526,7 @@ export function reconcile(input: ReconcileInput): ReconciliationReport {
         controlled,
         controlledNative: controlledNative === null ? null : s(controlledNative),
         sweepFees: sweepFees === null ? null : s(sweepFees),
+        payoutFees: payoutFees === null ? null : s(payoutFees),
         unknown: supplyUnknown,
       },
     });
@@ -583,6 +601,14 @@ export async function gatherFacts(opts: GatherOptions): Promise<ReconcileInput> 
   // schema is in no total: named like an invalid order, and the report is not ok.
   const refunded = refundBooks(refunds.refunds);
   const held = [...stillHeld, ...refunded.held];
+  for (const facts of controlled) {
+    const family = chainFamily(facts.chain);
+    if (family.family !== "utxo") continue;
+    const utxo = family.chain;
+    facts.payoutFees = await read(async () =>
+      utxoFeesPaid(utxo, orders, refunds.refunds, await listConsolidations(kv, utxo))
+    );
+  }
   const burnTransferOnChain = new Map<string, Read<boolean>>();
   for (const o of orders) {
     if (o.type !== "burn" || !burnTransferInDoubt(o) || !evmChains.includes(o.sourceChain as EvmChain)) continue;
@@ -637,6 +663,33 @@ function leftTransfer(
     e.leavingWei += r.leavingWei;
   }
   return out;
+}
+
+/**
+ * What our final transactions on UTXO chain `chain` paid in fee (their coins less their outputs, recorded with each
+ * when it was signed): completed burns' payouts, completed native refunds, completed consolidations. A dead or
+ * failed transaction paid nothing; one in flight still holds its coins (counted in the treasury). A payout recorded
+ * before fees were recorded counts 0 (docs/reconciliation.md).
+ */
+export function utxoFeesPaid(
+  chain: UtxoChain,
+  orders: readonly Order[],
+  refunds: readonly Refund[],
+  consolidations: readonly Consolidation[],
+): bigint {
+  let total = 0n;
+  for (const o of orders) {
+    if (o.type !== "burn" || o.status !== "completed" || o.destinationChain !== chain) continue;
+    const fee = o.details.intent?.fee;
+    if (fee !== undefined) total += BigInt(fee);
+  }
+  for (const r of refunds) {
+    if (r.kind === "native" && r.status === "completed" && r.chain === chain && r.intent?.fee !== undefined) {
+      total += BigInt(r.intent.fee);
+    }
+  }
+  for (const c of consolidations) if (c.status === "completed") total += BigInt(c.fee);
+  return total;
 }
 
 /** Native coins we control on `chain`: treasury coins (UTXO), or hot wallet, unswept deposits and reserves. */

@@ -247,6 +247,11 @@ export interface PreparedTx {
    * Absent when the payout has no change.
    */
   change?: ChangeOutput;
+  /**
+   * What it pays in fee, where the payer knows it when signing (UTXO chains: its coins less its outputs). Recorded
+   * with it: reconciliation counts it as spent by the operator once the transaction is final.
+   */
+  fee?: bigint;
 }
 
 /** Output `index` of a prepared transaction, paying `amount` back to our `address`. */

@@ -231,6 +231,10 @@ function payoutDifferences(
   else if (intent.maxFee !== undefined && inValue - outValue > intent.maxFee) {
     out.push(`pays ${inValue - outValue} in fee, above the ${intent.maxFee} its size allows`);
   }
+  // The fee recorded with it is what reconciliation counts as paid once it is final (docs/reconciliation.md).
+  if (outValue <= inValue && prepared.fee !== undefined && prepared.fee !== inValue - outValue) {
+    out.push(`is recorded as paying ${prepared.fee} in fee, but its coins less its outputs are ${inValue - outValue}`);
+  }
 }
 
 function describe(outputs: readonly TxOutput[]): string {

@@ -25,8 +25,7 @@ import { opUsage, OpUsageError, runOpFromArgs } from "./ops_cli.ts";
 const USAGE = `usage: deno task admin <command> [--json] [--by <operator>]
   (--json prints the result as JSON; --by names who acts in the audit log, default the OS user)
 ` + OPS.map((op) => `  ${opUsage(op)}`).join("\n") + `
-  evm deploy --chain <base|arbitrum|katana|world|unichain> --supply-cap <N|uSOL=N,uXRP=N,...>
-             --minter-allowance <N|uSOL=N,uXRP=N,...> [--rpc-url URL]
+  evm deploy --chain <base|arbitrum|katana|world|unichain> --supply-cap <N|uSOL=N,...> --minter-allowance <N|uSOL=N,...> [--rpc-url URL]
              admin: EVM_ADMIN_KEY_FILE (deploys) | --admin <address> with EVM_DEPLOYER_KEY_FILE | --admin-is-minter
              (shell only, not in the admin API: it reads key files on the operator's machine)`;
 

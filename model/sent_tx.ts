@@ -104,6 +104,11 @@ export const SENT_TX_FIELDS = {
   consumes: ConsumedSchema.optional(),
   /** UTXO chains: its change output back to us, a treasury coin once final. */
   change: ChangeSchema.optional(),
+  /**
+   * What it pays in fee, where known when it was signed (UTXO chains: its coins less its outputs): spent by the
+   * operator once it is final, which reconciliation counts (docs/reconciliation.md). Absent on records written before.
+   */
+  fee: decimal("fee").optional(),
 };
 
 /** Set on a sent transaction the chain proved can never be mined (or that failed, finally): why another was signed. */
@@ -128,6 +133,7 @@ export function sentTxOf(chain: SentTx["chain"], prepared: PreparedTx, at: Date)
   if (prepared.expiry) tx.expiry = prepared.expiry;
   if (prepared.consumes) tx.consumes = prepared.consumes;
   if (prepared.change) tx.change = { ...prepared.change, amount: prepared.change.amount.toString() };
+  if (prepared.fee !== undefined) tx.fee = prepared.fee.toString();
   return tx;
 }
 
@@ -137,6 +143,7 @@ export function sentTxIn(record: SentTx): SentTx {
   if (record.expiry) tx.expiry = record.expiry;
   if (record.consumes) tx.consumes = record.consumes;
   if (record.change) tx.change = record.change;
+  if (record.fee !== undefined) tx.fee = record.fee;
   return tx;
 }
 

@@ -78,6 +78,7 @@ const ReportSchema = z.object({
       controlled: PARTS,
       controlledNative: decOrUnknown,
       sweepFees: decOrUnknown,
+      payoutFees: decOrUnknown,
       unknown: z.array(z.string()),
     }),
   })),
@@ -220,7 +221,7 @@ export function reportText(r: ReconciliationReport): string[] {
   if (quiet > 0) lines.push(`(${quiet} asset/chain pairs with nothing recorded and nothing on chain: ok)`);
   lines.push(
     "",
-    "supply: outstanding across EVM chains (native units) <= native coins we control + fees sweeps paid",
+    "supply: outstanding across EVM chains (native units) <= native coins we control + fees sweeps and payouts paid",
   );
   lines.push(...table([
     [
@@ -233,6 +234,7 @@ export function reportText(r: ReconciliationReport): string[] {
       "unswept",
       "reserves",
       "sweep fees",
+      "payout fees",
       "status",
     ],
     ...r.assets.map((a) => {
@@ -250,6 +252,7 @@ export function reportText(r: ReconciliationReport): string[] {
         cell(sp.controlled.unsweptDeposits),
         cell(sp.controlled.reserves),
         cell(sp.sweepFees),
+        cell(sp.payoutFees),
         status(sp, sp.unknown.length === 0),
       ];
     }),

@@ -86,7 +86,7 @@ async function utxoSpend(l: SimLedger, chain: UtxoChain, coins: Outpoint[], amou
   const outputs = payoutChange(chain, inputs.length, total, amount);
   if (!outputs) throw new Error(`sim ${chain}: coins worth ${total} cannot pay ${amount} and the fee`);
   const change = outputs.change === null ? null : { address: changeAddress, amount: outputs.change };
-  return { inputs, change };
+  return { inputs, change, fee: total - amount - (outputs.change ?? 0n) };
 }
 
 /**
@@ -312,6 +312,7 @@ export function simChains(kv: Deno.Kv, opts: SimChainsOptions = {}): SimChains {
             tx.reservations = [{ kind: "coins", chain, outpoints }];
           }
           if (utxo?.change) tx.change = { index: CHANGE_INDEX, ...utxo.change };
+          if (utxo) tx.fee = utxo.fee;
           return tx;
         });
       // UTXO chains: payouts send their change, and consolidations merge coins, to the operator address.

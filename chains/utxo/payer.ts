@@ -120,6 +120,7 @@ export function utxoPayer(opts: UtxoPayerOptions): UtxoPayer & { readonly change
         ...(expiry ? { expiry } : {}),
         consumes: { kind: "outpoints", outpoints, since: Math.min(...coins.map((c) => c.height)) },
         reservations: [{ kind: "coins", chain, outpoints }],
+        fee: total - req.amount - (planned.change ?? 0n),
         ...(planned.change !== null
           ? { change: { index: CHANGE_OUTPUT, address: changeAddress, amount: planned.change } }
           : {}),

@@ -231,8 +231,10 @@ function payoutDifferences(
   else if (intent.maxFee !== undefined && inValue - outValue > intent.maxFee) {
     out.push(`pays ${inValue - outValue} in fee, above the ${intent.maxFee} its size allows`);
   }
-  // The fee recorded with it is what reconciliation counts as paid once it is final (docs/reconciliation.md).
-  if (outValue <= inValue && prepared.fee !== undefined && prepared.fee !== inValue - outValue) {
+  // The fee recorded with it is what reconciliation counts as paid once it is final (docs/reconciliation.md); checked
+  // when it spends exactly the coins it was given (else what its coins hold is not known here, and that is said above).
+  const exactCoins = extra.length === 0 && missing.length === 0;
+  if (exactCoins && outValue <= inValue && prepared.fee !== undefined && prepared.fee !== inValue - outValue) {
     out.push(`is recorded as paying ${prepared.fee} in fee, but its coins less its outputs are ${inValue - outValue}`);
   }
 }

@@ -26,6 +26,7 @@ import {
   validRecord,
 } from "../model/sent_tx.ts";
 import { addReservations, coinLockKey, coinLocks } from "./chain_state.ts";
+import type { CoinEffect } from "../model/sent_tx_effects.ts";
 
 // ---------------------------------------------------------------- keys
 
@@ -53,16 +54,9 @@ export function accountLockKey(chain: AccountChain, address: string): Deno.KvKey
 
 // ---------------------------------------------------------------- records
 
-/** A confirmed unspent output we own. */
-export interface Coin {
-  chain: UtxoChain;
-  outpoint: Outpoint;
-  /** Our address it pays, and the derivation index of its key (chains/signer.ts signs the spend with it). */
-  address: string;
-  derivationIndex: number;
-  amount: bigint;
-  /** The block it was confirmed in. */
-  height: number;
+/** A confirmed unspent output we own: a coin as settling effects add it (model/sent_tx_effects.ts), and whether it
+ * is a coinbase output. */
+export interface Coin extends CoinEffect {
   /** A coinbase output; never selected (we do not mine, so one is an anomaly to look at, not money to spend). */
   coinbase: boolean;
 }

@@ -22,9 +22,11 @@ import type { SentTx } from "./sent_tx.ts";
 export interface CoinEffect {
   chain: UtxoChain;
   outpoint: Outpoint;
+  /** Our address it pays, and the derivation index of its key (chains/signer.ts signs the spend with it). */
   address: string;
   derivationIndex: number;
   amount: bigint;
+  /** The block it was confirmed in. */
   height: number;
 }
 

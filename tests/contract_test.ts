@@ -550,30 +550,34 @@ Deno.test("UAsset minter allowance on anvil: each mint spends it, only the admin
     // The minter cannot raise its own allowance, nor make another minter, nor grant itself the role again.
     for (
       const attempt of [
-        client.simulateContract({
-          account: minter,
-          address: token,
-          abi: UASSET_ABI,
-          functionName: "configureMinter",
-          args: [minter.address, CAP],
-        }),
-        client.simulateContract({
-          account: minter,
-          address: token,
-          abi: UASSET_ABI,
-          functionName: "configureMinter",
-          args: [stranger.address, CAP],
-        }),
-        client.simulateContract({
-          account: minter,
-          address: token,
-          abi: UASSET_ABI,
-          functionName: "grantRole",
-          args: [MINTER_ROLE, stranger.address],
-        }),
+        // Thunks, each run when awaited: a rejection created early would be unhandled while the previous is awaited.
+        () =>
+          client.simulateContract({
+            account: minter,
+            address: token,
+            abi: UASSET_ABI,
+            functionName: "configureMinter",
+            args: [minter.address, CAP],
+          }),
+        () =>
+          client.simulateContract({
+            account: minter,
+            address: token,
+            abi: UASSET_ABI,
+            functionName: "configureMinter",
+            args: [stranger.address, CAP],
+          }),
+        () =>
+          client.simulateContract({
+            account: minter,
+            address: token,
+            abi: UASSET_ABI,
+            functionName: "grantRole",
+            args: [MINTER_ROLE, stranger.address],
+          }),
       ]
     ) {
-      assert.equal(revertOf(await rejection(attempt)).errorName, "AccessControlUnauthorizedAccount");
+      assert.equal(revertOf(await rejection(attempt())).errorName, "AccessControlUnauthorizedAccount");
     }
 
     // The admin retires the stolen key and brings in a new one with its own allowance.

@@ -227,7 +227,7 @@ Deno.test("reconcile: fees sweeps paid explain controlled below outstanding to t
   assert.deepEqual(short.mismatches.map((m) => m.kind), ["supply_exceeds_controlled"]);
   assert.match(
     short.mismatches[0].message,
-    new RegExp(`the 5000 sweeps paid in fees: short by ${nativeToWei("sol", 1n)} wei`),
+    new RegExp(`the 5000 sweeps and the 0 payouts paid in fees: short by ${nativeToWei("sol", 1n)} wei`),
   );
   const unread = facts(deposit, { ok: false, reason: "sol: getTransaction: 503" });
   assert.equal(unread.ok, false);

@@ -90,7 +90,8 @@ Deno.test("UTXO reader (in-memory node): the conflicting spend is found newest f
   assert.equal(status.state, "dead");
   assert.deepEqual(status.state === "dead" && status.proof, {
     kind: "conflict",
-    consumed: ownSpending(1, 900).consumes,
+    // The inputs the conflicting transaction took (here the only one), not where our coins start (`since`).
+    consumed: { kind: "outpoints", outpoints: (ownSpending(1, 900).consumes as { outpoints: Outpoint[] }).outpoints },
     spentBy: txid(2),
   });
   assert.ok(reads() <= 20, `found in the first step from the tip (${reads()} blocks read)`);

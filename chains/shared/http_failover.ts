@@ -39,9 +39,18 @@ export interface HttpFailoverOptions {
   onRpc?: RpcHook;
 }
 
+/** Counts what a caller's requests received: readers that bound their work by bytes (chains/sol/reader.ts) read it. */
+export interface ByteMeter {
+  /** Characters of response text received (JSON-RPC answers are ASCII: one byte each). */
+  bytes: number;
+}
+
 export interface HttpFailover {
-  /** POSTs `body` as JSON to each URL in turn until one answers JSON; `methods` name the calls for `onRpc` and errors. */
-  post(methods: readonly string[], body: unknown): Promise<unknown>;
+  /**
+   * POSTs `body` as JSON to each URL in turn until one answers JSON; `methods` name the calls for `onRpc` and errors.
+   * `meter`, when given, is credited with the size of every response read, answered or not.
+   */
+  post(methods: readonly string[], body: unknown, meter?: ByteMeter): Promise<unknown>;
 }
 
 interface Endpoint {
@@ -77,7 +86,7 @@ export function httpFailover(opts: HttpFailoverOptions): HttpFailover {
   const timeoutMs = opts.timeoutMs ?? 15_000;
 
   /** Sends `body` to each endpoint in turn until one answers with JSON-RPC; throws TransientChainError otherwise. */
-  async function post(methods: readonly string[], body: unknown): Promise<unknown> {
+  async function post(methods: readonly string[], body: unknown, meter?: ByteMeter): Promise<unknown> {
     const failures: string[] = [];
     for (const ep of endpoints) {
       for (const method of methods) opts.onRpc?.({ url: ep.origin, method });
@@ -98,6 +107,7 @@ export function httpFailover(opts: HttpFailoverOptions): HttpFailover {
         continue;
       }
       const text = await res.text().catch(() => "");
+      if (meter) meter.bytes += text.length;
       // Bitcoin Core answers JSON-RPC errors with HTTP 500 (or 404 for an unknown method) and a JSON body: that is
       // an answer. An auth failure, a proxy error page or rate limiting is not.
       let parsed: unknown;

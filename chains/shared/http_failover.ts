@@ -15,8 +15,20 @@
 import { type RpcFailureReason, type RpcHook, TransientChainError } from "../adapter.ts";
 import { redactUrls } from "./redact.ts";
 
-/** Parses `text` keeping non-safe-integer numbers as their exact source text. */
+/**
+ * Where a number that is not a safe integer may start: a number token follows `:`, `,`, `[` or the start (whitespace
+ * aside), and it is unsafe only with a fraction or an exponent or with 16 digits or more. A match inside a string is
+ * only a false alarm (the exact parse runs); no unsafe number escapes it.
+ */
+const MAYBE_UNSAFE_NUMBER = /(?:^|[:,[])\s*-?(?:\d{16}|\d+[.eE])/;
+
+/**
+ * Parses `text` keeping non-safe-integer numbers as their exact source text. The reviver that does so costs about ten
+ * times the plain parse (bench/sol_block.ts: ~50 ms against ~4 ms for a 3 MB Solana block), so a text whose numbers
+ * are all safe integers, which the plain parse reads exactly, is parsed plainly.
+ */
 export function parseExactJson(text: string): unknown {
+  if (!MAYBE_UNSAFE_NUMBER.test(text)) return JSON.parse(text);
   return JSON.parse(
     text,
     (_key, value, context?: { source?: string }) =>

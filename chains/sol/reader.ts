@@ -63,12 +63,16 @@ export const SCAN_BLOCK_OPTIONS = {
 /** `getBlock` options when only the hash matters. */
 const HASH_ONLY = { ...FINALIZED, transactionDetails: "none", rewards: false, maxSupportedTransactionVersion: 0 };
 
+/** The lamports each account of a successful transaction received (balance rose), as scan and transfersOf report. */
+export function creditsOf(tx: SolTransaction): ObservedTransfer[] {
+  return creditsTo(tx);
+}
+
 /**
- * The lamports each account of a successful transaction received (balance rose), as scan and transfersOf report.
- * With `ours`, only the accounts it accepts: the key is looked up before anything is built, so a block's credits to
- * outsiders (nearly all of them) cost no object.
+ * `creditsOf`, only for the accounts `ours` accepts (all without it): the key is looked up before anything is built,
+ * so a block's credits to outsiders (nearly all of them) cost no object.
  */
-export function creditsOf(tx: SolTransaction, ours?: (address: string) => boolean): ObservedTransfer[] {
+export function creditsTo(tx: SolTransaction, ours?: (address: string) => boolean): ObservedTransfer[] {
   const meta = tx.meta;
   if (meta === null || meta.err !== null) return []; // failed: only its fee payer was charged
   const keys = tx.transaction.accountKeys ?? tx.transaction.message?.accountKeys;
@@ -298,7 +302,7 @@ export function solReader(rpc: SolRpc, opts: SolReaderOptions): SolReader {
         // The whole block is read before any of it is credited: a malformed one is refused, nothing of it recorded.
         const answer = solAnswer("getBlock", scanBlockAnswer, entry);
         if (answer === null) throw new TransientChainError(`sol: getBlock ${slot} answered null for a listed block`);
-        const transfers = answer.transactions.flatMap((tx) => creditsOf(tx, opts.ours));
+        const transfers = answer.transactions.flatMap((tx) => creditsTo(tx, opts.ours));
         stats.blocks++;
         stats.transfersBuilt += transfers.length;
         blocks.push({ number: slot, hash: answer.blockhash, parentHash: answer.previousBlockhash, transfers });

@@ -31,11 +31,11 @@ const DEPOSIT = 2_000_000_000n;
 const RSS_CEILING = 2 * 1024 * 1024 * 1024;
 
 /** The sol watcher by hand on `opts`' server, with a reader of its own whose counters the test reads. */
-async function setUp(opts: SolanaRpcServerOptions) {
+async function setUp(opts: SolanaRpcServerOptions, timeoutMs?: number) {
   const sol = startSolanaRpcServer({ finalityLag: 0, ...opts });
   const h = await solWatcherByHand(sol);
   const logs: string[] = [];
-  const reader = solReader(solRpc({ urls: [sol.url] }), { confirmations: 1, log: (m) => logs.push(m) });
+  const reader = solReader(solRpc({ urls: [sol.url], timeoutMs }), { confirmations: 1, log: (m) => logs.push(m) });
   const ctx: PipelineContext = {
     ...h.ctx,
     chains: { ...h.ctx.chains, reader: (c: ChainSymbol) => c === "sol" ? reader : h.ctx.chains.reader(c) },
@@ -148,6 +148,26 @@ Deno.test("sol watcher on a Solana-RPC-shaped server: a provider capping batches
     assert.ok(sol.served.refused > 0);
     assert.ok(logs.some((m) => /in one request failed .*asking \d+ at a time/.test(m)), logs.join("\n"));
     assert.ok(reader.stats.largestResponse <= 300_000);
+    const orders = (await listOrders(h.kv, h.wallet.toLowerCase(), { limit: 10, offset: 0 })).orders;
+    assert.deepEqual(orders.map((o) => [o.type, o.amount]), [["mint", DEPOSIT.toString()]]);
+  } finally {
+    await h.close();
+    await sol.close();
+  }
+});
+
+Deno.test("sol watcher on a Solana-RPC-shaped server: a slow provider whose large answers time out is read in smaller requests", async () => {
+  // ~85 KB blocks at 1 MB/s with a 1 s timeout: a request for 16 blocks times out, one for 8 does not.
+  const { sol, h, reader, ctx, logs } = await setUp(
+    { mainnetBlocks: { transactions: 60 }, bytesPerSecond: 1_000_000 },
+    1_000,
+  );
+  try {
+    ledgerWithDeposit(sol, h.address, 60);
+    const steps = await catchUp(ctx, reader, sol, 30);
+    assert.equal(steps.at(-1)!.scannedTo, sol.finalizedSlot, "caught up");
+    assert.ok(reader.stats.fallbacks > 0, logs.join("\n"));
+    assert.ok(logs.some((m) => /timed out|failed on every URL/i.test(m)), logs.join("\n"));
     const orders = (await listOrders(h.kv, h.wallet.toLowerCase(), { limit: 10, offset: 0 })).orders;
     assert.deepEqual(orders.map((o) => [o.type, o.amount]), [["mint", DEPOSIT.toString()]]);
   } finally {

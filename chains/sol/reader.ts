@@ -17,6 +17,10 @@
  *   transaction included at or below its last valid height is necessarily visible when the status is read.
  *   Limitation: a node without transaction history for that range (no `searchTransactionHistory` coverage) would not
  *   find an old included transaction; use RPC providers that keep history back to the oldest recorded payout.
+ * - Scans are bounded by bytes (docs/scan-budget.md): getBlock requests sized by `BlockBatchSizer` from the bytes the
+ *   last ones brought back (one block first, then as many as fit `TARGET_RESPONSE_BYTES`), a request a provider refuses
+ *   asked again in halves down to one block, a scan that stops at the watcher's byte budget after a whole block, and
+ *   with the watcher's `ours` a transfer built only for an account of ours.
  * - Answers: every answer is read through its schema (chains/sol/answers.ts) before anything of it is used; a block is
  *   read whole before any of it is credited, so a malformed one is refused (`MalformedAnswerError`, transient) and the
  *   watcher's cursor stays before it.

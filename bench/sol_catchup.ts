@@ -275,6 +275,7 @@ async function main() {
         "getBlock requests",
         "largest answer MiB",
         "transfers built",
+        "RSS at start MiB",
         "peak RSS MiB",
         "steps",
       ]),

@@ -3,7 +3,8 @@
  * solana_rpc_server.ts; no validator runs here) that generates each block's ~2,000 transactions (a third votes,
  * `transactionDetails: "accounts"`, ~3 MB of JSON) when asked, so neither side holds the 500 blocks. What the reading
  * side keeps is counted, not timed (docs/scan-budget.md): the bytes each tick reads, the largest answer it held at
- * once, the transfers it built (only ours), and the cursor stored after every step of the catch-up.
+ * once, the transfers it built (only ours), and the cursor stored after every step of the catch-up. Then providers
+ * that cap batches and answer sizes, or answer slowly enough that large answers time out: smaller requests, no stall.
  */
 import assert from "node:assert/strict";
 import { SCAN_BYTES_PER_TICK, watchOnce } from "../actors/watcher.ts";

@@ -2,12 +2,13 @@
  * Reading one busy Solana block as the sol reader does (chains/sol/reader.ts `scan`): the `getBlock` answer
  * (`transactionDetails: "accounts"`) parsed as JSON, read through its schema (chains/sol/answers.ts) and credited by
  * balance change. Prints ms per block for the JSON parse alone (plain, and keeping big numbers' text as the transport
- * does) and for the whole read (every credit built, or only those to our addresses), so each share shows.
+ * does) and for the whole read (through the schema, every credit built or only those to our addresses; or checked in
+ * place as a scan reads it now), so each share shows.
  * Figures only.
  * Run: deno run --allow-env bench/sol_block.ts   (BENCH_TRANSACTIONS=5000, BENCH_KEYS=6)
  */
 import { scanBlockAnswer, solAnswer } from "../chains/sol/answers.ts";
-import { creditsOf, creditsTo } from "../chains/sol/reader.ts";
+import { creditsOf, creditsTo, isPlainScanBlock } from "../chains/sol/reader.ts";
 import { parseExactJson } from "../chains/shared/http_failover.ts";
 import { positiveNumberEnv as num } from "./support/env.ts";
 
@@ -66,5 +67,11 @@ time("JSON.parse + schema + credits", () => {
 const none = new Set<string>();
 time("parseExactJson + schema + credits to our addresses only", () => {
   const block = solAnswer("getBlock", scanBlockAnswer, parseExactJson(answer))!;
+  return block.transactions.flatMap((tx) => creditsTo(tx, (a) => none.has(a))).length;
+});
+// What a scan does now: the answer checked in place (no copy), the schema only for what is not plainly well formed.
+time("parseExactJson + checked in place + credits to our addresses only", () => {
+  const block = parseExactJson(answer);
+  if (!isPlainScanBlock(block)) throw new Error("the bench's block is not plainly well formed");
   return block.transactions.flatMap((tx) => creditsTo(tx, (a) => none.has(a))).length;
 });

@@ -76,7 +76,7 @@ export function creditsOf(tx: SolTransaction): ObservedTransfer[] {
  * `creditsOf`, only for the accounts `ours` accepts (all without it): the key is looked up before anything is built,
  * so a block's credits to outsiders (nearly all of them) cost no object.
  */
-export function creditsTo(tx: SolTransaction, ours?: (address: string) => boolean): ObservedTransfer[] {
+export function creditsTo(tx: CreditableTx, ours?: (address: string) => boolean): ObservedTransfer[] {
   const meta = tx.meta;
   if (meta === null || meta.err !== null) return []; // failed: only its fee payer was charged
   const keys = tx.transaction.accountKeys ?? tx.transaction.message?.accountKeys;
@@ -91,11 +91,61 @@ export function creditsTo(tx: SolTransaction, ours?: (address: string) => boolea
   for (let i = 0; i < keys.length; i++) {
     const pre = meta.preBalances[i];
     const post = meta.postBalances[i];
-    if (post <= pre || (ours && !ours(keys[i].pubkey))) continue;
+    if (!rose(pre, post) || (ours && !ours(keys[i].pubkey))) continue;
     const from = keys.find((k) => k.signer)?.pubkey ?? keys[0].pubkey; // the fee payer is the first signer
-    out.push({ txHash: signature, index: i, from, to: keys[i].pubkey, amount: post - pre, asset: "native" });
+    const amount = BigInt(post) - BigInt(pre);
+    out.push({ txHash: signature, index: i, from, to: keys[i].pubkey, amount, asset: "native" });
   }
   return out;
+}
+
+/** Lamports as the schema gives them (bigint) or as a node answered them and `isPlainScanBlock` checked them. */
+type Lamports = bigint | number | string;
+
+/** What crediting reads of a transaction: `SolTransaction`, or a block's transaction as answered, checked in place. */
+export interface CreditableTx {
+  transaction: {
+    signatures: readonly string[];
+    accountKeys?: readonly { pubkey: string; signer: boolean }[];
+    message?: { accountKeys: readonly { pubkey: string; signer: boolean }[] };
+  };
+  meta: { err: unknown; preBalances: readonly Lamports[]; postBalances: readonly Lamports[] } | null;
+}
+
+function rose(pre: Lamports, post: Lamports): boolean {
+  return typeof pre === "number" && typeof post === "number" ? post > pre : BigInt(post) > BigInt(pre);
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null;
+const isLamports = (v: unknown) =>
+  (typeof v === "number" && Number.isSafeInteger(v) && v >= 0) || (typeof v === "string" && /^\d+$/.test(v));
+const isKeys = (v: unknown) =>
+  Array.isArray(v) && v.every((k) => isObject(k) && typeof k.pubkey === "string" && typeof k.signer === "boolean");
+
+/**
+ * Whether a scan's getBlock answer is, field by field, one `scanBlockAnswer` (chains/sol/answers.ts) accepts with the
+ * same values: checked in place, without the copy the schema makes of every transaction, key and balance (that copy
+ * was most of what a mainnet block cost in memory: docs/scan-budget.md). Stricter where that is simpler: anything it
+ * refuses is read through the schema, which accepts it or refuses it naming the field, as before.
+ */
+export function isPlainScanBlock(
+  v: unknown,
+): v is { blockhash: string; previousBlockhash: string; transactions: CreditableTx[] } {
+  if (!isObject(v) || typeof v.blockhash !== "string" || typeof v.previousBlockhash !== "string") return false;
+  if (!Array.isArray(v.transactions)) return false;
+  for (const tx of v.transactions) {
+    if (!isObject(tx) || !isObject(tx.transaction)) return false;
+    const t = tx.transaction;
+    if (!Array.isArray(t.signatures) || !t.signatures.every((s) => typeof s === "string")) return false;
+    if (t.accountKeys !== undefined && !isKeys(t.accountKeys)) return false;
+    if (t.message !== undefined && !(isObject(t.message) && isKeys(t.message.accountKeys))) return false;
+    const meta = tx.meta;
+    if (meta === null) continue;
+    if (!isObject(meta) || meta.err === undefined) return false;
+    if (!Array.isArray(meta.preBalances) || !meta.preBalances.every(isLamports)) return false;
+    if (!Array.isArray(meta.postBalances) || !meta.postBalances.every(isLamports)) return false;
+  }
+  return true;
 }
 
 /** `creditsOf` a transaction as a node answered it (`getTransaction` at jsonParsed), read through its schema. */
@@ -304,7 +354,8 @@ export function solReader(rpc: SolRpc, opts: SolReaderOptions): SolReader {
           throw blockError(slot, entry);
         }
         // The whole block is read before any of it is credited: a malformed one is refused, nothing of it recorded.
-        const answer = solAnswer("getBlock", scanBlockAnswer, entry);
+        // Checked in place when it is plainly well formed, else through the schema (which names what is wrong).
+        const answer = isPlainScanBlock(entry) ? entry : solAnswer("getBlock", scanBlockAnswer, entry);
         if (answer === null) throw new TransientChainError(`sol: getBlock ${slot} answered null for a listed block`);
         const transfers = answer.transactions.flatMap((tx) => creditsTo(tx, opts.ours));
         stats.blocks++;

@@ -24,8 +24,8 @@ import {
 const SLOTS = 500;
 const DEPOSIT = 2_000_000_000n;
 /**
- * This process serves the blocks too, and V8 lets garbage grow its heap well past what is held (about 1 GB seen here,
- * ~40 MB of it the reader's: docs/scan-budget.md), so this guards only against the unbounded batches of before (a
+ * This process serves the blocks too, and V8 lets garbage grow its heap well past what is held (0.8 to 1 GB seen here
+ * for server and watcher together: docs/scan-budget.md), so this guards only against the unbounded batches of before (a
  * 200-block tick of 3 MB blocks: 2.5-3.1 GB for the reader alone, bench/sol_catchup.ts); the counts below are the
  * precise bounds.
  */

@@ -348,7 +348,7 @@ export function solReader(rpc: SolRpc, opts: SolReaderOptions): SolReader {
       for (let k = 0; k < chunk.length; k++) {
         const slot = chunk[k];
         const entry = answers[k];
-        answers[k] = undefined; // one block at a time: what is read is released before the next is parsed
+        answers[k] = undefined; // one block at a time: each is released once read, before the next
         if (entry instanceof SolRpcError) {
           if (isSkip(entry)) continue; // listed, then skipped: the node's own answer wins
           throw blockError(slot, entry);

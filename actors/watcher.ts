@@ -31,7 +31,7 @@ import {
   REORG_WINDOW_BLOCKS,
   type UAsset,
 } from "../chains/catalog.ts";
-import { depositAddressSet } from "../kv/address_index.ts";
+import { type DepositAddressSet, depositAddressSet } from "../kv/address_index.ts";
 import { clearAlert, raiseAlert } from "../kv/alerts.ts";
 import { getBurnConfig } from "../kv/burn_configs.ts";
 import { addOrderCreate, getOrder } from "../kv/orders.ts";
@@ -69,9 +69,18 @@ import { WAKE, type WakeMessage } from "./wake.ts";
 /** Blocks scanned per tick at most; a watcher far behind catches up over several ticks. */
 const MAX_BLOCKS_PER_TICK = 200;
 
+/**
+ * Bytes of answers one tick may read, for readers that bound a scan by bytes (chains/adapter.ts `ScanOptions`): about
+ * 20 mainnet Solana blocks. With the cursor stored after every tick that ends behind the tip, this is what a crash
+ * mid-catch-up makes the watcher read again (docs/scan-budget.md).
+ */
+export const SCAN_BYTES_PER_TICK = 64 * 1024 * 1024;
+
 export interface WatchResult {
   scannedTo: number | null;
   recorded: number;
+  /** Blocks between the tip this tick read and where it scanned to, when it scanned (0: caught up). */
+  lag?: number;
   /** The chain reorganised deeper than the remembered blocks: the watcher stopped it and raised an alert. */
   halted?: boolean;
 }
@@ -222,11 +231,19 @@ export async function watchOnce(
     return { scannedTo: scannedThrough(cursor), recorded: 0 };
   }
   const to = Math.min(tip.number, from - 1 + MAX_BLOCKS_PER_TICK);
-  const blocks = await reader.scan(from, to);
-  // After the blocks are read, never before: the address of any deposit in them was allocated before it was read.
-  if (!isEvmChain(chain) && (await depositAddressSet(ctx.kv, chain).refresh()) === "inconsistent") {
-    ctx.log(`watcher ${chain}: the deposit address log missed entries its counter promised; reloaded them all`);
-  }
+  const addresses = isEvmChain(chain) ? null : depositAddressSet(ctx.kv, chain);
+  // Refreshed after the tip was read and before the scan: every address a deposit in a final block at or below that tip
+  // pays was allocated before the deposit was made, so before the tip was read. Readers of final blocks match with it
+  // as they read (chains/adapter.ts `ScanOptions.ours`) and keep nothing else of a block.
+  if (addresses) await refreshAddresses(ctx, chain, addresses);
+  const blocks = await reader.scan(from, to, {
+    maxBytes: SCAN_BYTES_PER_TICK,
+    ...(addresses ? { ours: (address: string) => addresses.get(address) !== undefined } : {}),
+  });
+  // Again after the blocks are read: a reader that keeps every transfer (blocks a reorg may still replace) is matched
+  // below against a set at least as new as the blocks, since the address of any deposit in them was allocated before
+  // they were read. One KV read when nothing is new.
+  if (addresses) await refreshAddresses(ctx, chain, addresses);
   let recorded = 0;
   // A range with no block at all (a run of skipped Solana slots longer than one range, proven empty at finality by the
   // reader) is passed: the cursor keeps its last real block and notes the run, so the next tick asks the next range.
@@ -251,9 +268,17 @@ export async function watchOnce(
   }
   // The cursor moves only after every record of those blocks is committed: a crash in between rescans them,
   // and the dedupe keys make the rescan a no-op. Batched: stored now only when something was recorded (or a reorg
-  // was followed, or the cursor was never stored), else at most once per batch period.
-  await store(last, rememberBlocks(recent, scanned, last), recorded > 0 || reorged || unstored);
-  return { scannedTo: scannedThrough(last), recorded };
+  // was followed, or the cursor was never stored, or the tick ended behind the tip: a catch-up stores every bounded
+  // step, so a crash in it reads one step again), else at most once per batch period.
+  const behind = scannedThrough(last) < tip.number;
+  await store(last, rememberBlocks(recent, scanned, last), recorded > 0 || reorged || unstored || behind);
+  return { scannedTo: scannedThrough(last), recorded, lag: Math.max(0, tip.number - scannedThrough(last)) };
+}
+
+async function refreshAddresses(ctx: PipelineContext, chain: ChainSymbol, addresses: DepositAddressSet) {
+  if ((await addresses.refresh()) === "inconsistent") {
+    ctx.log(`watcher ${chain}: the deposit address log missed entries its counter promised; reloaded them all`);
+  }
 }
 
 /**

@@ -63,6 +63,25 @@ export interface ScannedBlock {
   transfers: ObservedTransfer[];
 }
 
+/**
+ * How a watcher bounds a scan (docs/scan-budget.md). Readers that cannot honour an option ignore it: the watcher
+ * matches every transfer against its address set anyway.
+ */
+export interface ScanOptions {
+  /**
+   * Whether an address is one of ours. A reader that takes it builds a transfer only for a recipient it accepts, so
+   * nothing of a block that is not ours is kept. Only readers of final blocks use it (the watcher refreshes the set
+   * after reading the tip, and a final block under that tip cannot change, so every address it pays was in the set).
+   */
+  ours?: (address: string) => boolean;
+  /**
+   * Bytes of answers the scan may read. A reader that honours it reads the range in order and stops after the block
+   * that reaches it: its answer then ends at the last block it read (at least one when the range has any), and the
+   * watcher goes on after that block.
+   */
+  maxBytes?: number;
+}
+
 export interface BlockRef {
   number: number;
   hash: string;
@@ -181,8 +200,9 @@ export interface ChainReader {
    * adapters may leave out blocks with nothing for us (EVM log scans) but return the range's last block when it has
    * one. An empty answer (for `to` at or below `tip()`) states that the range holds no block at all: the watcher moves
    * past it. A reader that cannot prove that (its node keeps no history there, or has not finalized `to` yet) throws.
+   * With `opts.maxBytes` a reader may answer a prefix of the range instead (see `ScanOptions`).
    */
-  scan(from: number, to: number): Promise<ScannedBlock[]>;
+  scan(from: number, to: number, opts?: ScanOptions): Promise<ScannedBlock[]>;
   /**
    * `ours` (the recorded transaction: bytes, expiry, what it consumes) lets the reader prove it dead; without it the
    * answer is never `dead`.

@@ -12,7 +12,7 @@
  * - A reply's `error` is the node's answer about that call: the client's error, as a value in a batch and thrown by
  *   `call`, never failed over (another node would say the same about the same request).
  */
-import type { HttpFailover } from "./http_failover.ts";
+import type { ByteMeter, HttpFailover } from "./http_failover.ts";
 
 /** The `jsonrpc` member of every request and batch entry (see above). */
 export const JSONRPC_VERSION = "2.0";
@@ -37,8 +37,11 @@ export interface JsonRpcDialect<E extends Error> {
 export interface JsonRpc<E extends Error> {
   /** One call: its result, or its error thrown. */
   call<T>(method: string, params?: unknown[]): Promise<T>;
-  /** Each call's result or its error, in the order asked. An empty list sends nothing. */
-  batch<T>(calls: readonly JsonRpcCall[]): Promise<(T | E)[]>;
+  /**
+   * Each call's result or its error, in the order asked. An empty list sends nothing. `meter` is credited with the
+   * bytes of every response read.
+   */
+  batch<T>(calls: readonly JsonRpcCall[], meter?: ByteMeter): Promise<(T | E)[]>;
 }
 
 type Read<T, E> = { ok: true; result: T } | { ok: false; error: E };
@@ -62,7 +65,7 @@ export function jsonRpc<E extends Error>(http: Pick<HttpFailover, "post">, diale
     return { ok: true, result: r.result as T };
   }
 
-  async function batchOnce<T>(calls: readonly JsonRpcCall[]): Promise<(T | E)[]> {
+  async function batchOnce<T>(calls: readonly JsonRpcCall[], meter?: ByteMeter): Promise<(T | E)[]> {
     const first = nextId;
     nextId += calls.length;
     const body = calls.map((c, i) => ({
@@ -71,7 +74,7 @@ export function jsonRpc<E extends Error>(http: Pick<HttpFailover, "post">, diale
       method: c.method,
       params: c.params ?? [],
     }));
-    const reply = await http.post(calls.map((c) => c.method), body);
+    const reply = await http.post(calls.map((c) => c.method), body, meter);
     if (!Array.isArray(reply)) {
       const one = read<T>(calls[0].method, reply);
       throw one.ok ? dialect.error(calls[0].method, -32600, "batch answered by one object") : one.error;
@@ -93,9 +96,11 @@ export function jsonRpc<E extends Error>(http: Pick<HttpFailover, "post">, diale
       if (!one.ok) throw one.error;
       return one.result;
     },
-    async batch<T>(calls: readonly JsonRpcCall[]): Promise<(T | E)[]> {
+    async batch<T>(calls: readonly JsonRpcCall[], meter?: ByteMeter): Promise<(T | E)[]> {
       const out: (T | E)[] = [];
-      for (let i = 0; i < calls.length; i += maxBatch) out.push(...await batchOnce<T>(calls.slice(i, i + maxBatch)));
+      for (let i = 0; i < calls.length; i += maxBatch) {
+        out.push(...await batchOnce<T>(calls.slice(i, i + maxBatch), meter));
+      }
       return out;
     },
   };

@@ -3,6 +3,8 @@
  * refusal is and how amounts become bigint). Each schema holds only the fields the adapter uses, so a block of
  * thousands of transactions is checked in one pass over what is credited from it (per transaction: its signatures,
  * its account keys' `pubkey` and `signer`, `meta.err`, `meta.preBalances` and `meta.postBalances`) and nothing else.
+ * A scan checks a block in place first (chains/sol/reader.ts `isPlainScanBlock`, accepting only what `scanBlockAnswer`
+ * accepts, without its copy) and reads it through `scanBlockAnswer` when that check refuses it.
  *
  * Shapes are Agave's, as solana.com's RPC reference documents them (tests/support/solana_rpc_server.ts answers the
  * same): lamports are JSON integers (a balance above 2^53 arrives as digits, never rounded: chains/sol/rpc.ts);

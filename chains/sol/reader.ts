@@ -17,6 +17,10 @@
  *   transaction included at or below its last valid height is necessarily visible when the status is read.
  *   Limitation: a node without transaction history for that range (no `searchTransactionHistory` coverage) would not
  *   find an old included transaction; use RPC providers that keep history back to the oldest recorded payout.
+ * - Scans are bounded by bytes (docs/scan-budget.md): getBlock requests sized by `BlockBatchSizer` from the bytes the
+ *   last ones brought back (one block first, then as many as fit `TARGET_RESPONSE_BYTES`), a request a provider refuses
+ *   asked again in halves down to one block, a scan that stops at the watcher's byte budget after a whole block, and
+ *   with the watcher's `ours` a transfer built only for an account of ours.
  * - Answers: every answer is read through its schema (chains/sol/answers.ts) before anything of it is used; a block is
  *   read whole before any of it is credited, so a malformed one is refused (`MalformedAnswerError`, transient) and the
  *   watcher's cursor stays before it.
@@ -27,6 +31,7 @@ import {
   type ObservedTransfer,
   type OwnTx,
   type ScannedBlock,
+  type ScanOptions,
   SKIPPED,
   type Skipped,
   TransientChainError,
@@ -45,7 +50,8 @@ import {
   transactionAnswer,
   transactionOrNullAnswer,
 } from "./answers.ts";
-import { SOL_RPC_CODES, type SolRpc, SolRpcError, unwrap } from "./rpc.ts";
+import type { ByteMeter } from "../shared/http_failover.ts";
+import { MAX_BATCH, SOL_RPC_CODES, type SolRpc, SolRpcError, unwrap } from "./rpc.ts";
 
 const FINALIZED = { commitment: "finalized" } as const;
 
@@ -63,6 +69,14 @@ const HASH_ONLY = { ...FINALIZED, transactionDetails: "none", rewards: false, ma
 
 /** The lamports each account of a successful transaction received (balance rose), as scan and transfersOf report. */
 export function creditsOf(tx: SolTransaction): ObservedTransfer[] {
+  return creditsTo(tx);
+}
+
+/**
+ * `creditsOf`, only for the accounts `ours` accepts (all without it): the key is looked up before anything is built,
+ * so a block's credits to outsiders (nearly all of them) cost no object.
+ */
+export function creditsTo(tx: CreditableTx, ours?: (address: string) => boolean): ObservedTransfer[] {
   const meta = tx.meta;
   if (meta === null || meta.err !== null) return []; // failed: only its fee payer was charged
   const keys = tx.transaction.accountKeys ?? tx.transaction.message?.accountKeys;
@@ -73,16 +87,65 @@ export function creditsOf(tx: SolTransaction): ObservedTransfer[] {
   if (meta.preBalances.length !== keys.length || meta.postBalances.length !== keys.length) {
     throw new Error(`sol: transaction ${signature}: ${keys.length} account keys but balances for another count`);
   }
-  const from = keys.find((k) => k.signer)?.pubkey ?? keys[0].pubkey; // the fee payer is the first signer
   const out: ObservedTransfer[] = [];
   for (let i = 0; i < keys.length; i++) {
     const pre = meta.preBalances[i];
     const post = meta.postBalances[i];
-    if (post > pre) {
-      out.push({ txHash: signature, index: i, from, to: keys[i].pubkey, amount: post - pre, asset: "native" });
-    }
+    if (!rose(pre, post) || (ours && !ours(keys[i].pubkey))) continue;
+    const from = keys.find((k) => k.signer)?.pubkey ?? keys[0].pubkey; // the fee payer is the first signer
+    const amount = BigInt(post) - BigInt(pre);
+    out.push({ txHash: signature, index: i, from, to: keys[i].pubkey, amount, asset: "native" });
   }
   return out;
+}
+
+/** Lamports as the schema gives them (bigint) or as a node answered them and `isPlainScanBlock` checked them. */
+type Lamports = bigint | number | string;
+
+/** What crediting reads of a transaction: `SolTransaction`, or a block's transaction as answered, checked in place. */
+export interface CreditableTx {
+  transaction: {
+    signatures: readonly string[];
+    accountKeys?: readonly { pubkey: string; signer: boolean }[];
+    message?: { accountKeys: readonly { pubkey: string; signer: boolean }[] };
+  };
+  meta: { err: unknown; preBalances: readonly Lamports[]; postBalances: readonly Lamports[] } | null;
+}
+
+function rose(pre: Lamports, post: Lamports): boolean {
+  return typeof pre === "number" && typeof post === "number" ? post > pre : BigInt(post) > BigInt(pre);
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null;
+const isLamports = (v: unknown) =>
+  (typeof v === "number" && Number.isSafeInteger(v) && v >= 0) || (typeof v === "string" && /^\d+$/.test(v));
+const isKeys = (v: unknown) =>
+  Array.isArray(v) && v.every((k) => isObject(k) && typeof k.pubkey === "string" && typeof k.signer === "boolean");
+
+/**
+ * Whether a scan's getBlock answer is, field by field, one `scanBlockAnswer` (chains/sol/answers.ts) accepts with the
+ * same values: checked in place, without the copy the schema makes of every transaction, key and balance (that copy
+ * was most of what a mainnet block cost in memory: docs/scan-budget.md). Stricter where that is simpler: anything it
+ * refuses is read through the schema, which accepts it or refuses it naming the field, as before.
+ */
+export function isPlainScanBlock(
+  v: unknown,
+): v is { blockhash: string; previousBlockhash: string; transactions: CreditableTx[] } {
+  if (!isObject(v) || typeof v.blockhash !== "string" || typeof v.previousBlockhash !== "string") return false;
+  if (!Array.isArray(v.transactions)) return false;
+  for (const tx of v.transactions) {
+    if (!isObject(tx) || !isObject(tx.transaction)) return false;
+    const t = tx.transaction;
+    if (!Array.isArray(t.signatures) || !t.signatures.every((s) => typeof s === "string")) return false;
+    if (t.accountKeys !== undefined && !isKeys(t.accountKeys)) return false;
+    if (t.message !== undefined && !(isObject(t.message) && isKeys(t.message.accountKeys))) return false;
+    const meta = tx.meta;
+    if (meta === null) continue;
+    if (!isObject(meta) || meta.err === undefined) return false;
+    if (!Array.isArray(meta.preBalances) || !meta.preBalances.every(isLamports)) return false;
+    if (!Array.isArray(meta.postBalances) || !meta.postBalances.every(isLamports)) return false;
+  }
+  return true;
 }
 
 /** `creditsOf` a transaction as a node answered it (`getTransaction` at jsonParsed), read through its schema. */
@@ -112,12 +175,92 @@ function blockError(slot: number, err: SolRpcError): Error {
   return err;
 }
 
+/** A getBlock error that is the node's answer about that block (not a refusal of the request carrying it). */
+function isBlockAnswer(err: SolRpcError): boolean {
+  return isSkip(err) || err.code === SOL_RPC_CODES.blockNotAvailable || err.code === SOL_RPC_CODES.blockCleanedUp;
+}
+
+/**
+ * Bytes one getBlock request should bring back (docs/scan-budget.md). The answer is held as text and parsed whole, so
+ * this, not a count of blocks, bounds what a scan holds: a mainnet block in `accounts` mode is about 3 MB of JSON (two
+ * or three per request), a quiet chain's few KB (up to `MAX_BATCH` per request).
+ */
+export const TARGET_RESPONSE_BYTES = 8 * 1024 * 1024;
+
+/** Successful requests after which a cap lowered by a refusal is raised again (a provider's bad minute passes). */
+const CAP_RECOVERY_REQUESTS = 20;
+
+/**
+ * How many blocks the next getBlock request asks for, from the bytes the last one brought back: one block first
+ * (nothing is known of their size yet), then as many as fit `target` at the last request's bytes per block, at most
+ * twice as many as the request before (a quiet stretch may end with a busy one) and never above the cap a provider's
+ * refusal set.
+ */
+export class BlockBatchSizer {
+  #size = 1;
+  #cap = MAX_BATCH;
+  #sinceRefusal = 0;
+
+  constructor(readonly target: number) {}
+
+  get size(): number {
+    return this.#size;
+  }
+
+  get cap(): number {
+    return this.#cap;
+  }
+
+  /** A request for `blocks` blocks brought back `bytes`. */
+  answered(blocks: number, bytes: number) {
+    if (this.#cap < MAX_BATCH && ++this.#sinceRefusal >= CAP_RECOVERY_REQUESTS) {
+      this.#cap = Math.min(MAX_BATCH, this.#cap * 2);
+      this.#sinceRefusal = 0;
+    }
+    const fit = Math.max(1, Math.floor(this.target / Math.max(1, bytes / blocks)));
+    this.#size = Math.max(1, Math.min(fit, Math.max(this.#size, blocks) * 2, this.#cap));
+  }
+
+  /** A request for `blocks` blocks (more than one) failed: half as many from now on, down to one. */
+  refused(blocks: number) {
+    this.#cap = Math.max(1, Math.floor(blocks / 2));
+    this.#size = Math.min(this.#size, this.#cap);
+    this.#sinceRefusal = 0;
+  }
+}
+
+/** What this reader's scans read and built, for tests and benches (never used to decide anything). */
+export interface SolScanStats {
+  /** getBlock requests answered. */
+  requests: number;
+  /** Bytes of getBlock answers read. */
+  bytes: number;
+  /** The largest single getBlock answer, in bytes: what one request made the reader hold at once. */
+  largestResponse: number;
+  blocks: number;
+  /** Transfers built (with `ours`, only those to our addresses). */
+  transfersBuilt: number;
+  /** Requests retried smaller after a provider refused or failed them. */
+  fallbacks: number;
+}
+
 export interface SolReaderOptions {
   /** Confirmations on top of `finalized` (counted in slots). */
   confirmations: number;
+  /** Bytes one getBlock request should bring back (default `TARGET_RESPONSE_BYTES`). */
+  targetResponseBytes?: number;
+  /** Where a refused or failed getBlock request is reported (default `console.warn`). */
+  log?: (message: string) => void;
 }
 
-export function solReader(rpc: SolRpc, _opts: SolReaderOptions): ChainReader {
+/** The sol reader, with what its scans read. */
+export type SolReader = ChainReader & { readonly stats: SolScanStats };
+
+export function solReader(rpc: SolRpc, opts: SolReaderOptions): SolReader {
+  const sizer = new BlockBatchSizer(opts.targetResponseBytes ?? TARGET_RESPONSE_BYTES);
+  const stats: SolScanStats = { requests: 0, bytes: 0, largestResponse: 0, blocks: 0, transfersBuilt: 0, fallbacks: 0 };
+  const log = opts.log ?? ((message: string) => console.warn(message));
+
   /** `method` called with `params`, its answer read through `schema`. */
   async function read<S extends z.ZodType>(method: string, params: unknown[], schema: S): Promise<z.output<S>> {
     return solAnswer(method, schema, await rpc.call(method, params));
@@ -157,31 +300,70 @@ export function solReader(rpc: SolRpc, _opts: SolReaderOptions): ChainReader {
     return solAnswer("getBlock", blockHashAnswer, block)?.blockhash ?? null;
   }
 
-  async function scan(from: number, to: number): Promise<ScannedBlock[]> {
+  async function scan(from: number, to: number, opts: ScanOptions = {}): Promise<ScannedBlock[]> {
     if (to < from) return [];
     // getBlocks at finalized lists only finalized blocks (the node caps `to` at its root): skipped slots are absent.
     let slots = await read("getBlocks", [from, to, FINALIZED], slotsAnswer);
     if (slots.length === 0 || slots[0] > from) slots = await provenGap(from, to);
-    const answers = await rpc.batch(
-      slots.map((slot) => ({ method: "getBlock", params: [slot, SCAN_BLOCK_OPTIONS] })),
-    );
     const blocks: ScannedBlock[] = [];
-    answers.forEach((entry, i) => {
-      const slot = slots[i];
-      if (entry instanceof SolRpcError) {
-        if (isSkip(entry)) return; // listed, then skipped: the node's own answer wins
-        throw blockError(slot, entry);
+    const meter: ByteMeter = { bytes: 0 };
+    let i = 0;
+    while (i < slots.length) {
+      // The byte budget ends the scan at a block boundary, never before one block is in hand: an empty answer would
+      // tell the watcher the whole range is empty.
+      if (opts.maxBytes !== undefined && blocks.length > 0 && meter.bytes >= opts.maxBytes) break;
+      const chunk = slots.slice(i, i + sizer.size);
+      const before = meter.bytes;
+      let answers: unknown[];
+      try {
+        answers = await rpc.batch(
+          chunk.map((slot) => ({ method: "getBlock", params: [slot, SCAN_BLOCK_OPTIONS] })),
+          meter,
+        );
+        const refusal = chunk.length > 1
+          ? answers.find((a) => a instanceof SolRpcError && !isBlockAnswer(a))
+          : undefined;
+        if (refusal) throw refusal;
+      } catch (err) {
+        const why = err instanceof Error ? err.message : String(err);
+        if (chunk.length === 1) {
+          log(`sol: getBlock ${chunk[0]} failed on its own (${why}); the watcher stays before it and asks again`);
+          throw err;
+        }
+        // A provider that caps batches or answer sizes (413, "response too large", a timeout on a huge answer): the
+        // same blocks again in smaller requests, down to one block each. Never a stall on the batch itself.
+        sizer.refused(chunk.length);
+        stats.fallbacks++;
+        log(
+          `sol: getBlock of ${chunk.length} slots (${chunk[0]}..${chunk.at(-1)}) in one request failed (${why}); ` +
+            `asking ${sizer.size} at a time`,
+        );
+        continue;
       }
-      // The whole block is read before any of it is credited: a malformed one is refused, nothing of it recorded.
-      const answer = solAnswer("getBlock", scanBlockAnswer, entry);
-      if (answer === null) throw new TransientChainError(`sol: getBlock ${slot} answered null for a listed block`);
-      blocks.push({
-        number: slot,
-        hash: answer.blockhash,
-        parentHash: answer.previousBlockhash,
-        transfers: answer.transactions.flatMap(creditsOf),
-      });
-    });
+      const got = meter.bytes - before;
+      sizer.answered(chunk.length, got);
+      stats.requests++;
+      stats.bytes += got;
+      stats.largestResponse = Math.max(stats.largestResponse, got);
+      for (let k = 0; k < chunk.length; k++) {
+        const slot = chunk[k];
+        const entry = answers[k];
+        answers[k] = undefined; // one block at a time: each is released once read, before the next
+        if (entry instanceof SolRpcError) {
+          if (isSkip(entry)) continue; // listed, then skipped: the node's own answer wins
+          throw blockError(slot, entry);
+        }
+        // The whole block is read before any of it is credited: a malformed one is refused, nothing of it recorded.
+        // Checked in place when it is plainly well formed, else through the schema (which names what is wrong).
+        const answer = isPlainScanBlock(entry) ? entry : solAnswer("getBlock", scanBlockAnswer, entry);
+        if (answer === null) throw new TransientChainError(`sol: getBlock ${slot} answered null for a listed block`);
+        const transfers = answer.transactions.flatMap((tx) => creditsTo(tx, opts.ours));
+        stats.blocks++;
+        stats.transfersBuilt += transfers.length;
+        blocks.push({ number: slot, hash: answer.blockhash, parentHash: answer.previousBlockhash, transfers });
+      }
+      i += chunk.length;
+    }
     return blocks;
   }
 
@@ -272,5 +454,6 @@ export function solReader(rpc: SolRpc, _opts: SolReaderOptions): ChainReader {
     txStatus,
     transfersOf,
     balance,
+    stats,
   };
 }

@@ -44,7 +44,10 @@ export interface SolRpcOptions {
   onRpc?: (info: { url: string; method: string }) => void;
 }
 
-/** Calls per batch: public providers cap batches (often at 100 or fewer); a scan of many blocks sends several. */
+/**
+ * Calls per batch at most: public providers cap batches (often at 100 or fewer). A scan sizes its getBlock requests
+ * by bytes below this (chains/sol/reader.ts `BlockBatchSizer`, docs/scan-budget.md).
+ */
 export const MAX_BATCH = 50;
 
 export function solRpc(opts: SolRpcOptions): SolRpc {

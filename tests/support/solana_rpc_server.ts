@@ -38,6 +38,20 @@
  *
  * - `getGenesisHash`: a hash of this server's own (never mainnet-beta's), so `CHAIN_MODE=devnet` accepts it.
  *
+ * Mainnet-sized blocks (`mainnetBlocks`): every block's `getBlock` answer in `accounts` mode also lists about 2,000
+ * transactions of other people's (tests/support/solana_mainnet_blocks.ts), generated from the slot when asked and
+ * never stored, so a test can serve hundreds of 3 MB blocks with flat memory on both sides. A batch's answer is
+ * streamed one entry at a time, so the server never holds a whole batch either.
+ *
+ * Limits, as a validator and as providers set them:
+ * - A request body above 50 KiB is refused with HTTP 413: Agave's `MAX_REQUEST_BODY_SIZE` (`50 * (1 << 10)`,
+ *   rpc/src/rpc.rs, agave master at workspace version 4.4.0-alpha), which rpc/src/rpc_service.rs hands to
+ *   jsonrpc-http-server 18 as `max_request_body_size`. Agave sets no limit on the number of calls in a batch nor on
+ *   the size of an answer: a validator answers 50 getBlock calls with one 150 MB body.
+ * - Providers in front of validators do cap both, each its own way; `maxBatch` refuses a batch longer than that with
+ *   one JSON-RPC error object (-32600) instead of a list, `maxResponseBytes` answers HTTP 413 "response too large"
+ *   when the answer would be longer, and `bytesPerSecond` sends the answer no faster than that (a slow provider).
+ *
  * Hooks: `inject` (a transaction of someone else's, with the traps: failed, v0 with lookup-table accounts, several
  * recipients, a transfer inside another program), `produce`, `produceEvery` (a block every few ms, as a validator
  * would, until stopped), `skip`, `finalize`, `drop` (a sent transaction is never included, so it expires),
@@ -49,6 +63,7 @@ import { ed25519 } from "@noble/curves/ed25519.js";
 import { base58, base64 } from "@scure/base";
 import { getCompiledTransactionMessageDecoder, getTransactionDecoder } from "@solana/kit";
 import { sha256 } from "@noble/hashes/sha2.js";
+import { type MainnetBlockShape, mainnetTransactionsJson } from "./solana_mainnet_blocks.ts";
 
 export const RENT_EXEMPT_MINIMUM_0 = 890_880n;
 export const FEE_PER_SIGNATURE = 5_000n;
@@ -118,7 +133,18 @@ export interface SolanaRpcServerOptions {
   initialBlocks?: number;
   /** What `getGenesisHash` answers; a test ledger's own by default (never mainnet-beta's). */
   genesisHash?: string;
+  /** Every block also carries this many generated transactions of other people's (see the module comment). */
+  mainnetBlocks?: MainnetBlockShape;
+  /** A provider's cap on calls per batch: a longer batch is refused with one error object. */
+  maxBatch?: number;
+  /** A provider's cap on an answer's size in bytes: a longer answer is refused with HTTP 413. */
+  maxResponseBytes?: number;
+  /** A slow provider: answers are sent at this rate. */
+  bytesPerSecond?: number;
 }
+
+/** Agave's request body limit (rpc/src/rpc.rs `MAX_REQUEST_BODY_SIZE`, see the module comment). */
+export const MAX_REQUEST_BODY_SIZE = 50 * 1024;
 
 /** A successful credit of an address in a landed transaction: `post - pre` of its balance. */
 export interface Payment {
@@ -135,6 +161,8 @@ export interface SolanaRpcServer {
   readonly finalizedHeight: number;
   /** Calls received, by method. */
   readonly calls: Map<string, number>;
+  /** HTTP requests answered, and the bytes of their bodies. */
+  readonly served: { requests: number; bytes: number; refused: number };
   fund(address: string, lamports: bigint): void;
   balance(address: string): bigint;
   inject(tx: InjectedTx): string;
@@ -171,6 +199,13 @@ class RpcFailure extends Error {
   constructor(readonly code: number, message: string) {
     super(message);
   }
+}
+
+const FILLER_PREFIX = "@@mainnet-transactions:";
+
+/** Stands for a mainnet block's generated transactions in an answer until it is written out. */
+function fillerMarker(slot: number): string {
+  return `${FILLER_PREFIX}${slot}`;
 }
 
 function hashOf(text: string): string {
@@ -442,21 +477,20 @@ export function startSolanaRpcServer(opts: SolanaRpcServerOptions = {}): SolanaR
     }
     const details = cfg?.transactionDetails ?? "full";
     if (details !== "accounts" && details !== "none") throw new RpcFailure(-32602, `${details} is not served here`);
+    const txs: unknown[] = block.txs.map((tx) => ({
+      transaction: { accountKeys: tx.keys, signatures: [tx.signature] },
+      meta: txJson(tx),
+      version: tx.version,
+    }));
+    // Generated when the answer is written (`replyText`), never held: a marker stands for them until then.
+    if (opts.mainnetBlocks) txs.push(fillerMarker(slot));
     return {
       blockhash: block.blockhash,
       previousBlockhash: block.previousBlockhash,
       parentSlot: block.parentSlot,
       blockHeight: block.height,
       blockTime: 1_700_000_000 + slot,
-      ...(details === "accounts"
-        ? {
-          transactions: block.txs.map((tx) => ({
-            transaction: { accountKeys: tx.keys, signatures: [tx.signature] },
-            meta: txJson(tx),
-            version: tx.version,
-          })),
-        }
-        : {}),
+      ...(details === "accounts" ? { transactions: txs } : {}),
     };
   }
 
@@ -537,10 +571,74 @@ export function startSolanaRpcServer(opts: SolanaRpcServerOptions = {}): SolanaR
 
   const tampered = new Map<string, (result: unknown, params: unknown[]) => unknown>();
 
+  /** A reply as JSON text, with a mainnet block's generated transactions written in place of their marker. */
+  function replyText(reply: unknown): string {
+    const text = JSON.stringify(reply);
+    const at = text.indexOf(FILLER_PREFIX);
+    if (at < 0 || !opts.mainnetBlocks) return text;
+    const end = text.indexOf('"', at + FILLER_PREFIX.length);
+    const slot = Number(text.slice(at + FILLER_PREFIX.length, end));
+    // The marker is a JSON string: its quotes go with it.
+    return text.slice(0, at - 1) + mainnetTransactionsJson(slot, opts.mainnetBlocks) + text.slice(end + 1);
+  }
+
+  const served = { requests: 0, bytes: 0, refused: 0 };
+  const encoder = new TextEncoder();
+
+  /** Sends `parts` (made one at a time, on demand) as one body, at `bytesPerSecond` when set. */
+  function stream(next: () => string | null): Response {
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        const part = next();
+        if (part === null) return controller.close();
+        const bytes = encoder.encode(part);
+        served.bytes += bytes.length;
+        if (opts.bytesPerSecond) await new Promise((r) => setTimeout(r, (bytes.length / opts.bytesPerSecond!) * 1000));
+        controller.enqueue(bytes);
+      },
+    });
+    return new Response(body, { headers: { "content-type": "application/json" } });
+  }
+
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
-    const body = await req.json();
-    const out = Array.isArray(body) ? body.map(answer) : answer(body);
-    return Response.json(out);
+    served.requests++;
+    const raw = await req.text();
+    if (raw.length > MAX_REQUEST_BODY_SIZE) {
+      served.refused++;
+      return new Response("Payload Too Large", { status: 413 });
+    }
+    const body = JSON.parse(raw);
+    if (!Array.isArray(body)) {
+      let done = false;
+      return stream(() => done ? null : (done = true, replyText(answer(body))));
+    }
+    if (opts.maxBatch !== undefined && body.length > opts.maxBatch) {
+      served.refused++;
+      const message = `batch of ${body.length} requests is above this provider's limit of ${opts.maxBatch}`;
+      return Response.json({ jsonrpc: "2.0", id: null, error: { code: -32600, message } });
+    }
+    if (opts.maxResponseBytes !== undefined) {
+      // The size is known only once written: held up to the limit, then sent or refused.
+      const parts: string[] = [];
+      let size = 1;
+      for (const call of body) {
+        const text = replyText(answer(call));
+        size += text.length + 1;
+        if (size > opts.maxResponseBytes) {
+          served.refused++;
+          return new Response(`response too large: above ${opts.maxResponseBytes} bytes`, { status: 413 });
+        }
+        parts.push(text);
+      }
+      let sent = false;
+      return stream(() => sent ? null : (sent = true, `[${parts.join(",")}]`));
+    }
+    let i = 0;
+    return stream(() => {
+      if (i > body.length) return null;
+      if (i === body.length) return (i++, "]");
+      return (i === 0 ? "[" : ",") + replyText(answer(body[i++]));
+    });
   });
 
   seal(0);
@@ -558,6 +656,7 @@ export function startSolanaRpcServer(opts: SolanaRpcServerOptions = {}): SolanaR
       return finalizedBlock().height;
     },
     calls,
+    served,
     fund,
     balance: (address) => current.get(address) ?? 0n,
     inject,

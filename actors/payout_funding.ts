@@ -9,7 +9,7 @@ import type { PayoutRequest, PreparedTx } from "../chains/adapter.ts";
 import { type AccountChain, chainFamily, type NativeChain, type UtxoChain } from "../chains/catalog.ts";
 import { fundsAfterHolds, readHotWalletHolds } from "../kv/hot_wallet.ts";
 import type { PipelineContext } from "./context.ts";
-import { fundPayout, TREASURY_CANNOT_FUND } from "./treasury_steps.ts";
+import { fundPayout } from "./treasury_steps.ts";
 
 export type FundedPayout =
   /** Prepared, its coin or hot-wallet reservations attached: record it, then send it. */
@@ -35,9 +35,9 @@ export async function prepareFundedPayout(
 
 /** The treasury's coins, chosen by coin selection, pay it; none fit now: it waits. */
 async function prepareUtxoPayout(ctx: PipelineContext, chain: UtxoChain, req: PayoutRequest): Promise<FundedPayout> {
-  const coins = await fundPayout(ctx, chain, req.amount);
-  if (coins === null) return { kind: "wait", reason: TREASURY_CANNOT_FUND };
-  return { kind: "prepared", prepared: await ctx.chains.payer(chain).preparePayout({ ...req, coins }) };
+  const funded = await fundPayout(ctx, chain, req.amount);
+  if (!funded.ok) return { kind: "wait", reason: funded.reason };
+  return { kind: "prepared", prepared: await ctx.chains.payer(chain).preparePayout({ ...req, coins: funded.coins }) };
 }
 
 /** The hot wallet pays it, once what recorded, not yet final payouts hold is counted, and holds its amount and fee. */

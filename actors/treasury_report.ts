@@ -6,7 +6,7 @@
  * payouts recorded but not yet counted (stuck payouts) with their age and last status, and any open consolidation.
  */
 import { type NativeChain, type UtxoChain, weiToNative } from "../chains/catalog.ts";
-import { selectCoins } from "../chains/shared/coin_select.ts";
+import { MAX_TX_INPUTS, selectCoins } from "../chains/shared/coin_select.ts";
 import { changeDustLimit, utxoFee } from "../chains/shared/utxo_fee.ts";
 import type { FeeFunction } from "../chains/shared/coin_select.ts";
 import { type Consolidation, openConsolidation } from "../kv/consolidations.ts";
@@ -125,7 +125,10 @@ export async function treasuryReport(
       continue;
     }
     if (!selection.ok) {
-      pendingPayouts.push({ ...base, fundable: false, why: `${selection.short} short, with the fee` });
+      const why = selection.reason === "too_many_inputs"
+        ? `${selection.short} short within ${MAX_TX_INPUTS} coins, with the fee: consolidate the treasury`
+        : `${selection.short} short, with the fee`;
+      pendingPayouts.push({ ...base, fundable: false, why });
       continue;
     }
     // The next payout in line cannot count on these coins.

@@ -13,7 +13,7 @@
  */
 import { type ObservedTransfer, type PayoutCoin, TransientChainError } from "../chains/adapter.ts";
 import { chainFamily, type UtxoChain } from "../chains/catalog.ts";
-import { selectCoins } from "../chains/shared/coin_select.ts";
+import { MAX_TX_INPUTS, selectCoins } from "../chains/shared/coin_select.ts";
 import { changeDustLimit } from "../chains/shared/utxo_fee.ts";
 import type { SimLedger } from "../chains/sim/ledger.ts";
 import { findDepositAddress } from "../kv/mint_wallets.ts";
@@ -25,6 +25,13 @@ import type { PipelineContext } from "./context.ts";
 
 /** Why a burn waits (on the order's `details.heldReason`) while no set of free coins pays it and its fee. */
 export const TREASURY_CANNOT_FUND = "treasury cannot fund this payout yet";
+
+/**
+ * Why a burn waits while the treasury holds enough, but only in more coins than one transaction may spend
+ * (chains/shared/coin_select.ts `MAX_TX_INPUTS`): an operator consolidates them (README "UTXO treasury").
+ */
+export const TREASURY_TOO_FRAGMENTED = `treasury holds enough only in more than ${MAX_TX_INPUTS} coins: ` +
+  "consolidate it (deno task admin utxo consolidate)";
 
 /**
  * The write (as data) that adds a confirmed mint deposit's output (in block `height`) to the treasury, or null on
@@ -51,19 +58,20 @@ export async function depositCoinEffect(
   return { kind: "addCoin", coin: { ...coin, amount: out.amount } };
 }
 
-/** The coins that pay `amount` on a UTXO chain, or null when the treasury cannot fund it now. */
+/** The coins that pay `amount` on a UTXO chain, or why the treasury cannot fund it now. */
 export async function fundPayout(
   ctx: PipelineContext,
   chain: UtxoChain,
   amount: bigint,
-): Promise<PayoutCoin[] | null> {
+): Promise<{ ok: true; coins: PayoutCoin[] } | { ok: false; reason: string }> {
   const selection = selectCoins(
     await spendableCoins(ctx.kv, chain),
     amount,
     ctx.settings.utxoFee(chain),
     changeDustLimit(chain),
   );
-  return selection.ok ? selection.inputs.map(payoutCoinOf) : null;
+  if (selection.ok) return { ok: true, coins: selection.inputs.map(payoutCoinOf) };
+  return { ok: false, reason: selection.reason === "too_many_inputs" ? TREASURY_TOO_FRAGMENTED : TREASURY_CANNOT_FUND };
 }
 
 /** A treasury coin as a payer needs it to sign its spend. */

@@ -4,7 +4,7 @@
  * insufficient answer says exactly how short).
  */
 import assert from "node:assert/strict";
-import { type FeeFunction, type SelectableCoin, selectCoins } from "../chains/shared/coin_select.ts";
+import { type FeeFunction, MAX_TX_INPUTS, type SelectableCoin, selectCoins } from "../chains/shared/coin_select.ts";
 
 const coin = (i: number, amount: bigint): SelectableCoin => ({ outpoint: { txHash: `t${i}`, index: i % 3 }, amount });
 // A doge-like fee: 10 base + 148 per input + 34 per output (bytes) at 1 unit per byte.
@@ -102,4 +102,29 @@ Deno.test("coin select: properties over 2,000 random coin sets", () => {
     const prefix = r.inputs.slice(0, -1);
     assert.ok(sum(prefix) < amount + f(prefix.length, 1), `fewest coins, ${at}`);
   }
+});
+
+Deno.test("coin select: never more than MAX_TX_INPUTS coins; enough only in more of them says so, apart from too little", () => {
+  const small = Array.from({ length: MAX_TX_INPUTS + 10 }, (_, i) => coin(i + 10, 10_000n));
+  // Payable within MAX_TX_INPUTS coins: at most that many taken.
+  const within = selectCoins(small, BigInt(MAX_TX_INPUTS - 5) * 9_000n, fee, DUST);
+  assert.ok(within.ok);
+  assert.ok(within.inputs.length <= MAX_TX_INPUTS);
+  // The coins hold enough, but only in more than MAX_TX_INPUTS of them: a transaction that could never be recorded
+  // (its atomic would pass Deno KV's 100 checks) is not chosen, and the answer says why.
+  const needsMore = BigInt(MAX_TX_INPUTS + 5) * 9_000n;
+  const fragmented = selectCoins(small, needsMore, fee, DUST);
+  assert.deepEqual(fragmented, {
+    ok: false,
+    reason: "too_many_inputs",
+    short: needsMore + fee(MAX_TX_INPUTS, 1) - BigInt(MAX_TX_INPUTS) * 10_000n,
+  });
+  // Too little in all of them: insufficient, as before, counting every coin.
+  const tooMuch = BigInt(MAX_TX_INPUTS + 10) * 10_000n;
+  const short = selectCoins(small, tooMuch, fee, DUST);
+  assert.deepEqual(short, {
+    ok: false,
+    reason: "insufficient_funds",
+    short: tooMuch + fee(small.length, 1) - sum(small),
+  });
 });

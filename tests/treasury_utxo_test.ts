@@ -7,7 +7,9 @@
  */
 import assert from "node:assert/strict";
 import { intentOf } from "../actors/transition.ts";
-import { TREASURY_CANNOT_FUND } from "../actors/treasury_steps.ts";
+import { TREASURY_CANNOT_FUND, TREASURY_TOO_FRAGMENTED } from "../actors/treasury_steps.ts";
+import { consolidate, treasuryTick } from "../actors/sweeper.ts";
+import { MAX_TX_INPUTS } from "../chains/shared/coin_select.ts";
 import type { Outpoint } from "../chains/adapter.ts";
 import { NATIVE } from "../chains/catalog.ts";
 import { utxoFee } from "../chains/shared/utxo_fee.ts";
@@ -15,7 +17,7 @@ import { defaultSimOperatorAddress } from "../chains/sim/adapters.ts";
 import { CHANGE_INDEX } from "../chains/sim/utxo.ts";
 import { coinLocks } from "../kv/chain_state.ts";
 import { createMintWallet } from "../kv/mint_wallets.ts";
-import { readCoin, spendableCoins, spentBy } from "../kv/treasury.ts";
+import { addCoins, readCoin, spendableCoins, spentBy } from "../kv/treasury.ts";
 import { ensureUserWallet } from "../kv/user_wallets.ts";
 import { payoutTxs, stored } from "./support/chain_facts.ts";
 import { allOrders, SIM_DESTINATION, simBurnOrders, stepNow } from "./support/burns.ts";
@@ -189,6 +191,58 @@ Deno.test("doge treasury: a below-minimum deposit fails its order but its coin i
     assert.equal((await allOrders(p.kv)).length, before);
     assert.equal((await spendableCoins(p.kv, "doge")).length, 1);
     assert.equal(await l.balance("sim-doge-deposit-0", "native"), small + dust);
+  } finally {
+    await p.close();
+  }
+});
+
+Deno.test("doge treasury: enough only in more coins than one transaction may spend: the burn waits saying so, and is paid once the operator consolidates", async () => {
+  const p = await handPipeline({ utxoGenesis: 0n });
+  try {
+    // MAX_TX_INPUTS + 10 coins of 1 DOGE each at our change address: enough, but only in more than one transaction
+    // may spend.
+    const l = p.sim.ledger("doge");
+    const coins = [];
+    for (let i = 0; i < MAX_TX_INPUTS + 10; i++) {
+      const outpoint = await l.ensureGenesisOutput(HOT, DOGE, i);
+      coins.push({
+        chain: "doge" as const,
+        outpoint,
+        address: HOT,
+        derivationIndex: 0,
+        amount: DOGE,
+        height: 0,
+        coinbase: false,
+      });
+    }
+    await addCoins(p.kv, coins);
+    const burn = BigInt(MAX_TX_INPUTS + 5);
+    const { ids: [id] } = await simBurnOrders(p, "doge", OWNER, 1, burn * 10n ** 18n);
+    assert.equal(await stepNow(p, id), "moved"); // confirmed
+    assert.equal(await stepNow(p, id), "waiting");
+    const waiting = await stored(p.kv, id);
+    assert.equal(waiting.status, "processing");
+    assert.equal(waiting.details.heldReason, TREASURY_TOO_FRAGMENTED);
+    assert.equal(intentOf(waiting), undefined, "nothing signed: such a payout could never be recorded");
+
+    // The operator consolidates MAX_TX_INPUTS of them into one coin; the burn then goes out from it.
+    const started = await consolidate(p.kv, p.ctx.chains, "doge", p.ctx.settings.confirmations("doge"), {
+      maxInputs: MAX_TX_INPUTS,
+      minInputs: 2,
+      by: "ops",
+      now: p.ctx.now(),
+      fee: p.ctx.settings.utxoFee("doge"),
+    });
+    assert.equal(started.kind, "started");
+    const ticks = [];
+    for (let i = 0; i < 10 && ticks.at(-1) !== "completed"; i++) {
+      await l.sealBlock();
+      ticks.push(await treasuryTick(p.ctx, "doge", "test", 60_000));
+    }
+    assert.equal(ticks.at(-1), "completed", ticks.join(", "));
+    const paid = await payOut(p, id);
+    assert.equal(paid.details.heldReason, undefined);
+    assert.equal(await l.balance(SIM_DESTINATION.doge, "native"), burn * DOGE);
   } finally {
     await p.close();
   }

@@ -3,6 +3,7 @@
  * the resolution of a coin held after a reorg past finality (kv/treasury.ts `CoinHold`). Each appends its audit entry
  * in the commit that makes the change.
  */
+import { MAX_TX_INPUTS } from "../../chains/shared/coin_select.ts";
 import { z } from "zod";
 import { UTXO_CHAINS } from "../../chains/catalog.ts";
 import { appendAudit } from "../../kv/audit.ts";
@@ -11,8 +12,11 @@ import { consolidate } from "../sweeper.ts";
 import { ConsolidationSchema } from "./treasury.ts";
 import { defineOp, OpError } from "./op.ts";
 
-/** Coins merged by one consolidation unless `maxInputs` says otherwise (a transaction well under relay limits). */
-export const DEFAULT_CONSOLIDATION_MAX_INPUTS = 50;
+/**
+ * Coins merged by one consolidation unless `maxInputs` says otherwise: the most one transaction of ours spends
+ * (chains/shared/coin_select.ts `MAX_TX_INPUTS`: its recording atomic checks each coin's lock).
+ */
+export const DEFAULT_CONSOLIDATION_MAX_INPUTS = MAX_TX_INPUTS;
 const DEFAULT_CONSOLIDATION_MIN_INPUTS = 2;
 
 const utxoChain = z.enum(UTXO_CHAINS, { error: `must be one of ${UTXO_CHAINS.join(", ")}` })
@@ -39,6 +43,13 @@ export const utxoConsolidate = defineOp({
     // Compared only when both are valid counts (their own issues say what is wrong otherwise).
     if (COUNT.test(max) && COUNT.test(min) && Number(min) > Number(max)) {
       ctx.addIssue({ code: "custom", path: ["minInputs"], message: "must not exceed --max-inputs" });
+    }
+    if (COUNT.test(max) && Number(max) > MAX_TX_INPUTS) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["maxInputs"],
+        message: `must not exceed ${MAX_TX_INPUTS}, the most coins one transaction of ours spends`,
+      });
     }
   }),
   output: z.discriminatedUnion("kind", [

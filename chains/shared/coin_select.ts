@@ -33,7 +33,21 @@ export type Selection<C extends SelectableCoin> =
     dustToFee: bigint;
   }
   /** Not enough coins: `short` more would fund it (with the fee of spending every coin). The payout waits. */
-  | { ok: false; reason: "insufficient_funds"; short: bigint };
+  | { ok: false; reason: "insufficient_funds"; short: bigint }
+  /**
+   * Enough coins, but not in MAX_TX_INPUTS of them: the largest MAX_TX_INPUTS fall `short`. The payout waits for a
+   * consolidation (`deno task admin utxo consolidate`) or a larger deposit.
+   */
+  | { ok: false; reason: "too_many_inputs"; short: bigint };
+
+/**
+ * The most coins one of our transactions spends (a payout, a refund, a consolidation). The atomic that records it
+ * checks each coin's lock, and a Deno KV atomic takes at most 100 checks (DESIGN.md, Deno KV limits) with the
+ * record's own checks beside them: past this a transaction could never be recorded, and its order would wait for
+ * ever. The simulated ledger's own submission checks two keys per input (chains/sim/ledger.ts `addSpends`), so 40
+ * keeps it under the limit too. Also far under every node's standard transaction size.
+ */
+export const MAX_TX_INPUTS = 40;
 
 /** One payout output, plus the change output when there is change. */
 const PAYOUT_OUTPUTS = 1;
@@ -68,7 +82,9 @@ export function selectCoins<C extends SelectableCoin>(
 
   const ordered = [...coins].sort(largestFirst);
   let total = 0n;
-  for (let n = 1; n <= ordered.length; n++) {
+  // Largest first: if the largest MAX_TX_INPUTS coins cannot pay, no MAX_TX_INPUTS coins can.
+  const most = Math.min(ordered.length, MAX_TX_INPUTS);
+  for (let n = 1; n <= most; n++) {
     total += ordered[n - 1].amount;
     const inputs = ordered.slice(0, n);
     const withChange = total - amount - feeOf(n, PAYOUT_OUTPUTS + 1);
@@ -79,7 +95,11 @@ export function selectCoins<C extends SelectableCoin>(
     const left = total - amount - noChangeFee;
     if (left >= 0n) return { ok: true, inputs, change: null, fee: total - amount, dustToFee: left };
   }
-  return { ok: false, reason: "insufficient_funds", short: amount + feeOf(ordered.length, PAYOUT_OUTPUTS) - total };
+  const all = ordered.reduce((sum, c) => sum + c.amount, 0n);
+  if (ordered.length > MAX_TX_INPUTS && all - amount - feeOf(ordered.length, PAYOUT_OUTPUTS) >= 0n) {
+    return { ok: false, reason: "too_many_inputs", short: amount + feeOf(most, PAYOUT_OUTPUTS) - total };
+  }
+  return { ok: false, reason: "insufficient_funds", short: amount + feeOf(ordered.length, PAYOUT_OUTPUTS) - all };
 }
 
 function largestFirst(a: SelectableCoin, b: SelectableCoin): number {

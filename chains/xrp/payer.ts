@@ -247,9 +247,14 @@ export function xrpPayer(
       // Accepted, queued, held for an earlier Sequence, or applied as a failure that still takes the fee: sent.
       if (code === "tesSUCCESS" || code.startsWith("ter") || code.startsWith("tec") || code === "tefALREADY") return;
       if (code === "tefPAST_SEQ" || code === "tefMAX_LEDGER") {
-        // Already applied (this very transaction used the Sequence) is success; otherwise txStatus proves it dead.
+        // Already applied (this very transaction used the Sequence) is success. Otherwise it can never apply, and
+        // that is the ordinary way to its proof of death (a resend after downtime past its LastLedgerSequence):
+        // transient for the caller, which waits for `txStatus` to prove it dead from the validated ledgers.
         if (await known(tx.txHash)) return;
-        throw new Error(`xrp submit of ${tx.txHash} answered ${code}: ${r.engine_result_message ?? ""}`);
+        throw new TransientChainError(
+          `xrp submit of ${tx.txHash} answered ${code}: ${r.engine_result_message ?? ""}; it can never apply, and ` +
+            "is proven dead from the validated ledgers",
+        );
       }
       if (code.startsWith("tel")) {
         throw new TransientChainError(`xrp submit of ${tx.txHash} answered ${code} (local to the node): will retry`);

@@ -6,7 +6,7 @@
  */
 import type { EvmMinter } from "../chains/adapter.ts";
 import type { EvmChain, UAsset } from "../chains/catalog.ts";
-import { clearAlert, getAlert, raiseAlert } from "../kv/alerts.ts";
+import { clearAlert, raiseAlert } from "../kv/alerts.ts";
 import type { PipelineContext } from "./context.ts";
 
 /** The alert's subject: one per chain and uAsset. */
@@ -38,7 +38,7 @@ export async function checkMinterAllowance(
         `before mints start to wait (README "Minter allowance")`,
       now: ctx.now(),
     });
-  } else if (await getAlert(ctx.kv, "minter_allowance_low", subject)) {
-    await clearAlert(ctx.kv, "minter_allowance_low", subject);
+  } else {
+    await clearAlert(ctx.kv, "minter_allowance_low", subject); // reads it first: nothing written when there is none
   }
 }

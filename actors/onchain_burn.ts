@@ -29,7 +29,7 @@ import { getOrder } from "../kv/orders.ts";
 import { newOrderId } from "../model/order.ts";
 import { InvalidRecordError, sentTxIn } from "../model/sent_tx.ts";
 import { BURN_POLICY } from "./follow_up.ts";
-import { followSentTx } from "./sent_tx.ts";
+import { followDepsOf, followSentTx } from "./sent_tx.ts";
 import { acquireLease } from "../kv/pipeline.ts";
 import type { PipelineContext } from "./context.ts";
 
@@ -272,7 +272,7 @@ async function driveBatch(
     return "resigned";
   }
   const followed = await followSentTx(
-    { kv: ctx.kv, chains: ctx.chains, now: ctx.now(), log: (m) => ctx.log(m) },
+    followDepsOf(ctx),
     sentTxIn(attempt),
     {
       required: ctx.settings.confirmations(chain),

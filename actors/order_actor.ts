@@ -53,7 +53,7 @@ import type { OrderErrorKind } from "../messages.ts";
 import { depositCoinEffect } from "./treasury_steps.ts";
 import { type Intent, intentOf, isTerminal, type OrderEvent, transition } from "./transition.ts";
 import { ORDER_POLICY } from "./follow_up.ts";
-import { followSentTx } from "./sent_tx.ts";
+import { followDepsOf, followSentTx } from "./sent_tx.ts";
 import { checkMinterAllowance } from "./minter_allowance.ts";
 import { redactUrls } from "../chains/shared/redact.ts";
 import { WAKE, type WakeMessage } from "./wake.ts";
@@ -401,7 +401,7 @@ function senderFor(ctx: PipelineContext, chain: Intent["chain"]): ChainSender {
 /** The recorded transaction, followed by the one driver (actors/sent_tx.ts) under the order policy. */
 async function decideSent(ctx: PipelineContext, order: Order): Promise<Decision> {
   const intent = intentOf(order)!;
-  const followed = await followSentTx(deps(ctx), intent, {
+  const followed = await followSentTx(followDepsOf(ctx), intent, {
     required: ctx.settings.confirmations(intent.chain),
     policy: ORDER_POLICY,
     sender: senderFor(ctx, intent.chain),
@@ -423,10 +423,6 @@ async function decideSent(ctx: PipelineContext, order: Order): Promise<Decision>
       return { kind: "wait", ms, ...observed(order, intent, ctx.now(), s.state, confirmations) };
     }
   }
-}
-
-function deps(ctx: PipelineContext) {
-  return { kv: ctx.kv, chains: ctx.chains, now: ctx.now(), log: (m: string) => ctx.log(m) };
 }
 
 /**

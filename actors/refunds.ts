@@ -28,7 +28,7 @@ import { acquireLease } from "../kv/pipeline.ts";
 import type { RecordedSource } from "./refund_create.ts";
 import type { PipelineContext, PipelineSettings } from "./context.ts";
 import { REFUND_POLICY } from "./follow_up.ts";
-import { followSentTx } from "./sent_tx.ts";
+import { followDepsOf, followSentTx } from "./sent_tx.ts";
 import { prepareFundedPayout } from "./payout_funding.ts";
 
 export type RefundStepOutcome = "moved" | "waiting" | "done" | "conflict" | "missing";
@@ -234,7 +234,7 @@ async function decideSent(ctx: PipelineContext, refund: Refund): Promise<Step> {
   const intent = refund.intent!;
   const blockMs = ctx.settings.blockMs(intent.chain);
   const followed = await followSentTx(
-    { kv: ctx.kv, chains: ctx.chains, now: ctx.now(), log: (m) => ctx.log(m) },
+    followDepsOf(ctx),
     intent,
     {
       required: ctx.settings.confirmations(intent.chain),

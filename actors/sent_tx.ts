@@ -14,7 +14,7 @@
  * - a final failure or a death releases what the transaction held, coins and hot-wallet hold alike (row 13);
  * - a recorded transaction without bytes (an adopted on-chain mint) is only ever looked at (row 8).
  */
-import type { Chains, ChainSender, TxStatus } from "../chains/adapter.ts";
+import type { Chains, ChainSender, DeathProof, TxStatus } from "../chains/adapter.ts";
 import { ReplacementMismatchError } from "../chains/effects.ts";
 import { raiseAlert } from "../kv/alerts.ts";
 import type { SentTx } from "../model/sent_tx.ts";
@@ -27,7 +27,7 @@ import {
   type SentTxEffect,
 } from "../model/sent_tx_effects.ts";
 import { type FailedProof, type FollowUp, followUp, type FollowUpPolicy } from "./follow_up.ts";
-import type { DeathProof } from "../chains/adapter.ts";
+import type { PipelineContext } from "./context.ts";
 
 export interface FollowOptions {
   /** Confirmations its chain requires here. */
@@ -51,6 +51,11 @@ export interface FollowDeps {
   chains: Chains;
   now: Date;
   log?: (msg: string) => void;
+}
+
+/** What a pipeline step hands the driver: its store, its chains, the step's time and its log. */
+export function followDepsOf(ctx: Pick<PipelineContext, "kv" | "chains" | "now" | "log">): FollowDeps {
+  return { kv: ctx.kv, chains: ctx.chains, now: ctx.now(), log: (m) => ctx.log(m) };
 }
 
 /** An answer about a transaction that is not dead: the only ones a waiting step has. */

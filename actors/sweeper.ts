@@ -48,7 +48,7 @@ import {
 } from "../kv/treasury.ts";
 import type { PipelineContext } from "./context.ts";
 import { CONSOLIDATION_POLICY, SWEEP_POLICY } from "./follow_up.ts";
-import { followSentTx } from "./sent_tx.ts";
+import { followDepsOf, followSentTx } from "./sent_tx.ts";
 
 /** Marks looked at per tick and chain; the rest wait for the next tick. */
 export const SWEEPS_PER_TICK = 50;
@@ -168,7 +168,7 @@ async function driveSweep(
   due: Deno.KvEntry<SweepDue>,
 ): Promise<SweepStep> {
   const followed = await followSentTx(
-    { kv: ctx.kv, chains: ctx.chains, now: ctx.now(), log: (m) => ctx.log(m) },
+    followDepsOf(ctx),
     sentTxIn(sweep),
     {
       required: ctx.settings.confirmations(chain),

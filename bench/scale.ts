@@ -1,0 +1,103 @@
+/**
+ * What watching costs (docs/scan-budget.md): for every native chain, its local protocol server serves mainnet-sized
+ * blocks (the shapes and the mainnet rates are cited in each chain's module, bench/scale/<chain>.ts) in a process of
+ * its own, and the whole service in another process catches up on them with the real watcher over HTTP
+ * (bench/support/scale.ts). Prints per chain: blocks per second end to end and the ratio to mainnet's rate (goal: at
+ * least 5x), peak RSS of the service during the catch-up (goal: at most 300 MB), and requests and bytes per block,
+ * per day at mainnet's rate; and that every hidden deposit became exactly one order. Figures only.
+ *
+ * Run: deno task bench:scale   (BENCH_CHAINS=sol,xrp,sui,doge,zec; BENCH_BLOCKS=N overrides every chain's default
+ *   count, e.g. BENCH_BLOCKS=500 for a quick look; BENCH_V8_FLAGS=--max-old-space-size=160 for the watching runs)
+ */
+import type { ScaleFigures, ServedLedger } from "./support/scale.ts";
+
+const CHAINS = (Deno.env.get("BENCH_CHAINS") ?? "sol,xrp,sui,doge,zec").split(",").map((c) => c.trim());
+const V8_FLAGS = Deno.env.get("BENCH_V8_FLAGS") ? [`--v8-flags=${Deno.env.get("BENCH_V8_FLAGS")}`] : [];
+const DAY = 86_400;
+
+function moduleOf(chain: string): string {
+  return new URL(`./scale/${chain}.ts`, import.meta.url).pathname;
+}
+
+/** The chain's server process, and the ledger it printed first. */
+async function serve(chain: string): Promise<[Deno.ChildProcess, ServedLedger]> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", "--unstable-kv", moduleOf(chain)],
+    env: { BENCH_ROLE: "serve" },
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let first = "";
+  while (!first.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`${chain}: the server process ended before it served`);
+    first += value;
+  }
+  reader.releaseLock();
+  return [child, JSON.parse(first.split("\n")[0])];
+}
+
+async function watch(chain: string, ledger: ServedLedger): Promise<ScaleFigures> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", "--unstable-kv", "--unstable-cron", ...V8_FLAGS, moduleOf(chain)],
+    env: { BENCH_ROLE: "watch", BENCH_LEDGER: JSON.stringify(ledger) },
+    stdout: "piped",
+    stderr: "inherit",
+  }).output();
+  if (!out.success) throw new Error(`${chain}: the watching run failed`);
+  return JSON.parse(new TextDecoder().decode(out.stdout).trim().split("\n").at(-1)!);
+}
+
+const mib = (n: number) => (n / 2 ** 20).toFixed(0);
+const row = (cells: (string | number)[]) => `| ${cells.join(" | ")} |`;
+const thousands = (n: number) => Math.round(n).toLocaleString("en-US");
+
+const results: ScaleFigures[] = [];
+for (const chain of CHAINS) {
+  const [server, ledger] = await serve(chain);
+  try {
+    console.log(`${chain}: ${ledger.end - ledger.start} blocks served, ${ledger.shape}`);
+    results.push(await watch(chain, ledger));
+  } finally {
+    server.kill("SIGTERM");
+    await server.status;
+  }
+}
+
+console.log();
+console.log(row([
+  "chain",
+  "blocks",
+  "blocks/s",
+  "mainnet blocks/s",
+  "ratio",
+  "peak RSS MiB",
+  "RSS at start MiB",
+  "requests/block",
+  "KiB/block",
+  "requests/day",
+  "GiB/day",
+  "deposits credited",
+]));
+console.log(row(["---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:"]));
+for (const f of results) {
+  const rate = f.blocks / (f.ms / 1000);
+  const perDay = f.realBlocksPerSecond * DAY / f.blocks;
+  console.log(row([
+    f.chain,
+    thousands(f.blocks),
+    rate.toFixed(1),
+    f.realBlocksPerSecond,
+    `${(rate / f.realBlocksPerSecond).toFixed(1)}x`,
+    mib(f.peakRss),
+    mib(f.startRss),
+    (f.requests / f.blocks).toFixed(2),
+    (f.bytes / f.blocks / 1024).toFixed(1),
+    thousands(f.requests * perDay),
+    (f.bytes * perDay / 2 ** 30).toFixed(1),
+    `${f.credited}/${f.deposits}`,
+  ]));
+}
+console.log();
+for (const f of results) console.log(`${f.chain}: ${f.shape}; mainnet: ${f.source}`);

@@ -1,0 +1,185 @@
+/**
+ * What bench/scale.ts needs from each chain, and the one catch-up it runs for all of them (docs/scan-budget.md).
+ *
+ * A chain's module (bench/scale/<chain>.ts) supplies a `ScaleChain`: how to serve mainnet-sized blocks on its local
+ * protocol server (with deposits to our first deposit addresses hidden in them) and how to build its live reader. The
+ * harness runs three processes per chain: the server (`BENCH_ROLE=serve`, its first stdout line a `ServedLedger`),
+ * then the watching run (`BENCH_ROLE=watch`): the whole service (a test server: HTTP, KV, services; its pipeline
+ * stopped) whose watcher for that chain is driven tick after tick with the live reader, from the ledger's start to its
+ * end, as a draining cron run or a long-running process calls it. Requests and answer bytes are counted on the wire
+ * (every `fetch` to the server's origin), the RSS sampled every 20 ms, the deposits' orders counted at the end.
+ */
+import { watchOnce } from "../../actors/watcher.ts";
+import type { PipelineContext } from "../../actors/context.ts";
+import type { ChainReader } from "../../chains/adapter.ts";
+import type { ChainSymbol, NativeChain } from "../../chains/catalog.ts";
+import { Signer } from "../../chains/signer.ts";
+import { listOrders } from "../../kv/orders.ts";
+import { type Cursor, cursorKey } from "../../kv/pipeline.ts";
+import { depositAddress, FAST_PIPELINE, partner } from "../../tests/support/pipeline.ts";
+import { startTestServer } from "../../tests/support/server.ts";
+
+/** Test-only mnemonic (public): the watching run's master mnemonic, so the server knows our deposit addresses. */
+export const SCALE_MNEMONIC = "test test test test test test test test test test test junk";
+export const scaleSigner = Signer.fromMnemonic(SCALE_MNEMONIC);
+
+/** What a chain's server process prints first: where it serves and what it holds. */
+export interface ServedLedger {
+  url: string;
+  /** The block before the first one to scan (the watcher's cursor starts here). */
+  start: number;
+  /** The last block the watcher must reach (final on the server). */
+  end: number;
+  /** Deposits to our deposit address index 0, each of `amount` base units (a decimal string). */
+  deposits: { count: number; amount: string };
+  /** Free text: the block shape served (transactions per block, bytes per block). */
+  shape: string;
+}
+
+export interface ScaleChain {
+  chain: NativeChain;
+  /** Mainnet blocks (slots, ledgers, checkpoints) per second, and where that figure comes from. */
+  realBlocksPerSecond: number;
+  source: string;
+  /** Blocks to catch up on by default (a day where a day fits this machine; BENCH_BLOCKS overrides). */
+  defaultBlocks: number;
+  /** Starts the server with `blocks` mainnet-sized blocks after `start`, deposits to `ours` hidden among them. */
+  serve(blocks: number, ours: string): Promise<ServedLedger>;
+  /** The live reader on `url`, as the service builds it. */
+  reader(url: string): ChainReader;
+}
+
+export interface ScaleFigures {
+  chain: NativeChain;
+  blocks: number;
+  ms: number;
+  realBlocksPerSecond: number;
+  requests: number;
+  bytes: number;
+  startRss: number;
+  peakRss: number;
+  ticks: number;
+  deposits: number;
+  credited: number;
+  shape: string;
+  source: string;
+}
+
+/** The process's RSS before `fn` and its peak while `fn` runs, sampled every 20 ms. */
+export async function withPeakRss<T>(fn: () => Promise<T>): Promise<[T, number, number]> {
+  const start = Deno.memoryUsage().rss;
+  let peak = start;
+  const timer = setInterval(() => peak = Math.max(peak, Deno.memoryUsage().rss), 20);
+  try {
+    const out = await fn();
+    return [out, Math.max(peak, Deno.memoryUsage().rss), start];
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/**
+ * Counts every `fetch` to `origin` and the bytes of its answers as the caller reads them (the body is passed through a
+ * counting stream, so nothing is buffered here). Returns the counters and a function that puts `fetch` back.
+ */
+export function countFetches(origin: string) {
+  const counts = { requests: 0, bytes: 0 };
+  const original = globalThis.fetch;
+  globalThis.fetch = async (input: RequestInfo | URL, init?: RequestInit) => {
+    const url = input instanceof Request ? input.url : String(input);
+    const res = await original(input, init);
+    if (!url.startsWith(origin) || !res.body) return res;
+    counts.requests++;
+    const counted = res.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, ctl) {
+          counts.bytes += chunk.byteLength;
+          ctl.enqueue(chunk);
+        },
+      }),
+    );
+    return new Response(counted, { status: res.status, statusText: res.statusText, headers: res.headers });
+  };
+  return { counts, restore: () => globalThis.fetch = original };
+}
+
+/** The watching run: the whole service, its `spec.chain` watcher driven from `ledger.start` to `ledger.end`. */
+export async function watchCatchUp(spec: ScaleChain, ledger: ServedLedger): Promise<ScaleFigures> {
+  const mnemonicFile = await Deno.makeTempFile({ prefix: "bench-scale-mnemonic-" });
+  await Deno.writeTextFile(mnemonicFile, SCALE_MNEMONIC, { mode: 0o600 });
+  await Deno.chmod(mnemonicFile, 0o600);
+  const server = await startTestServer({ ...FAST_PIPELINE, MASTER_MNEMONIC_FILE: mnemonicFile });
+  await server.pipeline!.stop();
+  const chain = spec.chain;
+  try {
+    const running = server.services.pipeline!;
+    const reader = spec.reader(ledger.url);
+    const ctx: PipelineContext = {
+      ...running,
+      chains: { ...running.chains, reader: (c: ChainSymbol) => c === chain ? reader : running.chains.reader(c) },
+    };
+    const { wallet, token } = await partner(server);
+    const address = await depositAddress(server, token, chain, "base");
+    const expected = scaleSigner.address(chain, 0);
+    if (address !== expected) throw new Error(`the first ${chain} deposit address is ${address}, not ${expected}`);
+    const hash = await reader.blockHash(ledger.start);
+    if (typeof hash !== "string") throw new Error(`${chain}: no block at the ledger's start ${ledger.start}`);
+    await ctx.kv.set(cursorKey(chain), { number: ledger.start, hash } satisfies Cursor);
+    const wire = countFetches(new URL(ledger.url).origin);
+    let ticks = 0;
+    const t0 = performance.now();
+    try {
+      const [, peakRss, startRss] = await withPeakRss(async () => {
+        for (let at = ledger.start; at < ledger.end; ticks++) {
+          const r = await watchOnce(ctx, chain, "bench", 60_000, { batchCursorMs: 60_000 });
+          if (r.scannedTo === null || r.scannedTo <= at) {
+            throw new Error(`${chain}: the watcher did not move from ${at}`);
+          }
+          at = r.scannedTo;
+        }
+      });
+      const ms = performance.now() - t0;
+      const orders = (await listOrders(ctx.kv, wallet.toLowerCase(), { limit: 1000, offset: 0 })).orders;
+      return {
+        chain,
+        blocks: ledger.end - ledger.start,
+        ms,
+        realBlocksPerSecond: spec.realBlocksPerSecond,
+        requests: wire.counts.requests,
+        bytes: wire.counts.bytes,
+        startRss,
+        peakRss,
+        ticks,
+        deposits: ledger.deposits.count,
+        credited: orders.filter((o) => o.type === "mint" && o.amount === ledger.deposits.amount).length,
+        shape: ledger.shape,
+        source: spec.source,
+      };
+    } finally {
+      wire.restore();
+    }
+  } finally {
+    await server.close();
+    await Deno.remove(mnemonicFile);
+  }
+}
+
+/**
+ * The entry of a chain's module: `BENCH_ROLE=serve` serves and prints its `ServedLedger`, then waits to be killed;
+ * `BENCH_ROLE=watch` catches up on `BENCH_LEDGER` and prints its `ScaleFigures` as its last line.
+ */
+export async function scaleMain(spec: ScaleChain): Promise<void> {
+  const role = Deno.env.get("BENCH_ROLE");
+  if (role === "serve") {
+    const blocks = Number(Deno.env.get("BENCH_BLOCKS") ?? spec.defaultBlocks);
+    if (!Number.isSafeInteger(blocks) || blocks <= 0) throw new Error("BENCH_BLOCKS must be a positive integer");
+    console.log(JSON.stringify(await spec.serve(blocks, scaleSigner.address(spec.chain, 0))));
+    await new Promise(() => {}); // served until killed
+  } else if (role === "watch") {
+    const figures = await watchCatchUp(spec, JSON.parse(Deno.env.get("BENCH_LEDGER")!));
+    console.log(JSON.stringify(figures, (_k, v) => typeof v === "bigint" ? v.toString() : v));
+    Deno.exit(0);
+  } else {
+    throw new Error(`run through bench/scale.ts (BENCH_ROLE is ${role ?? "unset"})`);
+  }
+}

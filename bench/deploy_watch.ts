@@ -9,7 +9,7 @@
  * reads as much as its budget lets it. Prints per run: slots and MiB read, seconds, and the process's peak RSS (sampled
  * every 20 ms, and the kernel's high-water mark, VmHWM); then what a run reads against mainnet's 150 slots a minute.
  *
- * Run: deno run --allow-all --unstable-kv --unstable-cron bench/deploy_watch.ts
+ * Run: deno task bench:deploy-watch
  *   BENCH_BLOCKS=600 (slots served), WATCH_BYTES_PER_RUN / CRON_RUN_MS (the service's budgets, as configured there),
  *   BENCH_V8_FLAGS=--max-old-space-size=... for the service process.
  */

@@ -34,8 +34,9 @@ export interface WatchConfig {
 
 const MiB = 1024 * 1024;
 /**
- * 256 MiB: what a deploy-mode cron run reads in about 5 s on the development machine (bench/deploy_watch.ts), far within
- * the run's 45 s; a minute of every chain but Solana (chains/watch_volume.ts) is under 2% of it.
+ * 256 MiB: a deploy-mode cron run reading it took 2 to 3.5 s on the development machine at a peak RSS of 292-335 MiB
+ * (bench/deploy_watch.ts; README "What watches where"), far within the run's 45 s and a Deploy isolate's 512 MB; a
+ * minute of every chain but Solana (chains/watch_volume.ts) is under 3% of it.
  */
 export const DEFAULT_WATCH_BYTES_PER_RUN = 256 * MiB;
 /** A minute of a chain's mainnet volume must fit a cron run's byte budget this many times. */

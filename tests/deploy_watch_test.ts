@@ -11,7 +11,7 @@
  *   byte budget with its cursor stored, each next run goes on from there, and the hidden deposit is credited once.
  */
 import assert from "node:assert/strict";
-import { buildServices, pipelineRuntime } from "../app.ts";
+import { buildServices, createApp, pipelineRuntime } from "../app.ts";
 import { loadConfig } from "../config/env.ts";
 import { chainPlan } from "../config/chain_mode.ts";
 import { checkWatchPlan, DEFAULT_WATCH_BYTES_PER_RUN, loadWatchConfig, watchedChains } from "../config/watch_plan.ts";
@@ -153,10 +153,8 @@ Deno.test("on a Solana-RPC-shaped server: deploy-mode cron runs stop at their by
     MASTER_MNEMONIC: "test test test test test test test test test test test junk",
   });
   const services = await buildServices(config);
-  services.pipeline!.log = () => {};
   const logs: string[] = [];
   services.pipeline!.log = (m: string) => void logs.push(m);
-  const { createApp } = await import("../app.ts");
   const http = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, createApp(services).fetch);
   const server: TestServer = {
     url: `http://127.0.0.1:${http.addr.port}`,

@@ -29,6 +29,7 @@ import { defaultSimOperatorAddress } from "./chains/sim/adapters.ts";
 import { seedSimUtxoGenesis } from "./actors/treasury_steps.ts";
 import { type ChainPlan, chainPlan, DEVNET_CHAIN_ID, proveChainNodes } from "./config/chain_mode.ts";
 import { PipelineRuntime } from "./actors/runtime.ts";
+import { checkWatchPlan, watchedChains } from "./config/watch_plan.ts";
 import { CRON_LEASE_MS } from "./actors/cron.ts";
 import { SimLedger } from "./chains/sim/ledger.ts";
 import { orderRoutes, orderRoutesPrefetch } from "./routes/orders.ts";
@@ -48,6 +49,12 @@ import type { Services } from "./routes/services.ts";
 export async function buildServices(config: Config, secrets?: Secrets): Promise<Services> {
   // Refused before anything is opened: a mode that would mix live and simulated chains unsafely never starts.
   const plan = chainPlan(config.chainMode, config.evm, config.utxo, config.account);
+  // A chain this process cannot keep up with (deploy mode's cron budget) is refused here too, saying what to do instead.
+  checkWatchPlan(config.watch, config.runtimeMode, {
+    mode: plan.mode,
+    enabled: plan.enabled,
+    live: [...plan.live, ...plan.liveUtxo, ...plan.liveAccount],
+  });
   // Every live node is asked which chain it serves (devnet: anvil, regtest, no mainnet; live: native mainnet) before
   // anything starts.
   await proveChainNodes(plan, config.evm, config.utxo, config.account);
@@ -205,6 +212,10 @@ export function pipelineRuntime(s: Services): PipelineRuntime | null {
       backoffBaseMs: s.config.webhookBackoffBaseMs,
     },
     hasPending: (chain) => new SimLedger(kv, chain).hasPending(),
+    watchChains: watchedChains(s.config.watch, s.chainPlan.enabled),
+    cronRunMs: s.config.watch.cronRunMs,
+    watchBytesPerRun: s.config.watch.bytesPerRun,
+    lagAlertMs: s.config.watch.lagAlertMs,
     // Deploy mode: cron runs once a minute in whatever isolate; a lease outlives a run, not the period.
     ...(s.config.runtimeMode === "deploy" ? { leaseMs: CRON_LEASE_MS, idleLeaseMs: CRON_LEASE_MS } : {}),
   });

@@ -25,7 +25,10 @@ export type CronRegister = (name: string, schedule: string, handler: () => Promi
 
 /** The cron period: every schedule below is once a minute except housekeeping. */
 export const CRON_PERIOD_MS = 60_000;
-/** What one cron run of a group may spend before it leaves the rest for the next run. */
+/**
+ * What one cron run of a group may spend before it leaves the rest for the next run, unless `CRON_RUN_MS` says
+ * (config/watch_plan.ts); a watcher's run also stops at its byte budget (`WATCH_BYTES_PER_RUN`).
+ */
 export const CRON_BUDGET_MS = 45_000;
 /**
  * The lease a cron run takes (deploy mode): longer than its budget, shorter than the period, so the next minute's
@@ -48,13 +51,13 @@ export function cronJobs(
   runtime: PipelineRuntime | null | Promise<PipelineRuntime | null>,
   opts: { budgetMs?: number } = {},
 ): CronJob[] {
-  const budgetMs = opts.budgetMs ?? CRON_BUDGET_MS;
   return TICK_GROUPS.map((group) => ({
     name: `pipeline-${group}`,
     schedule: SCHEDULES[group],
     handler: async () => {
       const r = await runtime;
-      if (r) await r.runGroup(group, budgetMs);
+      // The runtime's own budget (`CRON_RUN_MS`) is known only once the configuration is read.
+      if (r) await r.runGroup(group, opts.budgetMs ?? r.cronRunMs ?? CRON_BUDGET_MS);
     },
   }));
 }

@@ -56,6 +56,14 @@ export interface RuntimeOptions {
   idleLeaseMs?: number;
   /** A watcher with nothing recorded stores its cursor at most this often (default 60 s). */
   batchCursorMs?: number;
+  /** The chains whose watcher this process runs (config/watch_plan.ts `WATCH_CHAINS`); unset, every enabled one. */
+  watchChains?: readonly ChainSymbol[];
+  /** The time budget of a cron run (`CRON_RUN_MS`); unset, actors/cron.ts `CRON_BUDGET_MS`. */
+  cronRunMs?: number;
+  /** Bytes one cron run of one chain's watcher may read (`WATCH_BYTES_PER_RUN`); unset, no byte budget. */
+  watchBytesPerRun?: number;
+  /** How long a watcher stays behind its threshold before `watcher_lagging` is raised (actors/watcher_lag.ts). */
+  lagAlertMs?: number;
 }
 
 /** The idle lease: renewed when half is left, so once a minute per chain. */
@@ -96,6 +104,7 @@ export class PipelineRuntime {
       // At most a minute, and at most 100 blocks of a fast sim chain: what a crash makes a watcher rescan.
       batchCursorMs: opts.batchCursorMs ?? Math.min(BATCH_CURSOR_MS, 100 * (opts.blockMs ?? 1000)),
       stuckAfterMs: 15 * 60_000,
+      lagAlertMs: opts.lagAlertMs,
     };
     const host: TickHost = {
       ctx,
@@ -107,6 +116,7 @@ export class PipelineRuntime {
       eventsMs: opts.eventsMs ?? 50,
       webhooks: this.webhooks,
       blockChains: opts.blockChains ?? ALL_CHAINS,
+      watchChains: opts.watchChains,
       wake: (orderId) => this.wake(orderId),
       isInFlight: (orderId) => this.#inFlight.has(orderId),
       settle: (deadline) => this.#settle(deadline),
@@ -136,16 +146,22 @@ export class PipelineRuntime {
     this.#cronOnly = true;
   }
 
+  /** The time budget of this process's cron runs (`CRON_RUN_MS`), when configured. */
+  get cronRunMs(): number | undefined {
+    return this.opts.cronRunMs;
+  }
+
   /**
-   * One cron invocation of a group: its ticks at once, each draining its work until done or `budgetMs` is spent.
-   * Errors are logged per tick; the next invocation retries.
+   * One cron invocation of a group: its ticks at once, each draining its work until done or `budgetMs` is spent (a
+   * watcher also until it has read `watchBytesPerRun`). Errors are logged per tick; the next invocation retries.
    */
   async runGroup(group: TickGroup, budgetMs: number): Promise<void> {
     if (!this.#running) return;
+    const bytes = group === "watch" ? this.opts.watchBytesPerRun : undefined;
     await Promise.all(
       this.ticks.filter((t) => t.group === group).map(async (tick) => {
         try {
-          await this.#runTick(tick, budgetMs, true);
+          await this.#runTick(tick, budgetMs, true, bytes);
         } catch (err) {
           if (this.#running) this.ctx.log(`${tick.name}: cron tick failed; the next one retries`, err);
         }
@@ -161,10 +177,10 @@ export class PipelineRuntime {
   }
 
   /** Runs `tick` unless it runs already in this process, in which case that run is awaited. */
-  #runTick(tick: Tick, budgetMs: number, drain: boolean): Promise<unknown> {
+  #runTick(tick: Tick, budgetMs: number, drain: boolean, bytes?: number): Promise<unknown> {
     const running = this.#tickRuns.get(tick.name);
     if (running) return running;
-    const b = budget(budgetMs, drain);
+    const b = budget(budgetMs, drain, bytes);
     this.#budgets.add(b);
     const run = tick.run(b).finally(() => {
       this.#tickRuns.delete(tick.name);

@@ -36,10 +36,15 @@ export interface Budget {
   deadline: number;
   /** Cron: work until nothing is left or the deadline passes. Loops: one slice, the next run comes soon. */
   drain: boolean;
+  /**
+   * Bytes a watcher's run may read, for readers that count them (`WATCH_BYTES_PER_RUN`, config/watch_plan.ts); the
+   * run stops after the step that reaches it. Infinity: no byte budget (the loops, whose steps are bounded already).
+   */
+  bytes: number;
 }
 
-export function budget(ms: number, drain: boolean): Budget {
-  return { deadline: performance.now() + ms, drain };
+export function budget(ms: number, drain: boolean, bytes = Infinity): Budget {
+  return { deadline: performance.now() + ms, drain, bytes };
 }
 
 export function outOfBudget(b: Budget): boolean {
@@ -65,6 +70,8 @@ export interface TickHost {
   readonly produceBlock?: (chain: ChainSymbol) => Promise<unknown>;
   /** Simulated chains this process produces blocks for. */
   readonly blockChains: readonly ChainSymbol[];
+  /** The chains whose watcher runs here (`WATCH_CHAINS`); unset, every enabled chain. */
+  readonly watchChains?: readonly ChainSymbol[];
   /** Whether a simulated chain has transactions waiting for a block. */
   readonly hasPending?: (chain: ChainSymbol) => Promise<boolean>;
   /** What reacts to each sequenced order event (webhook deliveries; kv/order_events.ts). */
@@ -92,6 +99,8 @@ export interface TickTiming {
   batchCursorMs: number;
   /** Orders due longer ago than this are reported by the checks tick. */
   stuckAfterMs: number;
+  /** A watcher behind its threshold this long raises `watcher_lagging` (actors/watcher_lag.ts); unset, its default. */
+  lagAlertMs?: number;
 }
 
 /** The tick list of a runtime. */
@@ -111,21 +120,15 @@ export function pipelineTicks(host: TickHost): Tick[] {
       });
     }
   }
-  // A disabled chain has no watcher: nothing reads it, and nothing is simulated in its place.
+  // A disabled chain has no watcher: nothing reads it, and nothing is simulated in its place. A chain another process
+  // watches (WATCH_CHAINS, config/watch_plan.ts) has none here either.
   for (const chain of enabled) {
+    if (host.watchChains && !host.watchChains.includes(chain)) continue;
     ticks.push({
       name: `watch ${chain}`,
       group: "watch",
       everyMs: timing.watchMs,
-      run: async (b) => {
-        let before: number | null = null;
-        for (;;) {
-          const r = await watchOnce(ctx, chain, host.owner, await leaseFor(), { batchCursorMs: timing.batchCursorMs });
-          // Caught up, not ours or halted: the next run goes on. Cron runs go on while blocks are left.
-          if (!b.drain || r.scannedTo === null || r.scannedTo === before || outOfBudget(b)) return r;
-          before = r.scannedTo;
-        }
-      },
+      run: (b) => watchTick(host, chain, b, leaseFor),
     });
   }
   // Sweeps fund the hot wallet from minted deposits (account chains) and open consolidations of a UTXO treasury are
@@ -194,6 +197,38 @@ export function pipelineTicks(host: TickHost): Tick[] {
     run: () => pruneExpiredLeases(ctx.kv, ctx.now().getTime(), LEASE_RECORD_KEPT_MS),
   });
   return ticks;
+}
+
+/**
+ * One run of a chain's watcher: a step, or in a cron run steps until it is caught up or its time or byte budget is
+ * spent. Every step that ends behind the tip stores its cursor (actors/watcher.ts), so a run that stops at its budget
+ * leaves nothing in memory that the next run, in whatever isolate, needs.
+ */
+async function watchTick(host: TickHost, chain: ChainSymbol, b: Budget, leaseFor: () => Promise<number>) {
+  const { ctx, timing } = host;
+  let before: number | null = null;
+  let read = 0;
+  for (;;) {
+    const r = await watchOnce(ctx, chain, host.owner, await leaseFor(), {
+      batchCursorMs: timing.batchCursorMs,
+      maxBytes: b.bytes - read,
+      lagAlertMs: timing.lagAlertMs,
+    });
+    read += r.bytes ?? 0;
+    // Caught up, not ours or halted: the next run goes on. Cron runs go on while blocks are left.
+    if (!b.drain || r.scannedTo === null || r.scannedTo === before) return r;
+    const spent = read >= b.bytes ? "byte" : outOfBudget(b) ? "time" : null;
+    if (spent) {
+      if (r.lag) {
+        ctx.log(
+          `watch ${chain}: this run stopped at its ${spent} budget (${(read / 2 ** 20).toFixed(0)} MiB read), ` +
+            `${r.lag} blocks behind the tip at ${r.scannedTo}; its cursor is stored and the next run goes on`,
+        );
+      }
+      return r;
+    }
+    before = r.scannedTo;
+  }
 }
 
 /**

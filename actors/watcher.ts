@@ -65,6 +65,7 @@ import {
 } from "../kv/pipeline.ts";
 import type { PipelineContext } from "./context.ts";
 import { WAKE, type WakeMessage } from "./wake.ts";
+import { noteWatcherLag } from "./watcher_lag.ts";
 
 /** Blocks scanned per tick at most; a watcher far behind catches up over several ticks. */
 const MAX_BLOCKS_PER_TICK = 200;
@@ -83,6 +84,8 @@ export interface WatchResult {
   lag?: number;
   /** The chain reorganised deeper than the remembered blocks: the watcher stopped it and raised an alert. */
   halted?: boolean;
+  /** Bytes of answers the scan read, from readers that count them (chains/adapter.ts `ScanOptions.meter`). */
+  bytes?: number;
 }
 
 /** The deposit id a mint carries on chain, and the identity of any detected transfer: sha256(chain:tx:index). */
@@ -99,6 +102,10 @@ export interface WatchOptions {
    * nothing new and nothing to store takes no lease and commits nothing. Unset or 0: stored on every tick.
    */
   batchCursorMs?: number;
+  /** Bytes this step may read at most (what is left of a cron run's byte budget); the step's own bound is lower. */
+  maxBytes?: number;
+  /** How long the watcher may stay behind its threshold before `watcher_lagging` is raised (actors/watcher_lag.ts). */
+  lagAlertMs?: number;
 }
 
 /** A cursor this process scanned to, and whether it is stored: `base` is the stored entry's version it matches. */
@@ -118,13 +125,28 @@ function memoMap(kv: Deno.Kv): Map<string, ScanMemo> {
   return m;
 }
 
-/** One tick of the watcher of `chain`, if this process holds (or takes) its lease. */
+/**
+ * One tick of the watcher of `chain`, if this process holds (or takes) its lease; then, when it scanned or found
+ * itself at the tip, its lag is weighed for the `watcher_lagging` alert (actors/watcher_lag.ts).
+ */
 export async function watchOnce(
   ctx: PipelineContext,
   chain: ChainSymbol,
   owner: string,
   leaseMs: number,
   opts: WatchOptions = {},
+): Promise<WatchResult> {
+  const r = await watchStep(ctx, chain, owner, leaseMs, opts);
+  if (r.scannedTo !== null && !r.halted) await noteWatcherLag(ctx, chain, r.lag ?? 0, opts.lagAlertMs);
+  return r;
+}
+
+async function watchStep(
+  ctx: PipelineContext,
+  chain: ChainSymbol,
+  owner: string,
+  leaseMs: number,
+  opts: WatchOptions,
 ): Promise<WatchResult> {
   const batchMs = opts.batchCursorMs ?? 0;
   const nowMs = ctx.now().getTime();
@@ -236,8 +258,10 @@ export async function watchOnce(
   // pays was allocated before the deposit was made, so before the tip was read. Readers of final blocks match with it
   // as they read (chains/adapter.ts `ScanOptions.ours`) and keep nothing else of a block.
   if (addresses) await refreshAddresses(ctx, chain, addresses);
+  const meter = { bytes: 0 };
   const blocks = await reader.scan(from, to, {
-    maxBytes: SCAN_BYTES_PER_TICK,
+    maxBytes: Math.max(1, Math.min(SCAN_BYTES_PER_TICK, opts.maxBytes ?? Infinity)),
+    meter,
     ...(addresses ? { ours: (address: string) => addresses.get(address) !== undefined } : {}),
   });
   // Again after the blocks are read: a reader that keeps every transfer (blocks a reorg may still replace) is matched
@@ -272,7 +296,8 @@ export async function watchOnce(
   // step, so a crash in it reads one step again), else at most once per batch period.
   const behind = scannedThrough(last) < tip.number;
   await store(last, rememberBlocks(recent, scanned, last), recorded > 0 || reorged || unstored || behind);
-  return { scannedTo: scannedThrough(last), recorded, lag: Math.max(0, tip.number - scannedThrough(last)) };
+  const lag = Math.max(0, tip.number - scannedThrough(last));
+  return { scannedTo: scannedThrough(last), recorded, lag, bytes: meter.bytes };
 }
 
 async function refreshAddresses(ctx: PipelineContext, chain: ChainSymbol, addresses: DepositAddressSet) {

@@ -80,6 +80,11 @@ export interface ScanOptions {
    * watcher goes on after that block.
    */
   maxBytes?: number;
+  /**
+   * Credited with the bytes of every answer the scan reads, by readers that count them: what a cron run of the watcher
+   * has read against its byte budget (docs/scan-budget.md "Deploy mode").
+   */
+  meter?: { bytes: number };
 }
 
 export interface BlockRef {

@@ -6,6 +6,7 @@ import { z } from "zod";
 import { type EvmConfig, loadEvmConfig } from "./evm.ts";
 import { loadUtxoConfig, type UtxoConfig } from "./utxo.ts";
 import { type AccountConfig, loadAccountConfig } from "./account.ts";
+import { loadWatchConfig, type WatchConfig } from "./watch_plan.ts";
 
 /**
  * `sim`: every chain simulated (the default, `deno task dev`); `live`: configured chains only, the rest disabled;
@@ -87,6 +88,8 @@ export interface Config {
   utxo: UtxoConfig;
   /** Live account chains (`SOL_RPC_URLS`, `XRP_RPC_URLS`, `SUI_RPC_URLS`, ...): config/account.ts. */
   account: AccountConfig;
+  /** Which chains this process watches and a cron run's budgets (`WATCH_CHAINS`, ...): config/watch_plan.ts. */
+  watch: WatchConfig;
   /** Webhook deliveries: the timeout of one request and the first retry's delay (doubling, capped at 1 h). */
   webhookTimeoutMs: number;
   webhookBackoffBaseMs: number;
@@ -208,6 +211,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     evm: loadEvmConfig(env, deploy),
     utxo: loadUtxoConfig(env),
     account: loadAccountConfig(env),
+    watch: loadWatchConfig(env),
     webhookTimeoutMs: Number(e.WEBHOOK_TIMEOUT_MS ?? 10_000),
     webhookBackoffBaseMs: Number(e.WEBHOOK_BACKOFF_BASE_MS ?? 10_000),
     limits: {

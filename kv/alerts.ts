@@ -30,6 +30,9 @@ export const ALERT_KINDS = [
   "transaction_mismatch",
   // The minter key's allowance on a uAsset (README "Minter allowance") is running out: the admin tops it up.
   "minter_allowance_low",
+  // A chain's watcher stayed behind its lag threshold for WATCHER_LAG_ALERT_MINUTES (actors/watcher_lag.ts); cleared
+  // when it catches up.
+  "watcher_lagging",
 ] as const;
 export type AlertKind = typeof ALERT_KINDS[number];
 

@@ -66,6 +66,8 @@ const ChainRowSchema = z.object({
   cursor: z.number().int().nullable(),
   /** tip - cursor in blocks, never negative; null when either is unknown. */
   lag: z.number().int().nullable(),
+  /** The lag as chain time: blocks times the chain's block time (SIM_BLOCK_MS for a simulated chain), in ms. */
+  lagMs: z.number().int().nullable(),
   lagThreshold: z.number().int(),
   /** The process holding the watcher lease now, or null when no live lease is held. */
   leaseHolder: z.string().nullable(),
@@ -116,7 +118,8 @@ export async function chainRows(ctx: OpContext): Promise<ChainRow[]> {
   ]);
   return await Promise.all(CHAIN_SYMBOLS.map(async (chain): Promise<ChainRow> => {
     const m = mode(chain);
-    const threshold = lagThreshold(blockMsOf(ctx, chain, m));
+    const blockMs = blockMsOf(ctx, chain, m);
+    const threshold = lagThreshold(blockMs);
     const cursor = cursors.tips.get(chain) ?? null;
     const { tip, tipError } = m === "disabled" ? { tip: null, tipError: null } : await readTip(ctx, chain);
     const lease = (await readLease(ctx.kv, `watch:${chain}`)).value;
@@ -143,6 +146,7 @@ export async function chainRows(ctx: OpContext): Promise<ChainRow[]> {
       tipError,
       cursor,
       lag,
+      lagMs: lag === null ? null : lag * blockMs,
       lagThreshold: threshold,
       leaseHolder: live?.owner ?? null,
       leaseExpiresAt: live ? new Date(live.expiresAt).toISOString() : null,

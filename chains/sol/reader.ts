@@ -341,6 +341,7 @@ export function solReader(rpc: SolRpc, opts: SolReaderOptions): SolReader {
         continue;
       }
       const got = meter.bytes - before;
+      if (opts.meter) opts.meter.bytes += got;
       sizer.answered(chunk.length, got);
       stats.requests++;
       stats.bytes += got;

@@ -7,6 +7,7 @@ import { html, raw } from "hono/html";
 import type { ChainRow, OrderRow } from "../../actors/ops/overview.ts";
 import type { StoredReconciliation } from "../../kv/reconciliation.ts";
 import { isNativeChain, NATIVE, UASSET_DECIMALS } from "../../chains/catalog.ts";
+import { chainTime } from "../../actors/watcher_lag.ts";
 
 type Html = ReturnType<typeof html>;
 
@@ -193,7 +194,7 @@ export function chainsSection(rows: ChainRow[], csrf: string, canPause: boolean,
             <th>Health</th>
             <th>Tip</th>
             <th>Watcher cursor</th>
-            <th>Lag (blocks)</th>
+            <th>Lag (blocks / threshold; chain time)</th>
             <th>Lease holder</th>
             <th>Open alerts</th>
             <th>Why</th>
@@ -209,7 +210,9 @@ export function chainsSection(rows: ChainRow[], csrf: string, canPause: boolean,
           <td><span class="badge ${r.health}">${r.health}</span></td>
           <td class="num">${dash(r.tip)}</td>
           <td class="num">${dash(r.cursor)}</td>
-          <td class="num">${dash(r.lag)}<span class="muted"> / ${r.lagThreshold}</span></td>
+          <td class="num">${dash(r.lag)}<span class="muted"> / ${r.lagThreshold}</span>${r.lagMs === null
+            ? ""
+            : html`<br><span class="muted lag-time">${chainTime(r.lagMs)}</span>`}</td>
           <td><code>${dash(r.leaseHolder)}</code></td>
           <td class="num">${r.alerts.length}</td>
           <td>${r.why}</td>

@@ -236,9 +236,13 @@ export async function watchOnce(
   // pays was allocated before the deposit was made, so before the tip was read. Readers of final blocks match with it
   // as they read (chains/adapter.ts `ScanOptions.ours`) and keep nothing else of a block.
   if (addresses) await refreshAddresses(ctx, chain, addresses);
+  // A reader polling per address between its polls reads this range on a later tick (chains/sol/poll.ts).
+  if (!unstored && !reorged && reader.deferScan?.(from, to, addresses?.size ?? 0)) {
+    return { scannedTo: scannedThrough(cursor), recorded: 0, lag: tip.number - scannedThrough(cursor) };
+  }
   const blocks = await reader.scan(from, to, {
     maxBytes: SCAN_BYTES_PER_TICK,
-    ...(addresses ? { ours: (address: string) => addresses.get(address) !== undefined } : {}),
+    ...(addresses ? { ours: (address: string) => addresses.get(address) !== undefined, addresses } : {}),
   });
   // Again after the blocks are read: a reader that keeps every transfer (blocks a reorg may still replace) is matched
   // below against a set at least as new as the blocks, since the address of any deposit in them was allocated before

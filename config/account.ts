@@ -42,7 +42,9 @@ const DETECTION_MODES = ["blocks", "addresses", "auto"] as const;
 export function solDetectionFromEnv(env: Record<string, string | undefined>): Detection {
   const text = env.SOL_DETECTION?.trim() || DETECTION_DEFAULT.mode;
   const mode = DETECTION_MODES.find((m) => m === text);
-  if (!mode) throw new Error(`SOL_DETECTION must be one of ${DETECTION_MODES.join(", ")} (got ${JSON.stringify(text)})`);
+  if (!mode) {
+    throw new Error(`SOL_DETECTION must be one of ${DETECTION_MODES.join(", ")} (got ${JSON.stringify(text)})`);
+  }
   return {
     mode,
     maxAddresses: wholeFromEnv(env, "SOL_POLL_MAX_ADDRESSES", DETECTION_DEFAULT.maxAddresses, 0, 10_000_000),

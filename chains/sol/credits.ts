@@ -49,4 +49,3 @@ export interface CreditableTx {
 function rose(pre: Lamports, post: Lamports): boolean {
   return typeof pre === "number" && typeof post === "number" ? post > pre : BigInt(post) > BigInt(pre);
 }
-

@@ -171,9 +171,15 @@ export async function pollScan(
   }
   const slots = [...bySlot.keys()].filter((s) => s !== end.number).sort((a, b) => a - b);
   const headers = await blockHeaders(deps, slots, meter);
-  const blocks: ScannedBlock[] = slots.map((slot, i) => ({ number: slot, ...headers[i], transfers: bySlot.get(slot)! }));
+  const blocks: ScannedBlock[] = slots.map((slot, i) => ({
+    number: slot,
+    ...headers[i],
+    transfers: bySlot.get(slot)!,
+  }));
   blocks.push({ ...end, transfers: bySlot.get(end.number) ?? [] });
-  for (const b of blocks) b.transfers.sort((x, y) => x.txHash < y.txHash ? -1 : x.txHash > y.txHash ? 1 : x.index - y.index);
+  for (const b of blocks) {
+    b.transfers.sort((x, y) => x.txHash < y.txHash ? -1 : x.txHash > y.txHash ? 1 : x.index - y.index);
+  }
   return finish(deps, meter, blocks);
 }
 

@@ -54,7 +54,7 @@ import {
 import type { ByteMeter } from "../shared/http_failover.ts";
 import { MAX_BATCH, SOL_RPC_CODES, type SolRpc, SolRpcError, unwrap } from "./rpc.ts";
 import { type CreditableTx, creditsTo } from "./credits.ts";
-import { DETECTION_DEFAULT, pollDeferred, pollScan, polls, type PollStats, pollState } from "./poll.ts";
+import { DETECTION_DEFAULT, pollDeferred, polls, pollScan, pollState, type PollStats } from "./poll.ts";
 
 export { type CreditableTx, creditsTo };
 

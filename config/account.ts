@@ -11,7 +11,7 @@
  *   `<CHAIN>_CONFIRMATION_TIMEOUT_MS`.
  * - `SOL_DETECTION`: `blocks` (default: read every finalized block), `addresses` (poll each deposit address with
  *   `getSignaturesForAddress`) or `auto` (poll while there are at most `SOL_POLL_MAX_ADDRESSES` of them, default
- *   1,000; read blocks above). `SOL_POLL_INTERVAL_MS` (default 10,000): at the tip, a poll at most this often.
+ *   500; read blocks above). `SOL_POLL_INTERVAL_MS` (default 10,000): at the tip, a poll at most this often.
  *   chains/sol/poll.ts; the figures behind the defaults are in docs/scan-budget.md ("Solana: polling addresses").
  */
 import type { Detection } from "../chains/adapter.ts";

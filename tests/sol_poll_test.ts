@@ -230,7 +230,7 @@ Deno.test("sol watcher polling addresses on a Solana-RPC-shaped server credits a
 });
 
 Deno.test("SOL_DETECTION and its numbers are read and refused with a sentence naming them", () => {
-  assert.deepEqual(solDetectionFromEnv({}), { mode: "blocks", maxAddresses: 1000, pollEveryMs: 10_000 });
+  assert.deepEqual(solDetectionFromEnv({}), { mode: "blocks", maxAddresses: 500, pollEveryMs: 10_000 });
   assert.deepEqual(
     solDetectionFromEnv({ SOL_DETECTION: "auto", SOL_POLL_MAX_ADDRESSES: "500", SOL_POLL_INTERVAL_MS: "5000" }),
     { mode: "auto", maxAddresses: 500, pollEveryMs: 5000 },
@@ -240,4 +240,69 @@ Deno.test("SOL_DETECTION and its numbers are read and refused with a sentence na
     /SOL_DETECTION must be one of blocks, addresses, auto/,
   );
   assert.throws(() => solDetectionFromEnv({ SOL_POLL_INTERVAL_MS: "10" }), /SOL_POLL_INTERVAL_MS must be from 400/);
+});
+
+Deno.test("sol polling scan on a Solana-RPC-shaped server behind a provider capping batches falls back to smaller requests, with a log", async () => {
+  const sol = startSolanaRpcServer({ finalityLag: 0, maxBatch: 10 });
+  try {
+    const logs: string[] = [];
+    const polling = solReader(solRpc({ urls: [sol.url] }), {
+      confirmations: 1,
+      detection: POLL,
+      log: (m) => logs.push(m),
+    });
+    const mine = Array.from({ length: 60 }, (_, i) => ours(i));
+    const set = new Set(mine);
+    sol.produce(1);
+    const from = sol.slot + 1;
+    const sig = sol.inject({ payer: stranger(1), credits: [{ to: mine[42], lamports: SOL }] });
+    sol.produce(2);
+    sol.finalize();
+    const blocks = await polling.scan(from, sol.slot, { ours: (a) => set.has(a), addresses: listOf(mine) });
+    assert.deepEqual(transfersOf(blocks).map((t) => [t.txHash, t.amount]), [[sig, SOL]]);
+    assert.ok(
+      logs.some((m) => /a poll of 50 calls in one request failed .*asking 25 at a time/.test(m)),
+      logs.join("\n"),
+    );
+    assert.ok(polling.poll.fallbacks >= 3, "halved until the provider answered");
+  } finally {
+    await sol.close();
+  }
+});
+
+Deno.test("sol watcher polling addresses on a Solana-RPC-shaped server waits between polls at the tip, never when behind", async () => {
+  const sol = startSolanaRpcServer({ finalityLag: 0 });
+  const h = await solWatcherByHand(sol);
+  try {
+    let now = 1_000_000;
+    const polling = solReader(solRpc({ urls: [sol.url] }), { confirmations: 1, detection: POLL, now: () => now });
+    const pctx = {
+      ...h.ctx,
+      chains: { ...h.ctx.chains, reader: (c: "sol") => c === "sol" ? polling : h.ctx.chains.reader(c) },
+    };
+    sol.produce(1);
+    sol.finalize();
+    const first = await watchOnce(pctx, "sol", "by-hand", 60_000);
+    assert.equal(first.scannedTo, sol.finalizedSlot, "the first poll runs at once");
+    sol.inject({ payer: stranger(3), credits: [{ to: h.address, lamports: SOL }] });
+    sol.produce(1);
+    sol.finalize();
+    now += POLL.pollEveryMs - 1;
+    const waited = await watchOnce(pctx, "sol", "by-hand", 60_000);
+    assert.deepEqual(
+      [waited.scannedTo, waited.recorded, waited.lag],
+      [first.scannedTo, 0, 1],
+      "polled just now: waits",
+    );
+    now += 1;
+    const polled = await watchOnce(pctx, "sol", "by-hand", 60_000);
+    assert.deepEqual([polled.scannedTo, polled.recorded], [sol.finalizedSlot, 1], "the interval passed: polls");
+    sol.produce(30); // more than a poll interval's slots: behind, so no waiting
+    sol.finalize();
+    const behind = await watchOnce(pctx, "sol", "by-hand", 60_000);
+    assert.equal(behind.scannedTo, sol.finalizedSlot, "a watcher behind polls at once");
+  } finally {
+    await h.close();
+    await sol.close();
+  }
 });

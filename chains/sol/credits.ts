@@ -7,8 +7,9 @@
 import type { ObservedTransfer } from "../adapter.ts";
 
 /**
- * `creditsOf`, only for the accounts `ours` accepts (all without it): the key is looked up before anything is built,
- * so a block's credits to outsiders (nearly all of them) cost no object.
+ * The lamports each account of a successful transaction received (its balance rose), only for the accounts `ours`
+ * accepts (all without it): the key is looked up before anything is built, so a block's credits to outsiders (nearly
+ * all of them) cost no object. The sender is the fee payer, the first signer.
  */
 export function creditsTo(tx: CreditableTx, ours?: (address: string) => boolean): ObservedTransfer[] {
   const meta = tx.meta;

@@ -57,7 +57,7 @@ export const SIGNATURES_LIMIT_MAX = 1000;
  * `POLL_EVERY_MS_DEFAULT` starts to cost more HTTP requests a day than reading every block (bench/sol_detection.ts,
  * figures in docs/scan-budget.md). Polling costs far fewer bytes up to about 100,000 addresses.
  */
-export const POLL_MAX_ADDRESSES_DEFAULT = 1000;
+export const POLL_MAX_ADDRESSES_DEFAULT = 500;
 
 /** At the tip, a poll at most this often (a deposit waits up to this much longer than Solana's finality). */
 export const POLL_EVERY_MS_DEFAULT = 10_000;
@@ -158,7 +158,6 @@ export async function pollScan(
   addresses: AddressList,
   ours?: (address: string) => boolean,
 ): Promise<ScannedBlock[]> {
-  const { state } = deps;
   const meter: ByteMeter = { bytes: 0 };
   const end = await rangeEnd(deps, from, to, meter);
   if (end === null) return finish(deps, meter, []);

@@ -366,8 +366,13 @@ export function startSolanaRpcServer(opts: SolanaRpcServerOptions = {}): SolanaR
   }
 
   function inject(t: InjectedTx): string {
-    const signature = base58.encode(sha256(new TextEncoder().encode(`injected ${++injected}`)).slice(0, 32)) +
-      base58.encode(new Uint8Array(32).fill(injected % 256));
+    // 64 bytes, as every signature is (getSignaturesForAddress refuses a `before` or `until` of another length).
+    const signature = base58.encode(
+      new Uint8Array([
+        ...sha256(new TextEncoder().encode(`injected ${++injected}`)),
+        ...new Uint8Array(32).fill(injected % 256),
+      ]),
+    );
     const fee = FEE_PER_SIGNATURE;
     const total = t.credits.reduce((s, c) => s + c.lamports, 0n) + fee;
     if ((current.get(t.payer) ?? 0n) < total + RENT_EXEMPT_MINIMUM_0) fund(t.payer, total + 10n ** 12n);
@@ -537,11 +542,16 @@ export function startSolanaRpcServer(opts: SolanaRpcServerOptions = {}): SolanaR
    * `loadedAddresses`); binary encodings are not served here.
    */
   function getTransaction(params: unknown[]) {
-    const [sig, cfg] = params as [unknown, { commitment?: string; encoding?: string; maxSupportedTransactionVersion?: number }];
+    const [sig, cfg] = params as [
+      unknown,
+      { commitment?: string; encoding?: string; maxSupportedTransactionVersion?: number },
+    ];
     verifyBase58(sig, 64);
     atLeastConfirmed(cfg);
     const encoding = cfg?.encoding ?? "json";
-    if (encoding !== "json" && encoding !== "jsonParsed") throw new RpcFailure(-32602, `${encoding} is not served here`);
+    if (encoding !== "json" && encoding !== "jsonParsed") {
+      throw new RpcFailure(-32602, `${encoding} is not served here`);
+    }
     const at = landed.get(String(sig));
     if (!at || at.slot > commitmentBlock(cfg).slot || at.slot < firstAvailable()) return null;
     const tx = at.tx;
@@ -656,9 +666,7 @@ export function startSolanaRpcServer(opts: SolanaRpcServerOptions = {}): SolanaR
         signature: e.signature,
         slot: e.slot,
         err: tx.err,
-        memo: texts.length === 0
-          ? null
-          : texts.map((t) => `[${new TextEncoder().encode(t).length}] ${t}`).join("; "),
+        memo: texts.length === 0 ? null : texts.map((t) => `[${new TextEncoder().encode(t).length}] ${t}`).join("; "),
         blockTime: 1_700_000_000 + e.slot,
         confirmationStatus: e.slot <= finalizedSlot ? "finalized" : "confirmed",
       });

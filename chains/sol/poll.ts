@@ -24,7 +24,9 @@
  *
  * Bounded: at most `IN_FLIGHT` requests of `MAX_BATCH` calls at a time, addresses taken from the watcher's list as
  * requests go out (never copied), and only the signatures inside the range are held. A provider that refuses a batch
- * (a cap on calls, 413) is asked again with half as many calls per request, down to one, with a log line. A crash
+ * (a cap on calls, 413) is asked again with half as many calls per request, down to one, with a log line (raised
+ * again after 20 answered requests). A poll reads a few bytes per address (about 4 MiB for 100,000), so it does not
+ * stop at the watcher's byte budget (`ScanOptions.maxBytes`): the range is read whole. A crash
  * mid-scan reads the range again: the watcher's cursor is still before it, and every transfer's dedupe key is
  * permanent.
  */
@@ -106,6 +108,8 @@ export interface PollState {
   readonly newest: Map<string, { signature: string; slot: number }>;
   lastPollAt: number | null;
   callsPerRequest: number;
+  /** Requests answered since a refusal lowered `callsPerRequest`. */
+  sinceRefusal: number;
   readonly stats: PollStats;
 }
 
@@ -114,6 +118,7 @@ export function pollState(): PollState {
     newest: new Map(),
     lastPollAt: null,
     callsPerRequest: MAX_BATCH,
+    sinceRefusal: 0,
     stats: { polls: 0, requests: 0, bytes: 0, signatureCalls: 0, transactionCalls: 0, fallbacks: 0 },
   };
 }
@@ -311,6 +316,7 @@ async function signaturesIn(
         continue;
       }
       state.stats.signatureCalls += batch.length;
+      answered(state);
       batch.forEach((q, i) => read(q, answers[i]));
     }
   };
@@ -339,6 +345,7 @@ async function transactions(deps: PollDeps, listed: Map<string, number>, meter: 
       continue;
     }
     deps.state.stats.transactionCalls += chunk.length;
+    answered(deps.state);
     chunk.forEach((signature, k) => {
       const tx = solAnswer("getTransaction", jsonTransactionOrNullAnswer, unwrapped(answers[k]));
       const slot = listed.get(signature)!;
@@ -398,9 +405,19 @@ async function send(deps: PollDeps, calls: JsonRpcCall[], meter: ByteMeter): Pro
 function refused(deps: PollDeps, calls: number, err: unknown) {
   const { state } = deps;
   state.callsPerRequest = Math.max(1, Math.floor(calls / 2));
+  state.sinceRefusal = 0;
   state.stats.fallbacks++;
   const why = err instanceof Error ? err.message : String(err);
   deps.log(`sol: a poll of ${calls} calls in one request failed (${why}); asking ${state.callsPerRequest} at a time`);
+}
+
+/** Successful requests after which calls per request lowered by a refusal are raised again (a bad minute passes). */
+const RECOVERY_REQUESTS = 20;
+
+function answered(state: PollState) {
+  if (state.callsPerRequest >= MAX_BATCH || ++state.sinceRefusal < RECOVERY_REQUESTS) return;
+  state.callsPerRequest = Math.min(MAX_BATCH, state.callsPerRequest * 2);
+  state.sinceRefusal = 0;
 }
 
 function isSkip(answer: unknown): boolean {

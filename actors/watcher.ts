@@ -184,6 +184,12 @@ async function watchStep(
     if (!reorged && !unstored && !flushDue) {
       tip = await reader.tip();
       if (tip.number <= scannedThrough(cursor)) return { scannedTo: scannedThrough(cursor), recorded: 0 };
+      // A reader polling per address waits between its polls (chains/sol/poll.ts): no lease for a tick that waits.
+      const from = scannedThrough(cursor) + 1;
+      const size = isEvmChain(chain) ? 0 : depositAddressSet(ctx.kv, chain).size;
+      if (reader.deferScan?.(from, Math.min(tip.number, from - 1 + MAX_BLOCKS_PER_TICK), size)) {
+        return { scannedTo: scannedThrough(cursor), recorded: 0, lag: tip.number - scannedThrough(cursor) };
+      }
     }
     // A batched cursor rides on the lease's renewal commit when there is one.
     const carried = memo?.dirty ? memo : undefined;
@@ -258,11 +264,15 @@ async function watchStep(
   // pays was allocated before the deposit was made, so before the tip was read. Readers of final blocks match with it
   // as they read (chains/adapter.ts `ScanOptions.ours`) and keep nothing else of a block.
   if (addresses) await refreshAddresses(ctx, chain, addresses);
+  // A reader polling per address between its polls reads this range on a later tick (chains/sol/poll.ts).
+  if (!unstored && !reorged && reader.deferScan?.(from, to, addresses?.size ?? 0)) {
+    return { scannedTo: scannedThrough(cursor), recorded: 0, lag: tip.number - scannedThrough(cursor) };
+  }
   const meter = { bytes: 0 };
   const blocks = await reader.scan(from, to, {
     maxBytes: Math.max(1, Math.min(SCAN_BYTES_PER_TICK, opts.maxBytes ?? Infinity)),
     meter,
-    ...(addresses ? { ours: (address: string) => addresses.get(address) !== undefined } : {}),
+    ...(addresses ? { ours: (address: string) => addresses.get(address) !== undefined, addresses } : {}),
   });
   // Again after the blocks are read: a reader that keeps every transfer (blocks a reorg may still replace) is matched
   // below against a set at least as new as the blocks, since the address of any deposit in them was allocated before

@@ -85,6 +85,17 @@ export interface ScanOptions {
    * has read against its byte budget (docs/scan-budget.md "Deploy mode").
    */
   meter?: { bytes: number };
+  /**
+   * Every address of ours, listable (the set `ours` answers from): a reader that can ask its node per address (Solana's
+   * `getSignaturesForAddress`, chains/sol/poll.ts) uses it instead of reading every block when that is cheaper.
+   */
+  addresses?: AddressList;
+}
+
+/** Our addresses of a chain as a watcher holds them: how many, and each one (kv/address_index.ts). */
+export interface AddressList {
+  readonly size: number;
+  values(): Iterable<string>;
 }
 
 export interface BlockRef {
@@ -208,6 +219,11 @@ export interface ChainReader {
    * With `opts.maxBytes` a reader may answer a prefix of the range instead (see `ScanOptions`).
    */
   scan(from: number, to: number, opts?: ScanOptions): Promise<ScannedBlock[]>;
+  /**
+   * True when the reader would rather read `from..to` on a later tick (a reader polling per address between its polls,
+   * chains/sol/poll.ts): the watcher then scans nothing this tick and keeps its cursor. Absent: always read now.
+   */
+  deferScan?(from: number, to: number, addresses: number): boolean;
   /**
    * `ours` (the recorded transaction: bytes, expiry, what it consumes) lets the reader prove it dead; without it the
    * answer is never `dead`.
@@ -551,6 +567,18 @@ export interface AccountAdapterOptions {
   };
   /** Confirmations on top of the chain's finality flag (the catalog's, or `<CHAIN>_CONFIRMATIONS`). */
   confirmations: number;
+  /** How deposits are found (sol only: `SOL_DETECTION`, chains/sol/poll.ts); unset: by reading every block. */
+  detection?: Detection;
+}
+
+/**
+ * How a reader finds our deposits: reading every block (`blocks`), asking per address (`addresses`), or per address
+ * while there are at most `maxAddresses` of them (`auto`); a poll at most every `pollEveryMs` at the tip.
+ */
+export interface Detection {
+  mode: "blocks" | "addresses" | "auto";
+  maxAddresses: number;
+  pollEveryMs: number;
 }
 
 export interface AccountAdapters {

@@ -282,6 +282,7 @@ function accountChainAdapters(
         signer: opts.signer,
         confirmations: opts.settings.confirmations(chain),
         onRpc: rpcHook?.(chain),
+        ...(chain === "sol" && opts.config.solDetection ? { detection: opts.config.solDetection } : {}),
       }),
     );
   }

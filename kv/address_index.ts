@@ -69,6 +69,12 @@ export class DepositAddressSet {
     return this.#byAddress.size;
   }
 
+  /** Every address in the set, read as iterated (a reader polling per address, chains/adapter.ts `AddressList`). */
+  values(): Iterable<string> {
+    if (this.#loadedBelow === null) throw new Error(`deposit addresses of ${this.chain} used before they were loaded`);
+    return this.#byAddress.keys();
+  }
+
   /** Every index below this one is in the set (null before the first load). */
   get loadedBelow(): number | null {
     return this.#loadedBelow;

@@ -390,6 +390,8 @@ Deno.test("registry: each live account chain's factory is called with its URLs, 
     assert.equal(sol.timeoutMs, 2500);
     assert.equal(sol.confirmations, 4);
     assert.equal(sol.signer, signer);
+    assert.deepEqual(sol.detection, config.account.solDetection, "SOL_DETECTION reaches the sol reader");
+    assert.equal(sui.detection, undefined, "only sol polls addresses");
     assert.deepEqual(sui.urls, ["http://127.0.0.1:9000/graphql"]);
     assert.equal(sui.timeoutMs, 15_000);
     assert.equal(sui.confirmations, 1);

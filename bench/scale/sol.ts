@@ -7,6 +7,7 @@
  */
 import { solReader } from "../../chains/sol/reader.ts";
 import { solRpc } from "../../chains/sol/rpc.ts";
+import { solDetectionFromEnv } from "../../config/account.ts";
 import { type ScaleChain, scaleMain, scaleSigner } from "../support/scale.ts";
 import { startSolanaRpcServer } from "../../tests/support/solana_rpc_server.ts";
 
@@ -38,7 +39,9 @@ export const sol: ScaleChain = {
       shape: "~2,000 transactions per slot (a third votes), ~3 MB of JSON per getBlock",
     });
   },
-  reader: (url) => solReader(solRpc({ urls: [url] }), { confirmations: 1 }),
+  // SOL_DETECTION (config/account.ts) as the service reads it: `addresses` runs the catch-up polling our addresses.
+  reader: (url) =>
+    solReader(solRpc({ urls: [url] }), { confirmations: 1, detection: solDetectionFromEnv(Deno.env.toObject()) }),
 };
 
 if (import.meta.main) await scaleMain(sol);

@@ -96,3 +96,51 @@ export const rentAnswer = lamports;
 export const latestBlockhashAnswer = z.object({
   value: z.object({ blockhash: text, lastValidBlockHeight: whole }, { error: missingOr("a blockhash") }),
 }, { error: missingOr("a blockhash") });
+
+/**
+ * `getSignaturesForAddress`: newest first, at most the `limit` asked. A polling scan reads each entry's signature, slot
+ * and `err` (a failed transaction is listed too, and never credited); `memo` and `blockTime` are unread.
+ */
+export const signaturesAnswer = z.array(
+  z.object({
+    signature: text,
+    slot: whole,
+    err: present,
+    confirmationStatus: z.enum(["processed", "confirmed", "finalized"]).nullish(),
+  }, { error: missingOr("a signature entry") }),
+  { error: missingOr("a list of signatures") },
+);
+export type SignatureEntry = z.output<typeof signaturesAnswer>[number];
+
+/**
+ * `getTransaction` at `encoding: "json"`: the message's static keys as strings, the first
+ * `header.numRequiredSignatures` of them signers, then the keys loaded from lookup tables (`meta.loadedAddresses`,
+ * writable then read-only). That order is the order of the balances, and of `accountKeys` in a block read with
+ * `transactionDetails: "accounts"`, so an account's index is the same either way (chains/sol/poll.ts). Null: the node
+ * has no such transaction at that commitment.
+ */
+export const jsonTransactionOrNullAnswer = z.object({
+  slot: whole,
+  transaction: z.object({
+    signatures: z.array(text, { error: missingOr("a list of signatures") }),
+    message: z.object({
+      header: z.object({ numRequiredSignatures: whole }, { error: missingOr("a message header") }),
+      accountKeys: z.array(text, { error: missingOr("a list of account keys") }),
+      addressTableLookups: z.array(z.unknown()).nullish(),
+    }, { error: missingOr("a message") }),
+  }, { error: missingOr("a transaction") }),
+  meta: z.object({
+    err: present,
+    preBalances: z.array(lamports, { error: missingOr("a list of balances") }),
+    postBalances: z.array(lamports, { error: missingOr("a list of balances") }),
+    loadedAddresses: z.object({
+      writable: z.array(text, { error: missingOr("a list of addresses") }),
+      readonly: z.array(text, { error: missingOr("a list of addresses") }),
+    }, { error: missingOr("loaded addresses") }).nullish(),
+  }, { error: missingOr("transaction metadata") }).nullable(),
+}, { error: missingOr("a transaction") }).nullable();
+export type JsonTransaction = NonNullable<z.output<typeof jsonTransactionOrNullAnswer>>;
+
+/** `getBlock` with `transactionDetails: "none"` where the parent matters too (a block a polling scan returns). */
+export const blockHeaderAnswer = z.object({ blockhash: text, previousBlockhash: text }, { error: missingOr("a block") })
+  .nullable();

@@ -10,7 +10,7 @@ import { solRpc } from "./rpc.ts";
 export function solAdapters(opts: AccountAdapterOptions): AccountAdapters {
   const rpc = solRpc({ urls: opts.urls, timeoutMs: opts.timeoutMs, onRpc: opts.onRpc });
   return {
-    reader: solReader(rpc, { confirmations: opts.confirmations }),
+    reader: solReader(rpc, { confirmations: opts.confirmations, detection: opts.detection }),
     payer: solPayer(rpc, opts.signer),
   };
 }

@@ -28,6 +28,7 @@
 import {
   type BlockRef,
   type ChainReader,
+  type Detection,
   type ObservedTransfer,
   type OwnTx,
   type ScannedBlock,
@@ -52,6 +53,10 @@ import {
 } from "./answers.ts";
 import type { ByteMeter } from "../shared/http_failover.ts";
 import { MAX_BATCH, SOL_RPC_CODES, type SolRpc, SolRpcError, unwrap } from "./rpc.ts";
+import { type CreditableTx, creditsTo } from "./credits.ts";
+import { DETECTION_DEFAULT, pollDeferred, polls, pollScan, pollState, type PollStats } from "./poll.ts";
+
+export { type CreditableTx, creditsTo };
 
 const FINALIZED = { commitment: "finalized" } as const;
 
@@ -70,50 +75,6 @@ const HASH_ONLY = { ...FINALIZED, transactionDetails: "none", rewards: false, ma
 /** The lamports each account of a successful transaction received (balance rose), as scan and transfersOf report. */
 export function creditsOf(tx: SolTransaction): ObservedTransfer[] {
   return creditsTo(tx);
-}
-
-/**
- * `creditsOf`, only for the accounts `ours` accepts (all without it): the key is looked up before anything is built,
- * so a block's credits to outsiders (nearly all of them) cost no object.
- */
-export function creditsTo(tx: CreditableTx, ours?: (address: string) => boolean): ObservedTransfer[] {
-  const meta = tx.meta;
-  if (meta === null || meta.err !== null) return []; // failed: only its fee payer was charged
-  const keys = tx.transaction.accountKeys ?? tx.transaction.message?.accountKeys;
-  const signature = tx.transaction.signatures[0];
-  if (!keys || keys.length === 0 || signature === undefined) {
-    throw new Error(`sol: transaction ${signature ?? "?"} has no account keys: request accounts or jsonParsed details`);
-  }
-  if (meta.preBalances.length !== keys.length || meta.postBalances.length !== keys.length) {
-    throw new Error(`sol: transaction ${signature}: ${keys.length} account keys but balances for another count`);
-  }
-  const out: ObservedTransfer[] = [];
-  for (let i = 0; i < keys.length; i++) {
-    const pre = meta.preBalances[i];
-    const post = meta.postBalances[i];
-    if (!rose(pre, post) || (ours && !ours(keys[i].pubkey))) continue;
-    const from = keys.find((k) => k.signer)?.pubkey ?? keys[0].pubkey; // the fee payer is the first signer
-    const amount = BigInt(post) - BigInt(pre);
-    out.push({ txHash: signature, index: i, from, to: keys[i].pubkey, amount, asset: "native" });
-  }
-  return out;
-}
-
-/** Lamports as the schema gives them (bigint) or as a node answered them and `isPlainScanBlock` checked them. */
-type Lamports = bigint | number | string;
-
-/** What crediting reads of a transaction: `SolTransaction`, or a block's transaction as answered, checked in place. */
-export interface CreditableTx {
-  transaction: {
-    signatures: readonly string[];
-    accountKeys?: readonly { pubkey: string; signer: boolean }[];
-    message?: { accountKeys: readonly { pubkey: string; signer: boolean }[] };
-  };
-  meta: { err: unknown; preBalances: readonly Lamports[]; postBalances: readonly Lamports[] } | null;
-}
-
-function rose(pre: Lamports, post: Lamports): boolean {
-  return typeof pre === "number" && typeof post === "number" ? post > pre : BigInt(post) > BigInt(pre);
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null;
@@ -251,15 +212,23 @@ export interface SolReaderOptions {
   targetResponseBytes?: number;
   /** Where a refused or failed getBlock request is reported (default `console.warn`). */
   log?: (message: string) => void;
+  /** Reading every block, or polling our addresses (chains/sol/poll.ts); default `DETECTION_DEFAULT` (blocks). */
+  detection?: Detection;
+  /** The clock a polling reader spaces its polls by (default `Date.now`). */
+  now?: () => number;
 }
 
-/** The sol reader, with what its scans read. */
-export type SolReader = ChainReader & { readonly stats: SolScanStats };
+/** The sol reader, with what its scans read (`poll`: what polling read). */
+export type SolReader = ChainReader & { readonly stats: SolScanStats; readonly poll: PollStats };
 
 export function solReader(rpc: SolRpc, opts: SolReaderOptions): SolReader {
   const sizer = new BlockBatchSizer(opts.targetResponseBytes ?? TARGET_RESPONSE_BYTES);
   const stats: SolScanStats = { requests: 0, bytes: 0, largestResponse: 0, blocks: 0, transfersBuilt: 0, fallbacks: 0 };
   const log = opts.log ?? ((message: string) => console.warn(message));
+  const detection = opts.detection ?? DETECTION_DEFAULT;
+  const now = opts.now ?? Date.now;
+  const polling = pollState();
+  let unlisted = false;
 
   /** `method` called with `params`, its answer read through `schema`. */
   async function read<S extends z.ZodType>(method: string, params: unknown[], schema: S): Promise<z.output<S>> {
@@ -302,6 +271,23 @@ export function solReader(rpc: SolRpc, opts: SolReaderOptions): SolReader {
 
   async function scan(from: number, to: number, opts: ScanOptions = {}): Promise<ScannedBlock[]> {
     if (to < from) return [];
+    if (opts.addresses && polls(detection, opts.addresses.size)) {
+      const deps = {
+        rpc,
+        state: polling,
+        log,
+        now,
+        lastBlockIn: async (a: number, b: number) => (await provenGap(a, b)).at(-1) ?? null,
+      };
+      const before = polling.stats.bytes;
+      const blocks = await pollScan(deps, from, to, opts.addresses, opts.ours);
+      if (opts.meter) opts.meter.bytes += polling.stats.bytes - before;
+      return blocks;
+    }
+    if (!opts.addresses && detection.mode === "addresses" && !unlisted) {
+      unlisted = true;
+      log("sol: SOL_DETECTION=addresses but the scan was given no address list; reading every block instead");
+    }
     // getBlocks at finalized lists only finalized blocks (the node caps `to` at its root): skipped slots are absent.
     let slots = await read("getBlocks", [from, to, FINALIZED], slotsAnswer);
     if (slots.length === 0 || slots[0] > from) slots = await provenGap(from, to);
@@ -456,5 +442,8 @@ export function solReader(rpc: SolRpc, opts: SolReaderOptions): SolReader {
     transfersOf,
     balance,
     stats,
+    poll: polling.stats,
+    deferScan: (from, to, addresses) =>
+      polls(detection, addresses) && pollDeferred(detection, polling, from, to, now()),
   };
 }

@@ -19,8 +19,9 @@
  *   previousBlockhash, parentSlot, blockHeight, blockTime, transactions?: [{transaction: {accountKeys: [{pubkey,
  *   signer, source: "transaction"|"lookupTable", writable}], signatures}, meta: {err, fee, preBalances,
  *   postBalances, status}, version}]}; -32007 for a skipped slot; -32004 above the commitment's slot.
- * - `getTransaction(sig, {commitment, encoding: "jsonParsed"})`: {slot, blockTime, transaction: {signatures, message:
- *   {accountKeys, instructions: [], recentBlockhash}}, meta, version}, or null when not in a block of that commitment.
+ * - `getTransaction(sig, {commitment, encoding: "json"|"jsonParsed", maxSupportedTransactionVersion})` and
+ *   `getSignaturesForAddress(address, {limit, before, until, commitment, minContextSlot})`: as Agave answers them,
+ *   errors included (see each function).
  * - `getSignatureStatuses([sig], {searchTransactionHistory})`: {context, value: [{slot, confirmations, err, status,
  *   confirmationStatus} | null]}.
  * - `getBalance(address, {commitment})`: {context: {slot}, value}; `getMinimumBalanceForRentExemption(0)`: 890880.
@@ -196,10 +197,33 @@ export interface SolanaRpcServer {
 }
 
 class RpcFailure extends Error {
-  constructor(readonly code: number, message: string) {
+  constructor(readonly code: number, message: string, readonly data?: unknown) {
     super(message);
   }
 }
+
+/** Agave's `check_is_at_least_confirmed` (rpc/src/rpc.rs): history methods refuse `processed`. */
+function atLeastConfirmed(cfg: unknown) {
+  if ((cfg as { commitment?: string } | undefined)?.commitment === "processed") {
+    throw new RpcFailure(-32602, "Method does not support commitment below `confirmed`");
+  }
+}
+
+/** Agave's `verify_pubkey` / `verify_signature`: base58 of 32 (a key) or 64 (a signature) bytes, else -32602. */
+function verifyBase58(text: unknown, bytes: number): string {
+  let decoded: Uint8Array | null = null;
+  try {
+    decoded = typeof text === "string" ? base58.decode(text) : null;
+  } catch {
+    decoded = null;
+  }
+  if (decoded === null) throw new RpcFailure(-32602, "Invalid param: Invalid");
+  if (decoded.length !== bytes) throw new RpcFailure(-32602, "Invalid param: WrongSize");
+  return text as string;
+}
+
+/** Agave's `MAX_GET_CONFIRMED_SIGNATURES_FOR_ADDRESS2_LIMIT` (rpc-client-api/src/request.rs). */
+export const SIGNATURES_LIMIT_MAX = 1000;
 
 const FILLER_PREFIX = "@@mainnet-transactions:";
 
@@ -227,6 +251,8 @@ export function startSolanaRpcServer(opts: SolanaRpcServerOptions = {}): SolanaR
   const dropped = new Set<string>();
   const seen = new Set<string>();
   const landed = new Map<string, { slot: number; tx: StoredTx }>();
+  /** Per account key (static or loaded), the landed transactions naming it, oldest first: Agave's address index. */
+  const byAddress = new Map<string, { signature: string; slot: number; position: number }[]>();
   const calls = new Map<string, number>();
   const sendCounts = new Map<string, number>();
   const memos = new Map<string, string[]>();
@@ -318,7 +344,14 @@ export function startSolanaRpcServer(opts: SolanaRpcServerOptions = {}): SolanaR
     blocks.set(slot, block);
     order.push(slot);
     tipSlot = slot;
-    for (const tx of txs) landed.set(tx.signature, { slot, tx });
+    txs.forEach((tx, position) => {
+      landed.set(tx.signature, { slot, tx });
+      for (const key of new Set(tx.keys.map((k) => k.pubkey))) {
+        let list = byAddress.get(key);
+        if (!list) byAddress.set(key, list = []);
+        list.push({ signature: tx.signature, slot, position });
+      }
+    });
     refreshFinality();
   }
 
@@ -333,8 +366,13 @@ export function startSolanaRpcServer(opts: SolanaRpcServerOptions = {}): SolanaR
   }
 
   function inject(t: InjectedTx): string {
-    const signature = base58.encode(sha256(new TextEncoder().encode(`injected ${++injected}`)).slice(0, 32)) +
-      base58.encode(new Uint8Array(32).fill(injected % 256));
+    // 64 bytes, as every signature is (getSignaturesForAddress refuses a `before` or `until` of another length).
+    const signature = base58.encode(
+      new Uint8Array([
+        ...sha256(new TextEncoder().encode(`injected ${++injected}`)),
+        ...new Uint8Array(32).fill(injected % 256),
+      ]),
+    );
     const fee = FEE_PER_SIGNATURE;
     const total = t.credits.reduce((s, c) => s + c.lamports, 0n) + fee;
     if ((current.get(t.payer) ?? 0n) < total + RENT_EXEMPT_MINIMUM_0) fund(t.payer, total + 10n ** 12n);
@@ -494,6 +532,148 @@ export function startSolanaRpcServer(opts: SolanaRpcServerOptions = {}): SolanaR
     };
   }
 
+  /**
+   * Agave's `getTransaction` (rpc/src/rpc.rs `get_transaction`, agave master at workspace version 4.4.0-alpha): refuses
+   * `processed`; null when no transaction of that commitment has the signature; a v0 transaction asked without
+   * `maxSupportedTransactionVersion` is refused with -32015 (`RpcCustomError::UnsupportedTransactionVersion`,
+   * rpc-client-api/src/custom_error.rs); `version` is answered only when that parameter is given. Encodings: `json`
+   * (the default; solana-transaction-status `UiRawMessage`: static keys as strings, the header, and the keys loaded
+   * from lookup tables in `meta.loadedAddresses`) and `jsonParsed` (every key an object with `source`, no
+   * `loadedAddresses`); binary encodings are not served here.
+   */
+  function getTransaction(params: unknown[]) {
+    const [sig, cfg] = params as [
+      unknown,
+      { commitment?: string; encoding?: string; maxSupportedTransactionVersion?: number },
+    ];
+    verifyBase58(sig, 64);
+    atLeastConfirmed(cfg);
+    const encoding = cfg?.encoding ?? "json";
+    if (encoding !== "json" && encoding !== "jsonParsed") {
+      throw new RpcFailure(-32602, `${encoding} is not served here`);
+    }
+    const at = landed.get(String(sig));
+    if (!at || at.slot > commitmentBlock(cfg).slot || at.slot < firstAvailable()) return null;
+    const tx = at.tx;
+    const max = cfg?.maxSupportedTransactionVersion;
+    if (tx.version === 0 && (max === undefined || max < 0)) {
+      throw new RpcFailure(
+        -32015,
+        "Transaction version (0) is not supported by the requesting client. Please try the request again with the " +
+          'following configuration parameter: "maxSupportedTransactionVersion": 0',
+      );
+    }
+    const statics = tx.keys.filter((k) => k.source === "transaction");
+    const loaded = tx.keys.filter((k) => k.source === "lookupTable");
+    const message = encoding === "jsonParsed"
+      ? { accountKeys: tx.keys, instructions: [], recentBlockhash: tx.recentBlockhash }
+      : {
+        header: {
+          numRequiredSignatures: statics.filter((k) => k.signer).length,
+          numReadonlySignedAccounts: statics.filter((k) => k.signer && !k.writable).length,
+          numReadonlyUnsignedAccounts: statics.filter((k) => !k.signer && !k.writable).length,
+        },
+        accountKeys: statics.map((k) => k.pubkey),
+        recentBlockhash: tx.recentBlockhash,
+        instructions: [],
+        ...(tx.version === 0
+          ? {
+            addressTableLookups: loaded.length === 0 ? [] : [{
+              accountKey: hashOf(`lookup table of ${tx.signature}`),
+              writableIndexes: loaded.filter((k) => k.writable).map((_, i) => i),
+              readonlyIndexes: loaded.filter((k) => !k.writable).map((_, i) => i),
+            }],
+          }
+          : {}),
+      };
+    const meta = {
+      ...txJson(tx),
+      innerInstructions: [],
+      logMessages: [],
+      preTokenBalances: [],
+      postTokenBalances: [],
+      rewards: [],
+      ...(encoding === "json"
+        ? {
+          loadedAddresses: {
+            writable: loaded.filter((k) => k.writable).map((k) => k.pubkey),
+            readonly: loaded.filter((k) => !k.writable).map((k) => k.pubkey),
+          },
+        }
+        : {}),
+      computeUnitsConsumed: 150,
+    };
+    return {
+      slot: at.slot,
+      blockTime: 1_700_000_000 + at.slot,
+      transaction: { signatures: [tx.signature], message },
+      meta,
+      ...(max === undefined ? {} : { version: tx.version }),
+    };
+  }
+
+  /**
+   * Agave's `getSignaturesForAddress` (rpc/src/rpc.rs `verify_and_parse_signatures_for_address_params` and
+   * `get_signatures_for_address`; ledger/src/blockstore.rs `get_confirmed_signatures_for_address2`): the address and
+   * `before`/`until` must parse (-32602 "Invalid param: ..."); `limit` from 1 to 1,000 (default 1,000; else -32602
+   * "Invalid limit; max 1000"); `processed` refused; at `finalized`, a root below `minContextSlot` answers -32016
+   * "Minimum context slot has not been reached". Newest first (a slot's transactions last-in-block first), up to the
+   * commitment's slot, never below the first available block; `before` starts after that signature (an unknown
+   * `before` answers `[]`), `until` stops before it (an unknown `until` searches all). Each entry: {signature, slot,
+   * err, memo ("[len] text" per memo, joined by "; ", else null), blockTime, confirmationStatus}. Failed transactions
+   * are listed, with their `err`.
+   */
+  function getSignaturesForAddress(params: unknown[]) {
+    const [address, cfg] = params as [
+      unknown,
+      { limit?: number; before?: string; until?: string; commitment?: string; minContextSlot?: number } | undefined,
+    ];
+    verifyBase58(address, 32);
+    if (cfg?.before !== undefined) verifyBase58(cfg.before, 64);
+    if (cfg?.until !== undefined) verifyBase58(cfg.until, 64);
+    const limit = cfg?.limit ?? SIGNATURES_LIMIT_MAX;
+    if (!Number.isInteger(limit) || limit <= 0 || limit > SIGNATURES_LIMIT_MAX) {
+      throw new RpcFailure(-32602, `Invalid limit; max ${SIGNATURES_LIMIT_MAX}`);
+    }
+    atLeastConfirmed(cfg);
+    const highest = commitmentBlock(cfg).slot;
+    if (cfg?.minContextSlot !== undefined && highest < cfg.minContextSlot) {
+      throw new RpcFailure(-32016, "Minimum context slot has not been reached", { contextSlot: highest });
+    }
+    const all = byAddress.get(String(address)) ?? [];
+    const floor = firstAvailable();
+    const newestFirst = (i: number) => all[all.length - 1 - i];
+    let i = 0;
+    if (cfg?.before !== undefined) {
+      const at = all.findIndex((e) => e.signature === cfg.before);
+      if (at < 0) {
+        if (!landed.has(cfg.before)) return [];
+        // A known signature not naming this address: start below its place in the ledger.
+        const b = landed.get(cfg.before)!;
+        const pos = blocks.get(b.slot)!.txs.indexOf(b.tx);
+        i = all.filter((e) => e.slot > b.slot || (e.slot === b.slot && e.position >= pos)).length;
+      } else i = all.length - at;
+    }
+    const out = [];
+    for (; i < all.length && out.length < limit; i++) {
+      const e = newestFirst(i);
+      if (e.signature === cfg?.until) break;
+      if (e.slot > highest) continue;
+      if (e.slot < floor) break;
+      const tx = landed.get(e.signature)!.tx;
+      const texts = memos.get(e.signature) ?? [];
+      out.push({
+        signature: e.signature,
+        slot: e.slot,
+        err: tx.err,
+        memo: texts.length === 0 ? null : texts.map((t) => `[${new TextEncoder().encode(t).length}] ${t}`).join("; "),
+        blockTime: 1_700_000_000 + e.slot,
+        confirmationStatus: e.slot <= finalizedSlot ? "finalized" : "confirmed",
+      });
+    }
+    return out;
+  }
+
   const methods: Record<string, (params: unknown[]) => unknown> = {
     getGenesisHash: () => genesisHash,
     getSlot: ([cfg]) => commitmentBlock(cfg).slot,
@@ -506,20 +686,8 @@ export function startSolanaRpcServer(opts: SolanaRpcServerOptions = {}): SolanaR
     },
     getFirstAvailableBlock: () => firstAvailable(),
     getBlock,
-    getTransaction: ([sig, cfg]) => {
-      const at = landed.get(String(sig));
-      if (!at || at.slot > commitmentBlock(cfg).slot) return null;
-      return {
-        slot: at.slot,
-        blockTime: 1_700_000_000 + at.slot,
-        transaction: {
-          signatures: [at.tx.signature],
-          message: { accountKeys: at.tx.keys, instructions: [], recentBlockhash: at.tx.recentBlockhash },
-        },
-        meta: txJson(at.tx),
-        version: at.tx.version,
-      };
-    },
+    getTransaction,
+    getSignaturesForAddress,
     getSignatureStatuses: ([sigs]) => ({
       context: { slot: tipSlot },
       value: (sigs as string[]).map((sig) => {
@@ -564,7 +732,10 @@ export function startSolanaRpcServer(opts: SolanaRpcServerOptions = {}): SolanaR
       const edit = tampered.get(method);
       return { jsonrpc: "2.0", id, result: edit ? edit(structuredClone(result), req.params ?? []) : result };
     } catch (err) {
-      if (err instanceof RpcFailure) return { jsonrpc: "2.0", id, error: { code: err.code, message: err.message } };
+      if (err instanceof RpcFailure) {
+        const error = { code: err.code, message: err.message, ...(err.data === undefined ? {} : { data: err.data }) };
+        return { jsonrpc: "2.0", id, error };
+      }
       return { jsonrpc: "2.0", id, error: { code: -32603, message: String(err) } };
     }
   }

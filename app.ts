@@ -54,6 +54,7 @@ export async function buildServices(config: Config, secrets?: Secrets): Promise<
     mode: plan.mode,
     enabled: plan.enabled,
     live: [...plan.live, ...plan.liveUtxo, ...plan.liveAccount],
+    polling: config.account.solDetection.mode === "addresses" ? ["sol"] : [],
   });
   // Every live node is asked which chain it serves (devnet: anvil, regtest, no mainnet; live: native mainnet) before
   // anything starts.

@@ -82,6 +82,7 @@ Deno.test("deploy mode refuses at start to watch Solana mainnet, saying why and 
         assert.match(err.message, /WATCH_BYTES_PER_RUN=256 MiB per chain/);
         assert.match(err.message, /SKIP_WATCH_CHAINS=sol on Deno Deploy/);
         assert.match(err.message, /RUNTIME_MODE=process WATCH_CHAINS=sol/);
+        assert.match(err.message, /SOL_DETECTION=addresses/);
         assert.doesNotMatch(err.message, /xrp/, "xrp's minute fits the budget: not named");
         return true;
       },
@@ -96,6 +97,13 @@ Deno.test("deploy mode refuses at start to watch Solana mainnet, saying why and 
     checkWatchPlan(skipping.watch, skipping.runtimeMode, plan(skipping));
     const bigger = await deployModeConfig(`${dir}/kv.sqlite3`, { ...live, WATCH_BYTES_PER_RUN: String(1024 * MiB) });
     checkWatchPlan(bigger.watch, bigger.runtimeMode, plan(bigger));
+    // Polling each address reads what our addresses cost, not what Solana's blocks weigh: nothing to refuse.
+    // The start goes past the watch plan and fails only at asking the (absent) nodes.
+    const polling = await deployModeConfig(`${dir}/kv.sqlite3`, { ...live, SOL_DETECTION: "addresses" });
+    await assert.rejects(() => buildServices(polling), (err: Error) => {
+      assert.doesNotMatch(err.message, /cannot keep up/);
+      return true;
+    });
     const processMode = loadConfig({ ...live, EVM_MINTER_KEY: "", ...(await evmChainEnv(dir, "http://127.0.0.1:9/")) });
     checkWatchPlan(processMode.watch, processMode.runtimeMode, plan(processMode));
   } finally {

@@ -120,7 +120,18 @@ export function httpFailover(opts: HttpFailoverOptions): HttpFailover {
         failures.push(`${ep.origin}: ${err instanceof Error ? err.message : String(err)}`);
         continue;
       }
-      const text = await res.text().catch(() => "");
+      let text: string;
+      try {
+        text = await res.text();
+      } catch (err) {
+        // The answer was cut short while it was read (a timeout on a large or slow answer): said as such, not as a
+        // bad answer, so that a caller can ask for less.
+        failed(err instanceof DOMException && err.name === "TimeoutError" ? "timeout" : "network");
+        failures.push(
+          `${ep.origin}: HTTP ${res.status}, answer cut short (${err instanceof Error ? err.message : err})`,
+        );
+        continue;
+      }
       if (meter) meter.bytes += text.length;
       // Bitcoin Core answers JSON-RPC errors with HTTP 500 (or 404 for an unknown method) and a JSON body: that is
       // an answer. An auth failure, a proxy error page or rate limiting is not.

@@ -152,6 +152,6 @@ export function refusalOf(err: unknown): "rate" | "size" | "other" {
   if (cause instanceof XrplRpcError) return cause.code === "slowDown" || cause.code === "tooBusy" ? "rate" : "other";
   const message = err.message;
   if (/HTTP (429|503)\b/.test(message)) return "rate";
-  if (/HTTP 413\b|too large|timed out|TimeoutError/i.test(message)) return "size";
+  if (/HTTP 413\b|too large|timed out|timeout/i.test(message)) return "size";
   return "other";
 }

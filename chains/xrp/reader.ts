@@ -318,8 +318,10 @@ export function xrpReader(opts: XrpReaderOptions): XrpReader {
   /** The header of validated ledger `n`'s answer and its transaction list (asked with `transactions: true`). */
   function ledgerOf(n: number, r: XrplResult) {
     const { ledger, ...top } = readAnswer("ledger", ledgerAnswer, r);
+    const number = ledger.ledger_index ?? top.ledger_index ?? missing("ledger", "ledger_index");
+    if (number !== n) throw malformed("ledger", "ledger_index", `is ${number}, not the ledger ${n} asked for`);
     return {
-      number: ledger.ledger_index ?? top.ledger_index ?? missing("ledger", "ledger_index"),
+      number,
       hash: ledger.ledger_hash ?? top.ledger_hash ?? missing("ledger", "ledger_hash"),
       parentHash: ledger.parent_hash,
       // Asked with `transactions: true`: a ledger without the list would read as a ledger without deposits.

@@ -26,6 +26,8 @@ export interface MainnetLedgerShape {
 
 export const DEFAULT_TRANSACTIONS = 75;
 const POOL = 4096;
+/** A non-standard currency code: 40 hex digits ("SOLO"), as the XRPL writes codes longer than three letters. */
+const SOLO = "534F4C4F00000000000000000000000000000000";
 /** The hash of generated transaction `t` of ledger `n`: 8 hex digits of `n`, 4 of `t`, then this tag. */
 const HASH_TAG = "C0DE".repeat(13);
 
@@ -102,7 +104,7 @@ function rippleState(k: number, ledger: number, currency: string, issuer: string
 function offerNode(kind: "Deleted" | "Modified" | "Created", k: number, ledger: number, owner: string): string {
   const fields = `"Account":"${owner}","BookDirectory":"${hex64(k, 3)}","BookNode":"0","Flags":0,"OwnerNode":"0",` +
     `"Sequence":${k % 100000},"TakerGets":"${(k % 9000 + 1) * 1000000}","TakerPays":{"currency":"USD","issuer":` +
-    `"${acct(7)}","value":"${(k % 9000 + 1) * 0.52}"}`;
+    `"${acct(7)}","value":"${k % 9000 + 1}.52"}`;
   if (kind === "Created") {
     return `{"CreatedNode":{"LedgerEntryType":"Offer","LedgerIndex":"${hex64(k, 4)}","NewFields":{${fields}}}}`;
   }
@@ -163,7 +165,7 @@ function partsOf(n: number, t: number, index: number): Parts {
   if (kind < 84) {
     // OfferCreate: crosses one or two offers (consumed, partly consumed) and places the rest.
     const tx = `${common},"TakerGets":"${(k % 9000 + 1) * 1000000}","TakerPays":{"currency":"USD","issuer":` +
-      `"${acct(7)}","value":"${(k % 9000 + 1) * 0.52}"},"TransactionType":"OfferCreate"`;
+      `"${acct(7)}","value":"${k % 9000 + 1}.52"},"TransactionType":"OfferCreate"`;
     if (failed) return { tx, meta: `"AffectedNodes":[${feeOnly}],${end}`, payment: false };
     const maker = acct(k * 13 + 5);
     const nodes = [
@@ -185,10 +187,10 @@ function partsOf(n: number, t: number, index: number): Parts {
     return { tx, meta: `"AffectedNodes":[${nodes}],${end}`, payment: false };
   }
   if (kind < 94) {
-    const tx = `${common},"LimitAmount":{"currency":"534F4C4F00000000000000000000000000000000","issuer":` +
+    const tx = `${common},"LimitAmount":{"currency":"${SOLO}","issuer":` +
       `"${acct(11)}","value":"1000000000"},"TransactionType":"TrustSet"`;
     const nodes = `${rootNode(from, k, n, balance, -fee, seq + 1, 5)},${directoryNode(k, from)},` +
-      `${rippleState(k, n, "SOLO", acct(11), from, "0")}`;
+      `${rippleState(k, n, SOLO, acct(11), from, "0")}`;
     return { tx, meta: `"AffectedNodes":[${nodes}],${end}`, payment: false };
   }
   if (kind < 96) {

@@ -11,7 +11,9 @@
 import assert from "node:assert/strict";
 import { SCAN_BYTES_PER_TICK, watchOnce } from "../actors/watcher.ts";
 import type { PipelineContext } from "../actors/context.ts";
-import { MAX_IN_FLIGHT } from "../chains/xrp/ledger_scan.ts";
+import { isPlainLedgerTx, MAX_IN_FLIGHT } from "../chains/xrp/ledger_scan.ts";
+import { txEntry } from "../chains/xrp/answers.ts";
+import { entriesJson } from "./support/xrpl_mainnet_ledgers.ts";
 import type { XrpReader } from "../chains/xrp/reader.ts";
 import { type Cursor, cursorKey, scannedThrough } from "../kv/pipeline.ts";
 import { listOrders } from "../kv/orders.ts";
@@ -236,5 +238,39 @@ Deno.test("xrp reader on a rippled-shaped server: with `ours`, a stranger's malf
     );
   } finally {
     await server.close();
+  }
+});
+
+Deno.test("xrp ledger check in place: every mainnet-shaped entry (API v1 and v2) passes it and its schema; what the schema refuses, it refuses too", () => {
+  for (const version of [1, 2] as const) {
+    const entries = JSON.parse(`[${entriesJson(90_000_000, 0, 200, version, "2026-11-27T00:00:00.000Z")}]`);
+    entries.forEach((e: unknown, i: number) => {
+      assert.ok(isPlainLedgerTx(e), `v${version} entry ${i} is read in place`);
+      txEntry("ledger", e, ["ledger", "transactions", i], true);
+    });
+    // What the schema refuses (each a copy of a successful XRP Payment, changed one way) is refused in place too, so
+    // it goes through the schema and is refused by name.
+    const payment = entries.find((e: Record<string, unknown>) => {
+      const tx = (version === 2 ? e.tx_json : e) as Record<string, unknown>;
+      const meta = (version === 2 ? e.meta : e.metaData) as Record<string, unknown>;
+      return tx.TransactionType === "Payment" && typeof meta.delivered_amount === "string";
+    });
+    // deno-lint-ignore no-explicit-any
+    const edits: ((e: Record<string, any>) => void)[] = [
+      (e) => delete (version === 2 ? e.tx_json : e).Destination,
+      (e) => (version === 2 ? e.meta : e.metaData).delivered_amount = "12.5",
+      (e) => delete (version === 2 ? e.meta : e.metaData).delivered_amount,
+      (e) => (version === 2 ? e.meta : e.metaData).AffectedNodes[0].ModifiedNode.FinalFields.Balance = -5,
+      (e) => (version === 2 ? e.meta : e.metaData).AffectedNodes[1].ModifiedNode.PreviousFields.Balance = "1e9",
+      (e) => e.hash = "ABC",
+      (e) => delete e[version === 2 ? "meta" : "metaData"],
+      (e) => (version === 2 ? e.tx_json : e).Account = 7,
+    ];
+    for (const [i, edit] of edits.entries()) {
+      const bad = structuredClone(payment);
+      edit(bad);
+      assert.equal(isPlainLedgerTx(bad), false, `v${version} edit ${i}`);
+      assert.throws(() => txEntry("ledger", bad, [], true), MalformedAnswerError, `v${version} edit ${i}`);
+    }
   }
 });

@@ -11,7 +11,9 @@
 import assert from "node:assert/strict";
 import { SCAN_BYTES_PER_TICK, watchOnce } from "../actors/watcher.ts";
 import type { PipelineContext } from "../actors/context.ts";
-import { isPlainLedgerTx, MAX_IN_FLIGHT } from "../chains/xrp/ledger_scan.ts";
+import { isPlainLedgerTx, LedgerWindow, MAX_IN_FLIGHT, refusalOf } from "../chains/xrp/ledger_scan.ts";
+import { TransientChainError } from "../chains/adapter.ts";
+import { XrplRpcError } from "../chains/xrp/rpc.ts";
 import { txEntry } from "../chains/xrp/answers.ts";
 import { entriesJson } from "./support/xrpl_mainnet_ledgers.ts";
 import type { XrpReader } from "../chains/xrp/reader.ts";
@@ -273,4 +275,44 @@ Deno.test("xrp ledger check in place: every mainnet-shaped entry (API v1 and v2)
       assert.throws(() => txEntry("ledger", bad, [], true), MalformedAnswerError, `v${version} edit ${i}`);
     }
   }
+});
+
+Deno.test("xrp ledger window: as many ledgers in flight as fit the byte target (at most 4, growing by doubling), one after a rate refusal until 20 answers", () => {
+  const w = new LedgerWindow(1_000_000);
+  assert.equal(w.size, 1, "nothing known yet: one");
+  w.answered(200_000);
+  assert.equal(w.size, 2, "doubles");
+  w.answered(200_000);
+  assert.equal(w.size, MAX_IN_FLIGHT, "capped");
+  w.answered(400_000);
+  assert.equal(w.size, 2, "1 MB / 400 KB");
+  w.answered(3_000_000);
+  assert.equal(w.size, 1, "a ledger above the target: alone");
+  w.refused();
+  for (let i = 0; i < 19; i++) w.answered(1_000);
+  assert.equal(w.size, 1, "still one at a time after 19 answers");
+  w.answered(1_000);
+  w.answered(1_000);
+  assert.equal(w.size, 2, "the cap rises again after 20");
+});
+
+Deno.test("xrp refusals: load limits, answers too big and other failures told apart", () => {
+  const transient = (message: string, cause?: unknown) => new TransientChainError(message, { chain: "xrp", cause });
+  const node = (code: string) =>
+    transient(`xrp RPC ledger: the node answered ${code}`, new XrplRpcError("ledger", code, {}));
+  assert.equal(refusalOf(node("slowDown")), "rate");
+  assert.equal(refusalOf(node("tooBusy")), "rate");
+  assert.equal(refusalOf(node("noNetwork")), "other");
+  assert.equal(refusalOf(transient("xrp RPC ledger failed on every URL: http://a: HTTP 503")), "rate");
+  assert.equal(refusalOf(transient("xrp RPC ledger failed on every URL: http://a: HTTP 429")), "rate");
+  assert.equal(refusalOf(transient("xrp RPC ledger failed on every URL: http://a: HTTP 413")), "size");
+  assert.equal(
+    refusalOf(
+      transient("xrp RPC ledger failed on every URL: http://a: HTTP 200, answer cut short (aborted due to timeout)"),
+    ),
+    "size",
+  );
+  assert.equal(refusalOf(transient("xrp RPC ledger failed on every URL: http://a: connection refused")), "other");
+  assert.equal(refusalOf(new XrplRpcError("ledger", "lgrNotFound", {})), "other");
+  assert.equal(refusalOf(new MalformedAnswerError("xrp", "ledger", "ledger_hash", "is missing")), "other");
 });

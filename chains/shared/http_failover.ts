@@ -16,11 +16,13 @@ import { type RpcFailureReason, type RpcHook, TransientChainError } from "../ada
 import { redactUrls } from "./redact.ts";
 
 /**
- * Where a number that is not a safe integer may start: a number token follows `:`, `,`, `[` or the start (whitespace
- * aside), and it is unsafe only with a fraction or an exponent or with 16 digits or more. A match inside a string is
- * only a false alarm (the exact parse runs); no unsafe number escapes it.
+ * Where a number that is not a safe integer may start: a number token follows a key's closing quote and `:`, a `,`, a
+ * `[` or the start (whitespace aside), and it is unsafe only with a fraction or an exponent or with 16 digits or more.
+ * A match inside a string is only a false alarm (the exact parse runs); no unsafe number escapes it. The quote before
+ * `:` keeps times out of it (`"close_time_iso":"2025-05-08T06:13:36.000Z"`, in every XRPL API v2 transaction, would
+ * otherwise send every ledger through the slow path).
  */
-const MAYBE_UNSAFE_NUMBER = /(?:^|[:,[])\s*-?(?:\d{16}|\d+[.eE])/;
+const MAYBE_UNSAFE_NUMBER = /(?:^|"\s*:|[,[])\s*-?(?:\d{16}|\d+[.eE])/;
 
 /**
  * Parses `text` keeping non-safe-integer numbers as their exact source text. The reviver that does so costs about ten
@@ -118,7 +120,18 @@ export function httpFailover(opts: HttpFailoverOptions): HttpFailover {
         failures.push(`${ep.origin}: ${err instanceof Error ? err.message : String(err)}`);
         continue;
       }
-      const text = await res.text().catch(() => "");
+      let text: string;
+      try {
+        text = await res.text();
+      } catch (err) {
+        // The answer was cut short while it was read (a timeout on a large or slow answer): said as such, not as a
+        // bad answer, so that a caller can ask for less.
+        failed(err instanceof DOMException && err.name === "TimeoutError" ? "timeout" : "network");
+        failures.push(
+          `${ep.origin}: HTTP ${res.status}, answer cut short (${err instanceof Error ? err.message : err})`,
+        );
+        continue;
+      }
       if (meter) meter.bytes += text.length;
       // Bitcoin Core answers JSON-RPC errors with HTTP 500 (or 404 for an unknown method) and a JSON body: that is
       // an answer. An auth failure, a proxy error page or rate limiting is not.

@@ -7,7 +7,7 @@
  */
 import { TransientChainError } from "../adapter.ts";
 import { ChainError } from "../errors.ts";
-import { httpFailover } from "../shared/http_failover.ts";
+import { type ByteMeter, httpFailover } from "../shared/http_failover.ts";
 import { redactUrls } from "../shared/redact.ts";
 
 /** rippled answered the request with an error status: `code` is its `error` field; `result` the whole answer. */
@@ -33,7 +33,8 @@ const TRANSIENT_CODES = new Set([
 export type XrplResult = Record<string, unknown>;
 
 export interface XrplRpc {
-  call(method: string, params?: Record<string, unknown>): Promise<XrplResult>;
+  /** `meter`, when given, is credited with the bytes of the answer (chains/shared/http_failover.ts `ByteMeter`). */
+  call(method: string, params?: Record<string, unknown>, meter?: ByteMeter): Promise<XrplResult>;
 }
 
 export interface XrplRpcOptions {
@@ -45,8 +46,8 @@ export interface XrplRpcOptions {
 export function xrplRpc(opts: XrplRpcOptions): XrplRpc {
   const http = httpFailover({ variable: "XRP", urls: opts.urls, timeoutMs: opts.timeoutMs, onRpc: opts.onRpc });
   return {
-    async call(method, params = {}) {
-      const answer = await http.post([method], { method, params: [params] });
+    async call(method, params = {}, meter) {
+      const answer = await http.post([method], { method, params: [params] }, meter);
       const result = (answer as { result?: unknown } | null)?.result;
       if (typeof result !== "object" || result === null || Array.isArray(result)) {
         throw new TransientChainError(`xrp RPC ${method}: the answer has no result object`, { chain: "xrp" });

@@ -20,10 +20,36 @@
  *   `useSequence` (another transaction of the account takes its next Sequence), and the traps a scan must survive:
  *   `partialPayment`, `unrecordedPartialPayment` (an old ledger's `delivered_amount: "unavailable"`), `failedPayment`
  *   (tec), `iouPayment`, `accountDelete`, `paymentChannelClaim`.
+ *
+ * Mainnet-sized ledgers (`mainnetLedgers`): every ledger's `transactions` also lists about 75 transactions of other
+ * people's (tests/support/xrpl_mainnet_ledgers.ts: the mainnet mix and where it comes from), generated from the ledger
+ * index when asked and never stored, so a test can serve a day of ledgers (~24,700) with flat memory on both sides.
+ * The ledger's own transactions (deposits injected with the hooks above) sit among them; `tx` answers a generated
+ * transaction from its hash alone.
+ *
+ * Limits, as rippled and providers set them:
+ * - rippled rate-limits each client by a usage balance that every request charges and that decays exponentially over
+ *   time (xrpl.org "Rate Limiting", XRPLF/xrpl-dev-portal content/references/rippled-api/api-conventions/
+ *   rate-limiting.md; the charges are rippled's Resource::Fees, src/ripple/resource/Fees.h). Over the limit, rippled's
+ *   JSON-RPC answers HTTP 503 with the text body "Server is overloaded", and its WebSocket and Clio (the API server
+ *   public providers run; its HTTP session refuses with `rpcSLOW_DOWN` when its DOSGuard says no) answer the error
+ *   `slowDown`, "You are placing too much load on the server." (rippled's ErrorCodes table). `rateLimit` models that
+ *   balance (`limit` requests, decaying with time constant `windowMs`) and answers either way (`answer`). rippled also
+ *   answers `tooBusy` ("The server is too busy to help you now.") when its job queue is full: the same path.
+ * - Providers cap an answer's size (`maxResponseBytes`: HTTP 413 "response too large") and some are slow
+ *   (`bytesPerSecond`: the answer is sent no faster than that).
  */
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex } from "@noble/hashes/utils.js";
 import { decode, deriveAddress, hashes, verifySignature } from "xrpl";
+import {
+  entriesJson,
+  entryJson,
+  generatedCount,
+  generatedHash,
+  generatedPlace,
+  type MainnetLedgerShape,
+} from "./xrpl_mainnet_ledgers.ts";
 
 /** The XRPL genesis account: the server's source of funds for test payments (no key: injected, not signed). */
 export const GENESIS = "rHb9CJAWyB4rj91VRWn96DkukG4bwdtyTh";
@@ -67,12 +93,26 @@ export interface RippledServerOptions {
    * requires; null leaves it out, as a mainnet rippled does.
    */
   networkId?: number | null;
+  /** Every ledger also lists mainnet-sized traffic of other people's, generated when asked (module comment). */
+  mainnetLedgers?: MainnetLedgerShape;
+  /** A provider's cap on an answer's size in bytes: a longer answer is refused with HTTP 413. */
+  maxResponseBytes?: number;
+  /** Answers sent no faster than this (a slow provider). */
+  bytesPerSecond?: number;
+  /**
+   * rippled's per-client usage limit (module comment): each request adds 1 to a balance that decays exponentially
+   * with time constant `windowMs`; a request finding it at `limit` or above is refused, as rippled over JSON-RPC
+   * (`answer: "503"`, the default) or as Clio and rippled's WebSocket (`answer: "slowDown"`) refuse it.
+   */
+  rateLimit?: { limit: number; windowMs: number; answer?: "503" | "slowDown" };
 }
 
 export interface RippledServer {
   url: string;
   /** Test hooks (see the module comment). */
   hooks: RippledHooks;
+  /** Requests answered, bytes of answers sent, requests refused by a limit. */
+  readonly served: { requests: number; bytes: number; refused: number };
   close(): Promise<void>;
 }
 
@@ -155,6 +195,12 @@ const ENGINE_MESSAGES: Record<string, string> = {
 };
 
 const hex = (bytes: Uint8Array) => bytesToHex(bytes).toUpperCase();
+/** A ledger's close time as `close_time_iso` gives it (the XRPL epoch is 2000-01-01). */
+const closeTimeIso = (l: { closeTime: number }) => new Date((l.closeTime + 946_684_800) * 1000).toISOString();
+/** Stands for a run of generated transactions (`<ledger>:<from>:<to>`) in an answer until it is written out. */
+const MARKER = "@@xrpl-mainnet:";
+/** rippled's words for a client over its usage limit (module comment). */
+const SLOW_DOWN = "You are placing too much load on the server.";
 const cloneAccounts = (a: Accounts): Accounts => new Map([...a].map(([k, v]) => [k, { ...v }]));
 
 export function startRippledServer(opts: RippledServerOptions = {}): RippledServer {
@@ -532,7 +578,7 @@ export function startRippledServer(opts: RippledServerOptions = {}): RippledServ
       meta: t.meta,
       tx_json,
       ledger_index: l.index,
-      close_time_iso: new Date((l.closeTime + 946_684_800) * 1000).toISOString(),
+      close_time_iso: closeTimeIso(l),
     };
     return inLedger ? common : { ...common, ledger_hash: l.hash, validated };
   }
@@ -554,6 +600,20 @@ export function startRippledServer(opts: RippledServerOptions = {}): RippledServ
         body.transactions = p.expand === true
           ? ledger.txs.map((t) => txShape(ledger, t, true))
           : ledger.txs.map((t) => t.hash);
+        if (opts.mainnetLedgers) {
+          // The ledger's own transactions among the generated ones: half before, half after. Expanded entries are
+          // markers here, written out as text when the answer is (`answerText`).
+          const count = generatedCount(index, opts.mainnetLedgers);
+          const half = Math.floor(count / 2);
+          const own = body.transactions as unknown[];
+          body.transactions = p.expand === true
+            ? [`${MARKER}${index}:0:${half}`, ...own, `${MARKER}${index}:${half}:${count}`]
+            : [
+              ...Array.from({ length: half }, (_, t) => generatedHash(index, t)),
+              ...own,
+              ...Array.from({ length: count - half }, (_, t) => generatedHash(index, half + t)),
+            ];
+        }
       }
       return { ledger: body, ledger_hash: ledger.hash, ledger_index: index, validated };
     },
@@ -569,6 +629,18 @@ export function startRippledServer(opts: RippledServerOptions = {}): RippledServ
           throw new RpcError("invalidLgrRange", "Ledger range is invalid.");
         }
         if (max - min > 1000) throw new RpcError("excessiveLgrRange", "Ledger range exceeds 1000.");
+      }
+      const place = opts.mainnetLedgers ? generatedPlace(hash) : null;
+      const home = place ? ledgerByIndex(place.ledger) : undefined;
+      if (
+        place && home && place.t < generatedCount(home.index, opts.mainnetLedgers) && home.index >= min &&
+        home.index <= max
+      ) {
+        const entry = JSON.parse(entryJson(home.index, place.t, home.apiVersion, closeTimeIso(home)));
+        const validated = home.index <= validatedIndex();
+        if (home.apiVersion === 2) return { ...entry, ledger_hash: home.hash, validated };
+        const { metaData, ...fields } = entry;
+        return { ...fields, meta: metaData, ledger_index: home.index, validated, inLedger: home.index };
       }
       for (const l of ledgers) {
         const t = l.txs.find((x) => x.hash === hash);
@@ -712,7 +784,64 @@ export function startRippledServer(opts: RippledServerOptions = {}): RippledServ
     },
   };
 
+  /** The answer as JSON text, generated transactions written in place of their markers. */
+  function answerText(reply: unknown): string {
+    const text = JSON.stringify(reply);
+    if (!opts.mainnetLedgers) return text;
+    let out = "";
+    let from = 0;
+    for (let at = text.indexOf(MARKER); at >= 0; at = text.indexOf(MARKER, from)) {
+      const end = text.indexOf('"', at);
+      const [n, a, b] = text.slice(at + MARKER.length, end).split(":").map(Number);
+      const l = ledgerByIndex(n)!;
+      // The marker is a JSON string: its quotes go with it.
+      out += text.slice(from, at - 1) + entriesJson(n, a, b, l.apiVersion, closeTimeIso(l));
+      from = end + 1;
+    }
+    return out + text.slice(from);
+  }
+
+  const served = { requests: 0, bytes: 0, refused: 0 };
+  let usage = 0;
+  let usageAt = performance.now();
+  /** Charges one request to the client's usage balance; false when the balance was already at the limit. */
+  function withinRate(): boolean {
+    const limit = opts.rateLimit;
+    if (!limit) return true;
+    const now = performance.now();
+    usage *= Math.exp(-(now - usageAt) / limit.windowMs);
+    usageAt = now;
+    if (usage >= limit.limit) return false;
+    usage += 1;
+    return true;
+  }
+
+  /** `text` as a response, sent at `bytesPerSecond` when set, refused with 413 above `maxResponseBytes`. */
+  function send(text: string): Response {
+    if (opts.maxResponseBytes !== undefined && text.length > opts.maxResponseBytes) {
+      served.refused++;
+      return new Response(`response too large: above ${opts.maxResponseBytes} bytes`, { status: 413 });
+    }
+    const bytes = new TextEncoder().encode(text);
+    served.bytes += bytes.length;
+    if (!opts.bytesPerSecond) return new Response(bytes, { headers: { "content-type": "application/json" } });
+    const rate = opts.bytesPerSecond;
+    const chunk = 64 * 1024;
+    let at = 0;
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (at >= bytes.length) return controller.close();
+        const part = bytes.subarray(at, at + chunk);
+        at += part.length;
+        await new Promise((r) => setTimeout(r, (part.length / rate) * 1000));
+        controller.enqueue(part);
+      },
+    });
+    return new Response(body, { headers: { "content-type": "application/json" } });
+  }
+
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    served.requests++;
     let body: { method?: unknown; params?: unknown };
     try {
       body = await req.json();
@@ -721,6 +850,13 @@ export function startRippledServer(opts: RippledServerOptions = {}): RippledServ
     }
     const method = String(body.method);
     calls.set(method, (calls.get(method) ?? 0) + 1);
+    if (!withinRate()) {
+      served.refused++;
+      if (opts.rateLimit!.answer === "slowDown") {
+        return send(JSON.stringify({ result: { status: "error", error: "slowDown", error_message: SLOW_DOWN } }));
+      }
+      return new Response("Server is overloaded\n", { status: 503 });
+    }
     const params = (Array.isArray(body.params) ? body.params[0] : {}) as Record<string, unknown> ?? {};
     const handler = methods[method];
     let result: Record<string, unknown>;
@@ -745,12 +881,13 @@ export function startRippledServer(opts: RippledServerOptions = {}): RippledServ
         };
       }
     }
-    return Response.json({ result });
+    return send(answerText({ result }));
   });
   const addr = server.addr as Deno.NetAddr;
   return {
     url: `http://127.0.0.1:${addr.port}/`,
     hooks,
+    served,
     async close() {
       await server.shutdown();
     },

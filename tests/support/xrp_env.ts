@@ -6,6 +6,11 @@ import { xrplRpc } from "../../chains/xrp/rpc.ts";
 import { Signer } from "../../chains/signer.ts";
 import { type RippledServer, type RippledServerOptions, startRippledServer } from "./rippled_rpc_server.ts";
 import { handPipeline } from "./watch.ts";
+import type { PipelineContext } from "../../actors/context.ts";
+import type { ChainSymbol } from "../../chains/catalog.ts";
+import { type Cursor, cursorKey } from "../../kv/pipeline.ts";
+import { depositAddress as pipelineDepositAddress, FAST_PIPELINE, partner } from "./pipeline.ts";
+import { startTestServer } from "./server.ts";
 
 /** Test-only mnemonic (public): never fund its keys anywhere real. */
 export const signer = Signer.fromMnemonic("test test test test test test test test test test test junk");
@@ -56,4 +61,32 @@ export async function xrpHandPipeline(
     ...(opts.live ? { live: opts.live } : {}),
   });
   return { p, xrp };
+}
+
+/**
+ * A started service (sim chains, its pipeline stopped) whose xrp watcher is driven by hand with a live reader of its
+ * own on `server` (its `stats` and `logs` for the test): a partner's deposit address (the test mnemonic's index 0), and
+ * the watcher's cursor stored at the server's validated tip. `close` stops the service (the caller closes `server`).
+ */
+export async function xrpWatcherByHand(server: RippledServer, opts: { timeoutMs?: number; backoffMs?: number } = {}) {
+  const service = await startTestServer(FAST_PIPELINE);
+  await service.pipeline!.stop();
+  const kv = service.services.kv;
+  const running = service.services.pipeline!;
+  const logs: string[] = [];
+  const reader = xrpReader({
+    rpc: xrplRpc({ urls: [server.url], timeoutMs: opts.timeoutMs }),
+    confirmations: 1,
+    log: (m) => logs.push(m),
+    ...(opts.backoffMs !== undefined ? { backoffMs: opts.backoffMs } : {}),
+  });
+  const ctx: PipelineContext = {
+    ...running,
+    chains: { ...running.chains, reader: (c: ChainSymbol) => c === "xrp" ? reader : running.chains.reader(c) },
+  };
+  const { wallet, token } = await partner(service);
+  const address = await pipelineDepositAddress(service, token, "xrp", "base");
+  const start = await reader.tip();
+  await kv.set(cursorKey("xrp"), { number: start.number, hash: start.hash } satisfies Cursor);
+  return { kv, ctx, reader, logs, wallet, address, start: start.number, close: () => service.close() };
 }

@@ -91,22 +91,24 @@ Deno.test("sui reader on a Sui-GraphQL-shaped server: pages through a checkpoint
     server.mine(1);
     const calls = server.calls.length;
     const seen = credits(await reader.scan(server.tip, server.tip));
-    assert.equal(seen.filter((t) => t.txHash === wide).length, 60, "61 balance changes: 10 with the scan, 50, 1");
+    assert.equal(seen.filter((t) => t.txHash === wide).length, 60, "61 balance changes: 50 with the scan, then 11");
     assert.deepEqual(seen.filter((t) => t.txHash === wide).map((t) => t.index), many.map((_, i) => i + 1));
     assert.deepEqual(new Set(seen.filter((t) => t.txHash !== wide).map((t) => t.txHash)), new Set(digests));
     const used = server.calls.slice(calls);
-    assert.deepEqual(used.filter((c) => c === "SuiCheckpointTransactions").length, 2, "121 transactions: 3 pages");
-    assert.deepEqual(used.filter((c) => c === "SuiBalanceChanges").length, 2);
+    assert.deepEqual(used.filter((c) => c === "SuiTransactionPages1").length, 2, "121 transactions: 3 pages");
+    assert.deepEqual(used.filter((c) => c === "SuiBalanceChanges").length, 1);
     assert.deepEqual((await reader.transfersOf(wide))?.length, 60);
   }));
 
-Deno.test("sui reader on a Sui-GraphQL-shaped server: a scan of many empty checkpoints costs one call per 20", () =>
+Deno.test("sui reader on a Sui-GraphQL-shaped server: a scan of many empty checkpoints asks for more per request, up to the service's page of 50", () =>
   withSui(async (server, { reader }) => {
-    server.mine(99);
+    server.mine(299);
     const calls = server.calls.length;
-    const blocks = await reader.scan(0, 99);
-    assert.equal(blocks.length, 100);
-    assert.equal(server.calls.length - calls, 5);
+    const blocks = await reader.scan(0, 299);
+    assert.equal(blocks.length, 300);
+    assert.deepEqual(blocks.map((b) => b.number), Array.from({ length: 300 }, (_, i) => i));
+    // One checkpoint first (nothing known of their size), then doubling: 1, 2, 4, 8, 16, 32, then 50 at a time.
+    assert.equal(server.calls.length - calls, 11);
   }));
 
 Deno.test("sui reader on a Sui-GraphQL-shaped server: balance is the SUI total as bigint, 0 for an unknown address", () =>

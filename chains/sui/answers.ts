@@ -71,10 +71,6 @@ export const transaction = z.object({
 }, { error: missingOr("a transaction") });
 export type SuiTransaction = z.output<typeof transaction>;
 
-const transactions = z.object({ pageInfo, nodes: z.array(transaction) }, {
-  error: missingOr("a page of transactions"),
-});
-
 const checkpointRef = z.object({ sequenceNumber: whole }, { error: missingOr("a checkpoint") });
 
 /** LATEST_CHECKPOINT. */

@@ -134,7 +134,7 @@ Deno.test("sui watcher on a Sui-GraphQL-shaped server catches up on 5,000 mainne
     assert.ok(behind.length >= CHECKPOINTS / 200 - 1, `${steps.length} steps`);
     assert.deepEqual(behind.map((s) => s.stored), behind.map((s) => s.scannedTo));
     assert.ok(reader.stats.largestResponse <= 2 * TARGET_RESPONSE_BYTES, `largest ${reader.stats.largestResponse}`);
-    // Nothing that is not ours was built: ~45 SUI credits per checkpoint to strangers, two transfers to us.
+    // Nothing that is not ours was built: ~22 SUI credits per checkpoint to strangers, two transfers to us.
     assert.equal(reader.stats.transfersBuilt, DEPOSITS.length);
     const peak = Math.max(...steps.map((s) => s.rss));
     assert.ok(peak < RSS_CEILING, `peak RSS ${(peak / 2 ** 20).toFixed(0)} MB`);

@@ -107,10 +107,17 @@ export const scanCheckpointsRawAnswer = z.object({
   }, { error: missingOr("checkpoints") }).nullable(),
 });
 
+const furtherPage = z.object({ transactions: rawTransactions.nullable() }, { error: missingOr("a checkpoint") })
+  .nullable();
+const furtherPages = (k: number) =>
+  z.object(Object.fromEntries(Array.from({ length: k }, (_, i) => [`p${i}`, furtherPage])));
+const furtherPagesAnswers = new Map<number, ReturnType<typeof furtherPages>>();
+
 /** `transactionPagesDocument(k)`: each aliased checkpoint (`p0`..) with a further page of its transactions. */
-export function transactionPagesAnswer(k: number) {
-  const page = z.object({ transactions: rawTransactions.nullable() }, { error: missingOr("a checkpoint") }).nullable();
-  return z.object(Object.fromEntries(Array.from({ length: k }, (_, i) => [`p${i}`, page])));
+export function transactionPagesAnswer(k: number): ReturnType<typeof furtherPages> {
+  let schema = furtherPagesAnswers.get(k);
+  if (!schema) furtherPagesAnswers.set(k, schema = furtherPages(k));
+  return schema;
 }
 
 /** BALANCE_CHANGES_PAGE: a further page of one transaction's balance changes. */

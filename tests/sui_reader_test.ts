@@ -7,7 +7,9 @@
 import assert from "node:assert/strict";
 import type { ObservedTransfer } from "../chains/adapter.ts";
 import { Signer } from "../chains/signer.ts";
+import { suiGraphql } from "../chains/sui/client.ts";
 import { suiAdapters } from "../chains/sui/index.ts";
+import { suiReader } from "../chains/sui/reader.ts";
 import { startSuiGraphqlServer, type SuiGraphqlServer } from "./support/sui_graphql_server.ts";
 
 const signer = Signer.fromMnemonic("test test test test test test test test test test test junk");
@@ -119,3 +121,46 @@ Deno.test("sui reader on a Sui-GraphQL-shaped server: balance is the SUI total a
     assert.equal(await reader.balance!(ours(1)), 2n * SUI + 9_007_199_254_740_993n);
     assert.equal(await reader.balance!(ours(2)), 0n);
   }));
+
+Deno.test("sui reader on a Sui-GraphQL-shaped server: a byte budget ends a scan after the request that reaches it, at a checkpoint boundary, never empty", async () => {
+  const server = await startSuiGraphqlServer({ mainnetCheckpoints: {} });
+  try {
+    server.mine(400);
+    const reader = suiReader(suiGraphql({ urls: [server.url] }), { log: () => {} });
+    // A budget of one byte: the first request (one checkpoint: nothing is known of their size yet) is still read.
+    const first = await reader.scan(1, 400, { maxBytes: 1 });
+    assert.deepEqual(first.map((b) => b.number), [1]);
+    // Then requests of 2, 4, 8... checkpoints: a budget of 100 KB stops after the request that crossed it, whole.
+    const before = reader.stats.bytes;
+    const next = await reader.scan(2, 400, { maxBytes: 100_000 });
+    const read = reader.stats.bytes - before;
+    assert.ok(read >= 100_000 && next.length < 399, `${next.length} checkpoints in ${read} bytes`);
+    assert.deepEqual(next.map((b) => b.number), Array.from({ length: next.length }, (_, i) => 2 + i));
+    assert.ok([2, 6, 14, 30].includes(next.length), `whole requests only (${next.length})`);
+    // Going on after the last one read covers the rest, each checkpoint once.
+    const rest = await reader.scan(next.at(-1)!.number + 1, 400);
+    assert.equal(first.length + next.length + rest.length, 400);
+    assert.equal(rest.at(-1)!.number, 400);
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("sui reader on a Sui-GraphQL-shaped server: with `ours`, only our credits are built", async () => {
+  const server = await startSuiGraphqlServer({ mainnetCheckpoints: {} });
+  try {
+    server.mine(20);
+    const digest = server.deposit([{ to: ours(1), amount: 2n * SUI }, { to: ours(2), amount: 3n * SUI }]);
+    server.mine(20);
+    const reader = suiReader(suiGraphql({ urls: [server.url] }));
+    const everything = credits(await reader.scan(1, server.tip));
+    assert.ok(everything.length > 40 * 10, `${everything.length} SUI credits to anyone`);
+    const built = reader.stats.transfersBuilt;
+    const mine = new Set([ours(1)]);
+    const seen = credits(await reader.scan(1, server.tip, { ours: (a) => mine.has(a) }));
+    assert.deepEqual(seen.map((t) => [t.txHash, t.index, t.to, t.amount]), [[digest, 1, ours(1), 2n * SUI]]);
+    assert.equal(reader.stats.transfersBuilt - built, 1);
+  } finally {
+    await server.close();
+  }
+});

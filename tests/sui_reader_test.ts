@@ -98,7 +98,7 @@ Deno.test("sui reader on a Sui-GraphQL-shaped server: pages through a checkpoint
     assert.deepEqual(new Set(seen.filter((t) => t.txHash !== wide).map((t) => t.txHash)), new Set(digests));
     const used = server.calls.slice(calls);
     assert.deepEqual(used.filter((c) => c === "SuiTransactionPages1").length, 2, "121 transactions: 3 pages");
-    assert.deepEqual(used.filter((c) => c === "SuiBalanceChanges").length, 1);
+    assert.deepEqual(used.filter((c) => c === "SuiBalanceChangePages1").length, 1);
     assert.deepEqual((await reader.transfersOf(wide))?.length, 60);
   }));
 

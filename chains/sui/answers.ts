@@ -174,3 +174,16 @@ export const epochAnswer = z.object({
   epoch: z.object({ epochId: whole, referenceGasPrice: mist.nullable() }, { error: missingOr("an epoch") })
     .nullable(),
 });
+
+const furtherChanges = z.object({ balanceChanges: balanceChanges.nullable() }, { error: missingOr("effects") })
+  .nullable();
+const furtherChangePages = (k: number) =>
+  z.object(Object.fromEntries(Array.from({ length: k }, (_, i) => [`b${i}`, furtherChanges])));
+const furtherChangePagesAnswers = new Map<number, ReturnType<typeof furtherChangePages>>();
+
+/** `balanceChangePagesDocument(k)`: each aliased transaction's effects (`b0`..) with a further page of changes. */
+export function balanceChangePagesAnswer(k: number): ReturnType<typeof furtherChangePages> {
+  let schema = furtherChangePagesAnswers.get(k);
+  if (!schema) furtherChangePagesAnswers.set(k, schema = furtherChangePages(k));
+  return schema;
+}

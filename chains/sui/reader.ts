@@ -9,7 +9,8 @@
  * with their first 50 transactions and each one's first 50 balance changes (within the service's limits,
  * chains/sui/graphql.ts `SUI_GRAPHQL_LIMITS`); the checkpoints per request grow from one to fit
  * `TARGET_RESPONSE_BYTES` at the bytes the last request brought back; the further pages of checkpoints holding more
- * than 50 transactions are asked for together, up to `MAX_TRANSACTION_PAGES` in one request. A request a provider
+ * than 50 transactions, then of transactions with more than 50 balance changes, are asked for together, up to
+ * `MAX_FURTHER_PAGES` in one request. A request a provider
  * refuses (a limit's GraphQL error, HTTP 413, a timeout) is asked again smaller, with a log line. A transaction is
  * checked in place and, with the watcher's `ours`, a balance change's owner is looked up before anything is built.
  */
@@ -18,6 +19,7 @@ import { MalformedAnswerError, readAnswer } from "../shared/answers.ts";
 import type { ByteMeter } from "../shared/http_failover.ts";
 import {
   balanceAnswer,
+  balanceChangePagesAnswer,
   balanceChangesAnswer,
   checkpointDigestAnswer,
   latestCheckpointAnswer,
@@ -36,9 +38,10 @@ import { isSuiCoinType, normalizeSuiAddress, type SuiGraphql } from "./client.ts
 import {
   BALANCE,
   BALANCE_CHANGES_PAGE,
+  balanceChangePagesDocument,
   CHECKPOINT_DIGEST,
   LATEST_CHECKPOINT,
-  MAX_TRANSACTION_PAGES,
+  MAX_FURTHER_PAGES,
   SCAN_CHECKPOINTS,
   SCAN_MAX_CHECKPOINTS,
   TRANSACTION,
@@ -163,8 +166,9 @@ function creditsIn(
 
 export function suiReader(gql: SuiGraphql, opts: SuiReaderOptions = {}): SuiReader {
   const sizer = new CheckpointBatchSizer(opts.targetResponseBytes ?? TARGET_RESPONSE_BYTES, SCAN_MAX_CHECKPOINTS);
-  /** Further pages of transactions per request: halved by a refusal, like the checkpoints. */
-  const pager = new CheckpointBatchSizer(Number.MAX_SAFE_INTEGER, MAX_TRANSACTION_PAGES, MAX_TRANSACTION_PAGES);
+  /** Further pages per request: halved by a refusal, like the checkpoints. */
+  const transactionPager = new CheckpointBatchSizer(Number.MAX_SAFE_INTEGER, MAX_FURTHER_PAGES, MAX_FURTHER_PAGES);
+  const changePager = new CheckpointBatchSizer(Number.MAX_SAFE_INTEGER, MAX_FURTHER_PAGES, MAX_FURTHER_PAGES);
   const stats: SuiScanStats = {
     requests: 0,
     bytes: 0,
@@ -203,132 +207,146 @@ export function suiReader(gql: SuiGraphql, opts: SuiReaderOptions = {}): SuiRead
     return creditsIn(tx.digest, tx.sender?.address ?? "", changes, 0);
   }
 
-  /**
-   * The credits of a scan's transaction (read in place or through its schema), its balance changes past the first page
-   * asked for on their own (rare: a multi-send to more than 50 owners), each page matched as it comes.
-   */
-  async function scanCredits(
-    op: string,
-    raw: unknown,
-    at: (string | number)[],
-    meter: ByteMeter,
-    ours?: (address: string) => boolean,
-  ): Promise<ObservedTransfer[]> {
-    const tx = readTransaction(op, raw, at);
-    if (tx.effects?.status !== "SUCCESS") return [];
-    const from = tx.sender?.address ?? "";
-    const first = tx.effects.balanceChanges;
-    const out = creditsIn(tx.digest, from, first?.nodes ?? [], 0, ours);
-    let offset = first?.nodes.length ?? 0;
-    let page = first?.pageInfo;
-    while (page?.hasNextPage) {
-      const before = meter.bytes;
-      const data = await suiRequest(
-        gql,
-        BALANCE_CHANGES_PAGE,
-        balanceChangesAnswer,
-        { digest: tx.digest, after: page.endCursor },
-        meter,
-      );
-      counted(meter.bytes - before);
-      const next = data.transactionEffects?.balanceChanges;
-      if (!next) {
-        throw new MalformedAnswerError(
-          "sui GraphQL",
-          "SuiBalanceChanges",
-          "transactionEffects",
-          "is missing for a transaction in a checkpoint",
-        );
-      }
-      out.push(...creditsIn(tx.digest, from, next.nodes, offset, ours));
-      offset += next.nodes.length;
-      page = next.pageInfo;
-    }
-    return out;
-  }
-
   /** A checkpoint being read: its credits so far and where its transactions' next page starts (null: all read). */
   interface Reading {
     block: ScannedBlock;
     next: string | null;
   }
 
-  /** The credits of one page of a checkpoint's transactions, one transaction at a time; `r.next` moved past it. */
-  async function readPage(
-    op: string,
-    r: Reading,
-    page: SuiRawTransactions | null,
-    at: (string | number)[],
-    meter: ByteMeter,
-    ours?: (address: string) => boolean,
-  ) {
-    const nodes = page?.nodes ?? [];
-    for (let i = 0; i < nodes.length; i++) {
-      const transfers = await scanCredits(op, nodes[i], [...at, "transactions", "nodes", i], meter, ours);
-      nodes[i] = undefined; // one transaction at a time: each is released once read
-      for (const t of transfers) r.block.transfers.push(t);
-    }
-    r.next = page?.pageInfo.hasNextPage ? page.pageInfo.endCursor : null;
-    if (page?.pageInfo.hasNextPage && r.next === null) {
+  /** A transaction whose balance changes go on past the page read: where the next page starts (null: all read). */
+  interface MoreChanges {
+    block: ScannedBlock;
+    digest: string;
+    from: string;
+    /** Position of the next page's first change in the transaction's balance changes. */
+    offset: number;
+    next: string | null;
+  }
+
+  /** What one scan request (and the further pages it leads to) reads, credits and still has to ask for. */
+  interface Batch {
+    meter: ByteMeter;
+    ours?: (address: string) => boolean;
+    changes: MoreChanges[];
+  }
+
+  /** Where a page ends: its end cursor when there is a next page (refused when missing), else null. */
+  function nextOf(op: string, page: { pageInfo: { hasNextPage: boolean; endCursor: string | null } }, at: string) {
+    if (!page.pageInfo.hasNextPage) return null;
+    if (page.pageInfo.endCursor === null) {
       throw new MalformedAnswerError(
         "sui GraphQL",
         op,
-        `${at.join(".")}.transactions.pageInfo.endCursor`,
+        `${at}.pageInfo.endCursor`,
         "is missing on a page with a next page",
       );
     }
+    return page.pageInfo.endCursor;
   }
 
   /**
-   * The further pages of transactions of `open` checkpoints, several checkpoints per request (aliases of one document),
-   * until every one is read. A request the provider refuses is asked again with fewer, down to one page.
+   * The credits of one page of a checkpoint's transactions, one transaction at a time (each read in place or through
+   * its schema, and released); a transaction with more balance changes than the page is left to `batch.changes`.
    */
-  async function readFurtherPages(open: Reading[], meter: ByteMeter, ours?: (address: string) => boolean) {
-    let pending = open.filter((r) => r.next !== null);
+  function readPage(op: string, r: Reading, page: SuiRawTransactions | null, at: (string | number)[], batch: Batch) {
+    const nodes = page?.nodes ?? [];
+    for (let i = 0; i < nodes.length; i++) {
+      const tx = readTransaction(op, nodes[i], [...at, "transactions", "nodes", i]);
+      nodes[i] = undefined; // one transaction at a time: each is released once read
+      if (tx.effects?.status !== "SUCCESS") continue; // failed: it charged gas and credited no one
+      const from = tx.sender?.address ?? "";
+      const changes = tx.effects.balanceChanges;
+      for (const t of creditsIn(tx.digest, from, changes?.nodes ?? [], 0, batch.ours)) r.block.transfers.push(t);
+      const next = changes
+        ? nextOf(op, changes, [...at, "transactions", "nodes", i, "effects", "balanceChanges"].join("."))
+        : null;
+      if (next !== null) {
+        batch.changes.push({ block: r.block, digest: tx.digest, from, offset: changes!.nodes.length, next });
+      }
+    }
+    r.next = page ? nextOf(op, page, [...at, "transactions"].join(".")) : null;
+  }
+
+  /**
+   * Asks for the further pages of `items` (those whose `next` is not null) `pager.size` at a time, one request per
+   * group (`request`), reads each answered group (`read`, which moves `next`), until none is left. A group the provider
+   * refuses is asked again with fewer, down to one page, with a log line; a malformed answer is refused at once.
+   */
+  async function furtherPages<T extends { next: string | null }, A>(
+    items: T[],
+    pager: CheckpointBatchSizer,
+    what: string,
+    batch: Batch,
+    request: (group: T[]) => Promise<A>,
+    read: (group: T[], answer: A) => void,
+  ) {
+    let pending = items.filter((t) => t.next !== null);
     while (pending.length > 0) {
       const group = pending.slice(0, pager.size);
-      const doc = transactionPagesDocument(group.length);
-      const op = `SuiTransactionPages${group.length}`;
-      const vars = Object.fromEntries(group.flatMap((r, i) => [[`s${i}`, r.block.number], [`a${i}`, r.next]]));
-      const before = meter.bytes;
-      let data: Record<string, { transactions: SuiRawTransactions | null } | null>;
+      const before = batch.meter.bytes;
+      let answer: A;
       try {
-        data = await suiRequest(gql, doc, transactionPagesAnswer(group.length), vars, meter);
+        answer = await request(group);
       } catch (err) {
         if (group.length === 1 || err instanceof MalformedAnswerError) {
-          log(
-            `sui: the next page of checkpoint ${group[0].block.number}'s transactions failed (${
-              why(err)
-            }); the watcher stays before it and asks again`,
-          );
+          log(`sui: a further page of ${what} failed (${why(err)}); the watcher stays before it and asks again`);
           throw err;
         }
         pager.refused(group.length);
         stats.fallbacks++;
         log(
-          `sui: ${group.length} further pages of transactions in one request failed (${
-            why(err)
-          }); asking ${pager.size} at a time`,
+          `sui: ${group.length} further pages of ${what} in one request failed (${why(err)}); asking ${pager.size} ` +
+            `at a time`,
         );
         continue;
       }
-      counted(meter.bytes - before);
-      pager.answered(group.length, meter.bytes - before);
+      counted(batch.meter.bytes - before);
+      pager.answered(group.length, batch.meter.bytes - before);
+      read(group, answer);
+      pending = pending.filter((t) => t.next !== null);
+    }
+  }
+
+  /** The further pages of transactions of `open` checkpoints, several checkpoints per request. */
+  async function readFurtherTransactions(open: Reading[], batch: Batch) {
+    await furtherPages(open, transactionPager, "transactions", batch, async (group) => {
+      const vars = Object.fromEntries(group.flatMap((r, i) => [[`s${i}`, r.block.number], [`a${i}`, r.next]]));
+      const schema = transactionPagesAnswer(group.length);
+      return await suiRequest(gql, transactionPagesDocument(group.length), schema, vars, batch.meter);
+    }, (group, data) => {
+      const op = `SuiTransactionPages${group.length}`;
       for (let i = 0; i < group.length; i++) {
         const page = data[`p${i}`];
         if (!page) {
-          throw new MalformedAnswerError(
-            "sui GraphQL",
-            op,
-            `p${i}`,
-            `is missing: checkpoint ${group[i].block.number} was in the scan`,
-          );
+          const why = `is missing: checkpoint ${group[i].block.number} was in the scan`;
+          throw new MalformedAnswerError("sui GraphQL", op, `p${i}`, why);
         }
-        await readPage(op, group[i], page.transactions, [`p${i}`], meter, ours);
+        readPage(op, group[i], page.transactions, [`p${i}`], batch);
         data[`p${i}`] = null;
       }
-      pending = pending.filter((r) => r.next !== null);
-    }
+    });
+  }
+
+  /** The further pages of balance changes of the transactions that have more, several per request. */
+  async function readFurtherChanges(batch: Batch) {
+    await furtherPages(batch.changes, changePager, "balance changes", batch, async (group) => {
+      const vars = Object.fromEntries(group.flatMap((c, i) => [[`d${i}`, c.digest], [`a${i}`, c.next]]));
+      const schema = balanceChangePagesAnswer(group.length);
+      return await suiRequest(gql, balanceChangePagesDocument(group.length), schema, vars, batch.meter);
+    }, (group, data) => {
+      const op = `SuiBalanceChangePages${group.length}`;
+      for (let i = 0; i < group.length; i++) {
+        const c = group[i];
+        const page = data[`b${i}`]?.balanceChanges;
+        if (!page) {
+          const why = `is missing: transaction ${c.digest} is in checkpoint ${c.block.number}`;
+          throw new MalformedAnswerError("sui GraphQL", op, `b${i}`, why);
+        }
+        for (const t of creditsIn(c.digest, c.from, page.nodes, c.offset, batch.ours)) c.block.transfers.push(t);
+        c.offset += page.nodes.length;
+        c.next = nextOf(op, page, `b${i}.balanceChanges`);
+      }
+    });
   }
 
   async function scan(from: number, to: number, scanOpts: ScanOptions = {}): Promise<ScannedBlock[]> {
@@ -368,8 +386,8 @@ export function suiReader(gql: SuiGraphql, opts: SuiReaderOptions = {}): SuiRead
         );
         continue;
       }
-      const got = meter.bytes - before;
-      counted(got);
+      counted(meter.bytes - before);
+      const batch: Batch = { meter, ours, changes: [] };
       const open: Reading[] = [];
       for (let i = 0; i < nodes.length; i++) {
         const cp = nodes[i];
@@ -390,11 +408,12 @@ export function suiReader(gql: SuiGraphql, opts: SuiReaderOptions = {}): SuiRead
           },
           next: null,
         };
-        await readPage("SuiScanCheckpoints", r, cp.transactions, ["checkpoints", "nodes", i], meter, ours);
+        readPage("SuiScanCheckpoints", r, cp.transactions, ["checkpoints", "nodes", i], batch);
         open.push(r);
       }
       nodes.length = 0;
-      await readFurtherPages(open, meter, ours);
+      await readFurtherTransactions(open, batch);
+      await readFurtherChanges(batch);
       sizer.answered(Math.max(1, open.length), meter.bytes - before);
       for (const r of open) {
         stats.checkpoints++;

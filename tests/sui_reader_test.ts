@@ -164,3 +164,10 @@ Deno.test("sui reader on a Sui-GraphQL-shaped server: with `ours`, only our cred
     await server.close();
   }
 });
+
+Deno.test("sui reader on a Sui-GraphQL-shaped server: a node that serves no checkpoint of the range is behind, never an empty range", () =>
+  withSui(async (server, { reader }) => {
+    server.mine(2);
+    // The watcher scans only up to the tip it read; a node answering nothing there lags (another URL, its indexer).
+    await assert.rejects(() => reader.scan(server.tip + 1, server.tip + 10), /serves no checkpoint from \d+ yet/);
+  }));

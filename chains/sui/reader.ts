@@ -14,7 +14,14 @@
  * refuses (a limit's GraphQL error, HTTP 413, a timeout) is asked again smaller, with a log line. A transaction is
  * checked in place and, with the watcher's `ours`, a balance change's owner is looked up before anything is built.
  */
-import type { ChainReader, ObservedTransfer, ScannedBlock, ScanOptions, TxStatus } from "../adapter.ts";
+import {
+  type ChainReader,
+  type ObservedTransfer,
+  type ScannedBlock,
+  type ScanOptions,
+  TransientChainError,
+  type TxStatus,
+} from "../adapter.ts";
 import { MalformedAnswerError, readAnswer } from "../shared/answers.ts";
 import type { ByteMeter } from "../shared/http_failover.ts";
 import {
@@ -423,6 +430,16 @@ export function suiReader(gql: SuiGraphql, opts: SuiReaderOptions = {}): SuiRead
       // Sui numbers every checkpoint: fewer than asked means the rest is above the tip.
       if (open.length < want) break;
       next += want;
+    }
+    if (blocks.length === 0) {
+      // Never "the range is empty" (the watcher would pass it): every checkpoint exists, so this node (or its indexer)
+      // is behind the tip the watcher read, perhaps from another URL. The cursor stays; the next tick asks again.
+      throw new TransientChainError(
+        `sui: the GraphQL node serves no checkpoint from ${from} yet (behind the tip read)`,
+        {
+          chain: "sui",
+        },
+      );
     }
     return blocks;
   }

@@ -18,8 +18,15 @@
  *   transaction; this server also lists the credit it attempted, so a reader that ignores `status` is caught),
  *   `deposit` to several addresses in one transaction, the coin type in its short or long form, a non-SUI coin credit,
  *   checkpoints and transactions big enough to need pagination (pages of 50).
+ * - Limits as the service enforces them before running a query (sui-indexer-alt-graphql, src/extensions/query_limits/
+ *   {input,output,payload}.rs; the defaults in chains/sui/graphql.ts `SUI_GRAPHQL_LIMITS`): depth, query nodes, the
+ *   output-node estimate, page sizes and the request's size, refused with the service's messages; `limits` lowers them
+ *   as a provider may. A provider's caps: `maxResponseBytes` (HTTP 413 above it) and `bytesPerSecond` (a slow one).
+ * - `mainnetCheckpoints`: every sealed checkpoint holds mainnet-shaped transactions made from its sequence number when
+ *   asked (tests/support/sui_mainnet_checkpoints.ts), never stored; injected transactions follow them.
  * - Hooks: `mine(n)` (seal checkpoints; an epoch ends every `checkpointsPerEpoch`), `advanceEpoch()`, `drop(digest)`
- *   (a submitted transaction that is never included), `calls` (operation names, counted).
+ *   (a submitted transaction that is never included), `calls` (operation names, counted), `served` (requests, bytes,
+ *   refusals).
  */
 import { bcs } from "@mysten/sui/bcs";
 import { Transaction, TransactionDataBuilder } from "@mysten/sui/transactions";

@@ -5,8 +5,15 @@
  */
 import assert from "node:assert/strict";
 import { buildSchema, type GraphQLSchema, parse, validate } from "graphql";
-import { operationName, SUI_DOCUMENTS } from "../chains/sui/graphql.ts";
-import { MAX_OUTPUT_NODES, outputNodes } from "./support/sui_graphql_server.ts";
+import {
+  operationName,
+  SCAN_CHECKPOINTS,
+  SCAN_MAX_CHECKPOINTS,
+  scanOutputNodes,
+  SUI_DOCUMENTS,
+  SUI_GRAPHQL_LIMITS,
+} from "../chains/sui/graphql.ts";
+import { inputUsage, limitRefusal, MAX_OUTPUT_NODES, outputNodes } from "./support/sui_graphql_server.ts";
 
 /** The schema file of the pinned @mysten/sui, from node_modules (`nodeModulesDir: auto`). */
 export async function suiSchema(): Promise<GraphQLSchema> {
@@ -36,8 +43,14 @@ Deno.test("sui: every GraphQL document we send validates against the schema ship
   for (const [name, document] of Object.entries(SUI_DOCUMENTS)) {
     await t.step(name, () => {
       assert.deepEqual(errorsOf(schema, document), [], `${name} is not valid against the Sui schema`);
-      const nodes = outputNodes(parse(document));
+      // At the largest page the reader asks (the scan's `$first`); the other documents' pages are literals.
+      const nodes = outputNodes(parse(document), { first: SCAN_MAX_CHECKPOINTS });
       assert.ok(nodes <= MAX_OUTPUT_NODES, `${name}: about ${nodes} output nodes, over Sui's default limit`);
+      const input = inputUsage(parse(document));
+      assert.ok(input.nodes <= SUI_GRAPHQL_LIMITS.maxQueryNodes, `${name}: ${input.nodes} input nodes`);
+      assert.ok(input.depth <= SUI_GRAPHQL_LIMITS.maxQueryDepth, `${name}: ${input.depth} deep`);
+      const body = JSON.stringify({ query: document, variables: {}, operationName: operationName(document) });
+      assert.ok(body.length + 200 <= SUI_GRAPHQL_LIMITS.maxQueryPayloadSize, `${name}: a ${body.length}-byte request`);
       const op = operationName(document);
       assert.ok(!names.has(op), `operation name ${op} is unique`);
       names.add(op);
@@ -56,4 +69,17 @@ Deno.test("sui: the schema check fails on a misspelt field, a wrong argument and
   assert.ok(errorsOf(schema, wrongArg).length > 0);
   const wrongType = BALANCE.replace("$address: SuiAddress!", "$address: String!");
   assert.ok(errorsOf(schema, wrongType).length > 0);
+});
+
+Deno.test("sui: the scan's output estimate is the service's, and a page above its limits is refused as it refuses it", () => {
+  const doc = parse(SCAN_CHECKPOINTS);
+  for (const first of [1, 7, SCAN_MAX_CHECKPOINTS]) {
+    assert.equal(outputNodes(doc, { first }), scanOutputNodes(first), `${first} checkpoints`);
+  }
+  assert.equal(limitRefusal(doc, { first: SCAN_MAX_CHECKPOINTS }), null);
+  assert.match(limitRefusal(doc, { first: 51 })!, /^Page size is too large: 51 > 50$/);
+  // A provider configured as the old sui-graphql-rpc (100,000 output nodes): 50 checkpoints refused, 7 served.
+  const strict = { ...SUI_GRAPHQL_LIMITS, maxOutputNodes: 100_000 };
+  assert.match(limitRefusal(doc, { first: 50 }, strict)!, /estimated to produce over 100000 output nodes/);
+  assert.equal(limitRefusal(doc, { first: 6 }, strict), null);
 });

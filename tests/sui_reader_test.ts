@@ -7,7 +7,9 @@
 import assert from "node:assert/strict";
 import type { ObservedTransfer } from "../chains/adapter.ts";
 import { Signer } from "../chains/signer.ts";
+import { suiGraphql } from "../chains/sui/client.ts";
 import { suiAdapters } from "../chains/sui/index.ts";
+import { suiReader } from "../chains/sui/reader.ts";
 import { startSuiGraphqlServer, type SuiGraphqlServer } from "./support/sui_graphql_server.ts";
 
 const signer = Signer.fromMnemonic("test test test test test test test test test test test junk");
@@ -91,22 +93,24 @@ Deno.test("sui reader on a Sui-GraphQL-shaped server: pages through a checkpoint
     server.mine(1);
     const calls = server.calls.length;
     const seen = credits(await reader.scan(server.tip, server.tip));
-    assert.equal(seen.filter((t) => t.txHash === wide).length, 60, "61 balance changes: 10 with the scan, 50, 1");
+    assert.equal(seen.filter((t) => t.txHash === wide).length, 60, "61 balance changes: 50 with the scan, then 11");
     assert.deepEqual(seen.filter((t) => t.txHash === wide).map((t) => t.index), many.map((_, i) => i + 1));
     assert.deepEqual(new Set(seen.filter((t) => t.txHash !== wide).map((t) => t.txHash)), new Set(digests));
     const used = server.calls.slice(calls);
-    assert.deepEqual(used.filter((c) => c === "SuiCheckpointTransactions").length, 2, "121 transactions: 3 pages");
-    assert.deepEqual(used.filter((c) => c === "SuiBalanceChanges").length, 2);
+    assert.deepEqual(used.filter((c) => c === "SuiTransactionPages1").length, 2, "121 transactions: 3 pages");
+    assert.deepEqual(used.filter((c) => c === "SuiBalanceChangePages1").length, 1);
     assert.deepEqual((await reader.transfersOf(wide))?.length, 60);
   }));
 
-Deno.test("sui reader on a Sui-GraphQL-shaped server: a scan of many empty checkpoints costs one call per 20", () =>
+Deno.test("sui reader on a Sui-GraphQL-shaped server: a scan of many empty checkpoints asks for more per request, up to the service's page of 50", () =>
   withSui(async (server, { reader }) => {
-    server.mine(99);
+    server.mine(299);
     const calls = server.calls.length;
-    const blocks = await reader.scan(0, 99);
-    assert.equal(blocks.length, 100);
-    assert.equal(server.calls.length - calls, 5);
+    const blocks = await reader.scan(0, 299);
+    assert.equal(blocks.length, 300);
+    assert.deepEqual(blocks.map((b) => b.number), Array.from({ length: 300 }, (_, i) => i));
+    // One checkpoint first (nothing known of their size), then doubling: 1, 2, 4, 8, 16, 32, then 50 at a time.
+    assert.equal(server.calls.length - calls, 11);
   }));
 
 Deno.test("sui reader on a Sui-GraphQL-shaped server: balance is the SUI total as bigint, 0 for an unknown address", () =>
@@ -116,4 +120,54 @@ Deno.test("sui reader on a Sui-GraphQL-shaped server: balance is the SUI total a
     server.mine(1);
     assert.equal(await reader.balance!(ours(1)), 2n * SUI + 9_007_199_254_740_993n);
     assert.equal(await reader.balance!(ours(2)), 0n);
+  }));
+
+Deno.test("sui reader on a Sui-GraphQL-shaped server: a byte budget ends a scan after the request that reaches it, at a checkpoint boundary, never empty", async () => {
+  const server = await startSuiGraphqlServer({ mainnetCheckpoints: {} });
+  try {
+    server.mine(400);
+    const reader = suiReader(suiGraphql({ urls: [server.url] }), { log: () => {} });
+    // A budget of one byte: the first request (one checkpoint: nothing is known of their size yet) is still read.
+    const first = await reader.scan(1, 400, { maxBytes: 1 });
+    assert.deepEqual(first.map((b) => b.number), [1]);
+    // Then requests of 2, 4, 8... checkpoints: a budget of 100 KB stops after the request that crossed it, whole.
+    const before = reader.stats.bytes;
+    const next = await reader.scan(2, 400, { maxBytes: 100_000 });
+    const read = reader.stats.bytes - before;
+    assert.ok(read >= 100_000 && next.length < 399, `${next.length} checkpoints in ${read} bytes`);
+    assert.deepEqual(next.map((b) => b.number), Array.from({ length: next.length }, (_, i) => 2 + i));
+    assert.ok([2, 6, 14, 30].includes(next.length), `whole requests only (${next.length})`);
+    // Going on after the last one read covers the rest, each checkpoint once.
+    const rest = await reader.scan(next.at(-1)!.number + 1, 400);
+    assert.equal(first.length + next.length + rest.length, 400);
+    assert.equal(rest.at(-1)!.number, 400);
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("sui reader on a Sui-GraphQL-shaped server: with `ours`, only our credits are built", async () => {
+  const server = await startSuiGraphqlServer({ mainnetCheckpoints: {} });
+  try {
+    server.mine(20);
+    const digest = server.deposit([{ to: ours(1), amount: 2n * SUI }, { to: ours(2), amount: 3n * SUI }]);
+    server.mine(20);
+    const reader = suiReader(suiGraphql({ urls: [server.url] }));
+    const everything = credits(await reader.scan(1, server.tip));
+    assert.ok(everything.length > 40 * 10, `${everything.length} SUI credits to anyone`);
+    const built = reader.stats.transfersBuilt;
+    const mine = new Set([ours(1)]);
+    const seen = credits(await reader.scan(1, server.tip, { ours: (a) => mine.has(a) }));
+    assert.deepEqual(seen.map((t) => [t.txHash, t.index, t.to, t.amount]), [[digest, 1, ours(1), 2n * SUI]]);
+    assert.equal(reader.stats.transfersBuilt - built, 1);
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("sui reader on a Sui-GraphQL-shaped server: a node that serves no checkpoint of the range is behind, never an empty range", () =>
+  withSui(async (server, { reader }) => {
+    server.mine(2);
+    // The watcher scans only up to the tip it read; a node answering nothing there lags (another URL, its indexer).
+    await assert.rejects(() => reader.scan(server.tip + 1, server.tip + 10), /serves no checkpoint from \d+ yet/);
   }));

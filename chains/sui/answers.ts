@@ -12,6 +12,7 @@ import { missingOr, readAnswer, text, units, whole } from "../shared/answers.ts"
 import type { SuiGraphql } from "./client.ts";
 import { isSuiCoinType, normalizeSuiAddress } from "./client.ts";
 import { operationName } from "./graphql.ts";
+import type { ByteMeter } from "../shared/http_failover.ts";
 
 /** `document` sent with `variables`, its `data` read through `schema`; else a `MalformedAnswerError` naming both. */
 export async function suiRequest<S extends z.ZodType>(
@@ -19,8 +20,9 @@ export async function suiRequest<S extends z.ZodType>(
   document: string,
   schema: S,
   variables?: Record<string, unknown>,
+  meter?: ByteMeter,
 ): Promise<z.output<S>> {
-  return readAnswer("sui GraphQL", operationName(document), schema, await gql.request(document, variables));
+  return readAnswer("sui GraphQL", operationName(document), schema, await gql.request(document, variables, meter));
 }
 
 export const mist = units("MIST");
@@ -61,17 +63,13 @@ export type SuiBalanceChanges = z.output<typeof balanceChanges>;
 
 const status = z.enum(["SUCCESS", "FAILURE"], { error: missingOr("SUCCESS or FAILURE") });
 
-/** A transaction as TRANSACTION_FIELDS asks for it. */
-const transaction = z.object({
+/** A transaction as TRANSACTION_FIELDS (and the scan's fragment) asks for it. */
+export const transaction = z.object({
   digest: text,
   sender: z.object({ address }).nullable(),
   effects: z.object({ status: status.nullable(), balanceChanges: balanceChanges.nullable() }).nullable(),
 }, { error: missingOr("a transaction") });
 export type SuiTransaction = z.output<typeof transaction>;
-
-const transactions = z.object({ pageInfo, nodes: z.array(transaction) }, {
-  error: missingOr("a page of transactions"),
-});
 
 const checkpointRef = z.object({ sequenceNumber: whole }, { error: missingOr("a checkpoint") });
 
@@ -85,23 +83,42 @@ export const checkpointDigestAnswer = z.object({
   checkpoint: z.object({ digest: text }, { error: missingOr("a checkpoint") }).nullable(),
 });
 
-const scannedCheckpoint = z.object({
-  sequenceNumber: whole,
-  digest: text,
-  previousCheckpointDigest: text.nullable(),
-  transactions: transactions.nullable(),
-}, { error: missingOr("a checkpoint") });
-export type SuiScannedCheckpoint = z.output<typeof scannedCheckpoint>;
+/**
+ * A scan's answer, checkpoint by checkpoint: the checkpoints with their transactions as answered (each transaction is
+ * checked in place or read through `transaction` by the reader, one at a time, so a page of others' transactions is
+ * never copied whole).
+ */
+const rawTransactions = z.object({ pageInfo, nodes: z.array(z.unknown()) }, {
+  error: missingOr("a page of transactions"),
+});
+export type SuiRawTransactions = z.output<typeof rawTransactions>;
 
-/** SCAN_CHECKPOINTS. */
-export const scanCheckpointsAnswer = z.object({
-  checkpoints: z.object({ nodes: z.array(scannedCheckpoint) }, { error: missingOr("checkpoints") }).nullable(),
+/** SCAN_CHECKPOINTS, its transactions left as answered. */
+export const scanCheckpointsRawAnswer = z.object({
+  checkpoints: z.object({
+    nodes: z.array(
+      z.object({
+        sequenceNumber: whole,
+        digest: text,
+        previousCheckpointDigest: text.nullable(),
+        transactions: rawTransactions.nullable(),
+      }, { error: missingOr("a checkpoint") }),
+    ),
+  }, { error: missingOr("checkpoints") }).nullable(),
 });
 
-/** CHECKPOINT_TRANSACTIONS: a further page of one checkpoint's transactions. */
-export const checkpointTransactionsAnswer = z.object({
-  checkpoint: z.object({ transactions: transactions.nullable() }, { error: missingOr("a checkpoint") }).nullable(),
-});
+const furtherPage = z.object({ transactions: rawTransactions.nullable() }, { error: missingOr("a checkpoint") })
+  .nullable();
+const furtherPages = (k: number) =>
+  z.object(Object.fromEntries(Array.from({ length: k }, (_, i) => [`p${i}`, furtherPage])));
+const furtherPagesAnswers = new Map<number, ReturnType<typeof furtherPages>>();
+
+/** `transactionPagesDocument(k)`: each aliased checkpoint (`p0`..) with a further page of its transactions. */
+export function transactionPagesAnswer(k: number): ReturnType<typeof furtherPages> {
+  let schema = furtherPagesAnswers.get(k);
+  if (!schema) furtherPagesAnswers.set(k, schema = furtherPages(k));
+  return schema;
+}
 
 /** BALANCE_CHANGES_PAGE: a further page of one transaction's balance changes. */
 export const balanceChangesAnswer = z.object({
@@ -157,3 +174,16 @@ export const epochAnswer = z.object({
   epoch: z.object({ epochId: whole, referenceGasPrice: mist.nullable() }, { error: missingOr("an epoch") })
     .nullable(),
 });
+
+const furtherChanges = z.object({ balanceChanges: balanceChanges.nullable() }, { error: missingOr("effects") })
+  .nullable();
+const furtherChangePages = (k: number) =>
+  z.object(Object.fromEntries(Array.from({ length: k }, (_, i) => [`b${i}`, furtherChanges])));
+const furtherChangePagesAnswers = new Map<number, ReturnType<typeof furtherChangePages>>();
+
+/** `balanceChangePagesDocument(k)`: each aliased transaction's effects (`b0`..) with a further page of changes. */
+export function balanceChangePagesAnswer(k: number): ReturnType<typeof furtherChangePages> {
+  let schema = furtherChangePagesAnswers.get(k);
+  if (!schema) furtherChangePagesAnswers.set(k, schema = furtherChangePages(k));
+  return schema;
+}

@@ -6,7 +6,7 @@
  */
 import { TransientChainError } from "../adapter.ts";
 import { ChainError } from "../errors.ts";
-import { httpFailover } from "../shared/http_failover.ts";
+import { type ByteMeter, httpFailover } from "../shared/http_failover.ts";
 import { redactUrls } from "../shared/redact.ts";
 import { operationName } from "./graphql.ts";
 
@@ -19,8 +19,11 @@ export class SuiGraphqlError extends ChainError {
 }
 
 export interface SuiGraphql {
-  /** Sends `document` with `variables`; resolves `data`, or throws `SuiGraphqlError` / `TransientChainError`. */
-  request<T>(document: string, variables?: Record<string, unknown>): Promise<T>;
+  /**
+   * Sends `document` with `variables`; resolves `data`, or throws `SuiGraphqlError` / `TransientChainError`. `meter`,
+   * when given, is credited with the bytes of every answer read (a scan bounded by bytes: chains/sui/reader.ts).
+   */
+  request<T>(document: string, variables?: Record<string, unknown>, meter?: ByteMeter): Promise<T>;
 }
 
 export interface SuiGraphqlOptions {
@@ -32,9 +35,9 @@ export interface SuiGraphqlOptions {
 export function suiGraphql(opts: SuiGraphqlOptions): SuiGraphql {
   const http = httpFailover({ variable: "SUI", urls: opts.urls, timeoutMs: opts.timeoutMs, onRpc: opts.onRpc });
   return {
-    async request<T>(document: string, variables: Record<string, unknown> = {}): Promise<T> {
+    async request<T>(document: string, variables: Record<string, unknown> = {}, meter?: ByteMeter): Promise<T> {
       const op = operationName(document);
-      const answer = await http.post([op], { query: document, variables, operationName: op });
+      const answer = await http.post([op], { query: document, variables, operationName: op }, meter);
       if (typeof answer !== "object" || answer === null || Array.isArray(answer)) {
         throw new TransientChainError(`sui GraphQL ${op}: the node's answer is not a GraphQL response`);
       }

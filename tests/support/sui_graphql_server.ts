@@ -18,8 +18,15 @@
  *   transaction; this server also lists the credit it attempted, so a reader that ignores `status` is caught),
  *   `deposit` to several addresses in one transaction, the coin type in its short or long form, a non-SUI coin credit,
  *   checkpoints and transactions big enough to need pagination (pages of 50).
+ * - Limits as the service enforces them before running a query (sui-indexer-alt-graphql, src/extensions/query_limits/
+ *   {input,output,payload}.rs; the defaults in chains/sui/graphql.ts `SUI_GRAPHQL_LIMITS`): depth, query nodes, the
+ *   output-node estimate, page sizes and the request's size, refused with the service's messages; `limits` lowers them
+ *   as a provider may. A provider's caps: `maxResponseBytes` (HTTP 413 above it) and `bytesPerSecond` (a slow one).
+ * - `mainnetCheckpoints`: every sealed checkpoint holds mainnet-shaped transactions made from its sequence number when
+ *   asked (tests/support/sui_mainnet_checkpoints.ts), never stored; injected transactions follow them.
  * - Hooks: `mine(n)` (seal checkpoints; an epoch ends every `checkpointsPerEpoch`), `advanceEpoch()`, `drop(digest)`
- *   (a submitted transaction that is never included), `calls` (operation names, counted).
+ *   (a submitted transaction that is never included), `calls` (operation names, counted), `served` (requests, bytes,
+ *   refusals).
  */
 import { bcs } from "@mysten/sui/bcs";
 import { Transaction, TransactionDataBuilder } from "@mysten/sui/transactions";
@@ -28,6 +35,7 @@ import { base58, base64 } from "@scure/base";
 import {
   buildSchema,
   type DocumentNode,
+  type FieldNode,
   graphql,
   type GraphQLScalarType,
   type GraphQLSchema,
@@ -35,16 +43,20 @@ import {
   type SelectionSetNode,
 } from "graphql";
 import { normalizeSuiAddress } from "../../chains/sui/client.ts";
-import { operationName, SUI_DOCUMENTS } from "../../chains/sui/graphql.ts";
+import { operationName, SUI_DOCUMENTS, SUI_GRAPHQL_LIMITS } from "../../chains/sui/graphql.ts";
+import {
+  checkpointDigest,
+  generatedAt,
+  generatedTransaction,
+  type MainnetCheckpointShape,
+  transactionCount,
+} from "./sui_mainnet_checkpoints.ts";
 import { NODE_IDENTITY } from "../../config/chain_mode.ts";
 
-const PAGE_MAX = 50;
 /** The node-identity question the service asks at start (config/chain_mode.ts `NODE_IDENTITY`). */
 const IDENTITY_QUERY = (NODE_IDENTITY.sui.body as { query: string }).query;
 /** Sui GraphQL's default `maxOutputNodes`. */
-export const MAX_OUTPUT_NODES = 100_000;
-/** Sui GraphQL's default page size, for a connection asked without `first`. */
-const DEFAULT_PAGE = 20;
+export const MAX_OUTPUT_NODES = SUI_GRAPHQL_LIMITS.maxOutputNodes;
 const SHORT_SUI = "0x2::sui::SUI";
 const LONG_SUI = "0x" + "2".padStart(64, "0") + "::sui::SUI";
 /** Gas this server charges per transaction: 1,000 computation units at the reference price plus a storage cost. */
@@ -95,6 +107,20 @@ export interface SuiGraphqlServerOptions {
    * devnet requires); `SUI_MAINNET_CHAIN_IDENTIFIER` for `CHAIN_MODE=live`.
    */
   chainIdentifier?: string;
+  /**
+   * Mainnet-shaped checkpoints (tests/support/sui_mainnet_checkpoints.ts): every checkpoint `mine` seals holds its
+   * generated transactions, made from its sequence number when asked and never stored, before any injected one.
+   */
+  mainnetCheckpoints?: MainnetCheckpointShape;
+  /**
+   * The limits enforced (default: the service's, chains/sui/graphql.ts `SUI_GRAPHQL_LIMITS`); lower ones model a
+   * provider's stricter configuration (the old sui-graphql-rpc's 100,000 output nodes, say).
+   */
+  limits?: Partial<typeof SUI_GRAPHQL_LIMITS>;
+  /** A provider's cap on an answer's size in bytes: a longer answer is refused with HTTP 413. */
+  maxResponseBytes?: number;
+  /** A slow provider: answers sent no faster than this. */
+  bytesPerSecond?: number;
 }
 
 export interface SuiGraphqlServer {
@@ -105,6 +131,8 @@ export interface SuiGraphqlServer {
   readonly referenceGasPrice: bigint;
   /** Operation names answered, in order. */
   readonly calls: string[];
+  /** Requests answered, bytes of answers sent, and requests refused for a limit or a provider's cap. */
+  readonly served: { requests: number; bytes: number; refused: number };
   /**
    * A transaction from a made-up sender paying each recipient a new SUI coin, sealed in the next checkpoint. Balance
    * changes list the sender first (negative), then each recipient in order.
@@ -165,39 +193,129 @@ function loadSchema(): Promise<GraphQLSchema> {
   return schemaPromise;
 }
 
+type Limits = typeof SUI_GRAPHQL_LIMITS;
+
+/** Why the service refuses a query before running it (its messages: query_limits/error.rs), or null. */
+export function limitRefusal(
+  doc: DocumentNode,
+  variables: Record<string, unknown> = {},
+  limits: Limits = SUI_GRAPHQL_LIMITS,
+): string | null {
+  const input = inputUsage(doc);
+  if (input.depth > limits.maxQueryDepth) return `Query nesting is over ${limits.maxQueryDepth}`;
+  if (input.nodes > limits.maxQueryNodes) return `Query has over ${limits.maxQueryNodes} nodes`;
+  try {
+    const nodes = outputNodes(doc, variables, limits);
+    if (nodes > limits.maxOutputNodes) {
+      return `Query is estimated to produce over ${limits.maxOutputNodes} output nodes. Try fetching fewer fields or ` +
+        `fetching fewer items per page in paginated or multi-get fields.`;
+    }
+  } catch (err) {
+    return (err as Error).message;
+  }
+  return null;
+}
+
+function fragmentsOf(doc: DocumentNode): Map<string, SelectionSetNode> {
+  const out = new Map<string, SelectionSetNode>();
+  for (const d of doc.definitions) if (d.kind === "FragmentDefinition") out.set(d.name.value, d.selectionSet);
+  return out;
+}
+
 /**
- * The output nodes a query may produce, estimated as Sui GraphQL does (ServiceConfig.maxOutputNodes): every field
- * counts once per parent, and a connection's `nodes`/`edges` count `first` times (20 without it), multiplying down
- * the tree. A scan asking too much at once is refused here as a Sui node would refuse it.
+ * Input nodes and depth as the service counts them (crates/sui-indexer-alt-graphql/src/extensions/query_limits/
+ * input.rs): level by level, every selection (a field, an inline fragment, a fragment spread) one node, a fragment's
+ * selections counted where it is spread, one level deeper.
  */
-export function outputNodes(doc: DocumentNode): number {
-  const walk = (set: SelectionSetNode, multiplier: number): number => {
-    let total = 0;
+export function inputUsage(doc: DocumentNode): { nodes: number; depth: number } {
+  const fragments = fragmentsOf(doc);
+  let level = doc.definitions.flatMap((d) => d.kind === "OperationDefinition" ? [...d.selectionSet.selections] : []);
+  let nodes = 0;
+  let depth = 0;
+  while (level.length > 0) {
+    depth++;
+    const next: typeof level = [];
+    for (const sel of level) {
+      nodes++;
+      const set = sel.kind === "FragmentSpread" ? fragments.get(sel.name.value) : sel.selectionSet;
+      if (set) next.push(...set.selections);
+    }
+    level = next;
+  }
+  return { nodes, depth };
+}
+
+/**
+ * The output nodes a query may produce, estimated as the service does (crates/sui-indexer-alt-graphql/src/extensions/
+ * query_limits/output.rs): every field costs its multiplicity; a connection's `nodes` or `edges` costs it once more per
+ * element of the page (its `first` or `last`, a variable resolved, else `defaultPageSize`), and everything under it is
+ * multiplied by the page; a `multiGet` field multiplies by its keys. A page above `maxPageSize` is refused.
+ */
+export function outputNodes(
+  doc: DocumentNode,
+  variables: Record<string, unknown> = {},
+  limits: Limits = SUI_GRAPHQL_LIMITS,
+): number {
+  const fragments = fragmentsOf(doc);
+  const argValue = (sel: FieldNode, name: string): unknown => {
+    const arg = sel.arguments?.find((a) => a.name.value === name);
+    if (!arg) return undefined;
+    if (arg.value.kind === "IntValue") return Number(arg.value.value);
+    if (arg.value.kind === "Variable") return variables[arg.value.name.value];
+    if (arg.value.kind === "ListValue") return arg.value.values;
+    return undefined;
+  };
+  let total = 0;
+  const walk = (set: SelectionSetNode, multiplicity: number, page: number | null) => {
     for (const sel of set.selections) {
-      if (sel.kind !== "Field") continue;
-      total += multiplier;
-      if (!sel.selectionSet) continue;
-      const first = sel.arguments?.find((a) => a.name.value === "first");
-      const page = first?.value.kind === "IntValue" ? Number(first.value.value) : DEFAULT_PAGE;
-      const isConnection = sel.selectionSet.selections.some((c) =>
-        c.kind === "Field" && (c.name.value === "nodes" || c.name.value === "edges")
-      );
-      if (!isConnection) {
-        total += walk(sel.selectionSet, multiplier);
+      if (sel.kind === "FragmentSpread") {
+        const frag = fragments.get(sel.name.value);
+        if (frag) walk(frag, multiplicity, page);
         continue;
       }
-      for (const child of sel.selectionSet.selections) {
-        if (child.kind !== "Field") continue;
-        const inner = child.name.value === "nodes" || child.name.value === "edges" ? multiplier * page : multiplier;
-        total += inner + (child.selectionSet ? walk(child.selectionSet, inner) : 0);
+      if (sel.kind === "InlineFragment") {
+        walk(sel.selectionSet, multiplicity, page);
+        continue;
       }
+      total += multiplicity;
+      let m = multiplicity;
+      let p = page;
+      const name = sel.name.value;
+      if (name === "nodes" || name === "edges") {
+        if (p !== null) {
+          m = multiplicity * p;
+          p = null;
+          total += m;
+        }
+      } else if (name.startsWith("multiGet")) {
+        const keys = argValue(sel, "keys");
+        const n = Array.isArray(keys) ? keys.length : 0;
+        m = multiplicity * n;
+        p = null;
+        total += m;
+      } else if (sel.selectionSet && isConnection(sel)) {
+        const first = argValue(sel, "first");
+        const last = argValue(sel, "last");
+        const size = typeof first === "number" && typeof last === "number"
+          ? Math.max(first, last)
+          : typeof first === "number"
+          ? first
+          : typeof last === "number"
+          ? last
+          : limits.defaultPageSize;
+        if (size > limits.maxPageSize) throw new Error(`Page size is too large: ${size} > ${limits.maxPageSize}`);
+        p = size;
+      }
+      if (sel.selectionSet) walk(sel.selectionSet, m, p);
     }
-    return total;
   };
-  return doc.definitions.reduce(
-    (sum, d) => sum + (d.kind === "OperationDefinition" ? walk(d.selectionSet, 1) : 0),
-    0,
-  );
+  /** Connections are the fields whose type is a `...Connection`: here, those selecting `nodes` or `edges`. */
+  const isConnection = (sel: FieldNode) =>
+    sel.selectionSet!.selections.some((c) =>
+      c.kind === "Field" && (c.name.value === "nodes" || c.name.value === "edges")
+    );
+  for (const d of doc.definitions) if (d.kind === "OperationDefinition") walk(d.selectionSet, 1, null);
+  return total;
 }
 
 /** UInt53 as Sui GraphQL parses it: a non-negative safe integer, else an error (buildSchema's scalars take anything). */
@@ -222,14 +340,27 @@ function randomAddress(): string {
 
 /** A connection page of `items` as the schema has it (`first` at most 50, cursors are positions). */
 function connection<T, R>(items: T[], args: { first?: number | null; after?: string | null }, map: (t: T) => R) {
-  const first = args.first ?? PAGE_MAX;
-  if (first > PAGE_MAX) throw new Error(`Connection's page size of ${first} exceeds max of ${PAGE_MAX}`);
+  return lazyConnection(items.length, (i) => items[i], args, map);
+}
+
+/** `connection` over `count` items made by `item` when a page asks for them. */
+function lazyConnection<T, R>(
+  count: number,
+  item: (i: number) => T,
+  args: { first?: number | null; after?: string | null },
+  map: (t: T) => R,
+) {
+  const first = args.first ?? SUI_GRAPHQL_LIMITS.defaultPageSize;
+  if (first > SUI_GRAPHQL_LIMITS.maxPageSize) {
+    throw new Error(`Page size is too large: ${first} > ${SUI_GRAPHQL_LIMITS.maxPageSize}`);
+  }
   const start = args.after ? Number(atob(args.after)) + 1 : 0;
-  const page = items.slice(start, start + first);
+  const items = count;
+  const page = Array.from({ length: Math.max(0, Math.min(first, count - start)) }, (_, i) => item(start + i));
   const end = start + page.length - 1;
   return {
     pageInfo: {
-      hasNextPage: start + page.length < items.length,
+      hasNextPage: start + page.length < items,
       hasPreviousPage: start > 0,
       startCursor: page.length ? btoa(String(start)) : null,
       endCursor: page.length ? btoa(String(end)) : null,
@@ -244,7 +375,13 @@ export async function startSuiGraphqlServer(opts: SuiGraphqlServerOptions = {}):
   const perEpoch = opts.checkpointsPerEpoch ?? 5;
   let referenceGasPrice = opts.referenceGasPrice ?? 750n;
   let epoch = 0;
-  const checkpoints: Checkpoint[] = [];
+  const limits: Limits = { ...SUI_GRAPHQL_LIMITS, ...opts.limits };
+  const mainnet = opts.mainnetCheckpoints;
+  /** Checkpoints sealed; every one is stored, except mainnet-shaped ones without an injected transaction. */
+  let height = 0;
+  const stored = new Map<number, Checkpoint>();
+  /** The first checkpoint of each epoch after the first (mainnet-shaped checkpoints read their epoch from it). */
+  const epochStarts: number[] = [];
   const txs = new Map<string, ChainTx>();
   const pending: ChainTx[] = [];
   const dropped = new Set<string>();
@@ -252,11 +389,64 @@ export async function startSuiGraphqlServer(opts: SuiGraphqlServerOptions = {}):
   const calls: string[] = [];
   const documents = new Map(Object.values(SUI_DOCUMENTS).map((d) => [operationName(d), d]));
 
+  /** Checkpoint `seq` if sealed: stored, or made from its sequence number (mainnet-shaped). */
+  function checkpointAt(seq: number): Checkpoint | undefined {
+    if (!Number.isSafeInteger(seq) || seq < 0 || seq >= height) return undefined;
+    return stored.get(seq) ?? {
+      sequenceNumber: seq,
+      digest: checkpointDigest(seq, mainnet),
+      previous: seq === 0 ? null : stored.get(seq - 1)?.digest ?? checkpointDigest(seq - 1, mainnet),
+      epoch: epochAt(seq),
+      txs: [],
+    };
+  }
+
+  function epochAt(seq: number): number {
+    let lo = 0;
+    let hi = epochStarts.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (epochStarts[mid] <= seq) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** Transactions of `cp`: the generated ones first (mainnet-shaped), then those sealed into it. */
+  function transactionsOf(cp: Checkpoint): { count: number; at: (i: number) => ChainTx } {
+    const generated = mainnet && cp.sequenceNumber > 0 ? transactionCount(cp.sequenceNumber, mainnet) : 0;
+    return {
+      count: generated + cp.txs.length,
+      at: (i) => i < generated ? generatedTx(cp.sequenceNumber, i) : cp.txs[i - generated],
+    };
+  }
+
+  function generatedTx(seq: number, index: number): ChainTx {
+    const g = generatedTransaction(seq, index, mainnet);
+    return {
+      digest: g.digest,
+      sender: g.sender,
+      status: g.status,
+      error: g.status === "FAILURE" ? "InsufficientCoinBalance in command 0" : null,
+      balanceChanges: g.balanceChanges,
+      checkpoint: seq,
+    };
+  }
+
+  /** A transaction in a checkpoint, by digest. */
+  function txByDigest(digest: string): ChainTx | undefined {
+    const known = txs.get(digest);
+    if (known || !mainnet) return known;
+    const at = generatedAt(digest, mainnet);
+    if (!at || at[0] >= height || at[0] === 0 || at[1] >= transactionCount(at[0], mainnet)) return undefined;
+    return generatedTx(at[0], at[1]);
+  }
+
   function seal(): void {
-    const previous = checkpoints.at(-1) ?? null;
+    const previous = height === 0 ? null : checkpointAt(height - 1)!;
     const cp: Checkpoint = {
-      sequenceNumber: checkpoints.length,
-      digest: randomDigest(),
+      sequenceNumber: height,
+      digest: mainnet ? checkpointDigest(height, mainnet) : randomDigest(),
       previous: previous?.digest ?? null,
       epoch,
       txs: [],
@@ -268,11 +458,13 @@ export async function startSuiGraphqlServer(opts: SuiGraphqlServerOptions = {}):
       cp.txs.push(tx);
       txs.set(tx.digest, tx);
     }
-    checkpoints.push(cp);
+    height++;
+    if (!mainnet || cp.txs.length > 0 || cp.sequenceNumber === 0) stored.set(cp.sequenceNumber, cp);
   }
 
   function advanceEpoch(): void {
     epoch++;
+    epochStarts.push(height);
     // A pending transaction whose expiration epoch has passed can never execute.
     for (let i = pending.length - 1; i >= 0; i--) {
       const exp = pending[i].expiration;
@@ -283,7 +475,7 @@ export async function startSuiGraphqlServer(opts: SuiGraphqlServerOptions = {}):
   function mine(n = 1): void {
     for (let i = 0; i < n; i++) {
       seal();
-      if (checkpoints.length % perEpoch === 0) advanceEpoch();
+      if (height % perEpoch === 0) advanceEpoch();
     }
   }
 
@@ -435,8 +627,8 @@ export async function startSuiGraphqlServer(opts: SuiGraphqlServerOptions = {}):
     chainIdentifier: () => chainIdentifier(),
     checkpoint: (args: { sequenceNumber?: number | null }) => {
       const cp = args.sequenceNumber === undefined || args.sequenceNumber === null
-        ? checkpoints.at(-1)
-        : checkpoints[args.sequenceNumber];
+        ? checkpointAt(height - 1)
+        : checkpointAt(args.sequenceNumber);
       return cp ? checkpointValue(cp) : null;
     },
     checkpoints: (args: {
@@ -444,19 +636,21 @@ export async function startSuiGraphqlServer(opts: SuiGraphqlServerOptions = {}):
       after?: string;
       filter?: { afterCheckpoint?: number | null; beforeCheckpoint?: number | null };
     }) => {
-      const lo = args.filter?.afterCheckpoint ?? -1;
-      const hi = args.filter?.beforeCheckpoint ?? Infinity;
-      const inRange = checkpoints.filter((c) => c.sequenceNumber > lo && c.sequenceNumber < hi);
-      return connection(inRange, args, checkpointValue);
+      const lo = Math.max(-1, args.filter?.afterCheckpoint ?? -1);
+      const hi = Math.min(height, args.filter?.beforeCheckpoint ?? height);
+      return lazyConnection(Math.max(0, hi - lo - 1), (i) => checkpointAt(lo + 1 + i)!, args, checkpointValue);
     },
     multiGetCheckpoints: (args: { keys: number[] }) =>
-      args.keys.map((k) => checkpoints[k] ? checkpointValue(checkpoints[k]) : null),
+      args.keys.map((k) => {
+        const cp = checkpointAt(k);
+        return cp ? checkpointValue(cp) : null;
+      }),
     transactionEffects: (args: { digest: string }) => {
-      const tx = txs.get(args.digest);
+      const tx = txByDigest(args.digest);
       return tx ? effectsValue(tx) : null;
     },
     transaction: (args: { digest: string }) => {
-      const tx = txs.get(args.digest);
+      const tx = txByDigest(args.digest);
       return tx ? transactionValue(tx) : null;
     },
     epoch: (args: { epochId?: number | null }) =>
@@ -476,7 +670,10 @@ export async function startSuiGraphqlServer(opts: SuiGraphqlServerOptions = {}):
       digest: cp.digest,
       previousCheckpointDigest: cp.previous,
       epoch: () => ({ epochId: cp.epoch, referenceGasPrice: String(referenceGasPrice) }),
-      transactions: (args: { first?: number; after?: string }) => connection(cp.txs, args, transactionValue),
+      transactions: (args: { first?: number; after?: string }) => {
+        const list = transactionsOf(cp);
+        return lazyConnection(list.count, list.at, args, transactionValue);
+      },
     };
   }
 
@@ -489,7 +686,7 @@ export async function startSuiGraphqlServer(opts: SuiGraphqlServerOptions = {}):
       digest: tx.digest,
       status: tx.status,
       executionError: tx.error === null ? null : { message: tx.error },
-      checkpoint: () => tx.checkpoint === null ? null : checkpointValue(checkpoints[tx.checkpoint]),
+      checkpoint: () => tx.checkpoint === null ? null : checkpointValue(checkpointAt(tx.checkpoint)!),
       balanceChanges: (args: { first?: number; after?: string }) =>
         connection(tx.balanceChanges, args, (c) => ({
           owner: { address: c.owner },
@@ -521,10 +718,45 @@ export async function startSuiGraphqlServer(opts: SuiGraphqlServerOptions = {}):
   }
 
   const tampered = new Map<string, (data: Record<string, unknown>, variables: Record<string, unknown>) => unknown>();
+  const served = { requests: 0, bytes: 0, refused: 0 };
+  const encoder = new TextEncoder();
+
+  /** Refused before it runs: the service answers its validation errors as GraphQL errors (query_limits/error.rs). */
+  function refuse(message: string): Response {
+    served.refused++;
+    return Response.json({ data: null, errors: [{ message, extensions: { code: "GRAPHQL_VALIDATION_FAILED" } }] });
+  }
+
+  /** `value` as the answer, refused with 413 above `maxResponseBytes`, sent at `bytesPerSecond` when set. */
+  function answer(value: unknown): Response {
+    const bytes = encoder.encode(JSON.stringify(value));
+    if (opts.maxResponseBytes !== undefined && bytes.length > opts.maxResponseBytes) {
+      served.refused++;
+      return new Response(`response too large: above ${opts.maxResponseBytes} bytes`, { status: 413 });
+    }
+    served.bytes += bytes.length;
+    if (!opts.bytesPerSecond) return new Response(bytes, { headers: { "content-type": "application/json" } });
+    const chunk = 64 * 1024;
+    let at = 0;
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (at >= bytes.length) return controller.close();
+        const part = bytes.subarray(at, at + chunk);
+        at += part.length;
+        await new Promise((r) => setTimeout(r, (part.length / opts.bytesPerSecond!) * 1000));
+        controller.enqueue(part);
+      },
+    });
+    return new Response(body, { headers: { "content-type": "application/json" } });
+  }
+
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
     if (req.method !== "POST") return new Response("POST GraphQL requests here", { status: 405 });
-    const body = await req.json() as { query?: string; variables?: Record<string, unknown> };
+    served.requests++;
+    const raw = await req.text();
+    const body = JSON.parse(raw) as { query?: string; variables?: Record<string, unknown> };
     const query = body.query ?? "";
+    const variables = body.variables ?? {};
     // The one anonymous document: the service's network check at start (NODE_IDENTITY in config/chain_mode.ts).
     if (query === IDENTITY_QUERY) {
       calls.push("chainIdentifier");
@@ -541,15 +773,21 @@ export async function startSuiGraphqlServer(opts: SuiGraphqlServerOptions = {}):
       return Response.json({ errors: [{ message: `${op} is not exactly one of chains/sui/graphql.ts's documents` }] });
     }
     calls.push(op);
-    const nodes = outputNodes(parse(query));
-    if (nodes > MAX_OUTPUT_NODES) {
-      return Response.json({ errors: [{ message: `Estimated output nodes ${nodes} exceed ${MAX_OUTPUT_NODES}` }] });
+    // The request's size, transaction bytes and signatures aside (query_limits/payload.rs).
+    const txPayload = op === "SuiExecuteTransaction"
+      ? JSON.stringify(variables.transactionDataBcs ?? "").length + JSON.stringify(variables.signatures ?? []).length
+      : 0;
+    const payload = encoder.encode(raw).length - txPayload;
+    if (payload > limits.maxQueryPayloadSize) {
+      return refuse(`Query payload too large: ${payload}B > ${limits.maxQueryPayloadSize}B`);
     }
-    const result = await graphql({ schema, source: query, rootValue: root, variableValues: body.variables ?? {} });
+    const refusal = limitRefusal(parse(query), variables, limits);
+    if (refusal) return refuse(refusal);
+    const result = await graphql({ schema, source: query, rootValue: root, variableValues: variables });
     const edit = tampered.get(op);
-    return Response.json(
+    return answer(
       result.errors ? { data: result.data ?? null, errors: result.errors.map((e) => ({ message: e.message })) } : {
-        data: edit ? edit(structuredClone(result.data) as Record<string, unknown>, body.variables ?? {}) : result.data,
+        data: edit ? edit(structuredClone(result.data) as Record<string, unknown>, variables) : result.data,
       },
     );
   });
@@ -557,12 +795,12 @@ export async function startSuiGraphqlServer(opts: SuiGraphqlServerOptions = {}):
   seal(); // genesis
   const chainIdentifier = () =>
     opts.chainIdentifier ??
-      Array.from(base58.decode(checkpoints[0].digest).slice(0, 4), (b) => b.toString(16).padStart(2, "0")).join("");
+      Array.from(base58.decode(checkpointAt(0)!.digest).slice(0, 4), (b) => b.toString(16).padStart(2, "0")).join("");
 
   return {
     url: `http://127.0.0.1:${port}/graphql`,
     get tip() {
-      return checkpoints.length - 1;
+      return height - 1;
     },
     get epoch() {
       return epoch;
@@ -574,6 +812,7 @@ export async function startSuiGraphqlServer(opts: SuiGraphqlServerOptions = {}):
       referenceGasPrice = v;
     },
     calls,
+    served,
     deposit,
     failedTransfer,
     otherCoinTransfer,
@@ -589,7 +828,7 @@ export async function startSuiGraphqlServer(opts: SuiGraphqlServerOptions = {}):
     included: (digest) => txs.has(digest),
     paymentsTo(address) {
       const owner = normalizeSuiAddress(address);
-      return checkpoints.flatMap((cp) =>
+      return [...stored.values()].flatMap((cp) =>
         cp.txs.filter((t) => t.status === "SUCCESS").flatMap((t) =>
           t.balanceChanges.filter((c) =>
             c.owner === owner && c.amount > 0n && (c.coinType === SHORT_SUI || c.coinType === LONG_SUI)

@@ -25,7 +25,7 @@
 import { type Outpoint, TransientChainError } from "../adapter.ts";
 import type { UtxoNetwork } from "./network.ts";
 import { decodeCoreTx, decodeRawBlock } from "./raw_block.ts";
-import type { UtxoBlockView, UtxoNode, UtxoTxPlace, UtxoTxView } from "./node.ts";
+import type { UtxoBlockView, UtxoNode, UtxoTxPlace } from "./node.ts";
 import { RpcError, type UtxoRpc } from "./rpc.ts";
 import {
   coreBlockHashAnswer,

@@ -51,6 +51,11 @@ function rng(seed: number): () => number {
   };
 }
 
+const POOL = (() => {
+  const r = rng(0x5eed);
+  return Uint8Array.from({ length: 16 * 1024 }, () => (r() * 256) | 0);
+})();
+
 class Writer {
   buf = new Uint8Array(64 * 1024);
   at = 0;
@@ -68,9 +73,12 @@ class Writer {
     this.at += b.length;
   }
 
+  /** `n` random-looking bytes: a slice of one fixed pool at an offset `r` picks (one draw, not `n`). */
   random(n: number, r: () => number) {
     this.#room(n);
-    for (let i = 0; i < n; i++) this.buf[this.at++] = (r() * 256) | 0;
+    const at = Math.floor(r() * (POOL.length - n + 1));
+    this.buf.set(POOL.subarray(at, at + n), this.at);
+    this.at += n;
   }
 
   u32(n: number) {
@@ -120,19 +128,13 @@ function merkleRoot(ids: Uint8Array[]): Uint8Array {
 }
 
 function p2pkhRandom(r: () => number): Uint8Array {
-  const s = new Uint8Array(25);
-  s.set([0x76, 0xa9, 0x14]);
-  for (let i = 3; i < 23; i++) s[i] = (r() * 256) | 0;
-  s.set([0x88, 0xac], 23);
-  return s;
+  const at = Math.floor(r() * (POOL.length - 20));
+  return Uint8Array.of(0x76, 0xa9, 0x14, ...POOL.subarray(at, at + 20), 0x88, 0xac);
 }
 
 function p2shRandom(r: () => number): Uint8Array {
-  const s = new Uint8Array(23);
-  s.set([0xa9, 0x14]);
-  for (let i = 2; i < 22; i++) s[i] = (r() * 256) | 0;
-  s[22] = 0x87;
-  return s;
+  const at = Math.floor(r() * (POOL.length - 20));
+  return Uint8Array.of(0xa9, 0x14, ...POOL.subarray(at, at + 20), 0x87);
 }
 
 function pick(r: () => number, weights: [number, () => number][]): number {
@@ -277,8 +279,10 @@ export class DogeMainnetChain {
       w.compact(outs);
       for (let k = 0; k < outs; k++) {
         const kind = r();
-        if (kind < 0.05) output(w, 0n, Uint8Array.of(0x6a, 0x28, ...new Uint8Array(40).map(() => (r() * 256) | 0)));
-        else output(w, BigInt(Math.floor(r() * 5e12)), kind < 0.2 ? p2shRandom(r) : p2pkhRandom(r));
+        if (kind < 0.05) {
+          const at = Math.floor(r() * (POOL.length - 40));
+          output(w, 0n, Uint8Array.of(0x6a, 0x28, ...POOL.subarray(at, at + 40)));
+        } else output(w, BigInt(Math.floor(r() * 5e12)), kind < 0.2 ? p2shRandom(r) : p2pkhRandom(r));
       }
       w.u32(0);
       txs.push(w.done());
@@ -318,7 +322,8 @@ export class DogeMainnetChain {
     w.u32(0xffffffff);
     w.compact(2);
     output(w, 625_000_000n, p2pkhRandom(r));
-    output(w, 0n, Uint8Array.of(0x6a, 0x24, ...new Uint8Array(36).map(() => (r() * 256) | 0)));
+    const commitment = Math.floor(r() * (POOL.length - 36));
+    output(w, 0n, Uint8Array.of(0x6a, 0x24, ...POOL.subarray(commitment, commitment + 36)));
     w.u32(0);
     w.random(32, r); // the parent block's hash
     w.compact(9);

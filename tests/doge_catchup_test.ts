@@ -10,6 +10,8 @@
  */
 import assert from "node:assert/strict";
 import { bitcoinCoreNode } from "../chains/utxo/bitcoin_core.ts";
+import { utxoNetwork } from "../chains/utxo/network.ts";
+import { utxoReader } from "../chains/utxo/reader.ts";
 import { utxoRpc } from "../chains/utxo/rpc.ts";
 import { UTXO_TARGET_RESPONSE_BYTES } from "../chains/utxo/scan_sizer.ts";
 import { watchOnce } from "../actors/watcher.ts";
@@ -108,7 +110,7 @@ Deno.test("doge watcher on a Dogecoin-Core-shaped server: a provider capping bat
 
 Deno.test("doge watcher on a Dogecoin-Core-shaped server: a 10 MB/s provider whose large answers time out is read in smaller requests", async () => {
   // 10 MB/s with a 120 ms timeout: a 50-block answer (~1.7 MB, ~170 ms) times out, one of 16 (~0.55 MB) does not.
-  const { h, tip } = await setUp({ bytesPerSecond: 10_000_000 }, 200, 120);
+  const { h, core, tip } = await setUp({ bytesPerSecond: 10_000_000 }, 200, 120);
   try {
     const { steps, failures } = await catchUp(h, "doge", tip, 60, 20);
     assert.equal(steps.at(-1)!.scannedTo, tip, "caught up");
@@ -118,5 +120,34 @@ Deno.test("doge watcher on a Dogecoin-Core-shaped server: a 10 MB/s provider who
     assert.deepEqual((await h.orders()).sort(), credited);
   } finally {
     await h.close();
+    await core.close();
+  }
+});
+
+Deno.test("doge reader on a Dogecoin-Core-shaped server: a scan stops at its byte budget after a whole request, never before one block", async () => {
+  const core = startBitcoinCoreServer({ mainnetBlocks: { first: FIRST, count: 201 } });
+  try {
+    const network = utxoNetwork("doge", "mainnet");
+    const fresh = () =>
+      utxoReader(bitcoinCoreNode(utxoRpc({ chain: "doge", urls: [core.url] }), network), {
+        chain: "doge",
+        confirmations: 1,
+      });
+    // A budget of one byte: the first request (one block: nothing is known of their size yet) and no other.
+    const one = fresh();
+    const first = await one.scan(FIRST + 1, FIRST + 200, { maxBytes: 1 });
+    assert.deepEqual(first.map((b) => b.number), [FIRST + 1]);
+    // 300 KB: requests of 1, 2, 4, 8 blocks (~35 KB each) reach it; the scan ends with the request that did.
+    const some = fresh();
+    const blocks = await some.scan(FIRST + 1, FIRST + 200, { maxBytes: 300_000 });
+    assert.ok(some.stats.bytes >= 300_000, `${some.stats.bytes} bytes`);
+    assert.ok(blocks.length > 1 && blocks.length < 200, `${blocks.length} blocks`);
+    assert.deepEqual(blocks.map((b) => b.number), blocks.map((_, i) => FIRST + 1 + i), "in order, from the start");
+    const lastRequest = some.stats.bytes - 300_000;
+    assert.ok(lastRequest < some.stats.largestResponse, "stopped after the request that reached the budget");
+    // Without a budget: the whole range.
+    assert.equal((await fresh().scan(FIRST + 1, FIRST + 200)).length, 200);
+  } finally {
+    await core.close();
   }
 });

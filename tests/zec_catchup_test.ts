@@ -110,8 +110,8 @@ Deno.test("zec watcher on a Zebra-shaped server: a provider capping batches and 
 });
 
 Deno.test("zec watcher on a Zebra-shaped server: a 10 MB/s provider whose large answers time out is read in smaller requests", async () => {
-  // 10 MB/s with a 500 ms timeout: a 32-block answer (~5.3 MB, ~530 ms) times out, one of 16 (~2.6 MB) does not.
-  const { h, core, tip } = await setUp({ limits: { bytesPerSecond: 10_000_000 } }, 200, 500);
+  // 10 MB/s with a 100 ms timeout: an 8-block answer (~1.3 MB, ~130 ms) times out, one of 4 (~0.65 MB) does not.
+  const { h, core, tip } = await setUp({ limits: { bytesPerSecond: 10_000_000 } }, 200, 100);
   try {
     const { steps, failures } = await catchUp(h, "zec", tip, 60, 20);
     assert.equal(steps.at(-1)!.scannedTo, tip, "caught up");

@@ -151,3 +151,24 @@ Deno.test("doge reader on a Dogecoin-Core-shaped server: a scan stops at its byt
     await core.close();
   }
 });
+
+Deno.test("doge watcher on a Dogecoin-Core-shaped server: a full work queue (503 Work queue depth exceeded) fails the tick with a clear error and is waited out, the cursor kept, nothing recorded twice", async () => {
+  const { h, core, tip } = await setUp({}, 60);
+  try {
+    core.busy = 16; // Dogecoin Core's default -rpcworkqueue, all taken by other clients
+    await assert.rejects(
+      () => watchOnce(h.ctx, "doge", "by-hand", 60_000),
+      /doge RPC .* failed on every URL: .*HTTP 503/,
+    );
+    // The tick's first read (the tip) is refused: the watcher's error names the node's answer; the runtime logs it
+    // and ticks again.
+    assert.equal((await h.ctx.kv.get<{ number: number }>(cursorKey("doge"))).value!.number, FIRST, "cursor kept");
+    core.busy = 0;
+    const { steps } = await catchUp(h, "doge", tip, 10);
+    assert.equal(steps.at(-1)!.scannedTo, tip, "caught up once the queue drained");
+    assert.deepEqual((await h.orders()).sort(), credited);
+  } finally {
+    await h.close();
+    await core.close();
+  }
+});

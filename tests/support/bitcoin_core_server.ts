@@ -14,7 +14,8 @@
  *   header with the txids. A hash it does not know: -5 "Block not found".
  * - `getblockhash` above the tip: -8 "Block height out of range".
  * - `-rpcworkqueue` (src/httpserver.cpp, `DEFAULT_HTTP_WORKQUEUE` 16): a request arriving while that many are being
- *   worked on is answered HTTP 503 "Work queue depth exceeded" (text, not JSON). `rpcWorkQueue` sets the depth.
+ *   worked on is answered HTTP 503 "Work queue depth exceeded" (text, not JSON). `rpcWorkQueue` sets the depth;
+ *   `busy` stands for other clients' requests in the queue.
  * - `getrawtransaction(txid, verbose)` with `-txindex`: the deposits this server placed are known (hex, blockhash,
  *   confirmations); any other txid is -5 "No such mempool or blockchain transaction" (the inputs of generated
  *   transactions spend made-up outpoints, which a real node would not know either).
@@ -44,6 +45,8 @@ export interface BitcoinCoreServer {
    * to serve a malformed answer; delete the method to serve true answers again.
    */
   readonly tampered: Map<string, (result: unknown, params: unknown[]) => unknown>;
+  /** Requests other clients have in the work queue now (counted against `-rpcworkqueue`; 0 at start). */
+  busy: number;
   close(): Promise<void>;
 }
 
@@ -143,7 +146,7 @@ export function startBitcoinCoreServer(opts: BitcoinCoreServerOptions = {}): Bit
     }
   };
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
-    if (working >= workQueue) {
+    if (working + handle.busy >= workQueue) {
       served.refused++;
       return new Response("Work queue depth exceeded", { status: 503 });
     }
@@ -157,13 +160,15 @@ export function startBitcoinCoreServer(opts: BitcoinCoreServerOptions = {}): Bit
       working--;
     }
   });
-  return {
+  const handle: BitcoinCoreServer = {
     url: `http://127.0.0.1:${(server.addr as Deno.NetAddr).port}/`,
     chain,
     calls,
     unknown,
     served,
     tampered,
+    busy: 0,
     close: () => server.shutdown(),
   };
+  return handle;
 }

@@ -17,6 +17,7 @@ import { type Cursor, cursorKey, scannedThrough } from "../kv/pipeline.ts";
 import { FAST_PIPELINE } from "./support/pipeline.ts";
 import { startTestServer } from "./support/server.ts";
 import { startBitcoinCoreServer } from "./support/bitcoin_core_server.ts";
+import { bytesToHex } from "@noble/hashes/utils.js";
 
 /** Asserts `err` is the named refusal of `method` at `field`. */
 function refused(method: string, field: string, problem: RegExp) {
@@ -49,27 +50,27 @@ Deno.test("doge watcher on a Bitcoin-Core-shaped RPC server: a malformed block o
     const two = await node.blockHash(2);
     const cursor = { number: 2, hash: two! } satisfies Cursor;
     await kv.set(cursorKey("doge"), cursor);
-    const onBlock = (height: number, edit: (block: Json) => void) =>
-      core.tampered.set("getblock", (block) => {
-        if ((block as Json).height === height) edit(block as Json);
-        return block;
-      });
+    // getblock(hash, false): the block's hex (chains/utxo/raw_block.ts reads it).
+    const onBlock = (height: number, edit: (hex: string) => string) =>
+      core.tampered.set(
+        "getblock",
+        (hex, params) => params[0] === core.chain.hashAt(height) ? edit(hex as string) : hex,
+      );
 
     const malformed: [string, () => void, string, string, RegExp][] = [
-      ["a block without its txids", () => onBlock(3, (b) => delete b.tx), "getblock", "tx", /is missing/],
       [
-        "a txid that is not a hash",
-        () => onBlock(3, (b) => b.tx = ["not a txid"]),
+        "a block that is not hex",
+        () => onBlock(3, (hex) => "zz" + hex.slice(2)),
         "getblock",
-        "tx[0]",
-        /is not a 256-bit hash/,
+        "the answer",
+        /is not hex/,
       ],
       [
-        "confirmations as a fraction",
-        () => onBlock(4, (b) => b.confirmations = 1.5),
+        "a block as a number",
+        () => onBlock(4, () => 42 as unknown as string),
         "getblock",
-        "confirmations",
-        /is not a whole number of confirmations/,
+        "the answer",
+        /is not a string/,
       ],
       [
         "a block hash in capitals",
@@ -94,6 +95,17 @@ Deno.test("doge watcher on a Bitcoin-Core-shaped RPC server: a malformed block o
         assert.deepEqual((await kv.get<Cursor>(cursorKey("doge"))).value, cursor, "the cursor did not move");
       });
     }
+    await t.step("a block whose bytes are another block's, or cut short: refused naming the block", async () => {
+      core.tampered.clear();
+      onBlock(3, () => bytesToHex(core.chain.blockBytes(4)));
+      await assert.rejects(() => watchOnce(ctx, "doge", "by-hand", 60_000), /block 3 \(.*\): the node's bytes hash to/);
+      onBlock(3, (hex) => hex.slice(0, -20));
+      await assert.rejects(
+        () => watchOnce(ctx, "doge", "by-hand", 60_000),
+        /block 3 \(.*\): (ends after|no transaction)/,
+      );
+      assert.deepEqual((await kv.get<Cursor>(cursorKey("doge"))).value, cursor, "the cursor did not move");
+    });
     await t.step("served well again: the watcher goes on", async () => {
       core.tampered.clear();
       const r = await watchOnce(ctx, "doge", "by-hand", 60_000);

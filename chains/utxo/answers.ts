@@ -106,17 +106,8 @@ export const coreChainInfoAnswer = z.object({ blocks: whole, bestblockhash: hash
 /** `getblockhash`. */
 export const coreBlockHashAnswer = hash;
 
-/** `getblock(hash, true)`: Dogecoin Core 1.14's verbose block, its transactions as txids. */
-export const coreBlockAnswer = z.object({
-  hash,
-  height: whole,
-  confirmations,
-  previousblockhash: hash.optional(),
-  tx: z.array(hash, { error: missingOr("a list of txids") }),
-}, { error: missingOr("a block") });
-
-/** `getrawtransaction(txid, false)`: the transaction's bytes. */
-export const coreRawTxAnswer = hexBytes;
+/** `getblock(hash, false)`: the block's bytes (chains/utxo/raw_block.ts reads them). */
+export const coreRawBlockAnswer = hexBytes;
 
 /** `getrawtransaction(txid, true)`: only `hex`, `blockhash` and `confirmations` are read. */
 export const coreVerboseTxAnswer = z.object({

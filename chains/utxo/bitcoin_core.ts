@@ -2,18 +2,19 @@
  * `UtxoNode` for the Bitcoin Core family: Dogecoin Core 1.14 in production, Debian's litecoind 0.21 regtest in tests.
  *
  * Why this shape: Dogecoin Core 1.14 has no `getblock` verbosity 2 (its verbose flag is a boolean), and the `value` of
- * its verbose transactions is a JSON float. So a block is read as
- *   1. `getblockhash(h)` for each height (one batched request for the range),
- *   2. `getblock(hash, true)` for `previousblockhash` and the txids (one batched request),
- *   3. `getrawtransaction(txid, false)` for every txid (batched, `TX_BATCH` per request), the hex decoded here with
- *      bitcoinjs-lib (`Transaction.fromHex`, bigint values in v7): the node's floats are never read.
- * RPC calls per block: 2 + the block's transaction count (coinbase included), in 2 + ceil(txs / TX_BATCH) HTTP
- * requests per scanned range. Nothing depends on how many addresses are ours: the watcher matches outputs against its
- * own KV index afterwards. Parsing raw blocks would need one call per block but an AuxPoW header parser
- * (`nVersion & 0x100`, which bitcoinjs's `Block.fromHex` cannot read); the txid route reuses the node's parser.
+ * its verbose transactions is a JSON float. So a range of blocks is read as
+ *   1. `getblockhash(h)` for each height (one batched request),
+ *   2. `getblock(hash, false)` for each (one batched request): the raw block, read by chains/utxo/raw_block.ts (its
+ *      AuxPoW header skipped, every transaction decoded with bitcoinjs-lib, bigint values): the node's floats are never
+ *      read. Two calls per block whatever its size, and the fewest bytes the node can answer a block in (its
+ *      transactions' hex once, no per-transaction JSON); `getblock(hash, true)` plus `getrawtransaction` per txid took
+ *      2 + txs calls per block.
+ * How many heights one call reads is the caller's (chains/utxo/reader.ts sizes them by the bytes answered), at most
+ * `MAX_BLOCKS_PER_CALL`. Nothing depends on how many addresses are ours: the watcher matches outputs against its own KV
+ * index afterwards.
  *
- * Needs `-txindex` on the node: `getrawtransaction` of a mined transaction (every scanned one, and `findTx`) answers
- * "No such mempool or blockchain transaction" (-5) without it, except for mempool transactions.
+ * Needs `-txindex` on the node: `getrawtransaction` of a mined transaction (`findTx`: a deposit's sender, a payout's
+ * place) answers "No such mempool or blockchain transaction" (-5) without it, except for mempool transactions.
  *
  * Litecoin's MWEB: litecoind 0.21 activates MWEB on regtest at height 432; from then each block carries a HogEx
  * transaction and MWEB transactions serialised with a flag bitcoinjs cannot decode (and mining stops with
@@ -21,24 +22,21 @@
  * `-vbparams=mweb:-2:0` (never active), and a transaction this module cannot decode is an error naming it, never
  * skipped (skipping could miss a deposit).
  */
-import { Transaction } from "bitcoinjs-lib";
 import { type Outpoint, TransientChainError } from "../adapter.ts";
-import { scriptAddress, type UtxoNetwork } from "./network.ts";
-import type { UtxoBlockView, UtxoNode, UtxoTxPlace, UtxoTxView } from "./node.ts";
+import type { UtxoNetwork } from "./network.ts";
+import { decodeCoreTx, decodeRawBlock } from "./raw_block.ts";
+import type { UtxoBlockView, UtxoNode, UtxoTxPlace } from "./node.ts";
 import { RpcError, type UtxoRpc } from "./rpc.ts";
 import {
-  coreBlockAnswer,
   coreBlockHashAnswer,
   coreChainInfoAnswer,
   coreHeaderAnswer,
-  coreRawTxAnswer,
+  coreRawBlockAnswer,
   coreTxOutAnswer,
   coreVerboseTxAnswer,
   utxoAnswer,
 } from "./answers.ts";
 
-/** getrawtransaction calls per HTTP request: a block with thousands of transactions is read in a few requests. */
-const TX_BATCH = 500;
 /** Most heights one `blocks` call reads (a watcher asks for more: it gets a prefix and asks again). */
 const MAX_BLOCKS_PER_CALL = 100;
 
@@ -47,37 +45,6 @@ const RPC_INVALID_ADDRESS_OR_KEY = -5; // unknown transaction or block
 const RPC_INVALID_PARAMETER = -8; // getblockhash: height out of range
 const RPC_VERIFY_ALREADY_IN_CHAIN = -27;
 
-function hexOf(bytes: Uint8Array): string {
-  let s = "";
-  for (const b of bytes) s += b.toString(16).padStart(2, "0");
-  return s;
-}
-
-/** A transaction's hex as the node serialises it, decoded to the shared view (legacy or segwit serialisation). */
-export function decodeCoreTx(network: UtxoNetwork, hex: string, expectTxid?: string): UtxoTxView {
-  let tx: Transaction;
-  try {
-    tx = Transaction.fromHex(hex);
-  } catch (err) {
-    throw new Error(
-      `${network.chain}: cannot decode transaction ${expectTxid ?? "(unnamed)"} (${
-        err instanceof Error ? err.message : String(err)
-      }); not a Bitcoin-style serialisation (a Litecoin MWEB transaction?)`,
-    );
-  }
-  const txid = tx.getId();
-  if (expectTxid !== undefined && txid !== expectTxid) {
-    throw new Error(`${network.chain}: the node's bytes for ${expectTxid} hash to ${txid}`);
-  }
-  const coinbase = tx.isCoinbase();
-  return {
-    txid,
-    coinbase,
-    inputs: coinbase ? [] : tx.ins.map((i) => ({ txHash: hexOf(Uint8Array.from(i.hash).reverse()), index: i.index })),
-    outputs: tx.outs.map((o, index) => ({ index, address: scriptAddress(network, o.script), amount: o.value })),
-  };
-}
-
 function unwrap<T>(r: T | RpcError): T {
   if (r instanceof RpcError) throw r;
   return r;
@@ -85,19 +52,6 @@ function unwrap<T>(r: T | RpcError): T {
 
 export function bitcoinCoreNode(rpc: UtxoRpc, network: UtxoNetwork): UtxoNode {
   const chain = network.chain;
-
-  async function rawTxs(txids: readonly string[]): Promise<UtxoTxView[]> {
-    const out: UtxoTxView[] = [];
-    for (let i = 0; i < txids.length; i += TX_BATCH) {
-      const part = txids.slice(i, i + TX_BATCH);
-      const hexes = await rpc.batch(part.map((txid) => ({ method: "getrawtransaction", params: [txid, false] })));
-      hexes.forEach((r, j) => {
-        if (r instanceof RpcError && r.code === RPC_INVALID_ADDRESS_OR_KEY) throw txindexMissing(chain, r, part[j]);
-        out.push(decodeCoreTx(network, utxoAnswer(chain, "getrawtransaction", coreRawTxAnswer, unwrap(r)), part[j]));
-      });
-    }
-    return out;
-  }
 
   return {
     network,
@@ -118,32 +72,30 @@ export function bitcoinCoreNode(rpc: UtxoRpc, network: UtxoNetwork): UtxoNode {
       }
     },
 
-    async blocks(from, to) {
+    async blocks(from, to, meter) {
       if (from < 0 || to < from) return [];
       const last = Math.min(to, from + MAX_BLOCKS_PER_CALL - 1);
       const heights = Array.from({ length: last - from + 1 }, (_, i) => from + i);
       const hashes: string[] = [];
-      for (const r of await rpc.batch(heights.map((h) => ({ method: "getblockhash", params: [h] })))) {
+      for (const r of await rpc.batch(heights.map((h) => ({ method: "getblockhash", params: [h] })), meter)) {
         if (r instanceof RpcError && r.code === RPC_INVALID_PARAMETER) break; // above the tip: stop there
         hashes.push(utxoAnswer(chain, "getblockhash", coreBlockHashAnswer, unwrap(r)));
       }
       if (hashes.length === 0) return [];
-      const blocks = (await rpc.batch(hashes.map((h) => ({ method: "getblock", params: [h, true] }))))
-        .map((r) => utxoAnswer(chain, "getblock", coreBlockAnswer, unwrap(r)));
-      blocks.forEach((b, i) => {
-        // A reorg between the two requests: the hash read for a height is no longer canonical, or the blocks no
-        // longer link. Retry later rather than return a chain that never existed.
-        if (b.confirmations < 1 || (i > 0 && b.previousblockhash !== blocks[i - 1].hash)) {
+      const raws: unknown[] = await rpc.batch(hashes.map((h) => ({ method: "getblock", params: [h, false] })), meter);
+      const out: UtxoBlockView[] = [];
+      for (let i = 0; i < raws.length; i++) {
+        const hex = utxoAnswer(chain, "getblock", coreRawBlockAnswer, unwrap(raws[i]));
+        raws[i] = undefined; // one block at a time: each answer is released once read
+        const block = decodeRawBlock(network, hex, from + i, hashes[i]);
+        // A reorg between the two requests: the blocks no longer link. Retry later rather than return a chain that
+        // never existed (a last block that left the chain since is the watcher's to see: its hash no longer matches).
+        if (i > 0 && block.parentHash !== out[i - 1].hash) {
           throw new TransientChainError(`${chain}: the chain changed while blocks ${from}..${last} were read`);
         }
-      });
-      const txs = await rawTxs(blocks.flatMap((b) => b.tx));
-      let at = 0;
-      return blocks.map((b): UtxoBlockView => {
-        const mine = txs.slice(at, at + b.tx.length);
-        at += b.tx.length;
-        return { number: b.height, hash: b.hash, parentHash: b.previousblockhash ?? "0".repeat(64), txs: mine };
-      });
+        out.push(block);
+      }
+      return out;
     },
 
     async findTx(txid): Promise<UtxoTxPlace> {

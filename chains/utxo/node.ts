@@ -2,11 +2,12 @@
  * What the shared UTXO reader and payer (chains/utxo/reader.ts, payer.ts) need from a node, as plain data with
  * bigint amounts. Two implementations, one per node family:
  * - chains/utxo/bitcoin_core.ts: Dogecoin Core 1.14 (and, in tests, Debian's litecoind regtest, the same RPC family):
- *   `getblockhash`, `getblock(hash, true)` for the txids, batched `getrawtransaction(txid, false)` decoded here (the
- *   node's `value` floats are never read), `getrawtransaction(txid, true)` for where a transaction is (`-txindex`).
+ *   `getblockhash`, `getblock(hash, false)` decoded here (chains/utxo/raw_block.ts; the node's `value` floats are
+ *   never read), `getrawtransaction(txid, true)` for where a transaction is (`-txindex`).
  * - chains/utxo/zebra.ts: Zebra: `getblock(height, 2)` with `valueZat`, `getrawtransaction(txid, 1)`.
  */
 import type { Outpoint } from "../adapter.ts";
+import type { ByteMeter } from "../shared/http_failover.ts";
 import type { UtxoNetwork } from "./network.ts";
 
 export interface UtxoOutputView {
@@ -43,8 +44,11 @@ export interface UtxoNode {
   tip(): Promise<{ number: number; hash: string }>;
   /** Hash of the canonical block at `height`, null above the tip. */
   blockHash(height: number): Promise<string | null>;
-  /** Canonical blocks `from..to` inclusive, every transaction decoded; stops early at the tip. */
-  blocks(from: number, to: number): Promise<UtxoBlockView[]>;
+  /**
+   * Canonical blocks `from..to` inclusive, every transaction decoded; stops early at the tip (and may answer a prefix:
+   * the caller asks again after its last block). `meter` is credited with the bytes of every answer read.
+   */
+  blocks(from: number, to: number, meter?: ByteMeter): Promise<UtxoBlockView[]>;
   /** Where `txid` is: a canonical block, the mempool, or nowhere the node knows. */
   findTx(txid: string): Promise<UtxoTxPlace>;
   /**

@@ -5,6 +5,10 @@
  * - `scan`: every output paying a P2PKH/P2SH address becomes a transfer (txHash, output index, amount); P2PK, bare
  *   multisig, OP_RETURN and other scripts have no address and are ignored. `from` is empty (a transaction has inputs,
  *   not a sender: `senderOf` answers it for the transfers that pay us). Coinbase outputs carry `coinbase: true`.
+ *   Bounded by bytes (docs/scan-budget.md, "Dogecoin and Zcash"): blocks asked in requests sized by `UtxoBatchSizer`
+ *   from the bytes the last ones brought back, a request a provider refuses asked again in halves down to one block,
+ *   and the scan stops at `ScanOptions.maxBytes` after a whole request. `ours` is not used: these blocks may still be
+ *   replaced by a reorg, so every transfer is kept for the watcher to match.
  * - `txStatus`: in a block -> included; in the mempool -> pending; nowhere -> with our recorded transaction:
  *   (a) expired (zec): the final height (tip - confirmations + 1) is past its `nExpiryHeight`: no canonical block can
  *       hold it any more;
@@ -13,10 +17,20 @@
  *       it can re-encode the signature) -> included, `txHash` the mined one. Otherwise a conflict, dead once the
  *       spender has `confirmations` confirmations, unknown before. Mempool facts never prove anything.
  */
-import type { ChainReader, ObservedTransfer, Outpoint, OwnTx, ScannedBlock, TxStatus } from "../adapter.ts";
+import type {
+  ChainReader,
+  ObservedTransfer,
+  Outpoint,
+  OwnTx,
+  ScannedBlock,
+  ScanOptions,
+  TxStatus,
+} from "../adapter.ts";
 import type { UtxoChain } from "../catalog.ts";
-import { decodeCoreTx } from "./bitcoin_core.ts";
-import type { UtxoNode, UtxoTxView } from "./node.ts";
+import type { ByteMeter } from "../shared/http_failover.ts";
+import { decodeCoreTx } from "./raw_block.ts";
+import type { UtxoBlockView, UtxoNode, UtxoTxView } from "./node.ts";
+import { UTXO_TARGET_RESPONSE_BYTES, UtxoBatchSizer } from "./scan_sizer.ts";
 
 /**
  * How far below the tip a conflicting spend of our input is looked for, at most. The search goes from the tip down to
@@ -33,7 +47,29 @@ const SEARCH_STEP = 20;
 export interface UtxoReaderOptions {
   chain: UtxoChain;
   confirmations: number;
+  /** Bytes one block request should bring back (default `UTXO_TARGET_RESPONSE_BYTES`). */
+  targetResponseBytes?: number;
+  /** Where a refused or failed block request is reported (default `console.warn`). */
+  log?: (message: string) => void;
 }
+
+/** What this reader's scans read and built, for tests and benches (never used to decide anything). */
+export interface UtxoScanStats {
+  /** Block requests answered (a Dogecoin one is two HTTP requests: the hashes, then the blocks). */
+  requests: number;
+  /** Bytes of their answers. */
+  bytes: number;
+  /** The most bytes one block request brought back: what the reader held at once. */
+  largestResponse: number;
+  blocks: number;
+  /** Transfers built: every output paying a P2PKH/P2SH address (a reorg may replace these blocks: none is dropped). */
+  transfersBuilt: number;
+  /** Requests retried smaller after a provider refused or failed them. */
+  fallbacks: number;
+}
+
+/** The UTXO reader, with what its scans read. */
+export type UtxoReader = ChainReader & { readonly stats: UtxoScanStats };
 
 export function transfersOfTx(tx: UtxoTxView): ObservedTransfer[] {
   const transfers: ObservedTransfer[] = [];
@@ -69,8 +105,18 @@ function sameEffects(node: UtxoNode, raw: string, mined: UtxoTxView): boolean {
     );
 }
 
-export function utxoReader(node: UtxoNode, opts: UtxoReaderOptions): ChainReader {
+export function utxoReader(node: UtxoNode, opts: UtxoReaderOptions): UtxoReader {
   const { chain, confirmations } = opts;
+  const sizer = new UtxoBatchSizer(opts.targetResponseBytes ?? UTXO_TARGET_RESPONSE_BYTES);
+  const stats: UtxoScanStats = {
+    requests: 0,
+    bytes: 0,
+    largestResponse: 0,
+    blocks: 0,
+    transfersBuilt: 0,
+    fallbacks: 0,
+  };
+  const log = opts.log ?? ((message: string) => console.warn(message));
   if (!Number.isSafeInteger(confirmations) || confirmations < 1) {
     throw new Error(`${chain}: confirmations must be a positive integer, got ${confirmations}`);
   }
@@ -161,23 +207,57 @@ export function utxoReader(node: UtxoNode, opts: UtxoReaderOptions): ChainReader
 
     blockHash: (number) => node.blockHash(number),
 
-    async scan(from, to) {
+    async scan(from, to, scanOpts: ScanOptions = {}) {
       const out: ScannedBlock[] = [];
       const inputs = new Map<string, Outpoint | null>();
+      const meter: ByteMeter = { bytes: 0 };
       let next = Math.max(0, from);
       while (next <= to) {
-        const blocks = await node.blocks(next, to);
-        if (blocks.length === 0) break; // above the tip
-        for (const b of blocks) {
-          for (const tx of b.txs) inputs.set(tx.txid, tx.coinbase ? null : tx.inputs[0] ?? null);
-          out.push({
-            number: b.number,
-            hash: b.hash,
-            parentHash: b.parentHash,
-            transfers: b.txs.flatMap(transfersOfTx),
-          });
+        // The byte budget ends the scan at a block boundary, never before one block is in hand: an empty answer
+        // would say the range is above the tip.
+        if (scanOpts.maxBytes !== undefined && out.length > 0 && meter.bytes >= scanOpts.maxBytes) break;
+        const want = Math.min(sizer.size, to - next + 1);
+        const before = meter.bytes;
+        let blocks: UtxoBlockView[];
+        try {
+          blocks = await node.blocks(next, next + want - 1, meter);
+        } catch (err) {
+          const why = err instanceof Error ? err.message : String(err);
+          if (want === 1) {
+            log(`${chain}: block ${next} failed on its own (${why}); the watcher stays before it and asks again`);
+            throw err;
+          }
+          // A provider that caps batches or answer sizes (one error object, 413, "response too large", a timeout on
+          // a large answer, Dogecoin Core's full work queue): the same blocks again in smaller requests, down to one
+          // block each. Never a stall on the batch itself.
+          sizer.refused(want);
+          stats.fallbacks++;
+          log(
+            `${chain}: blocks ${next}..${
+              next + want - 1
+            } in one request failed (${why}); asking ${sizer.size} at a time`,
+          );
+          continue;
         }
-        next = blocks.at(-1)!.number + 1;
+        const got = meter.bytes - before;
+        stats.requests++;
+        stats.bytes += got;
+        stats.largestResponse = Math.max(stats.largestResponse, got);
+        if (scanOpts.meter) scanOpts.meter.bytes += got;
+        if (blocks.length === 0) break; // above the tip
+        sizer.answered(blocks.length, got);
+        for (let k = 0; k < blocks.length; k++) {
+          const b = blocks[k];
+          blocks[k] = undefined as unknown as UtxoBlockView; // one block at a time: released once read
+          for (const tx of b.txs) inputs.set(tx.txid, tx.coinbase ? null : tx.inputs[0] ?? null);
+          // Every transfer is kept (ours is not used): a reorg may still replace these blocks, and the watcher matches
+          // against an address set refreshed after the read (docs/scan-budget.md, "Catch-up").
+          const transfers = b.txs.flatMap(transfersOfTx);
+          stats.blocks++;
+          stats.transfersBuilt += transfers.length;
+          out.push({ number: b.number, hash: b.hash, parentHash: b.parentHash, transfers });
+        }
+        next = out.at(-1)!.number + 1;
       }
       firstInputs = inputs;
       return out;
@@ -196,6 +276,8 @@ export function utxoReader(node: UtxoNode, opts: UtxoReaderOptions): ChainReader
       const place = await node.findTx(txHash);
       return place.where === "block" ? transfersOfTx(place.tx) : null;
     },
+
+    stats,
 
     async senderOf(txHash) {
       let first = firstInputs.get(txHash);

@@ -14,7 +14,10 @@
  *   `previousblockhash` (absent for genesis), `tx[]` as TransactionObjects: `txid`, `vin[]` (`coinbase` for the
  *   coinbase input, else `txid` + `vout`), `vout[]` with `n`, `valueZat` (integer zatoshis) and `scriptPubKey.hex`.
  *   The float `value` is never read; addresses come from the script bytes (network.ts `scriptAddress`), never from
- *   the node's `addresses`.
+ *   the node's `addresses`. Verbosity 2 rather than 0 (the raw block, about half the bytes: each TransactionObject
+ *   carries its `hex` beside the decoded fields) because a raw Zcash block holds v4 (Sapling) and v5 transactions
+ *   whose shielded parts this service would have to parse only to skip them; the reader bounds either by bytes
+ *   (chains/utxo/reader.ts, docs/scan-budget.md).
  * - `getrawtransaction(txid, 1)` (get_raw_transaction_verbosity_1@mainnet_10.snap, getrawtransaction_unknown_txid):
  *   `height` and `confirmations` present only when the transaction is in a best-chain block (absent in the mempool),
  *   `blockhash` in recent releases (else looked up by height), `vin`/`vout` as above; unknown: code -5 "Transaction
@@ -22,7 +25,7 @@
  * - `sendrawtransaction(hex)`: the txid. Zebra's error codes for "already known" changed between releases, so any
  *   rejection is followed by a lookup: bytes the node already has (mempool or best chain) are success.
  */
-import type { Outpoint } from "../adapter.ts";
+import { type Outpoint, TransientChainError } from "../adapter.ts";
 import type { UtxoBlockView, UtxoNode, UtxoTxPlace, UtxoTxView } from "./node.ts";
 import { scriptAddress, type UtxoNetwork } from "./network.ts";
 import { RpcError, type UtxoRpc } from "./rpc.ts";
@@ -146,22 +149,29 @@ export function zebraNode(rpc: UtxoRpc, network: UtxoNetwork): UtxoNode {
       return { number: i.blocks, hash: i.bestblockhash };
     },
     blockHash,
-    async blocks(from, to) {
-      if (to < from) return [];
-      const tip = (await info()).blocks;
-      const last = Math.min(to, tip);
-      if (last < from) return [];
-      const heights = Array.from({ length: last - from + 1 }, (_, k) => from + k);
-      // Zebra's getblock takes the height as a string ("hash_or_height").
-      const replies = await rpc.batch(heights.map((h) => ({ method: "getblock", params: [String(h), 2] })));
+    async blocks(from, to, meter) {
+      if (from < 0 || to < from) return [];
+      const heights = Array.from({ length: to - from + 1 }, (_, k) => from + k);
+      // Zebra's getblock takes the height as a string ("hash_or_height"); a height above the tip answers -8, so no
+      // tip is read first (one request per range, not two).
+      const replies: unknown[] = await rpc.batch(
+        heights.map((h) => ({ method: "getblock", params: [String(h), 2] })),
+        meter,
+      );
       const out: UtxoBlockView[] = [];
-      for (const r of replies) {
+      for (let k = 0; k < replies.length; k++) {
+        const r = replies[k];
+        replies[k] = undefined; // one block at a time: each answer is released once read
         if (r instanceof RpcError) {
-          if (r.code === -8) break; // the tip moved back (reorg) between the two calls: stop at what exists
+          if (r.code === -8) break; // above the tip (or the tip moved back in a reorg): stop at what exists
           throw r;
         }
         // Each block is read whole before any of it is returned: a malformed one refuses the range.
-        out.push(blockView(utxoAnswer("zec", "getblock", blockAnswer, r)));
+        const block = blockView(utxoAnswer("zec", "getblock", blockAnswer, r));
+        if (k > 0 && block.parentHash !== out[k - 1].hash) {
+          throw new TransientChainError(`zec: the chain changed while blocks ${from}..${to} were read`);
+        }
+        out.push(block);
       }
       return out;
     },

@@ -22,6 +22,12 @@
  *   digest, and the fee is at least ZIP-317's conventional fee; else a Zebra-like error.
  * - A mempool transaction that can no longer be mined (its `nExpiryHeight` is below the next block's height) is
  *   dropped when the tip moves, as Zebra does; invalid ones (inputs spent by a reorg) are dropped when mining.
+ * - Answer size: jsonrpsee's `max_response_body_size` (10 MiB by default; Zebra keeps it): a larger answer is one
+ *   error object, -32008 "Response is too big" for a call, -32011 "The batch response was too large" for a batch.
+ *   Zebra sets no batch length limit. Providers in front may (`limits`: tests/support/provider_limits.ts).
+ * - `mainnetBlocks`: instead of mined blocks, a day or more of mainnet-shaped blocks generated when asked
+ *   (tests/support/zec_mainnet_blocks.ts: transparent and shielded-only transactions as Zebra emits them), deposits
+ *   hidden among them; `getrawtransaction` knows those deposits (nothing indexes the generated transactions).
  * - Test hooks: `deposit(address, amount)` (a transparent output to any address, from a made-up funding input, into
  *   the mempool), `mine(n)`, `reorg(depth, {drop})`, `setNextBranchId`, `dropFromMempool`.
  */
@@ -40,16 +46,21 @@ import {
   zecTxid,
   type ZecV5Tx,
 } from "../../chains/utxo/zec_zip244.ts";
+import {
+  type ChainTx,
+  chainTx,
+  serializeV5,
+  type ShieldedTx,
+  u32le,
+  type ZecDeposit,
+  ZecMainnetChain,
+  type ZecMainnetShape,
+} from "./zec_mainnet_blocks.ts";
+import { limitedJson, newServed, type ProviderLimits, type ProviderServed, refuseBatch } from "./provider_limits.ts";
 
 const NU6_3 = 0x37a5165b;
 const COINBASE_REWARD = 312_500_000n; // 3.125 ZEC
 const GENESIS_PARENT = "0".repeat(64);
-
-interface ChainTx {
-  txid: string;
-  raw: Uint8Array;
-  tx: ZecV5Tx;
-}
 
 interface Block {
   hash: string;
@@ -58,6 +69,11 @@ interface Block {
   time: number;
   txs: ChainTx[];
 }
+
+/** A block as served: a mined one, or a generated one whose shielded transactions are JSON only. */
+type ServedBlock = Omit<Block, "txs"> & { txs: (ChainTx | ShieldedTx)[] };
+
+const isShielded = (t: ChainTx | ShieldedTx): t is ShieldedTx => "object" in t;
 
 interface Coin {
   value: bigint;
@@ -168,51 +184,6 @@ function inDialect(dialect: Dialect, answer: JsonRpcAnswer): JsonRpcAnswer {
 const outpointKey = (txid: string, index: number) => `${txid}:${index}`;
 const displayHash = (internal: Uint8Array) => toHex(internal.slice().reverse());
 
-function u32le(n: number): number[] {
-  return [n & 0xff, (n >>> 8) & 0xff, (n >>> 16) & 0xff, (n >>> 24) & 0xff];
-}
-
-function compactSize(n: number): number[] {
-  if (n < 0xfd) return [n];
-  return [0xfd, n & 0xff, n >> 8];
-}
-
-function i64le(v: bigint): number[] {
-  const b = new Uint8Array(8);
-  new DataView(b.buffer).setBigInt64(0, v, true);
-  return [...b];
-}
-
-/** Serialises a transparent-only v5 transaction (the server's own coinbases and deposits). */
-function serializeV5(
-  branchId: number,
-  expiryHeight: number,
-  inputs: { prevHash: Uint8Array; prevIndex: number; scriptSig: Uint8Array }[],
-  outputs: { value: bigint; script: Uint8Array }[],
-): Uint8Array {
-  const bytes: number[] = [
-    ...u32le((5 | 0x80000000) >>> 0),
-    ...u32le(V5_VERSION_GROUP_ID),
-    ...u32le(branchId),
-    ...u32le(0),
-    ...u32le(expiryHeight),
-    ...compactSize(inputs.length),
-  ];
-  for (const i of inputs) {
-    bytes.push(...i.prevHash, ...u32le(i.prevIndex), ...compactSize(i.scriptSig.length), ...i.scriptSig);
-    bytes.push(...u32le(0xffffffff));
-  }
-  bytes.push(...compactSize(outputs.length));
-  for (const o of outputs) bytes.push(...i64le(o.value), ...compactSize(o.script.length), ...o.script);
-  bytes.push(0, 0, 0); // no Sapling spends, no Sapling outputs, no Orchard actions
-  return Uint8Array.from(bytes);
-}
-
-function chainTx(raw: Uint8Array): ChainTx {
-  const tx = parseZecV5(raw);
-  return { txid: zecTxid(tx), raw, tx };
-}
-
 export interface ZebraServerOptions {
   network: UtxoNetwork;
   /** The consensus branch id of the next block (`getblockchaininfo.consensus.nextblock`); NU6.3 by default. */
@@ -222,7 +193,25 @@ export interface ZebraServerOptions {
   password?: string;
   /** Blocks mined at start (genesis included); 1 by default. */
   initialBlocks?: number;
+  /**
+   * Instead of mined blocks: mainnet-shaped blocks from `first` (the cursor's block: the scan starts after it),
+   * generated when asked (tests/support/zec_mainnet_blocks.ts), deposits hidden among them. Read-only: no mining.
+   */
+  mainnetBlocks?: ZecMainnetShape & { first: number; count: number; deposits?: ZecDeposit[] };
+  /** A provider in front (tests/support/provider_limits.ts). */
+  limits?: ProviderLimits;
+  /** jsonrpsee's `max_response_body_size` (10 MiB by default, `TEN_MB_SIZE_BYTES`). */
+  maxResponseBodySize?: number;
 }
+
+/**
+ * jsonrpsee 0.24's default `max_response_body_size` (core `TEN_MB_SIZE_BYTES`), which Zebra's server keeps: an
+ * answer above it is an error object instead (types/src/error.rs: -32008 "Response is too big" for one call, -32011
+ * "The batch response was too large" for a batch, answered as one object).
+ */
+const TEN_MB_SIZE_BYTES = 10 * 1024 * 1024;
+const OVERSIZED_RESPONSE = -32008;
+const BATCH_RESPONSE_TOO_LARGE = -32011;
 
 export class ZebraShapedServer {
   readonly network: UtxoNetwork;
@@ -245,6 +234,12 @@ export class ZebraShapedServer {
   /** Transactions no miner takes (`neverMine`): they stay in the mempool until they expire. */
   #neverMined = new Set<string>();
   #minerScript: Uint8Array;
+  /** Set with `mainnetBlocks`: the generated chain served instead of `blocks`. */
+  readonly mainnet: ZecMainnetChain | null = null;
+  readonly #limits: ProviderLimits;
+  readonly #maxResponseBodySize: number;
+  /** Answers sent, their bytes, and requests refused by the provider limits. */
+  readonly served: ProviderServed = newServed();
   url = "";
 
   constructor(opts: ZebraServerOptions) {
@@ -260,6 +255,12 @@ export class ZebraShapedServer {
       0x88,
       0xac,
     );
+    this.#limits = opts.limits ?? {};
+    this.#maxResponseBodySize = opts.maxResponseBodySize ?? TEN_MB_SIZE_BYTES;
+    if (opts.mainnetBlocks) {
+      this.mainnet = new ZecMainnetChain(this.network, this.branchId, this.#minerScript, opts.mainnetBlocks);
+      return;
+    }
     for (let i = 0; i < (opts.initialBlocks ?? 1); i++) this.#mineOne();
   }
 
@@ -277,11 +278,17 @@ export class ZebraShapedServer {
   }
 
   get tipHeight(): number {
-    return this.blocks.length - 1;
+    return this.mainnet ? this.mainnet.last : this.blocks.length - 1;
   }
 
   get tipHash(): string {
-    return this.blocks[this.blocks.length - 1].hash;
+    return this.mainnet ? this.mainnet.hashAt(this.mainnet.last)! : this.blocks[this.blocks.length - 1].hash;
+  }
+
+  /** The best chain's block at `height`, generated in `mainnetBlocks` mode; undefined when there is none. */
+  #blockAt(height: number): ServedBlock | undefined {
+    if (this.mainnet) return this.mainnet.blockAt(height) ?? undefined;
+    return this.blocks[height];
   }
 
   // --- test hooks ----------------------------------------------------------------------------------------------
@@ -350,13 +357,19 @@ export class ZebraShapedServer {
   }
 
   /** Where the best chain has `txid`: its block, or null. */
-  blockOf(txid: string): Block | null {
+  blockOf(txid: string): ServedBlock | null {
+    if (this.mainnet) {
+      // Only the deposits are looked up by txid (a deposit's sender, a payout's place); nothing indexes the rest.
+      const height = this.mainnet.depositTxids.get(txid);
+      return height === undefined ? null : this.mainnet.blockAt(height);
+    }
     return this.blocks.find((b) => b.txs.some((t) => t.txid === txid)) ?? null;
   }
 
   // --- chain ---------------------------------------------------------------------------------------------------
 
   #mineOne(skip = new Set<string>()): Block {
+    if (this.mainnet) throw new Error("a mainnetBlocks server serves a fixed chain: nothing is mined");
     const height = this.blocks.length;
     const parent = height === 0 ? GENESIS_PARENT : this.tipHash;
     // BIP34-style height push, and a nonce so that a re-mined height gets another coinbase txid.
@@ -406,6 +419,8 @@ export class ZebraShapedServer {
     } catch {
       return Response.json(jsonrpseeError(null, PARSE_ERROR, "Parse error"));
     }
+    const refused = refuseBatch(this.#limits, this.served, body);
+    if (refused) return refused;
     if (Array.isArray(body)) {
       // A batch passes Zebra's middleware unchanged; jsonrpsee answers each entry that is not a 2.0 request with
       // -32600 and the entry's id (server/src/server.rs `handle_rpc_call`). An empty batch is one error object.
@@ -419,7 +434,13 @@ export class ZebraShapedServer {
             : this.#call(call),
         ];
       });
-      return answers.length === 0 ? new Response(null) : Response.json(answers);
+      if (answers.length === 0) return new Response(null);
+      const text = JSON.stringify(answers);
+      if (text.length > this.#maxResponseBodySize) {
+        const message = `The batch response was too large`;
+        return this.#reply(JSON.stringify(jsonrpseeError(null, BATCH_RESPONSE_TOO_LARGE, message)));
+      }
+      return this.#reply(text);
     }
     // One request: Zebra rewrites a bitcoind or lightwalletd one to 2.0 and maps the answer back to that dialect.
     const dialect = zebraDialect(body);
@@ -432,7 +453,19 @@ export class ZebraShapedServer {
       : isObject(forwarded) && isJsonRpcId(forwarded.id)
       ? jsonrpseeError(forwarded.id, INVALID_REQUEST, "Invalid request")
       : jsonrpseeError(null, PARSE_ERROR, "Parse error");
-    return Response.json(inDialect(dialect, answer));
+    const text = JSON.stringify(inDialect(dialect, answer));
+    if (text.length > this.#maxResponseBodySize) {
+      const id = "id" in answer ? answer.id : null;
+      return this.#reply(
+        JSON.stringify(inDialect(dialect, jsonrpseeError(id, OVERSIZED_RESPONSE, "Response is too big"))),
+      );
+    }
+    return this.#reply(text);
+  }
+
+  /** An answer through the provider in front (its answer-size cap and its speed). */
+  #reply(text: string): Response {
+    return limitedJson(this.#limits, this.served, text);
   }
 
   /**
@@ -481,7 +514,7 @@ export class ZebraShapedServer {
         if (typeof index !== "number" || !Number.isInteger(index) || Math.abs(index) > 2 ** 31) {
           throw new RpcFailure(INVALID_PARAMS, "Invalid params"); // Zebra's `index: i32`
         }
-        return this.blocks[this.#heightFromSignedInt(index)].hash;
+        return this.#blockAt(this.#heightFromSignedInt(index))!.hash;
       }
       case "getblock":
         return this.#getBlock(params);
@@ -526,7 +559,12 @@ export class ZebraShapedServer {
     const [hashOrHeight, verbosity = 1] = params;
     if (typeof hashOrHeight !== "string") throw new RpcFailure(INVALID_PARAMS, "Invalid params");
     const byHeight = /^\d+$/.test(hashOrHeight);
-    const block = byHeight ? this.blocks[Number(hashOrHeight)] : this.blocks.find((b) => b.hash === hashOrHeight);
+    const height = byHeight
+      ? Number(hashOrHeight)
+      : this.mainnet
+      ? this.mainnet.heightOf(hashOrHeight)
+      : this.blocks.findIndex((b) => b.hash === hashOrHeight);
+    const block = height === null || height < 0 ? undefined : this.#blockAt(height);
     // zebra-rpc/src/methods.rs `get_block_header`, which getblock reuses: zcashd's codes, -8 for a height and -5 for
     // a hash.
     if (!block) throw new RpcFailure(byHeight ? -8 : -5, "block height not in best chain");
@@ -537,7 +575,7 @@ export class ZebraShapedServer {
       version: 4,
       time: block.time,
       ...(block.height > 0 ? { previousblockhash: block.parent } : {}),
-      ...(this.blocks[block.height + 1] ? { nextblockhash: this.blocks[block.height + 1].hash } : {}),
+      ...(block.height < this.tipHeight ? { nextblockhash: this.#blockAt(block.height + 1)!.hash } : {}),
     };
     if (verbosity === 1) return { ...base, tx: block.txs.map((t) => t.txid) };
     if (verbosity === 2) return { ...base, tx: block.txs.map((t) => this.#txObject(t, block)) };
@@ -545,7 +583,17 @@ export class ZebraShapedServer {
   }
 
   /** Zebra's TransactionObject (zebra-rpc/src/methods/types/transaction.rs). */
-  #txObject(t: ChainTx, block: Block | null): Record<string, unknown> {
+  #txObject(t: ChainTx | ShieldedTx, block: ServedBlock | null): Record<string, unknown> {
+    if (isShielded(t)) {
+      const { hex, ...rest } = t.object;
+      return {
+        in_active_chain: block !== null,
+        hex,
+        ...(block ? { height: block.height, confirmations: this.tipHeight - block.height + 1 } : {}),
+        ...rest,
+        ...(block ? { blockhash: block.hash, blocktime: block.time } : {}),
+      };
+    }
     const vin = t.tx.inputs.map((i) =>
       isCoinbase(t.tx) ? { coinbase: toHex(i.scriptSig), sequence: i.sequence } : {
         txid: displayHash(i.prevHash),
@@ -597,7 +645,7 @@ export class ZebraShapedServer {
     const block = this.blockOf(txid);
     const t = block ? block.txs.find((x) => x.txid === txid)! : this.mempool.get(txid);
     if (!t) throw new RpcFailure(-5, "No such mempool or main chain transaction");
-    if (verbosity === 0) return toHex(t.raw);
+    if (verbosity === 0) return isShielded(t) ? t.object.hex : toHex(t.raw);
     return this.#txObject(t, block);
   }
 

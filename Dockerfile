@@ -1,8 +1,9 @@
 # syntax=docker/dockerfile:1
 # Two binaries built with `deno compile`, which downloads its runtime, so they are built here in the image and not on
 # an offline machine: `issuance` (main.ts, the service; `issuance healthcheck [/path]` probes a running one) and
-# `issuance-admin` (cli/admin.ts, the operator CLI: `docker exec <container> issuance-admin ...`). Their permission and
-# unstable flags are exactly `deno task start`'s and `deno task admin`'s (tests/binary_embedding_test.ts checks it).
+# `issuance-admin` (cli/admin.ts, the operator CLI: `docker exec <container> issuance-admin ...`). Their permission,
+# unstable and V8 flags are exactly `deno task start`'s and `deno task admin`'s (tests/binary_embedding_test.ts checks
+# it; `--optimize-for-size`: README "What watching costs").
 # The binary embeds the node_modules folder whole (test tools included: anvil, solc, litesvm): `--node-modules-dir=none
 # --exclude-unused-npm` would embed only what main.ts reaches, but Deno 2.9.6 then fails to resolve xrpl's CommonJS
 # requires. Nothing is read at run time but KV_PATH's folder and the configured secret files.
@@ -11,7 +12,7 @@ WORKDIR /app
 COPY . .
 RUN deno install --frozen --entrypoint main.ts cli/admin.ts \
  && deno compile --frozen --allow-net --allow-env --allow-read --allow-write --unstable-kv --unstable-cron \
-      -o /out/bin/issuance main.ts \
+      --v8-flags=--optimize-for-size -o /out/bin/issuance main.ts \
  && deno compile --frozen --allow-env --allow-read --allow-write --allow-net --unstable-kv \
       -o /out/bin/issuance-admin cli/admin.ts \
  && mkdir -p /out/data

@@ -321,8 +321,8 @@ function compiles(dockerfile: string): Compile[] {
   return out;
 }
 
-/** The flags that decide what a program may do: permissions and unstable features. */
-const powers = (flags: string[]) => flags.filter((f) => /^--(allow-|deny-|unstable-)|^-A$/.test(f)).sort();
+/** The flags that decide what a program may do and how it holds memory: permissions, unstable features, V8 flags. */
+const powers = (flags: string[]) => flags.filter((f) => /^--(allow-|deny-|unstable-|v8-flags=)|^-A$/.test(f)).sort();
 
 function task(tasks: Record<string, string>, name: string): { flags: string[]; entry: string } {
   const words = tasks[name].split(/\s+/);

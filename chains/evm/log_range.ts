@@ -36,7 +36,7 @@ export interface RangeRefusal {
 
 const TOO_LARGE =
   /more than \d|too many|too large|too big|too wide|response size|range limit|limited to|exceeds (the )?(max|limit|server limit)|timeout exceeded|narrow/i;
-const ABOUT_RATE = /rate|per second|requests|credits|capacity|daily|quota/i;
+const ABOUT_RATE = /rate limit|rate exceeded|too many requests|per second|request count|credits|capacity|daily|quota/i;
 
 /** A refusal of the span asked, or null when the failure says nothing about size (a node down, a rate limit). */
 export function rangeRefusal(err: unknown): RangeRefusal | null {
@@ -48,13 +48,19 @@ export function rangeRefusal(err: unknown): RangeRefusal | null {
   const status = (err.walk((e) => e instanceof HttpRequestError || e instanceof RpcRequestError) as
     | { status?: number }
     | null)?.status;
-  if (status === 413) return { reason: `HTTP 413: ${describeRpcError(err)}`, ...suggestion(textOf(err)) };
+  if (status === 413) return { reason: `HTTP 413: ${nodeMessage(err)}`, ...suggestion(textOf(err)) };
   // Only a node's JSON-RPC answer (it carries a code) can say the span was too large; a dead node says nothing.
   const answered = err.walk((e) => typeof (e as { code?: unknown } | null)?.code === "number") !== null;
   if (!answered) return null;
   const text = textOf(err);
   if (!TOO_LARGE.test(text) || ABOUT_RATE.test(text)) return null;
-  return { reason: describeRpcError(err), ...suggestion(text) };
+  return { reason: nodeMessage(err), ...suggestion(text) };
+}
+
+/** The node's own words (viem wraps them in a generic first line), on one line for the log. */
+function nodeMessage(err: BaseError): string {
+  const rpc = err.walk((e) => e instanceof RpcRequestError) as RpcRequestError | null;
+  return (rpc?.details || describeRpcError(err)).replace(/\s+/g, " ");
 }
 
 function textOf(err: BaseError): string {
@@ -75,7 +81,7 @@ export function suggestion(text: string): { suggested?: number } {
   if (hexPair) return spanOf(BigInt(hexPair[1]), BigInt(hexPair[2]));
   const decPair = /range (\d+)\s*-\s*(\d+)/i.exec(text);
   if (decPair) return spanOf(BigInt(decPair[1]), BigInt(decPair[2]));
-  if (/result|logs/i.test(text)) return {};
+  if (/result|\blogs\b/i.test(text)) return {};
   const cap = /(?:max(?:imum)?|limit(?:ed to)?(?: of)?)\D{0,16}?(\d[\d,]*)/i.exec(text);
   if (!cap) return {};
   const n = Number(cap[1].replaceAll(",", ""));

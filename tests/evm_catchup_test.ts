@@ -12,12 +12,11 @@
  * figures of a longer run are bench/evm_catchup.ts's.
  */
 import assert from "node:assert/strict";
-import { type Address, encodeFunctionData, type Hex, parseEther, toHex } from "viem";
+import { type Address, parseEther, toHex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { EVM, NATIVE } from "../chains/catalog.ts";
 import { evmClient, evmReader } from "../chains/evm/index.ts";
 import type { EvmReader } from "../chains/evm/reader.ts";
-import { UASSET_ABI } from "../contracts/uasset.ts";
 import { type PipelineContext, pipelineSettings } from "../actors/context.ts";
 import { watchOnce } from "../actors/watcher.ts";
 import { createBurnConfig } from "../kv/burn_configs.ts";
@@ -25,6 +24,13 @@ import { type Cursor, cursorKey, listDust, seenKey, type SeenTransfer } from "..
 import { openKv } from "../kv/open.ts";
 import { ANVIL_PRIVATE_KEYS, anvilRpc, deployTestUAssets, startAnvil } from "./support/anvil.ts";
 import { logCappedProvider, type LogCaps } from "./support/log_capped_provider.ts";
+import {
+  blockNumber,
+  mineBlockWith,
+  mintCall,
+  transferCall as transfer,
+  type TxCall,
+} from "./support/anvil_traffic.ts";
 
 const CHAIN = "base" as const;
 const CHAIN_ID = EVM[CHAIN].chainId;
@@ -42,50 +48,6 @@ const SOL_DESTINATION = "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM";
 const XRP_DESTINATION = "rPT1Sjq2YGrBMTttX4GZHjKu9dyfzbpAYe";
 const DUST = NATIVE.sol.uAsset.minimumBurnAmount / 1000n;
 
-let rpcId = 0;
-/** One JSON-RPC batch to anvil (it answers batches): `eth_sendTransaction` from its unlocked dev accounts. */
-async function batch(url: string, calls: { method: string; params: { from: Address }[] }[]): Promise<void> {
-  // Nonces given explicitly: anvil answers a batch's calls concurrently, and would give one sender's the same nonce.
-  const next = new Map<string, number>();
-  for (const c of calls) {
-    const from = c.params[0].from;
-    let nonce = next.get(from);
-    nonce ??= Number(await anvilRpc<string>(url, "eth_getTransactionCount", [from, "pending"]));
-    Object.assign(c.params[0], { nonce: toHex(nonce) });
-    next.set(from, nonce + 1);
-  }
-  const res = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(calls.map((c) => ({ jsonrpc: "2.0", id: ++rpcId, ...c }))),
-  });
-  const answers = await res.json() as { error?: { message: string } }[];
-  const failed = answers.find((a) => a.error);
-  if (failed) throw new Error(`anvil refused a test transaction: ${failed.error!.message}`);
-}
-
-const transfer = (token: Address, from: Address, to: Address, amount: bigint) => ({
-  method: "eth_sendTransaction",
-  params: [{
-    from,
-    to: token,
-    gas: toHex(60_000),
-    data: encodeFunctionData({ abi: UASSET_ABI, functionName: "transfer", args: [to, amount] }),
-  }],
-});
-
-const blockNumber = async (url: string) => Number(await anvilRpc<string>(url, "eth_blockNumber"));
-
-/** Sends `calls`, then mines them into one block; returns its number. */
-async function mineBlockWith(url: string, calls: ReturnType<typeof transfer>[]): Promise<number> {
-  await batch(url, calls);
-  await anvilRpc(url, "evm_mine");
-  const n = await blockNumber(url);
-  const block = await anvilRpc<{ transactions: string[] }>(url, "eth_getBlockByNumber", [toHex(n), false]);
-  assert.equal(block.transactions.length, calls.length, `block ${n} holds every transaction sent for it`);
-  return n;
-}
-
 interface Ours {
   txHash: string;
   block: number;
@@ -101,19 +63,7 @@ Deno.test(
     const dir = await Deno.makeTempDir({ prefix: "evm-catchup-" });
     try {
       const { addresses: uAssets } = await deployTestUAssets(anvil.url, minter, { chain: CHAIN });
-      const mint = (token: Address, to: Address, amount: bigint, id: string) => ({
-        method: "eth_sendTransaction",
-        params: [{
-          from: minter,
-          to: token,
-          gas: toHex(200_000),
-          data: encodeFunctionData({
-            abi: UASSET_ABI,
-            functionName: "mint",
-            args: [to, amount, `0x${id.padStart(64, "0")}` as Hex],
-          }),
-        }],
-      });
+      const mint = (token: Address, to: Address, amount: bigint, id: string) => mintCall(token, minter, to, amount, id);
       await anvilRpc(anvil.url, "evm_setAutomine", [false]);
       await mineBlockWith(anvil.url, [
         mint(uAssets.uSOL, holder, parseEther("1000"), "1"),
@@ -126,7 +76,7 @@ Deno.test(
       // Empty blocks 2 s apart, as Base makes them.
       const mine = (n: number) => anvilRpc(anvil.url, "anvil_mine", [toHex(n), toHex(2)]).then(() => undefined);
       const ours: Ours[] = [];
-      const send = async (calls: ReturnType<typeof transfer>[], mark: { from: Address; kind: Ours["kind"] }[]) => {
+      const send = async (calls: TxCall[], mark: { from: Address; kind: Ours["kind"] }[]) => {
         const block = await mineBlockWith(anvil.url, calls);
         const txs = (await anvilRpc<{ transactions: { hash: string; from: string }[] }>(
           anvil.url,

@@ -14,6 +14,7 @@
 import assert from "node:assert/strict";
 import { type Address, parseEther, toHex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
+import { TransientChainError } from "../chains/adapter.ts";
 import { EVM, NATIVE } from "../chains/catalog.ts";
 import { evmClient, evmReader } from "../chains/evm/index.ts";
 import type { EvmReader } from "../chains/evm/reader.ts";
@@ -109,7 +110,7 @@ Deno.test(
       // more outsiders' traffic.
       await mine(600);
       const spam = () => Array.from({ length: 60 }, () => transfer(uAssets.uSOL, spammer, transferAddress, DUST));
-      await send(spam(), []);
+      const firstDust = await send(spam(), []);
       await send(spam(), []);
       await send([
         ...spam(),
@@ -128,20 +129,27 @@ Deno.test(
       const startHash = (await anvilRpc<{ hash: string }>(anvil.url, "eth_getBlockByNumber", [toHex(start), false]))
         .hash;
 
-      const cases: [string, LogCaps, string][] = [
-        ["a span cap of 50 blocks (Infura's live answer)", { maxRange: 50 }, "range"],
-        ["a results cap of 100 logs (Infura's documented answer)", { maxResults: 100 }, "results"],
+      // Each case: the caps of each URL in the order of preference, and which refusal the first one must have made.
+      const cases: [string, LogCaps[], string][] = [
+        ["a span cap of 50 blocks (Infura's live answer)", [{ maxRange: 50 }], "range"],
+        ["a results cap of 100 logs (Infura's documented answer)", [{ maxResults: 100 }], "results"],
         [
           "a results cap of 100 logs naming a range (Alchemy's answer)",
-          { maxResults: 100, suggestRange: true },
+          [{ maxResults: 100, suggestRange: true }],
           "results",
         ],
-        ["answers above 64 KiB refused with HTTP 413", { maxResponseBytes: 64 * 1024 }, "bytes"],
-        ["a provider answering at 10 MB/s", { bytesPerSecond: 10_000_000 }, ""],
+        ["answers above 64 KiB refused with HTTP 413", [{ maxResponseBytes: 64 * 1024 }], "bytes"],
+        ["a provider answering at 10 MB/s", [{ bytesPerSecond: 10_000_000 }], ""],
+        [
+          "a results cap of 50 logs, below one block's 60, with a second URL: that block is read from the second",
+          [{ maxResults: 50 }, {}],
+          "results",
+        ],
       ];
-      for (const [i, [name, caps, refusal]] of cases.entries()) {
+      for (const [i, [name, urlCaps, refusal]] of cases.entries()) {
         await t.step(name, async () => {
-          const provider = logCappedProvider(anvil.url, caps);
+          const providers = urlCaps.map((caps) => logCappedProvider(anvil.url, caps));
+          const provider = providers[0];
           const kv = await openKv(`${dir}/kv-${i}.sqlite3`);
           try {
             assert.ok((await createBurnConfig(kv, burnerSol.toLowerCase(), "sol", SOL_DESTINATION, null)).ok);
@@ -149,7 +157,7 @@ Deno.test(
             const logs: string[] = [];
             const reader = evmReader({
               chain: CHAIN,
-              client: evmClient({ chain: CHAIN, urls: [provider.url], chainId: CHAIN_ID }),
+              client: evmClient({ chain: CHAIN, urls: providers.map((p) => p.url), chainId: CHAIN_ID }),
               uAssets,
               transferAddress,
               maxRange: 1_000,
@@ -196,13 +204,52 @@ Deno.test(
             } else {
               assert.deepEqual(provider.counts.refused, {});
             }
+            if (providers.length > 1) assert.match(logs.join("\n"), /refused even for one block/);
             report(name, ticks, reader, provider.counts.requests);
           } finally {
             kv.close();
-            await provider.close();
+            for (const p of providers) await p.close();
           }
         });
       }
+
+      await t.step("the same cap and no other URL: the watcher stops before that block, never past it", async () => {
+        const provider = logCappedProvider(anvil.url, { maxResults: 50 });
+        const kv = await openKv(`${dir}/kv-alone.sqlite3`);
+        try {
+          const logs: string[] = [];
+          const reader = evmReader({
+            chain: CHAIN,
+            client: evmClient({ chain: CHAIN, urls: [provider.url], chainId: CHAIN_ID }),
+            uAssets,
+            transferAddress,
+            maxRange: 1_000,
+            log: (m) => logs.push(m),
+          });
+          const ctx = watcherContext(kv, reader, start);
+          await kv.set(cursorKey(CHAIN), { number: start, hash: startHash } satisfies Cursor);
+          let failures = 0;
+          for (let tick = 0; tick < 20 && failures < 2; tick++) {
+            try {
+              await watchOnce(ctx, CHAIN, "test", 60_000, { batchCursorMs: 60_000 });
+            } catch (err) {
+              assert.ok(err instanceof TransientChainError, `expected a TransientChainError, got ${err}`);
+              assert.match(
+                err.message,
+                new RegExp(`eth_getLogs\\(${firstDust}\\.\\.${firstDust}\\): refused even for one block`),
+              );
+              failures++;
+            }
+            const cursor = (await kv.get<Cursor>(cursorKey(CHAIN))).value!.number;
+            assert.ok(cursor < firstDust, `cursor ${cursor} stays before block ${firstDust}, whose logs were not read`);
+          }
+          assert.equal(failures, 2, "the block is asked again on the next tick, and refused again");
+          assert.match(logs.join("\n"), /refused even for one block/);
+        } finally {
+          kv.close();
+          await provider.close();
+        }
+      });
     } finally {
       await anvil.stop();
       await Deno.remove(dir, { recursive: true });

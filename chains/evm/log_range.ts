@@ -32,6 +32,11 @@ export interface RangeRefusal {
   reason: string;
   /** Blocks per request the provider said it would answer (a cap or a suggested range), when it said. */
   suggested?: number;
+  /**
+   * No answer came at all: maybe a span too heavy, maybe a node that hangs. A reader asks smaller once, and takes a
+   * second timeout in a row as the node's (a hanging node would otherwise cost a timeout per halving).
+   */
+  timeout?: true;
 }
 
 const TOO_LARGE =
@@ -44,7 +49,7 @@ export function rangeRefusal(err: unknown): RangeRefusal | null {
   if (err.walk((e) => e instanceof ResponseBodyTooLargeError)) {
     return { reason: "the answer was larger than this client reads" };
   }
-  if (err.walk((e) => e instanceof TimeoutError)) return { reason: "no answer within the timeout" };
+  if (err.walk((e) => e instanceof TimeoutError)) return { reason: "no answer within the timeout", timeout: true };
   const status = (err.walk((e) => e instanceof HttpRequestError || e instanceof RpcRequestError) as
     | { status?: number }
     | null)?.status;

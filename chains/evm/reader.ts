@@ -181,6 +181,7 @@ export function evmReader(opts: EvmReaderOptions): EvmReader {
     from: number,
     to: number,
   ): Promise<{ end: number; found: ObservedTransferAt[] }> {
+    let timedOut = false;
     for (;;) {
       const end = Math.min(to, from + sizer.size - 1);
       const before = meter?.bytes ?? 0;
@@ -197,7 +198,8 @@ export function evmReader(opts: EvmReaderOptions): EvmReader {
       } catch (err) {
         const refusal = rangeRefusal(err);
         const span = end - from + 1;
-        if (refusal && span > 1) {
+        if (refusal && span > 1 && !(refusal.timeout && timedOut)) {
+          timedOut ||= refusal.timeout === true;
           sizer.refused(span, refusal.suggested);
           stats.refusals++;
           stats.range = sizer.size;
@@ -208,7 +210,7 @@ export function evmReader(opts: EvmReaderOptions): EvmReader {
           continue;
         }
         const what = `${chain}: eth_getLogs(${from}..${end})`;
-        if (refusal) {
+        if (refusal && span === 1) {
           const message = `${what}: refused even for one block (${refusal.reason}); the watcher stays before it ` +
             `and asks again; a provider that serves whole blocks' logs is needed if this lasts`;
           log(message);

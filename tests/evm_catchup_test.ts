@@ -213,6 +213,33 @@ Deno.test(
         });
       }
 
+      await t.step("a byte budget ends each scan at the last block of the request that reached it", async () => {
+        const reader = evmReader({
+          chain: CHAIN,
+          client: evmClient({ chain: CHAIN, urls: [anvil.url], chainId: CHAIN_ID }),
+          uAssets,
+          transferAddress,
+          maxRange: 100,
+          log: () => {},
+        });
+        const found: string[] = [];
+        let scans = 0;
+        for (let from = start + 1; from <= end; scans++) {
+          const logRequests = reader.stats.logRequests;
+          const blocks = await reader.scan(from, end, { maxBytes: 1 });
+          const last = blocks.at(-1)!;
+          // A budget of one byte: every scan ends with its first eth_getLogs (100 blocks, the span here: its answers
+          // are small), at the canonical hash of that request's last block.
+          assert.equal(last.number, Math.min(end, from + 99), `scan from ${from}`);
+          assert.equal(last.hash, await reader.blockHash(last.number));
+          assert.equal(reader.stats.logRequests - logRequests, 1);
+          for (const b of blocks) found.push(...b.transfers.filter((t) => t.amount > DUST).map((t) => t.txHash));
+          from = last.number + 1;
+        }
+        assert.equal(scans, Math.ceil((end - start) / 100));
+        assert.deepEqual(found.sort(), ours.map((o) => o.txHash).sort(), "each of ours once, none skipped");
+      });
+
       await t.step("the same cap and no other URL: the watcher stops before that block, never past it", async () => {
         const provider = logCappedProvider(anvil.url, { maxResults: 50 });
         const kv = await openKv(`${dir}/kv-alone.sqlite3`);

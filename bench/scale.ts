@@ -10,55 +10,17 @@
  *   count, e.g. BENCH_BLOCKS=500 for a quick look; the watching runs take `deno task start`'s V8 flags, or
  *   BENCH_V8_FLAGS=<flags>, or BENCH_V8_FLAGS=none for V8's defaults)
  */
-import type { ScaleFigures, ServedLedger } from "./support/scale.ts";
+import { measureChain, type ScaleFigures, startV8Flags } from "./support/scale.ts";
 
 const CHAINS = (Deno.env.get("BENCH_CHAINS") ?? "sol,xrp,sui,doge,zec").split(",").map((c) => c.trim());
-/**
- * The watching runs' V8 flags: `deno task start`'s (deno.json), so the figures are the service's as it runs; or
- * BENCH_V8_FLAGS (`none`: V8's defaults).
- */
+/** The watching runs' V8 flags: `deno task start`'s, so the figures are the service's as it runs; or BENCH_V8_FLAGS. */
 const V8_FLAGS = await (async () => {
   const asked = Deno.env.get("BENCH_V8_FLAGS");
   if (asked === "none") return [];
-  if (asked) return [`--v8-flags=${asked}`];
-  const { tasks } = JSON.parse(await Deno.readTextFile(new URL("../deno.json", import.meta.url)));
-  return (tasks.start as string).split(/\s+/).filter((w) => w.startsWith("--v8-flags="));
+  return asked ? [`--v8-flags=${asked}`] : await startV8Flags();
 })();
+const BLOCKS = Deno.env.get("BENCH_BLOCKS");
 const DAY = 86_400;
-
-function moduleOf(chain: string): string {
-  return new URL(`./scale/${chain}.ts`, import.meta.url).pathname;
-}
-
-/** The chain's server process, and the ledger it printed first. */
-async function serve(chain: string): Promise<[Deno.ChildProcess, ServedLedger]> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-all", "--unstable-kv", moduleOf(chain)],
-    env: { BENCH_ROLE: "serve" },
-    stdout: "piped",
-    stderr: "inherit",
-  }).spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let first = "";
-  while (!first.includes("\n")) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`${chain}: the server process ended before it served`);
-    first += value;
-  }
-  reader.releaseLock();
-  return [child, JSON.parse(first.split("\n")[0])];
-}
-
-async function watch(chain: string, ledger: ServedLedger): Promise<ScaleFigures> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-all", "--unstable-kv", "--unstable-cron", ...V8_FLAGS, moduleOf(chain)],
-    env: { BENCH_ROLE: "watch", BENCH_LEDGER: JSON.stringify(ledger) },
-    stdout: "piped",
-    stderr: "inherit",
-  }).output();
-  if (!out.success) throw new Error(`${chain}: the watching run failed`);
-  return JSON.parse(new TextDecoder().decode(out.stdout).trim().split("\n").at(-1)!);
-}
 
 const mib = (n: number) => (n / 2 ** 20).toFixed(0);
 const row = (cells: (string | number)[]) => `| ${cells.join(" | ")} |`;
@@ -68,14 +30,13 @@ const thousands = (n: number) => Math.round(n).toLocaleString("en-US");
 const results: ScaleFigures[] = [];
 console.log(`watching runs' V8 flags: ${V8_FLAGS.join(" ") || "none (V8's defaults)"}`);
 for (const chain of CHAINS) {
-  const [server, ledger] = await serve(chain);
-  try {
-    console.log(`${chain}: ${ledger.end - ledger.start} blocks served, ${ledger.shape}`);
-    results.push(await watch(chain, ledger));
-  } finally {
-    server.kill("SIGTERM");
-    await server.status;
-  }
+  results.push(
+    await measureChain(chain, {
+      v8Flags: V8_FLAGS,
+      blocks: BLOCKS ? Number(BLOCKS) : undefined,
+      served: (ledger) => console.log(`${chain}: ${ledger.end - ledger.start} blocks served, ${ledger.shape}`),
+    }),
+  );
 }
 
 console.log();

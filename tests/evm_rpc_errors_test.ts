@@ -86,6 +86,38 @@ Deno.test("EVM RPC failures: which are transient (local JSON-RPC mock server, no
     }
   });
 
+  await t.step(
+    "a log query that times out is asked once smaller; a second timeout in a row is the node's",
+    async () => {
+      const spans: number[] = [];
+      let slowAbove = 100; // spans above this never answer in time
+      const node = mockNode((method, params) => {
+        if (method === "eth_getBlockByNumber") {
+          return { result: header(params[0] === "latest" ? 1_000 : Number(params[0])) };
+        }
+        const { fromBlock, toBlock } = params[0] as { fromBlock: string; toBlock: string };
+        const span = Number(toBlock) - Number(fromBlock) + 1;
+        spans.push(span);
+        return span > slowAbove ? { delayMs: 400, result: [] } : { result: [] };
+      });
+      try {
+        // A span too heavy to answer in time: 1,000 blocks time out, 500 answer.
+        slowAbove = 500;
+        const blocks = await readerOn(node.url, 200, 1_000).scan(1, 1_000);
+        assert.equal(blocks.at(-1)?.number, 1_000);
+        assert.deepEqual(spans.slice(0, 2), [1_000, 500]);
+        // A node that hangs whatever the span: two timeouts, then the scan fails, not ten halvings of timeouts.
+        spans.length = 0;
+        slowAbove = 0;
+        const err = await readerOn(node.url, 200, 1_000).scan(1, 1_000).then(() => null, (e) => e);
+        assert.ok(err instanceof TransientChainError, String(err));
+        assert.deepEqual(spans, [1_000, 500]);
+      } finally {
+        await node.close();
+      }
+    },
+  );
+
   await t.step("URLs in messages keep their origin only", () => {
     assert.equal(
       redactUrls("error sending request for url (https://base.example.org/v2/KEY?x=1): refused"),

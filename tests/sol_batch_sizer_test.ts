@@ -1,12 +1,12 @@
-/** How many blocks the sol reader asks for per getBlock request (chains/sol/reader.ts `BlockBatchSizer`). */
+/** How many blocks the sol reader asks for per getBlock request (chains/shared/batch_sizer.ts, with the sol reader's bounds). */
 import assert from "node:assert/strict";
-import { BlockBatchSizer } from "../chains/sol/reader.ts";
+import { BatchSizer } from "../chains/shared/batch_sizer.ts";
 import { MAX_BATCH } from "../chains/sol/rpc.ts";
 
 const MiB = 1024 * 1024;
 
 Deno.test("sol batch sizer: one block first, doubling while answers are small, up to the batch cap", () => {
-  const s = new BlockBatchSizer(8 * MiB);
+  const s = new BatchSizer(8 * MiB, MAX_BATCH);
   const sizes = [s.size];
   for (let i = 0; i < 8; i++) {
     s.answered(s.size, s.size * 5_000); // 5 KB blocks: a quiet chain
@@ -16,7 +16,7 @@ Deno.test("sol batch sizer: one block first, doubling while answers are small, u
 });
 
 Deno.test("sol batch sizer: large answers shrink the next request to what fits the target at once", () => {
-  const s = new BlockBatchSizer(8 * MiB);
+  const s = new BatchSizer(8 * MiB, MAX_BATCH);
   for (let i = 0; i < 6; i++) s.answered(s.size, s.size * 5_000);
   assert.equal(s.size, MAX_BATCH);
   s.answered(MAX_BATCH, MAX_BATCH * 3 * MiB); // mainnet blocks arrive
@@ -26,7 +26,7 @@ Deno.test("sol batch sizer: large answers shrink the next request to what fits t
 });
 
 Deno.test("sol batch sizer: a refused request halves the cap, which rises again after answered requests", () => {
-  const s = new BlockBatchSizer(8 * MiB);
+  const s = new BatchSizer(8 * MiB, MAX_BATCH);
   for (let i = 0; i < 6; i++) s.answered(s.size, s.size * 5_000);
   s.refused(MAX_BATCH);
   assert.equal(s.size, MAX_BATCH / 2);

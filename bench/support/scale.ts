@@ -212,3 +212,50 @@ export async function scaleMain(spec: ScaleChain): Promise<void> {
     throw new Error(`run through bench/scale.ts (BENCH_ROLE is ${role ?? "unset"})`);
   }
 }
+
+/** The V8 flags `deno task start` runs the service with (deno.json), as `--v8-flags=...` arguments. */
+export async function startV8Flags(): Promise<string[]> {
+  const { tasks } = JSON.parse(await Deno.readTextFile(new URL("../../deno.json", import.meta.url)));
+  return (tasks.start as string).split(/\s+/).filter((w) => w.startsWith("--v8-flags="));
+}
+
+const moduleOf = (chain: string) => new URL(`../scale/${chain}.ts`, import.meta.url).pathname;
+
+/**
+ * One chain measured: its module (bench/scale/<chain>.ts) serves `blocks` (its default when unset) in a process of
+ * its own, and the whole service catches up on them in another, run with `v8Flags`.
+ */
+export async function measureChain(
+  chain: string,
+  opts: { v8Flags: string[]; blocks?: number; served?: (ledger: ServedLedger) => void },
+): Promise<ScaleFigures> {
+  const server = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", "--unstable-kv", moduleOf(chain)],
+    env: { BENCH_ROLE: "serve", ...(opts.blocks ? { BENCH_BLOCKS: String(opts.blocks) } : {}) },
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  try {
+    const lines = server.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    let first = "";
+    while (!first.includes("\n")) {
+      const { value, done } = await lines.read();
+      if (done) throw new Error(`${chain}: the server process ended before it served`);
+      first += value;
+    }
+    lines.releaseLock();
+    const ledger: ServedLedger = JSON.parse(first.split("\n")[0]);
+    opts.served?.(ledger);
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--allow-all", "--unstable-kv", "--unstable-cron", ...opts.v8Flags, moduleOf(chain)],
+      env: { BENCH_ROLE: "watch", BENCH_LEDGER: JSON.stringify(ledger) },
+      stdout: "piped",
+      stderr: "inherit",
+    }).output();
+    if (!out.success) throw new Error(`${chain}: the watching run failed`);
+    return JSON.parse(new TextDecoder().decode(out.stdout).trim().split("\n").at(-1)!);
+  } finally {
+    server.kill("SIGTERM");
+    await server.status;
+  }
+}

@@ -23,7 +23,7 @@ import {
   type Transport,
 } from "viem";
 import { type RpcFailureReason, type RpcHook, TransientChainError } from "../adapter.ts";
-import { httpFailure } from "../shared/http_failover.ts";
+import { type ByteMeter, httpFailure } from "../shared/http_failover.ts";
 import { redactedError, redactUrls } from "../shared/redact.ts";
 import { EVM, type EvmChain } from "../catalog.ts";
 
@@ -32,7 +32,19 @@ export type EvmNodeClient = PublicClient<Transport, Chain>;
 export type EvmClient = EvmNodeClient & {
   /** One client per URL, in the order of preference; absent on a client built outside `evmClient`. */
   readonly nodes?: readonly EvmNodeClient[];
+  /**
+   * What each of `nodes` received (`meters[i]` for `nodes[i]`): answer bytes as read off the wire, so a scan bounds
+   * itself by what it read (docs/scan-budget.md, "EVM log ranges"). The node clients have transports of their own, so
+   * the minter's calls through failover never count here.
+   */
+  readonly meters?: readonly ByteMeter[];
 };
+
+/**
+ * The largest answer a node client reads (viem's `maxResponseBodySize`, whose default this is): a bigger one fails
+ * with `ResponseBodyTooLargeError` before it is parsed, and a log scan asks again for fewer blocks.
+ */
+export const MAX_ANSWER_BYTES = 10 * 1024 * 1024;
 
 export interface EvmClientOptions {
   chain: EvmChain;
@@ -58,21 +70,48 @@ export function evmClient(opts: EvmClientOptions): EvmClient {
     rpcUrls: { default: { http: [...opts.urls] } },
   });
   const onRpc = opts.onRpc;
-  const transports = opts.urls.map((url) =>
+  const transportOf = (url: string, meter?: ByteMeter) =>
     redactingTransport(http(url, {
       retryCount: 0,
       timeout: opts.timeoutMs ?? 10_000,
+      maxResponseBodySize: MAX_ANSWER_BYTES,
       onFetchRequest: onRpc ? (_req, init) => reportRpc(onRpc, url, init.body) : undefined,
-      fetchFn: onRpc?.failed ? reportFailures(onRpc.failed, url) : undefined,
-    }))
-  );
+      fetchFn: metered(meter, onRpc?.failed ? reportFailures(onRpc.failed, url) : undefined),
+    }));
+  const transports = opts.urls.map((url) => transportOf(url));
+  const meters: ByteMeter[] = opts.urls.map(() => ({ bytes: 0 }));
   // Tips and block numbers are read fresh: confirmations and reorg checks must not see a cached height.
-  const nodes = transports.map((transport) => createPublicClient({ chain, transport, cacheTime: 0 }));
+  const nodes = opts.urls.map((url, i) =>
+    createPublicClient({ chain, transport: transportOf(url, meters[i]), cacheTime: 0 })
+  );
   return createPublicClient({
     chain,
     transport: fallback(transports, { retryCount: opts.retryCount ?? 0, retryDelay: 100 }),
     cacheTime: 0,
-  }).extend(() => ({ nodes }));
+  }).extend(() => ({ nodes, meters }));
+}
+
+type FetchFn = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+/**
+ * `inner` (the global `fetch`, looked up at each call, when absent) whose answers credit `meter` with their bytes as
+ * the caller reads them; nothing is buffered here.
+ */
+function metered(meter: ByteMeter | undefined, inner: FetchFn | undefined): FetchFn | undefined {
+  if (!meter) return inner;
+  return async (input, init) => {
+    const res = await (inner ?? fetch)(input, init);
+    if (!res.body) return res;
+    const counted = res.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, ctl) {
+          meter.bytes += chunk.byteLength;
+          ctl.enqueue(chunk);
+        },
+      }),
+    );
+    return new Response(counted, { status: res.status, statusText: res.statusText, headers: res.headers });
+  };
 }
 
 /**

@@ -25,7 +25,7 @@ export {
 export { MAX_TX_VERSIONS } from "./keys.ts";
 export type { EvmState, MintNote, NonceCounter, Replacement } from "./state.ts";
 export { DEFAULT_REPLACE_AFTER_MS, evmMinter, type EvmMinterOptions } from "./minter.ts";
-export { evmReader, type EvmReaderOptions } from "./reader.ts";
+export { type EvmReader, evmReader, type EvmReaderOptions, type EvmScanStats } from "./reader.ts";
 export { evmUAssetView, type EvmUAssetViewOptions } from "./uasset_view.ts";
 export {
   type EvmDigestSigner,

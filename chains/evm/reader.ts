@@ -1,20 +1,27 @@
 /**
  * Reads an EVM chain for the watcher and the order actors. `scan` asks `eth_getLogs` for uAsset `Transfer`s to the
- * transfer address (one call per `maxRange` blocks, whatever the chain's activity) and fetches headers only for the
- * blocks that hold such a log, plus the last block of the range, which the watcher keeps as its cursor.
+ * transfer address (the node filters by the recipient topic, so the answer holds ours only, whatever the chain's
+ * activity) and fetches headers only for the blocks that hold such a log, plus the last block it read, which the
+ * watcher keeps as its cursor.
+ *
+ * A scan is bounded by bytes (docs/scan-budget.md, "EVM log ranges"): the span of each `eth_getLogs` adapts to the
+ * bytes answered and to a provider's refusal (chains/evm/log_range.ts), and with `ScanOptions.maxBytes` the scan stops
+ * after the request that reaches it, returning the blocks up to that request's last one. It never drops a transfer by
+ * `ScanOptions.ours`: EVM blocks reorganise, and the watcher matches what a scan returns itself.
  *
  * A scan is pinned to one node and to block hashes. An empty `eth_getLogs` answer cannot be told apart from "this node
  * does not have those blocks yet", and the watcher moves its cursor past whatever the scan did not return: if the last
  * header came from one node and the logs from another that lags (failover picks a node per call), the burns in the
  * blocks the laggard lacks would be skipped for good. So every call of one scan goes to the same node; that node must
  * report a `latest` at or above the range's end; the range's last header is read before and after the logs and must
- * not change (the logs were answered from the chain that header ends); and every log must carry the hash of its
- * block's header. Anything short of that is a `TransientChainError` with no partial result. Only a transient failure
- * of a whole attempt moves the scan to the next URL, which then starts over.
+ * not change (the logs, and the headers of the blocks up to where a byte budget stopped the scan, were answered from
+ * the chain that header ends); and every log must carry the hash of its block's header. Anything short of that is a
+ * `TransientChainError` with no partial result. Only a transient failure of a whole attempt moves the scan to the
+ * next URL, which then starts over. A span the provider refuses even for one block is such a failure, logged: the
+ * watcher's cursor stays before that block and the next tick asks again.
  */
 import {
   type Address,
-  BaseError,
   decodeEventLog,
   type Hash,
   type Hex,
@@ -24,12 +31,23 @@ import {
   recoverTransactionAddress,
   type TransactionSerialized,
 } from "viem";
-import type { BlockRef, ChainReader, ObservedTransfer, OwnTx, ScannedBlock, TxStatus } from "../adapter.ts";
+import type {
+  BlockRef,
+  ChainReader,
+  ObservedTransfer,
+  OwnTx,
+  ScannedBlock,
+  ScanOptions,
+  TxStatus,
+} from "../adapter.ts";
 import { TransientChainError } from "../adapter.ts";
 import { EVM, type EvmChain, type UAsset } from "../catalog.ts";
 import { TRANSFER_EVENT } from "./abi.ts";
 import { describeRpcError, type EvmClient, type EvmNodeClient, isTransientRpcError, rpc } from "./client.ts";
 import type { EvmState } from "./state.ts";
+import type { ByteMeter } from "../shared/http_failover.ts";
+import { rangeRefusal, TARGET_LOG_ANSWER_BYTES } from "./log_range.ts";
+import { BatchSizer } from "../shared/batch_sizer.ts";
 
 export interface EvmReaderOptions {
   chain: EvmChain;
@@ -37,8 +55,15 @@ export interface EvmReaderOptions {
   /** The five uAsset contracts on this chain. */
   uAssets: Record<UAsset, Address>;
   transferAddress: Address;
-  /** Most blocks one `eth_getLogs` may span (providers cap it; 500-2,000 is typical). */
+  /**
+   * Most blocks one `eth_getLogs` may span. Providers cap it (10 to 10,000; chains/evm/log_range.ts): a refused span
+   * is asked again smaller, so this is where the span starts and the most it grows back to.
+   */
   maxRange: number;
+  /** Bytes one `eth_getLogs` answer should bring back (default `TARGET_LOG_ANSWER_BYTES`). */
+  targetAnswerBytes?: number;
+  /** Where a refused span is reported (default `console.warn`). */
+  log?: (message: string) => void;
   /** Where the minter records fee-bumped replacements; without it `txStatus` looks only at the hash asked. */
   state?: EvmState;
   /** Headers fetched at once while scanning. */
@@ -59,6 +84,25 @@ async function senderOf(raw: string): Promise<{ from: Address; nonce: number } |
     nonce: tx.nonce,
   };
 }
+
+/** What this reader's scans read, for tests, benches and operators (never used to decide anything). */
+export interface EvmScanStats {
+  /** Requests of scans answered (logs and headers). */
+  requests: number;
+  /** `eth_getLogs` requests answered. */
+  logRequests: number;
+  /** Answer bytes scans read (logs and headers), counted on the wire. */
+  bytes: number;
+  /** The largest single `eth_getLogs` answer, in bytes: what one request made the reader hold at once. */
+  largestResponse: number;
+  /** Blocks one `eth_getLogs` spans now. */
+  range: number;
+  /** Spans a provider refused (each asked again smaller). */
+  refusals: number;
+}
+
+/** The EVM reader, with what its scans read. */
+export type EvmReader = ChainReader & { readonly stats: EvmScanStats };
 
 interface Header {
   number: number;
@@ -89,9 +133,19 @@ interface RpcReceipt {
   transactionHash: Hash;
 }
 
-export function evmReader(opts: EvmReaderOptions): ChainReader {
+export function evmReader(opts: EvmReaderOptions): EvmReader {
   const { chain, client } = opts;
   if (!Number.isInteger(opts.maxRange) || opts.maxRange < 1) throw new Error(`${chain}: maxRange must be >= 1`);
+  const sizer = new BatchSizer(opts.targetAnswerBytes ?? TARGET_LOG_ANSWER_BYTES, opts.maxRange, opts.maxRange);
+  const log = opts.log ?? ((message: string) => console.warn(message));
+  const stats: EvmScanStats = {
+    requests: 0,
+    logRequests: 0,
+    bytes: 0,
+    largestResponse: 0,
+    range: sizer.size,
+    refusals: 0,
+  };
   const concurrency = opts.concurrency ?? 8;
   const finalityTag = opts.finalityTag ?? EVM[chain].finalityTag;
   const assetOf = new Map<string, UAsset>(
@@ -102,6 +156,7 @@ export function evmReader(opts: EvmReaderOptions): ChainReader {
 
   // Scans go to one node at a time, in the order of preference (see the module comment).
   const nodes: readonly EvmNodeClient[] = client.nodes ?? [client];
+  const meters: readonly (ByteMeter | undefined)[] = client.meters ?? [];
 
   async function header(
     number: number | "latest" | FinalityTag,
@@ -116,51 +171,83 @@ export function evmReader(opts: EvmReaderOptions): ChainReader {
     return { number: Number(BigInt(block.number)), hash: block.hash, parentHash: block.parentHash };
   }
 
-  async function transferLogs(on: EvmNodeClient, from: number, to: number): Promise<ObservedTransferAt[]> {
-    let logs;
-    try {
-      logs = await on.getLogs({
-        address: addresses,
-        event: TRANSFER_EVENT,
-        args: { to: opts.transferAddress },
-        fromBlock: BigInt(from),
-        toBlock: BigInt(to),
-        strict: true,
-      });
-    } catch (err) {
-      // A provider refusing the size of the answer: halve the range rather than retry the same refusal for ever.
-      if (to > from && isResultTooLarge(err)) {
-        const mid = from + Math.floor((to - from) / 2);
-        return [...await transferLogs(on, from, mid), ...await transferLogs(on, mid + 1, to)];
+  /**
+   * Our transfers from block `from` on, in one `eth_getLogs` spanning what the sizer allows (at most up to `to`), and
+   * the last block it covered. A span the provider refuses is asked again smaller, with a log line; one refused even
+   * for a single block fails the scan (the cursor stays before it).
+   */
+  async function nextLogs(
+    on: EvmNodeClient,
+    meter: ByteMeter | undefined,
+    from: number,
+    to: number,
+  ): Promise<{ end: number; found: ObservedTransferAt[] }> {
+    let timedOut = false;
+    for (;;) {
+      const end = Math.min(to, from + sizer.size - 1);
+      const before = meter?.bytes ?? 0;
+      let logs;
+      try {
+        logs = await on.getLogs({
+          address: addresses,
+          event: TRANSFER_EVENT,
+          args: { to: opts.transferAddress },
+          fromBlock: BigInt(from),
+          toBlock: BigInt(end),
+          strict: true,
+        });
+      } catch (err) {
+        const refusal = rangeRefusal(err);
+        const span = end - from + 1;
+        if (refusal && span > 1 && !(refusal.timeout && timedOut)) {
+          timedOut ||= refusal.timeout === true;
+          sizer.refused(span, refusal.suggested);
+          stats.refusals++;
+          stats.range = sizer.size;
+          log(
+            `${chain}: eth_getLogs of ${span} blocks (${from}..${end}) refused (${refusal.reason}); ` +
+              `asking ${sizer.size} at a time`,
+          );
+          continue;
+        }
+        const what = `${chain}: eth_getLogs(${from}..${end})`;
+        if (refusal && span === 1) {
+          const message = `${what}: refused even for one block (${refusal.reason}); the watcher stays before it ` +
+            `and asks again; a provider that serves whole blocks' logs is needed if this lasts`;
+          log(message);
+          throw new TransientChainError(message, { chain, cause: err });
+        }
+        if (isTransientRpcError(err)) {
+          throw new TransientChainError(`${what}: ${describeRpcError(err)}`, { chain, cause: err });
+        }
+        throw err;
       }
-      if (isTransientRpcError(err)) {
-        throw new TransientChainError(`${chain}: eth_getLogs(${from}..${to}): ${describeRpcError(err)}`, {
-          chain,
-          cause: err,
+      const got = (meter?.bytes ?? 0) - before;
+      sizer.answered(end - from + 1, got);
+      stats.logRequests++;
+      stats.largestResponse = Math.max(stats.largestResponse, got);
+      stats.range = sizer.size;
+      const found: ObservedTransferAt[] = [];
+      for (const l of logs) {
+        if (l.removed) continue;
+        const asset = assetOf.get(l.address.toLowerCase());
+        if (!asset) continue;
+        found.push({
+          logIndex: l.logIndex,
+          blockNumber: Number(l.blockNumber),
+          blockHash: l.blockHash,
+          transfer: {
+            txHash: l.transactionHash.toLowerCase(),
+            index: l.logIndex,
+            from: l.args.from.toLowerCase(),
+            to: l.args.to.toLowerCase(),
+            amount: l.args.value,
+            asset,
+          },
         });
       }
-      throw err;
+      return { end, found };
     }
-    const out: ObservedTransferAt[] = [];
-    for (const log of logs) {
-      if (log.removed) continue;
-      const asset = assetOf.get(log.address.toLowerCase());
-      if (!asset) continue;
-      out.push({
-        logIndex: log.logIndex,
-        blockNumber: Number(log.blockNumber),
-        blockHash: log.blockHash,
-        transfer: {
-          txHash: log.transactionHash.toLowerCase(),
-          index: log.logIndex,
-          from: log.args.from.toLowerCase(),
-          to: log.args.to.toLowerCase(),
-          amount: log.args.value,
-          asset,
-        },
-      });
-    }
-    return out;
   }
 
   async function receipt(hash: string): Promise<RpcReceipt | null> {
@@ -250,61 +337,89 @@ export function evmReader(opts: EvmReaderOptions): ChainReader {
     return found.sort((a, b) => a.logIndex - b.logIndex).map((f) => f.transfer);
   }
 
-  /** One whole scan against one node; see the module comment for what it verifies. */
-  async function scanOn(node: EvmNodeClient, from: number, to: number): Promise<ScannedBlock[]> {
-    const tip = await header("latest", node);
-    if (!tip) throw new TransientChainError(`${chain}: node returned no latest block`);
-    if (tip.number < to) {
-      throw new TransientChainError(
-        `${chain}: node is at block ${tip.number}, behind the scanned range ${from}..${to}`,
-      );
-    }
-    const last = tip.number === to ? tip : await header(to, node);
-    if (!last) throw new TransientChainError(`${chain}: node has no block ${to} below its tip ${tip.number}`);
-    const found: ObservedTransferAt[] = [];
-    for (let start = from; start <= to; start += opts.maxRange) {
-      found.push(...await transferLogs(node, start, Math.min(to, start + opts.maxRange - 1)));
-    }
-    const checkpoints = await mapLimit(checkpointsOf(from, to), concurrency, async (n) => {
-      const h = await header(n, node);
-      if (!h) throw new TransientChainError(`${chain}: block ${n} vanished during a scan (reorg)`);
-      return h;
-    });
-    // The same node still ends the range with the same block: the logs (and the checkpoint headers) were answered from
-    // that chain, not from a reorganised one in between (its hash would differ) and not from a chain that ends earlier.
-    const after = await header(to, node);
-    if (!after || after.hash.toLowerCase() !== last.hash.toLowerCase()) {
-      throw new TransientChainError(`${chain}: block ${to} changed during a scan (reorg)`);
-    }
-    numberWithinTransaction(found);
-    const byBlock = new Map<number, ObservedTransferAt[]>();
-    for (const t of found) {
-      if (t.blockNumber < from || t.blockNumber > to) {
-        throw new TransientChainError(`${chain}: node answered a log of block ${t.blockNumber} for ${from}..${to}`);
+  /**
+   * One whole scan against one node; see the module comment for what it verifies. With `maxBytes` it ends after the
+   * `eth_getLogs` whose answer reached it, at that request's last block (`end`): headers up to `end` are read between
+   * the two reads of `to`'s header, so they are of the chain the logs were answered from too.
+   */
+  async function scanOn(
+    node: EvmNodeClient,
+    meter: ByteMeter | undefined,
+    from: number,
+    to: number,
+    maxBytes: number | undefined,
+  ): Promise<ScannedBlock[]> {
+    const startBytes = meter?.bytes ?? 0;
+    const requestsBefore = stats.logRequests;
+    let headerRequests = 0;
+    const headerOn = (n: number | "latest") => {
+      headerRequests++;
+      return header(n, node);
+    };
+    try {
+      const tip = await headerOn("latest");
+      if (!tip) throw new TransientChainError(`${chain}: node returned no latest block`);
+      if (tip.number < to) {
+        throw new TransientChainError(
+          `${chain}: node is at block ${tip.number}, behind the scanned range ${from}..${to}`,
+        );
       }
-      const list = byBlock.get(t.blockNumber);
-      if (list) list.push(t);
-      else byBlock.set(t.blockNumber, [t]);
-    }
-    const known = new Map(checkpoints.map((h) => [h.number, h]));
-    const numbers = [...byBlock.keys()].filter((n) => n !== to && !known.has(n));
-    const headers = await mapLimit(numbers, concurrency, async (n) => {
-      const h = await header(n, node);
-      if (!h) throw new TransientChainError(`${chain}: block ${n} vanished during a scan (reorg)`);
-      return h;
-    });
-    headers.push(...checkpoints, last);
-    headers.sort((a, b) => a.number - b.number);
-    return headers.map((h) => {
-      const entries = byBlock.get(h.number) ?? [];
-      for (const e of entries) {
-        if (e.blockHash.toLowerCase() !== h.hash.toLowerCase()) {
-          throw new TransientChainError(`${chain}: block ${h.number} changed during a scan (reorg)`);
+      const last = tip.number === to ? tip : await headerOn(to);
+      if (!last) throw new TransientChainError(`${chain}: node has no block ${to} below its tip ${tip.number}`);
+      const found: ObservedTransferAt[] = [];
+      let end = from - 1;
+      while (end < to) {
+        const step = await nextLogs(node, meter, end + 1, to);
+        for (const t of step.found) found.push(t);
+        end = step.end;
+        if (maxBytes !== undefined && (meter?.bytes ?? 0) - startBytes >= maxBytes) break;
+      }
+      const lastRead = end === to ? last : await headerOn(end);
+      if (!lastRead) throw new TransientChainError(`${chain}: block ${end} vanished during a scan (reorg)`);
+      const checkpoints = await mapLimit(checkpointsOf(from, end), concurrency, async (n) => {
+        const h = await headerOn(n);
+        if (!h) throw new TransientChainError(`${chain}: block ${n} vanished during a scan (reorg)`);
+        return h;
+      });
+      numberWithinTransaction(found);
+      const byBlock = new Map<number, ObservedTransferAt[]>();
+      for (const t of found) {
+        if (t.blockNumber < from || t.blockNumber > end) {
+          throw new TransientChainError(`${chain}: node answered a log of block ${t.blockNumber} for ${from}..${end}`);
         }
+        const list = byBlock.get(t.blockNumber);
+        if (list) list.push(t);
+        else byBlock.set(t.blockNumber, [t]);
       }
-      const transfers = entries.sort((a, b) => a.logIndex - b.logIndex).map((e) => e.transfer);
-      return { number: h.number, hash: h.hash, parentHash: h.parentHash, transfers };
-    });
+      const known = new Map(checkpoints.map((h) => [h.number, h]));
+      const numbers = [...byBlock.keys()].filter((n) => n !== end && !known.has(n));
+      const headers = await mapLimit(numbers, concurrency, async (n) => {
+        const h = await headerOn(n);
+        if (!h) throw new TransientChainError(`${chain}: block ${n} vanished during a scan (reorg)`);
+        return h;
+      });
+      // The same node still ends the range with the same block: the logs and every header above were answered from
+      // that chain, not from a reorganised one in between (its hash would differ) and not from one that ends earlier.
+      const after = await headerOn(to);
+      if (!after || after.hash.toLowerCase() !== last.hash.toLowerCase()) {
+        throw new TransientChainError(`${chain}: block ${to} changed during a scan (reorg)`);
+      }
+      headers.push(...checkpoints, lastRead);
+      headers.sort((a, b) => a.number - b.number);
+      return headers.map((h) => {
+        const entries = byBlock.get(h.number) ?? [];
+        for (const e of entries) {
+          if (e.blockHash.toLowerCase() !== h.hash.toLowerCase()) {
+            throw new TransientChainError(`${chain}: block ${h.number} changed during a scan (reorg)`);
+          }
+        }
+        const transfers = entries.sort((a, b) => a.logIndex - b.logIndex).map((e) => e.transfer);
+        return { number: h.number, hash: h.hash, parentHash: h.parentHash, transfers };
+      });
+    } finally {
+      stats.requests += headerRequests + stats.logRequests - requestsBefore;
+      stats.bytes += (meter?.bytes ?? 0) - startBytes;
+    }
   }
 
   return {
@@ -325,12 +440,19 @@ export function evmReader(opts: EvmReaderOptions): ChainReader {
       return (await header(number))?.hash ?? null;
     },
 
-    async scan(from: number, to: number): Promise<ScannedBlock[]> {
+    stats,
+
+    async scan(from: number, to: number, scanOpts: ScanOptions = {}): Promise<ScannedBlock[]> {
       if (to < from) return [];
       let failure: TransientChainError | undefined;
       for (const [i, node] of nodes.entries()) {
         try {
-          return await scanOn(node, from, to);
+          const before = meters[i]?.bytes ?? 0;
+          try {
+            return await scanOn(node, meters[i], from, to, scanOpts.maxBytes);
+          } finally {
+            if (scanOpts.meter) scanOpts.meter.bytes += (meters[i]?.bytes ?? 0) - before;
+          }
         } catch (err) {
           if (!(err instanceof TransientChainError)) throw err;
           failure = nodes.length > 1
@@ -409,17 +531,6 @@ interface ObservedTransferAt {
   blockNumber: number;
   blockHash: string;
   transfer: ObservedTransfer;
-}
-
-/** Providers word it differently: "query returned more than 10000 results", "block range too large", ... */
-export function isResultTooLarge(err: unknown): boolean {
-  // Only a node's JSON-RPC answer (it has a code) can say the result was too large; a dead node says nothing.
-  const answered = err instanceof BaseError &&
-    err.walk((e) => typeof (e as { code?: unknown } | null)?.code === "number") !== null;
-  if (!answered) return false;
-  const text = err instanceof Error ? `${err.message} ${(err as { details?: string }).details ?? ""}` : String(err);
-  if (/rate|per second|requests/i.test(text)) return false;
-  return /more than|too many|too large|exceed|range|response size|limit/i.test(text);
 }
 
 async function mapLimit<T, R>(items: readonly T[], limit: number, f: (item: T) => Promise<R>): Promise<R[]> {

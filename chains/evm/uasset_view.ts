@@ -2,7 +2,7 @@
  * The live `UAssetView` of one EVM chain (issue 14): `totalSupply` and `balanceOf` by `eth_call` at `latest`, and every
  * `Minted(depositId, to, amount)` event of a uAsset contract from the block it was deployed in (`<CHAIN>_DEPLOY_BLOCK`,
  * the minter's `mintedLogsFromBlock`) to the tip, read with `eth_getLogs` in ranges of the reader's `maxRange`, halving
- * a range a provider refuses as too large (chains/evm/reader.ts `isResultTooLarge`). Transient RPC failures are
+ * a range a provider refuses as too large (chains/evm/log_range.ts `rangeRefusal`). Transient RPC failures are
  * `TransientChainError`s, as everywhere: the caller reports that part as unknown.
  */
 import { type Address, erc20Abi, type Hex } from "viem";
@@ -11,7 +11,7 @@ import { TransientChainError } from "../adapter.ts";
 import type { EvmChain, UAsset } from "../catalog.ts";
 import { MINTED_EVENT } from "./abi.ts";
 import { describeRpcError, type EvmClient, isTransientRpcError, rpc } from "./client.ts";
-import { isResultTooLarge } from "./reader.ts";
+import { rangeRefusal } from "./log_range.ts";
 
 export interface EvmUAssetViewOptions {
   chain: EvmChain;
@@ -39,7 +39,7 @@ export function evmUAssetView(opts: EvmUAssetViewOptions): UAssetView {
     try {
       found = await client.getLogs({ address, event: MINTED_EVENT, fromBlock: lo, toBlock: hi, strict: true });
     } catch (err) {
-      if (hi > lo && isResultTooLarge(err)) {
+      if (hi > lo && rangeRefusal(err)) {
         const mid = lo + (hi - lo) / 2n;
         return [...await logs(address, lo, mid), ...await logs(address, mid + 1n, hi)];
       }

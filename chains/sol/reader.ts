@@ -52,6 +52,7 @@ import {
   transactionOrNullAnswer,
 } from "./answers.ts";
 import type { ByteMeter } from "../shared/http_failover.ts";
+import { BatchSizer } from "../shared/batch_sizer.ts";
 import { MAX_BATCH, SOL_RPC_CODES, type SolRpc, SolRpcError, unwrap } from "./rpc.ts";
 import { type CreditableTx, creditsTo } from "./credits.ts";
 import { DETECTION_DEFAULT, pollDeferred, polls, pollScan, pollState, type PollStats } from "./poll.ts";
@@ -148,48 +149,6 @@ function isBlockAnswer(err: SolRpcError): boolean {
  */
 export const TARGET_RESPONSE_BYTES = 8 * 1024 * 1024;
 
-/** Successful requests after which a cap lowered by a refusal is raised again (a provider's bad minute passes). */
-const CAP_RECOVERY_REQUESTS = 20;
-
-/**
- * How many blocks the next getBlock request asks for, from the bytes the last one brought back: one block first
- * (nothing is known of their size yet), then as many as fit `target` at the last request's bytes per block, at most
- * twice as many as the request before (a quiet stretch may end with a busy one) and never above the cap a provider's
- * refusal set.
- */
-export class BlockBatchSizer {
-  #size = 1;
-  #cap = MAX_BATCH;
-  #sinceRefusal = 0;
-
-  constructor(readonly target: number) {}
-
-  get size(): number {
-    return this.#size;
-  }
-
-  get cap(): number {
-    return this.#cap;
-  }
-
-  /** A request for `blocks` blocks brought back `bytes`. */
-  answered(blocks: number, bytes: number) {
-    if (this.#cap < MAX_BATCH && ++this.#sinceRefusal >= CAP_RECOVERY_REQUESTS) {
-      this.#cap = Math.min(MAX_BATCH, this.#cap * 2);
-      this.#sinceRefusal = 0;
-    }
-    const fit = Math.max(1, Math.floor(this.target / Math.max(1, bytes / blocks)));
-    this.#size = Math.max(1, Math.min(fit, Math.max(this.#size, blocks) * 2, this.#cap));
-  }
-
-  /** A request for `blocks` blocks (more than one) failed: half as many from now on, down to one. */
-  refused(blocks: number) {
-    this.#cap = Math.max(1, Math.floor(blocks / 2));
-    this.#size = Math.min(this.#size, this.#cap);
-    this.#sinceRefusal = 0;
-  }
-}
-
 /** What this reader's scans read and built, for tests and benches (never used to decide anything). */
 export interface SolScanStats {
   /** getBlock requests answered. */
@@ -222,7 +181,7 @@ export interface SolReaderOptions {
 export type SolReader = ChainReader & { readonly stats: SolScanStats; readonly poll: PollStats };
 
 export function solReader(rpc: SolRpc, opts: SolReaderOptions): SolReader {
-  const sizer = new BlockBatchSizer(opts.targetResponseBytes ?? TARGET_RESPONSE_BYTES);
+  const sizer = new BatchSizer(opts.targetResponseBytes ?? TARGET_RESPONSE_BYTES, MAX_BATCH);
   const stats: SolScanStats = { requests: 0, bytes: 0, largestResponse: 0, blocks: 0, transfersBuilt: 0, fallbacks: 0 };
   const log = opts.log ?? ((message: string) => console.warn(message));
   const detection = opts.detection ?? DETECTION_DEFAULT;

@@ -55,7 +55,7 @@ import {
   transactionPagesDocument,
   TX_STATUS,
 } from "./graphql.ts";
-import { CheckpointBatchSizer } from "./scan_sizer.ts";
+import { BatchSizer } from "../shared/batch_sizer.ts";
 
 /**
  * Bytes one scan request should bring back. A mainnet checkpoint is about 25 KB of this answer (docs/scan-budget.md),
@@ -172,10 +172,10 @@ function creditsIn(
 }
 
 export function suiReader(gql: SuiGraphql, opts: SuiReaderOptions = {}): SuiReader {
-  const sizer = new CheckpointBatchSizer(opts.targetResponseBytes ?? TARGET_RESPONSE_BYTES, SCAN_MAX_CHECKPOINTS);
+  const sizer = new BatchSizer(opts.targetResponseBytes ?? TARGET_RESPONSE_BYTES, SCAN_MAX_CHECKPOINTS);
   /** Further pages per request: halved by a refusal, like the checkpoints. */
-  const transactionPager = new CheckpointBatchSizer(Number.MAX_SAFE_INTEGER, MAX_FURTHER_PAGES, MAX_FURTHER_PAGES);
-  const changePager = new CheckpointBatchSizer(Number.MAX_SAFE_INTEGER, MAX_FURTHER_PAGES, MAX_FURTHER_PAGES);
+  const transactionPager = new BatchSizer(Number.MAX_SAFE_INTEGER, MAX_FURTHER_PAGES, MAX_FURTHER_PAGES);
+  const changePager = new BatchSizer(Number.MAX_SAFE_INTEGER, MAX_FURTHER_PAGES, MAX_FURTHER_PAGES);
   const stats: SuiScanStats = {
     requests: 0,
     bytes: 0,
@@ -281,7 +281,7 @@ export function suiReader(gql: SuiGraphql, opts: SuiReaderOptions = {}): SuiRead
    */
   async function furtherPages<T extends { next: string | null }, A>(
     items: T[],
-    pager: CheckpointBatchSizer,
+    pager: BatchSizer,
     what: string,
     batch: Batch,
     request: (group: T[]) => Promise<A>,

@@ -30,7 +30,8 @@ import type { UtxoChain } from "../catalog.ts";
 import type { ByteMeter } from "../shared/http_failover.ts";
 import { decodeCoreTx } from "./raw_block.ts";
 import type { UtxoBlockView, UtxoNode, UtxoTxView } from "./node.ts";
-import { UTXO_TARGET_RESPONSE_BYTES, UtxoBatchSizer } from "./scan_sizer.ts";
+import { MAX_SCAN_BATCH, UTXO_TARGET_RESPONSE_BYTES } from "./scan_sizer.ts";
+import { BatchSizer } from "../shared/batch_sizer.ts";
 
 /**
  * How far below the tip a conflicting spend of our input is looked for, at most. The search goes from the tip down to
@@ -107,7 +108,7 @@ function sameEffects(node: UtxoNode, raw: string, mined: UtxoTxView): boolean {
 
 export function utxoReader(node: UtxoNode, opts: UtxoReaderOptions): UtxoReader {
   const { chain, confirmations } = opts;
-  const sizer = new UtxoBatchSizer(opts.targetResponseBytes ?? UTXO_TARGET_RESPONSE_BYTES);
+  const sizer = new BatchSizer(opts.targetResponseBytes ?? UTXO_TARGET_RESPONSE_BYTES, MAX_SCAN_BATCH);
   const stats: UtxoScanStats = {
     requests: 0,
     bytes: 0,

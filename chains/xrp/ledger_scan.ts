@@ -102,42 +102,6 @@ export const MAX_IN_FLIGHT = 4;
  */
 export const TARGET_IN_FLIGHT_BYTES = 8 * 1024 * 1024;
 
-/** Answered requests after which a cap lowered by a refusal is raised again (a provider's bad minute passes). */
-const CAP_RECOVERY_REQUESTS = 20;
-
-/**
- * How many ledgers a scan asks for at once: as many as fit `target` at the bytes the last ledger brought back, at most
- * twice as many as before and never above the cap a rate refusal lowered to one.
- */
-export class LedgerWindow {
-  #size = 1;
-  #cap = MAX_IN_FLIGHT;
-  #sinceRefusal = 0;
-
-  constructor(readonly target: number) {}
-
-  get size(): number {
-    return this.#size;
-  }
-
-  /** A ledger's answer of `bytes` arrived. */
-  answered(bytes: number) {
-    if (this.#cap < MAX_IN_FLIGHT && ++this.#sinceRefusal >= CAP_RECOVERY_REQUESTS) {
-      this.#cap = Math.min(MAX_IN_FLIGHT, this.#cap * 2);
-      this.#sinceRefusal = 0;
-    }
-    const fit = Math.max(1, Math.floor(this.target / Math.max(1, bytes)));
-    this.#size = Math.max(1, Math.min(fit, this.#size * 2, this.#cap));
-  }
-
-  /** The provider said to slow down: one ledger at a time until it has answered `CAP_RECOVERY_REQUESTS` more. */
-  refused() {
-    this.#cap = 1;
-    this.#size = 1;
-    this.#sinceRefusal = 0;
-  }
-}
-
 /**
  * What a failed `ledger` request says:
  * - `rate`: the provider is over its load limit: rippled's `slowDown`/`tooBusy` (chains/xrp/rpc.ts, transient), its

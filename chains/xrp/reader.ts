@@ -13,7 +13,7 @@
  * read through its schema (chains/xrp/answers.ts) first: a malformed one is refused by name and nothing is read from it.
  *
  * Scans are bounded by bytes (docs/scan-budget.md, "XRP Ledger"): ledgers are asked for one per `ledger` call, up to
- * `MAX_IN_FLIGHT` at once as `LedgerWindow` allows from the bytes the last one brought back, read in order, and the scan
+ * `MAX_IN_FLIGHT` at once as its `BatchSizer` (chains/shared/batch_sizer.ts) allows from the bytes the last one brought back, read in order, and the scan
  * stops at a ledger boundary once the watcher's `maxBytes` is reached. With the watcher's `ours`, a ledger's
  * transaction is checked in place (chains/xrp/ledger_scan.ts `isPlainLedgerTx`) and only one that touches an address
  * of ours is read through its schema and made into transfers. A provider's refusal (`refusalOf`): over its load limit,
@@ -22,6 +22,7 @@
  * before it are returned, else the error is thrown); any other failure is thrown: either way the watcher's cursor
  * stays before that ledger and asks again next tick.
  */
+import { BatchSizer } from "../shared/batch_sizer.ts";
 import { decode } from "xrpl";
 import type {
   BlockRef,
@@ -35,14 +36,7 @@ import type {
 } from "../adapter.ts";
 import { SKIPPED, TransientChainError } from "../adapter.ts";
 import type { ByteMeter } from "../shared/http_failover.ts";
-import {
-  isPlainLedgerTx,
-  LedgerWindow,
-  MAX_IN_FLIGHT,
-  refusalOf,
-  TARGET_IN_FLIGHT_BYTES,
-  touchesOurs,
-} from "./ledger_scan.ts";
+import { isPlainLedgerTx, MAX_IN_FLIGHT, refusalOf, TARGET_IN_FLIGHT_BYTES, touchesOurs } from "./ledger_scan.ts";
 import { NATIVE } from "../catalog.ts";
 import {
   accountInfo,
@@ -197,7 +191,7 @@ type Fetched = { ok: true; block: ScannedBlock | null; bytes: number } | { ok: f
 export function xrpReader(opts: XrpReaderOptions): XrpReader {
   const { rpc } = opts;
   const finality: Finality = { kind: "flag", flag: "validated" };
-  const window = new LedgerWindow(opts.targetInFlightBytes ?? TARGET_IN_FLIGHT_BYTES);
+  const window = new BatchSizer(opts.targetInFlightBytes ?? TARGET_IN_FLIGHT_BYTES, MAX_IN_FLIGHT);
   const stats: XrpScanStats = {
     requests: 0,
     bytes: 0,
@@ -419,7 +413,7 @@ export function xrpReader(opts: XrpReaderOptions): XrpReader {
       const why = got.err instanceof Error ? got.err.message : String(got.err);
       if (kind === "rate" && waits < RATE_RETRIES) {
         const wait = backoffMs * 2 ** waits++;
-        window.refused();
+        window.slowDown();
         stats.rateRefusals++;
         log(
           `xrp: ledger ${n} refused by the provider's load limit (${why}); asking again in ${wait} ms, one ledger at a time`,
@@ -467,7 +461,7 @@ export function xrpReader(opts: XrpReaderOptions): XrpReader {
         throw got.err;
       }
       if (!got.block) break; // not validated yet: the watcher asks again later
-      window.answered(got.bytes);
+      window.answered(1, got.bytes);
       consumed += got.bytes;
       if (opts.meter) opts.meter.bytes += got.bytes;
       stats.blocks++;

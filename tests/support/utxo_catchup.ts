@@ -77,7 +77,8 @@ export interface Step {
 }
 
 /**
- * Ticks until the watcher reaches `tip`; each step's bytes, the stored cursor and the process's peak RSS so far. A
+ * Ticks until the watcher reaches `tip`; each step's bytes, the stored cursor and the process's peak RSS so far (and
+ * its RSS at the start: a test file's earlier tests share the process, so only the growth is this catch-up's). A
  * tick that throws (a block a provider failed on its own) is retried as the runtime would, at most `maxFailures`
  * times in all; the failures are returned.
  */
@@ -87,10 +88,11 @@ export async function catchUp(
   tip: number,
   maxTicks: number,
   maxFailures = 0,
-): Promise<{ steps: Step[]; failures: string[] }> {
+): Promise<{ steps: Step[]; failures: string[]; startRss: number }> {
   const steps: Step[] = [];
   const failures: string[] = [];
-  let rss = Deno.memoryUsage().rss;
+  const startRss = Deno.memoryUsage().rss;
+  let rss = startRss;
   const sampler = setInterval(() => rss = Math.max(rss, Deno.memoryUsage().rss), 20);
   try {
     while (steps.length < maxTicks && (steps.at(-1)?.scannedTo ?? -1) < tip) {
@@ -115,5 +117,5 @@ export async function catchUp(
   } finally {
     clearInterval(sampler);
   }
-  return { steps, failures };
+  return { steps, failures, startRss };
 }

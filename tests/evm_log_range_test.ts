@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { HttpRequestError, ResponseBodyTooLargeError, RpcRequestError, TimeoutError } from "viem";
 import { rangeRefusal } from "../chains/evm/log_range.ts";
-import { BatchSizer, CAP_RECOVERY_REQUESTS as RANGE_RECOVERY_REQUESTS } from "../chains/shared/batch_sizer.ts";
+import { BatchSizer, CAP_RECOVERY_REQUESTS } from "../chains/shared/batch_sizer.ts";
 
 const answered = (code: number, message: string) =>
   new RpcRequestError({ body: {}, error: { code, message }, url: "http://127.0.0.1:1" });
@@ -75,9 +75,9 @@ Deno.test("the log span starts at its maximum, halves or takes a named span on r
   for (let i = 0; i < 5; i++) sizer.answered(sizer.size, sizer.size * 100_000);
   assert.ok(sizer.size <= 10, `dense: ${sizer.size}`);
   // Sparse answers: it doubles per answer up to the cap, and the cap doubles after the recovery count.
-  for (let i = 0; i < 3 * RANGE_RECOVERY_REQUESTS; i++) sizer.answered(sizer.size, 50);
+  for (let i = 0; i < 3 * CAP_RECOVERY_REQUESTS; i++) sizer.answered(sizer.size, 50);
   assert.ok(sizer.cap >= 8, `the cap recovers: ${sizer.cap}`);
-  for (let i = 0; i < 20 * RANGE_RECOVERY_REQUESTS; i++) sizer.answered(sizer.size, 50);
+  for (let i = 0; i < 20 * CAP_RECOVERY_REQUESTS; i++) sizer.answered(sizer.size, 50);
   assert.deepEqual([sizer.size, sizer.cap], [1_000, 1_000], "back to the maximum, never above");
   assert.throws(() => new BatchSizer(1_000_000, 0), /whole number >= 1/);
 });

@@ -17,7 +17,7 @@
  *   transaction included at or below its last valid height is necessarily visible when the status is read.
  *   Limitation: a node without transaction history for that range (no `searchTransactionHistory` coverage) would not
  *   find an old included transaction; use RPC providers that keep history back to the oldest recorded payout.
- * - Scans are bounded by bytes (docs/scan-budget.md): getBlock requests sized by `BlockBatchSizer` from the bytes the
+ * - Scans are bounded by bytes (docs/scan-budget.md): getBlock requests sized by `BatchSizer` (chains/shared/batch_sizer.ts) from the bytes the
  *   last ones brought back (one block first, then as many as fit `TARGET_RESPONSE_BYTES`), a request a provider refuses
  *   asked again in halves down to one block, a scan that stops at the watcher's byte budget after a whole block, and
  *   with the watcher's `ours` a transfer built only for an account of ours.

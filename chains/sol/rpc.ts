@@ -46,7 +46,7 @@ export interface SolRpcOptions {
 
 /**
  * Calls per batch at most: public providers cap batches (often at 100 or fewer). A scan sizes its getBlock requests
- * by bytes below this (chains/sol/reader.ts `BlockBatchSizer`, docs/scan-budget.md).
+ * by bytes below this (chains/shared/batch_sizer.ts `BatchSizer`, docs/scan-budget.md).
  */
 export const MAX_BATCH = 50;
 

@@ -5,7 +5,7 @@
  * - `scan`: every output paying a P2PKH/P2SH address becomes a transfer (txHash, output index, amount); P2PK, bare
  *   multisig, OP_RETURN and other scripts have no address and are ignored. `from` is empty (a transaction has inputs,
  *   not a sender: `senderOf` answers it for the transfers that pay us). Coinbase outputs carry `coinbase: true`.
- *   Bounded by bytes (docs/scan-budget.md, "Dogecoin and Zcash"): blocks asked in requests sized by `UtxoBatchSizer`
+ *   Bounded by bytes (docs/scan-budget.md, "Dogecoin and Zcash"): blocks asked in requests sized by `BatchSizer` (chains/shared/batch_sizer.ts)
  *   from the bytes the last ones brought back, a request a provider refuses asked again in halves down to one block,
  *   and the scan stops at `ScanOptions.maxBytes` after a whole request. `ours` is not used: these blocks may still be
  *   replaced by a reorg, so every transfer is kept for the watcher to match.

@@ -29,6 +29,7 @@ import { depositAddress, FAST_PIPELINE, partner } from "../tests/support/pipelin
 import { startTestServer } from "../tests/support/server.ts";
 import { startSolanaRpcServer } from "../tests/support/solana_rpc_server.ts";
 import { positiveIntEnv } from "./support/env.ts";
+import { withPeakRss } from "./support/scale.ts";
 
 const ROLE = Deno.env.get("BENCH_ROLE") ?? "main";
 const SLOTS = positiveIntEnv("BENCH_SLOTS", 10_000);
@@ -65,19 +66,6 @@ interface Figures {
   peakRss: number;
   steps?: number;
   orders?: number;
-}
-
-/** The process's RSS before `fn` and its peak while `fn` runs, sampled every 20 ms. */
-async function withPeakRss<T>(fn: () => Promise<T>): Promise<[T, number, number]> {
-  const start = Deno.memoryUsage().rss;
-  let peak = start;
-  const timer = setInterval(() => peak = Math.max(peak, Deno.memoryUsage().rss), 20);
-  try {
-    const out = await fn();
-    return [out, Math.max(peak, Deno.memoryUsage().rss), start];
-  } finally {
-    clearInterval(timer);
-  }
 }
 
 async function serve() {

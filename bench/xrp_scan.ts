@@ -19,7 +19,7 @@ import { ledgerAnswer, readAnswer, txEntry } from "../chains/xrp/answers.ts";
 import { transfersOfEntry, xrpReader } from "../chains/xrp/reader.ts";
 import { xrplRpc } from "../chains/xrp/rpc.ts";
 import type { ByteMeter } from "../chains/shared/http_failover.ts";
-import { scaleSigner, type ServedLedger, withPeakRss } from "./support/scale.ts";
+import { scaleSigner, serveChain, type ServedLedger, withPeakRss } from "./support/scale.ts";
 import { positiveIntEnv } from "./support/env.ts";
 
 const ROLE = Deno.env.get("BENCH_ROLE") ?? "main";
@@ -97,22 +97,8 @@ if (ROLE === "read") {
 }
 
 const blocks = positiveIntEnv("BENCH_BLOCKS", 3_000);
-const server = new Deno.Command(Deno.execPath(), {
-  args: ["run", "--allow-all", "--unstable-kv", new URL("./scale/xrp.ts", import.meta.url).pathname],
-  env: { BENCH_ROLE: "serve", BENCH_BLOCKS: String(blocks) },
-  stdout: "piped",
-  stderr: "inherit",
-}).spawn();
+const [server, ledger] = await serveChain("xrp", blocks);
 try {
-  const lines = server.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let first = "";
-  while (!first.includes("\n")) {
-    const { value, done } = await lines.read();
-    if (done) throw new Error("the server process ended before it served");
-    first += value;
-  }
-  lines.releaseLock();
-  const ledger: ServedLedger = JSON.parse(first.split("\n")[0]);
   const mib = (n: number) => (n / 2 ** 20).toFixed(0);
   console.log(`${blocks} ledgers: ${ledger.shape}`);
   console.log(

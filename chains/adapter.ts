@@ -98,6 +98,25 @@ export interface AddressList {
   values(): Iterable<string>;
 }
 
+/** What a reader's scans read, counted on the wire, for tests, benches and operators (never used to decide anything). */
+export interface ScanStats {
+  /** Requests of scans answered. */
+  requests: number;
+  /** Bytes of those answers. */
+  bytes: number;
+  /** The largest single answer, in bytes: what one request made the reader hold at once. */
+  largestResponse: number;
+}
+
+/** A block reader's `ScanStats`, and what it built. */
+export interface BlockScanStats extends ScanStats {
+  blocks: number;
+  /** Transfers built (with `ours`, only those to our addresses). */
+  transfersBuilt: number;
+  /** Requests asked again smaller after a provider refused or failed them. */
+  fallbacks: number;
+}
+
 export interface BlockRef {
   number: number;
   hash: string;

@@ -222,16 +222,13 @@ export async function startV8Flags(): Promise<string[]> {
 const moduleOf = (chain: string) => new URL(`../scale/${chain}.ts`, import.meta.url).pathname;
 
 /**
- * One chain measured: its module (bench/scale/<chain>.ts) serves `blocks` (its default when unset) in a process of
- * its own, and the whole service catches up on them in another, run with `v8Flags`.
+ * The chain's module (bench/scale/<chain>.ts) serving `blocks` (its default when unset) in a process of its own, and
+ * the ledger it printed first. The caller kills the process.
  */
-export async function measureChain(
-  chain: string,
-  opts: { v8Flags: string[]; blocks?: number; served?: (ledger: ServedLedger) => void },
-): Promise<ScaleFigures> {
+export async function serveChain(chain: string, blocks?: number): Promise<[Deno.ChildProcess, ServedLedger]> {
   const server = new Deno.Command(Deno.execPath(), {
     args: ["run", "--allow-all", "--unstable-kv", moduleOf(chain)],
-    env: { BENCH_ROLE: "serve", ...(opts.blocks ? { BENCH_BLOCKS: String(opts.blocks) } : {}) },
+    env: { BENCH_ROLE: "serve", ...(blocks ? { BENCH_BLOCKS: String(blocks) } : {}) },
     stdout: "piped",
     stderr: "inherit",
   }).spawn();
@@ -244,7 +241,24 @@ export async function measureChain(
       first += value;
     }
     lines.releaseLock();
-    const ledger: ServedLedger = JSON.parse(first.split("\n")[0]);
+    return [server, JSON.parse(first.split("\n")[0])];
+  } catch (err) {
+    server.kill("SIGTERM");
+    await server.status;
+    throw err;
+  }
+}
+
+/**
+ * One chain measured: its module serves `blocks` (its default when unset) in a process of its own (`serveChain`), and
+ * the whole service catches up on them in another, run with `v8Flags`.
+ */
+export async function measureChain(
+  chain: string,
+  opts: { v8Flags: string[]; blocks?: number; served?: (ledger: ServedLedger) => void },
+): Promise<ScaleFigures> {
+  const [server, ledger] = await serveChain(chain, opts.blocks);
+  try {
     opts.served?.(ledger);
     const out = await new Deno.Command(Deno.execPath(), {
       args: ["run", "--allow-all", "--unstable-kv", "--unstable-cron", ...opts.v8Flags, moduleOf(chain)],

@@ -38,6 +38,7 @@ import type {
   OwnTx,
   ScannedBlock,
   ScanOptions,
+  ScanStats,
   TxStatus,
 } from "../adapter.ts";
 import { TransientChainError } from "../adapter.ts";
@@ -85,16 +86,10 @@ async function senderOf(raw: string): Promise<{ from: Address; nonce: number } |
   };
 }
 
-/** What this reader's scans read, for tests, benches and operators (never used to decide anything). */
-export interface EvmScanStats {
-  /** Requests of scans answered (logs and headers). */
-  requests: number;
+/** What this reader's scans read: requests are logs and headers, `largestResponse` the largest `eth_getLogs` answer. */
+export interface EvmScanStats extends ScanStats {
   /** `eth_getLogs` requests answered. */
   logRequests: number;
-  /** Answer bytes scans read (logs and headers), counted on the wire. */
-  bytes: number;
-  /** The largest single `eth_getLogs` answer, in bytes: what one request made the reader hold at once. */
-  largestResponse: number;
   /** Blocks one `eth_getLogs` spans now. */
   range: number;
   /** Spans a provider refused (each asked again smaller). */

@@ -27,6 +27,7 @@
  */
 import {
   type BlockRef,
+  type BlockScanStats,
   type ChainReader,
   type Detection,
   type ObservedTransfer,
@@ -149,20 +150,8 @@ function isBlockAnswer(err: SolRpcError): boolean {
  */
 export const TARGET_RESPONSE_BYTES = 8 * 1024 * 1024;
 
-/** What this reader's scans read and built, for tests and benches (never used to decide anything). */
-export interface SolScanStats {
-  /** getBlock requests answered. */
-  requests: number;
-  /** Bytes of getBlock answers read. */
-  bytes: number;
-  /** The largest single getBlock answer, in bytes: what one request made the reader hold at once. */
-  largestResponse: number;
-  blocks: number;
-  /** Transfers built (with `ours`, only those to our addresses). */
-  transfersBuilt: number;
-  /** Requests retried smaller after a provider refused or failed them. */
-  fallbacks: number;
-}
+/** What this reader's scans read and built (getBlock requests). */
+export type SolScanStats = BlockScanStats;
 
 export interface SolReaderOptions {
   /** Confirmations on top of `finalized` (counted in slots). */

@@ -19,6 +19,7 @@ import {
   type ObservedTransfer,
   type ScannedBlock,
   type ScanOptions,
+  type ScanStats,
   TransientChainError,
   type TxStatus,
 } from "../adapter.ts";
@@ -64,14 +65,8 @@ import { BatchSizer } from "../shared/batch_sizer.ts";
  */
 export const TARGET_RESPONSE_BYTES = 4 * 1024 * 1024;
 
-/** What this reader's scans read and built, for tests and benches (never used to decide anything). */
-export interface SuiScanStats {
-  /** Scan requests answered (checkpoints, further pages of transactions and of balance changes). */
-  requests: number;
-  /** Bytes of those answers. */
-  bytes: number;
-  /** The largest single answer, in bytes: what one request made the reader hold at once. */
-  largestResponse: number;
+/** What this reader's scans read and built: requests are checkpoints and further pages of transactions and changes. */
+export interface SuiScanStats extends ScanStats {
   checkpoints: number;
   /** Transfers built (with `ours`, only those to our addresses). */
   transfersBuilt: number;

@@ -18,6 +18,7 @@
  *       spender has `confirmations` confirmations, unknown before. Mempool facts never prove anything.
  */
 import type {
+  BlockScanStats,
   ChainReader,
   ObservedTransfer,
   Outpoint,
@@ -54,20 +55,12 @@ export interface UtxoReaderOptions {
   log?: (message: string) => void;
 }
 
-/** What this reader's scans read and built, for tests and benches (never used to decide anything). */
-export interface UtxoScanStats {
-  /** Block requests answered (a Dogecoin one is two HTTP requests: the hashes, then the blocks). */
-  requests: number;
-  /** Bytes of their answers. */
-  bytes: number;
-  /** The most bytes one block request brought back: what the reader held at once. */
-  largestResponse: number;
-  blocks: number;
-  /** Transfers built: every output paying a P2PKH/P2SH address (a reorg may replace these blocks: none is dropped). */
-  transfersBuilt: number;
-  /** Requests retried smaller after a provider refused or failed them. */
-  fallbacks: number;
-}
+/**
+ * What this reader's scans read and built: a Dogecoin block request is two HTTP requests (the hashes, then the
+ * blocks); every output paying a P2PKH/P2SH address is a transfer built (a reorg may replace these blocks: none is
+ * dropped).
+ */
+export type UtxoScanStats = BlockScanStats;
 
 /** The UTXO reader, with what its scans read. */
 export type UtxoReader = ChainReader & { readonly stats: UtxoScanStats };

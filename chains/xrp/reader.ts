@@ -26,6 +26,7 @@ import { BatchSizer } from "../shared/batch_sizer.ts";
 import { decode } from "xrpl";
 import type {
   BlockRef,
+  BlockScanStats,
   ChainReader,
   Finality,
   ObservedTransfer,
@@ -154,19 +155,11 @@ function missing(method: string, field: string): never {
 export const RATE_BACKOFF_MS = 500;
 export const RATE_RETRIES = 4;
 
-/** What this reader's scans read and built, for tests and benches (never used to decide anything). */
-export interface XrpScanStats {
-  /** Requests of scans answered (`ledger`, and `tx` when a ledger is read in parts). */
-  requests: number;
-  /** Bytes of those answers. */
-  bytes: number;
-  /** The largest single answer, in bytes: what one request made the reader hold at once. */
-  largestResponse: number;
-  blocks: number;
-  /** Transfers built (with `ours`, only those to our addresses). */
-  transfersBuilt: number;
-  /** Ledgers read in parts after their whole answer was refused as too big or timed out. */
-  fallbacks: number;
+/**
+ * What this reader's scans read and built: requests are `ledger` calls, and `tx` calls when a ledger is read in parts
+ * (`fallbacks`: ledgers read so, after their whole answer was refused as too big or timed out).
+ */
+export interface XrpScanStats extends BlockScanStats {
   /** Rate refusals (`slowDown`, `tooBusy`, HTTP 503/429) waited out. */
   rateRefusals: number;
 }

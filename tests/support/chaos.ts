@@ -34,6 +34,7 @@ import type { BurnOrder, Order } from "../../model/order.ts";
 import { countDue, type HeldTransfer, listHeld, seenKey, type SeenTransfer } from "../../kv/pipeline.ts";
 import { listBurnBatches, listBurnsDue, listLeftOutBurns } from "../../kv/onchain_burns.ts";
 import { listSweeps, type Sweep } from "../../kv/treasury.ts";
+import { seededRandom } from "./seeded_random.ts";
 
 /** The order `errorMessage` values partners may see (spec 2.4, and ours for a reorganised burn source). */
 const ORDER_ERROR_TEXTS = [
@@ -233,17 +234,8 @@ export interface ChaosResult {
 
 // ---- seeded randomness ----
 
-/** mulberry32: small, fast, good enough to drive a test plan from a printed seed. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A test plan is driven from a printed seed (tests/support/seeded_random.ts). */
+export { seededRandom };
 
 function randomBelow(random: () => number, n: bigint): bigint {
   if (n <= 0n) return 0n;

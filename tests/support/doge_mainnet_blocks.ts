@@ -21,6 +21,7 @@ import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex } from "@noble/hashes/utils.js";
 import { outputScript, type UtxoNetwork } from "../../chains/utxo/network.ts";
 import { VERSION_AUXPOW } from "../../chains/utxo/raw_block.ts";
+import { seededRandom } from "./seeded_random.ts";
 
 export interface DogeMainnetShape {
   /** Mean transactions per block, coinbase included (default 40); each block holds between half and 1.5 times it. */
@@ -39,20 +40,8 @@ export interface DogeDeposit {
 const BLOCK_VERSION = (0x62 << 16) | VERSION_AUXPOW | 4;
 const COINBASE_KOINU = 10_000n * 100_000_000n;
 
-/** mulberry32: a small seeded generator, so a block is the same every time its height is asked. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const POOL = (() => {
-  const r = rng(0x5eed);
+  const r = seededRandom(0x5eed);
   return Uint8Array.from({ length: 16 * 1024 }, () => (r() * 256) | 0);
 })();
 
@@ -244,7 +233,7 @@ export class DogeMainnetChain {
   }
 
   #build(height: number, parent: Uint8Array, whole: boolean) {
-    const r = rng(this.#seed * 1_000_003 + height);
+    const r = seededRandom(this.#seed * 1_000_003 + height);
     const count = Math.max(1, Math.round(this.#mean * (0.5 + r())));
     const deposits = this.#deposits.get(height) ?? [];
     const txs: Uint8Array[] = [];

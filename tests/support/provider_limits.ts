@@ -1,6 +1,7 @@
 /**
- * What an RPC provider in front of a Dogecoin Core or Zebra node does to big requests, for the UTXO test servers
- * (tests/support/bitcoin_core_server.ts, tests/support/zebra_rpc_server.ts): the nodes themselves cap neither a
+ * What an RPC provider in front of a node does to big requests, for the test servers (the UTXO ones,
+ * tests/support/bitcoin_core_server.ts and tests/support/zebra_rpc_server.ts, take all three; the rippled- and
+ * Sui-GraphQL-shaped ones the answer's size and pace): the nodes themselves cap neither a
  * batch's length nor an answer's size below what a block scan asks (each server names its node's own limits), but
  * hosted endpoints do, each its own way. The same three behaviours as tests/support/solana_rpc_server.ts:
  * - `maxBatch`: a batch longer than this is refused with ONE JSON-RPC error object (-32600) instead of a list;
@@ -32,32 +33,41 @@ export function refuseBatch(limits: ProviderLimits, served: ProviderServed, body
 }
 
 const CHUNK = 64 * 1024;
+const JSON_HEADERS = { "content-type": "application/json" };
 
-/** `text` as a JSON answer under the limits: 413 when too long, else sent at `bytesPerSecond` when set. */
-export function limitedJson(limits: ProviderLimits, served: ProviderServed, text: string): Response {
-  if (limits.maxResponseBytes !== undefined && text.length > limits.maxResponseBytes) {
-    served.refused++;
-    return new Response(`response too large: above ${limits.maxResponseBytes} bytes`, { status: 413 });
-  }
-  served.requests++;
-  served.bytes += text.length;
-  const headers = { "content-type": "application/json" };
-  const rate = limits.bytesPerSecond;
-  if (!rate) return new Response(text, { headers });
-  const bytes = new TextEncoder().encode(text);
+/** A provider's refusal of an answer longer than `max` bytes: HTTP 413 with a text body. */
+export function responseTooLarge(max: number): Response {
+  return new Response(`response too large: above ${max} bytes`, { status: 413 });
+}
+
+/** `body` as a JSON answer, sent no faster than `bytesPerSecond` when set (a slow provider; a timeout may end it). */
+export function jsonAt(body: string | Uint8Array<ArrayBuffer>, bytesPerSecond?: number): Response {
+  if (!bytesPerSecond) return new Response(body, { headers: JSON_HEADERS });
+  const bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
   let at = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const body = new ReadableStream<Uint8Array>({
+  const stream = new ReadableStream<Uint8Array>({
     async pull(ctl) {
       if (at >= bytes.length) return ctl.close();
       const part = bytes.subarray(at, at + CHUNK);
       at += part.length;
-      await new Promise((r) => timer = setTimeout(r, (part.length / rate) * 1000));
+      await new Promise((r) => timer = setTimeout(r, (part.length / bytesPerSecond) * 1000));
       ctl.enqueue(part);
     },
     cancel() {
       clearTimeout(timer);
     },
   });
-  return new Response(body, { headers });
+  return new Response(stream, { headers: JSON_HEADERS });
+}
+
+/** `text` as a JSON answer under the limits: 413 when too long, else sent at `bytesPerSecond` when set. */
+export function limitedJson(limits: ProviderLimits, served: ProviderServed, text: string): Response {
+  if (limits.maxResponseBytes !== undefined && text.length > limits.maxResponseBytes) {
+    served.refused++;
+    return responseTooLarge(limits.maxResponseBytes);
+  }
+  served.requests++;
+  served.bytes += text.length;
+  return jsonAt(text, limits.bytesPerSecond);
 }

@@ -50,6 +50,7 @@ import {
   generatedPlace,
   type MainnetLedgerShape,
 } from "./xrpl_mainnet_ledgers.ts";
+import { jsonAt, responseTooLarge } from "./provider_limits.ts";
 
 /** The XRPL genesis account: the server's source of funds for test payments (no key: injected, not signed). */
 export const GENESIS = "rHb9CJAWyB4rj91VRWn96DkukG4bwdtyTh";
@@ -820,24 +821,11 @@ export function startRippledServer(opts: RippledServerOptions = {}): RippledServ
   function send(text: string): Response {
     if (opts.maxResponseBytes !== undefined && text.length > opts.maxResponseBytes) {
       served.refused++;
-      return new Response(`response too large: above ${opts.maxResponseBytes} bytes`, { status: 413 });
+      return responseTooLarge(opts.maxResponseBytes);
     }
     const bytes = new TextEncoder().encode(text);
     served.bytes += bytes.length;
-    if (!opts.bytesPerSecond) return new Response(bytes, { headers: { "content-type": "application/json" } });
-    const rate = opts.bytesPerSecond;
-    const chunk = 64 * 1024;
-    let at = 0;
-    const body = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        if (at >= bytes.length) return controller.close();
-        const part = bytes.subarray(at, at + chunk);
-        at += part.length;
-        await new Promise((r) => setTimeout(r, (part.length / rate) * 1000));
-        controller.enqueue(part);
-      },
-    });
-    return new Response(body, { headers: { "content-type": "application/json" } });
+    return jsonAt(bytes, opts.bytesPerSecond);
   }
 
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {

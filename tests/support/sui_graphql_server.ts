@@ -52,6 +52,7 @@ import {
   transactionCount,
 } from "./sui_mainnet_checkpoints.ts";
 import { NODE_IDENTITY } from "../../config/chain_mode.ts";
+import { jsonAt, responseTooLarge } from "./provider_limits.ts";
 
 /** The node-identity question the service asks at start (config/chain_mode.ts `NODE_IDENTITY`). */
 const IDENTITY_QUERY = (NODE_IDENTITY.sui.body as { query: string }).query;
@@ -732,22 +733,10 @@ export async function startSuiGraphqlServer(opts: SuiGraphqlServerOptions = {}):
     const bytes = encoder.encode(JSON.stringify(value));
     if (opts.maxResponseBytes !== undefined && bytes.length > opts.maxResponseBytes) {
       served.refused++;
-      return new Response(`response too large: above ${opts.maxResponseBytes} bytes`, { status: 413 });
+      return responseTooLarge(opts.maxResponseBytes);
     }
     served.bytes += bytes.length;
-    if (!opts.bytesPerSecond) return new Response(bytes, { headers: { "content-type": "application/json" } });
-    const chunk = 64 * 1024;
-    let at = 0;
-    const body = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        if (at >= bytes.length) return controller.close();
-        const part = bytes.subarray(at, at + chunk);
-        at += part.length;
-        await new Promise((r) => setTimeout(r, (part.length / opts.bytesPerSecond!) * 1000));
-        controller.enqueue(part);
-      },
-    });
-    return new Response(body, { headers: { "content-type": "application/json" } });
+    return jsonAt(bytes, opts.bytesPerSecond);
   }
 
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {

@@ -19,6 +19,7 @@
 import { sha256 } from "@noble/hashes/sha2.js";
 import { outputScript, type UtxoNetwork } from "../../chains/utxo/network.ts";
 import { parseZecV5, toHex, V5_VERSION_GROUP_ID, zecTxid, type ZecV5Tx } from "../../chains/utxo/zec_zip244.ts";
+import { seededRandom } from "./seeded_random.ts";
 
 /** A transaction the server has the bytes of: its own coinbases, deposits and payouts, and generated ones. */
 export interface ChainTx {
@@ -52,18 +53,6 @@ export interface ZecGeneratedBlock {
   parent: string;
   time: number;
   txs: (ChainTx | ShieldedTx)[];
-}
-
-/** mulberry32: a small seeded generator, so a block is the same every time its height is asked. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 export function u32le(n: number): number[] {
@@ -121,7 +110,7 @@ const randomBytes = (n: number, r: () => number) => {
  * an offset the block's generator picks, so a 160 KB block costs a few hundred random draws, not 160,000.
  */
 const POOL_BYTES = 64 * 1024;
-const POOL_HEX = toHex(randomBytes(POOL_BYTES, rng(0x5eed)));
+const POOL_HEX = toHex(randomBytes(POOL_BYTES, seededRandom(0x5eed)));
 const randomHex = (n: number, r: () => number) => {
   if (n > POOL_BYTES) throw new Error(`${n} random bytes asked; the pool holds ${POOL_BYTES}`);
   const at = Math.floor(r() * (POOL_BYTES - n + 1));
@@ -263,7 +252,7 @@ export class ZecMainnetChain {
   blockAt(height: number): ZecGeneratedBlock | null {
     const hash = this.hashAt(height);
     if (hash === null) return null;
-    const r = rng(this.#seed * 1_000_003 + height);
+    const r = seededRandom(this.#seed * 1_000_003 + height);
     const count = Math.max(1, Math.round(this.#mean * (0.5 + r())));
     // The coinbase: height and a nonce in its script; the miner's reward and the lockbox-era funding output.
     const txs: (ChainTx | ShieldedTx)[] = [chainTx(serializeV5(this.#branchId, 0, [{

@@ -52,7 +52,7 @@ import { addBurnDueOf } from "../kv/onchain_burns.ts";
 import type { OrderErrorKind } from "../messages.ts";
 import { depositCoinEffect } from "./treasury_steps.ts";
 import { type Intent, intentOf, isTerminal, type OrderEvent, transition } from "./transition.ts";
-import { ORDER_POLICY } from "./follow_up.ts";
+import { type FailedProof, ORDER_POLICY } from "./follow_up.ts";
 import { followDepsOf, followSentTx } from "./sent_tx.ts";
 import { checkMinterAllowance } from "./minter_allowance.ts";
 import { redactUrls } from "../chains/shared/redact.ts";
@@ -413,7 +413,7 @@ async function decideSent(ctx: PipelineContext, order: Order): Promise<Decision>
       // A final UTXO payout spends its coins and returns its change to the treasury in the completing commit.
       return { kind: "event", event: { type: "txConfirmed", txHash: followed.txHash }, effects: followed.effects };
     case "failed":
-      return await decideFailed(ctx, order, intent, followed.effects);
+      return await decideFailed(ctx, order, intent, followed);
     case "dead":
       return deadDecision(intent, followed.proof, followed.detail);
     case "waiting": {
@@ -447,13 +447,27 @@ async function decideFailed(
   ctx: PipelineContext,
   order: Order,
   intent: Intent,
-  released: SentTxEffect[],
+  failed: { proof: FailedProof; detail: string; effects: SentTxEffect[] },
 ): Promise<Decision> {
+  const released = failed.effects;
   if (order.type === "mint" && isEvmChain(intent.chain)) {
     // A reverted mint whose deposit id is minted anyway (an earlier transaction landed): that one is the mint.
     const minter = ctx.chains.minter(intent.chain);
     const minted = await minter.mintedBy(order.details.depositId);
     if (minted !== null) return { kind: "event", event: { type: "txConfirmed", txHash: minted } };
+    // Signed by a minter key this service no longer signs with: the admin rotated it out (removeMinter, README
+    // "Rotating the minter key") while the mint was in flight, and the revert is that key's lost role, not the order's.
+    // The attempt is dead (its failed inclusion is the proof, kept on the order); the next step asks the contract again
+    // (a deposit id is minted at most once) and signs with the current key.
+    const signedBy = intent.consumes?.kind === "nonce" ? intent.consumes.account : null;
+    if (signedBy !== null && minter.account !== undefined && signedBy.toLowerCase() !== minter.account.toLowerCase()) {
+      return deadDecision(
+        intent,
+        failed.proof,
+        `${failed.detail}; signed by ${signedBy}, a minter key this service no longer signs with (rotated to ` +
+          `${minter.account}): signed again with the current key`,
+      );
+    }
     // Reverted because the admin paused the token or its cap is reached: not the order's fault. It waits, with the
     // reason on the order, until the admin lifts it; then the dead attempt fails as any other, and may be retried.
     const refusal = await minter.adminRefusal?.(mintRequestOf(order));

@@ -402,6 +402,11 @@ export interface EvmMinter extends ChainSender {
    * raises) and what the admin last set it to. Absent where the contract keeps no allowance (the sim).
    */
   allowance?(asset: UAsset): Promise<{ left: bigint; configured: bigint }>;
+  /**
+   * The address this minter signs with. An attempt recorded under another (a minter key the admin rotated out: README
+   * "Rotating the minter key") that reverted is that key's, not the order's. Absent on the sim.
+   */
+  readonly account?: string;
 }
 
 /**

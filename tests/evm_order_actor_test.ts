@@ -236,6 +236,89 @@ Deno.test("order actor on anvil: a mint whose nonce was used elsewhere is proven
   }
 });
 
+Deno.test("order actor on anvil: the admin rotates the minter key while a mint is in flight; the old key's reverted mint is re-signed by the new one, minted once", async () => {
+  // safe = latest - 4: finality is a few blocks away, not 32.
+  const p = await anvilPipeline({ slotsInAnEpoch: 4 });
+  try {
+    const order = await processingMint(p.kv, "rotation");
+    const depositId = order.details.depositId;
+    assert.ok(isHex(depositId));
+
+    // Signed by the old key and recorded; the process stops before broadcasting (in flight through the rotation).
+    p.ctx.faultPoint = (point) => {
+      if (point === "after-record") throw new Error("stopped after recording");
+    };
+    await assert.rejects(() => p.step(order.id), /stopped after recording/);
+    p.ctx.faultPoint = undefined;
+    const first = intentOf(await stored(p.kv, order.id))!;
+    assert.deepEqual(first.consumes, { kind: "nonce", account: minter.address, nonce: 0 });
+
+    // The rotation (README "Rotating the minter key"): the admin brings the new key in with an allowance, takes the old
+    // key's role and allowance, and the service restarts with the new key, on the same KV.
+    const admin = privateKeyToAccount(ANVIL_PRIVATE_KEYS[0]); // deployTestUAssets' admin
+    const wallet = createWalletClient({ account: admin, chain: p.evm.client.chain, transport: http(p.anvil.url) });
+    const next = privateKeyToAccount(ANVIL_PRIVATE_KEYS[3]);
+    for (
+      const [functionName, args] of [
+        ["configureMinter", [next.address, 10n ** 30n]],
+        ["removeMinter", [minter.address]],
+      ] as const
+    ) {
+      const hash = await wallet.writeContract({ address: p.uAssets.uSOL, abi: UASSET_ABI, functionName, args });
+      await p.evm.client.waitForTransactionReceipt({ hash, pollingInterval: 10 });
+    }
+    const rotated = await evmChainAdapters({
+      chain: CHAIN,
+      state: evmKvState(p.kv),
+      urls: [p.anvil.url],
+      account: next,
+      uAssets: p.uAssets,
+      transferAddress: TRANSFER_ADDRESS,
+    });
+    const chains = p.ctx.chains;
+    p.ctx.chains = { ...chains, minter: (c) => c === CHAIN ? rotated.minter : chains.minter(c) };
+
+    // The recorded bytes are sent as they are (the old key's signature): mined, and reverted, the old key having no
+    // role any more. At the finality tag the attempt is dead, not the order: it goes back to processing, proof kept.
+    await p.step(order.id);
+    const receipt = await p.evm.client.waitForTransactionReceipt({ hash: first.txHash as Hex, pollingInterval: 10 });
+    assert.equal(receipt.status, "reverted");
+    await p.mine(6);
+    await p.step(order.id);
+    const back = await stored(p.kv, order.id);
+    assert.equal(back.status, "processing", JSON.stringify(back.details));
+    const dead = back.details.deadIntents ?? [];
+    assert.equal(dead.length, 1);
+    assert.equal(dead[0].txHash, first.txHash);
+    assert.equal(dead[0].proof.kind, "failed");
+    assert.match(dead[0].detail, new RegExp(`signed by ${minter.address}, a minter key this service no longer`, "i"));
+
+    // The next step asks the contract (not minted) and signs with the new key; at the finality tag it completes.
+    await p.step(order.id);
+    const second = intentOf(await stored(p.kv, order.id));
+    assert.ok(second);
+    assert.deepEqual(second.consumes, { kind: "nonce", account: next.address, nonce: 0 });
+    const minted = await p.evm.client.waitForTransactionReceipt({ hash: second.txHash as Hex, pollingInterval: 10 });
+    assert.equal(minted.status, "success");
+    await p.mine(6);
+    await p.step(order.id);
+    const done = await stored(p.kv, order.id);
+    assert.equal(done.status, "completed", JSON.stringify(done.details));
+    assert.equal(done.transactionHash, second.txHash);
+    const logs = await p.evm.client.getLogs({
+      address: p.uAssets.uSOL,
+      event: MINTED_EVENT,
+      args: { depositId },
+      fromBlock: 0n,
+      toBlock: "latest",
+    });
+    assert.equal(logs.length, 1, "exactly one Minted log for the deposit id");
+    assert.equal(await rotated.minter.mintedBy(depositId), second.txHash);
+  } finally {
+    await p.close();
+  }
+});
+
 Deno.test("order actor on anvil: a burn is confirmed at the finality tag, not at its confirmations", async () => {
   const p = await anvilPipeline({ slotsInAnEpoch: 32 }); // safe = latest - 32, as on anvil by default
   try {

@@ -89,6 +89,8 @@ export function evmMinter(opts: EvmMinterOptions): EvmMinter {
       return tx;
     },
 
+    account: account.address,
+
     broadcast: (tx: PreparedTx) => txs.broadcast(tx),
 
     nudge: (tx: PreparedTx, pendingSinceMs: number) => txs.nudge(tx, pendingSinceMs),

@@ -16,7 +16,7 @@ import { notFound, onError } from "./routes/errors.ts";
 import { mountDocs } from "./routes/docs.ts";
 import { registerSecuritySchemes, router } from "./routes/openapi.ts";
 import { limitBodies } from "./routes/body_limit.ts";
-import { requireJwt, VerifiedTokenCache } from "./routes/jwt.ts";
+import { JwtKeyRing, requireJwt, VerifiedTokenCache } from "./routes/jwt.ts";
 import { mintRoutes } from "./routes/mint.ts";
 import { simRoutes } from "./routes/sim.ts";
 import { healthRoutes } from "./routes/health.ts";
@@ -79,7 +79,11 @@ export async function buildServices(config: Config, secrets?: Secrets): Promise<
   // PIPELINE=off serves the API alone: no chain adapter is built (the plan above was still checked).
   let setup;
   let settings: PipelineSettings | undefined;
+  const ring = new JwtKeyRing(kv, loaded.jwt);
   try {
+    // Every process records the key it signs with before it serves, so every other process on this KV verifies its
+    // tokens and the JWKS publishes it; a key an operator retired refuses to start (README, rotating the JWT key).
+    await ring.recordSigningKey();
     if (config.pipeline === "on") {
       settings = settingsFromConfig(config, transferAddress, plan.enabled, plan);
       // Only live native chains sign with the master mnemonic's keys here, with one Signer built once; it is never
@@ -105,6 +109,7 @@ export async function buildServices(config: Config, secrets?: Secrets): Promise<
     kv,
     tokens: {
       keys: loaded.jwt,
+      ring,
       issuer: config.authUrl,
       audience: config.baseUrl,
       claimNamespace: config.claimNamespace,

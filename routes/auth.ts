@@ -13,6 +13,7 @@ import { DEFAULT_PARTNER_LIMITS } from "../config/env.ts";
 import { bindUserWallet } from "../kv/user_wallets.ts";
 import { API_ERRORS, ISSUE_MESSAGES, newWalletLimit } from "../messages.ts";
 import { apiError, requiredString } from "./errors.ts";
+import { listJwtKeys, mayHaveLiveTokens } from "../kv/jwt_keys.ts";
 import { AUTH_ERRORS, issueToken, type TokenSettings } from "./jwt.ts";
 import { apiKeySecurity, errorResponses, jsonBody, jsonResponse, router, TAGS } from "./openapi.ts";
 
@@ -81,6 +82,8 @@ const jwksRoute = createRoute({
   method: "get",
   path: "/.well-known/jwks.json",
   summary: "The public keys that verify our JWTs (RS256)",
+  description: "Every signing key that is not retired and may still have unexpired tokens, by `kid`, the key new " +
+    "tokens are signed with first. During a key rotation it lists the new key and the previous one.",
   tags: [TAGS.auth],
   responses: { 200: jsonResponse(z.object({ keys: z.array(Jwk) }), "A JWK Set (not enveloped)") },
 });
@@ -112,6 +115,23 @@ export function authRoutes(
       return c.json(await issueToken(tokens, walletAddress, key.partnerId, key.keyId), 200);
     });
   }
-  app.openapi(jwksRoute, (c) => c.json({ keys: [tokens.keys.publicJwk as z.infer<typeof Jwk>] }, 200));
+  app.openapi(jwksRoute, async (c) => c.json({ keys: await publishedKeys(kv, tokens) }, 200));
   return app;
+}
+
+/**
+ * The JWKS (kv/jwt_keys.ts): every recorded key that is not retired and whose last signing plus a token's lifetime
+ * is still ahead, this process's key first, then the most recently used. Read from KV on each request: the JWKS is
+ * fetched rarely and must drop a retired key at once.
+ */
+async function publishedKeys(kv: Deno.Kv, tokens: TokenSettings): Promise<z.infer<typeof Jwk>[]> {
+  const own = tokens.keys.publicJwk.kid;
+  const now = Date.now();
+  const records = await listJwtKeys(kv);
+  const live = records
+    .filter((k) => k.kid !== own && k.retiredAt === null && mayHaveLiveTokens(k, now))
+    .sort((a, b) => b.lastSignedAt.localeCompare(a.lastSignedAt));
+  // This process's own key too is dropped once retired (another process may retire it: the retiring one refuses its own).
+  const ownRetired = records.some((k) => k.kid === own && k.retiredAt !== null);
+  return [...(ownRetired ? [] : [tokens.keys.publicJwk]), ...live.map((k) => k.publicJwk)] as z.infer<typeof Jwk>[];
 }

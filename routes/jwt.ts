@@ -7,14 +7,29 @@ import { decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify, Sign
 import type { MiddlewareHandler } from "hono";
 import type { JwtKeys } from "../config/secrets.ts";
 import { apiKeyKey, type ApiKeyRecord, isUsable } from "../kv/api_keys.ts";
+import {
+  isUsableJwtKey,
+  jwtKeyKey,
+  type JwtKeyRecord,
+  KID_PATTERN,
+  listJwtKeys,
+  recordSigningKey,
+  RetiredSigningKeyError,
+  SIGNING_RECORD_INTERVAL_MS,
+  TOKEN_LIFETIME_SECONDS,
+} from "../kv/jwt_keys.ts";
 import { type UserWallet, userWalletKey } from "../kv/user_wallets.ts";
 import { API_ERRORS } from "../messages.ts";
 import { type ApiError, apiError } from "./errors.ts";
 
-export const TOKEN_LIFETIME_SECONDS = 365 * 24 * 60 * 60;
+/** Re-exported: the one definition is kv/jwt_keys.ts, next to the JWKS window it decides. */
+export { TOKEN_LIFETIME_SECONDS };
 
 export interface TokenSettings {
+  /** The key this process signs with. */
   keys: JwtKeys;
+  /** Every recorded key's public half, by `kid`, for verification (kv/jwt_keys.ts). */
+  ring: JwtKeyRing;
   issuer: string;
   audience: string;
   claimNamespace: string;
@@ -46,6 +61,8 @@ export async function issueToken(
   keyId: string,
   now = new Date(),
 ): Promise<{ token: string; expiresAt: number }> {
+  // Checked before signing: a process whose key an operator retired hands out no token that would be refused.
+  await s.ring.beforeSigning(now);
   const sub = wallet.toLowerCase();
   const iat = Math.floor(now.getTime() / 1000);
   const exp = iat + TOKEN_LIFETIME_SECONDS;
@@ -70,20 +87,26 @@ export interface VerifiedToken {
   wallet: string;
   partnerId: string;
   keyId: string;
+  /** The signing key's `kid`: the gate reads its record on every request, so retiring it ends the token at once. */
+  kid: string;
 }
 
 /** Checks signature, algorithm, expiry, issuer, audience and the `sub`/credentials binding. Throws ApiError. */
 export async function verifyToken(s: TokenSettings, token: string, now = new Date()): Promise<VerifiedToken> {
-  let alg: string | undefined;
+  let header: { alg?: string; kid?: unknown };
   try {
-    alg = decodeProtectedHeader(token).alg;
+    header = decodeProtectedHeader(token);
   } catch {
     throw AUTH_ERRORS.unreadable();
   }
-  if (alg !== "RS256") throw AUTH_ERRORS.badSignature();
+  if (header.alg !== "RS256") throw AUTH_ERRORS.badSignature();
+  // Every token we ever issued names its key; one naming no key, or a key never recorded on this KV, is not ours.
+  const kid = header.kid;
+  const publicKey = typeof kid === "string" ? await s.ring.verificationKey(kid) : null;
+  if (publicKey === null) throw AUTH_ERRORS.badSignature();
   let payload: Record<string, unknown>;
   try {
-    ({ payload } = await jwtVerify(token, s.keys.publicKey, {
+    ({ payload } = await jwtVerify(token, publicKey, {
       algorithms: ["RS256"],
       issuer: s.issuer,
       audience: s.audience,
@@ -101,7 +124,7 @@ export async function verifyToken(s: TokenSettings, token: string, now = new Dat
   const partnerId = payload[`${s.claimNamespace}/partner_id`];
   const keyId = payload[`${s.claimNamespace}/key_id`];
   if (typeof partnerId !== "string" || typeof keyId !== "string") throw AUTH_ERRORS.unreadable();
-  return { wallet: sub, partnerId, keyId };
+  return { wallet: sub, partnerId, keyId, kid: kid as string };
 }
 
 function mapJoseError(err: unknown): ApiError {
@@ -119,7 +142,7 @@ function mapJoseError(err: unknown): ApiError {
 /**
  * Tokens whose signature and fixed claims already verified, so a polling partner costs one RSA check, not one per
  * request. Only what cannot change for the same token bytes is cached: `exp` is compared on every use, and the
- * wallet and API key are read from KV on every request.
+ * wallet, the API key and the signing key's record (retired or not) are read from KV on every request.
  */
 export class VerifiedTokenCache {
   readonly #tokens = new Map<string, { verified: VerifiedToken; exp: number }>();
@@ -151,6 +174,8 @@ export class VerifiedTokenCache {
 /**
  * The `Authorization: Bearer` gate: a valid token, a usable issuing key, a wallet still owned by the token's partner
  * and active, in that order (ownership first, so another partner learns nothing of the wallet's state).
+ * The signing key's record rides in the same read, so a key an operator retired refuses its tokens, cached or not,
+ * in every process from the next request on, at no extra KV round trip (kv/jwt_keys.ts).
  * `prefetch` names keys of the caller's own data that the route will read first; they ride in the gate's single
  * KV read, since on a busy server the KV round trip, not the CPU, is what a request waits for. Concurrent requests
  * of the same wallet and key share that read (`CoalescedReads`) when it started after they arrived: every check still
@@ -170,10 +195,22 @@ export function requireJwt(
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match) throw AUTH_ERRORS.unreadable();
     const verified = cache.cached(match[1]) ?? await cache.verify(s, match[1]);
-    const [wallet, key, ...prefetched] = await reads.getMany(
-      `${verified.wallet}|${verified.keyId}`,
-      () => [userWalletKey(verified.wallet), apiKeyKey(verified.keyId), ...prefetch(verified.wallet)],
-    ) as [Deno.KvEntryMaybe<UserWallet>, Deno.KvEntryMaybe<ApiKeyRecord>, ...Deno.KvEntryMaybe<unknown>[]];
+    const [wallet, key, signingKey, ...prefetched] = await reads.getMany(
+      `${verified.wallet}|${verified.keyId}|${verified.kid}`,
+      () => [
+        userWalletKey(verified.wallet),
+        apiKeyKey(verified.keyId),
+        jwtKeyKey(verified.kid),
+        ...prefetch(verified.wallet),
+      ],
+    ) as [
+      Deno.KvEntryMaybe<UserWallet>,
+      Deno.KvEntryMaybe<ApiKeyRecord>,
+      Deno.KvEntryMaybe<JwtKeyRecord>,
+      ...Deno.KvEntryMaybe<unknown>[],
+    ];
+    // A retired signing key ends its tokens as a revoked API key does (spec 5: 401 `Invalid or expired token`).
+    if (!isUsableJwtKey(signingKey.value)) throw AUTH_ERRORS.unreadable();
     if (!isUsable(key.value)) throw AUTH_ERRORS.unreadable();
     if (wallet.value && wallet.value.partnerId !== verified.partnerId) throw AUTH_ERRORS.otherPartner();
     if (wallet.value?.status !== "active") throw AUTH_ERRORS.inactive();
@@ -226,3 +263,88 @@ export class CoalescedReads {
 }
 
 const noop = () => {};
+
+/**
+ * The public keys tokens may be signed with, by `kid`: this process's own, and every key recorded on the KV
+ * (kv/jwt_keys.ts), so a token of any process in a rolling restart verifies here. A `kid`'s public key never changes
+ * (the kid is its thumbprint), so a key once read is kept for the process's life; whether it is retired is not kept
+ * here but read by the gate on every request.
+ *
+ * A `kid` not known yet is looked up in a listing of the keys that started after the request arrived (so a key
+ * recorded before its first token was signed is always found), and listings start at least `minListGapMs` apart
+ * (default 1 s): tokens naming made-up kids cost at most one KV listing per second per process, and wait for it.
+ */
+export class JwtKeyRing {
+  readonly #keys = new Map<string, CryptoKey>();
+  #lastListStart = -Infinity;
+  #running: Promise<void> | null = null;
+  #next: Promise<void> | null = null;
+  #signRecordedAt = -Infinity;
+
+  constructor(
+    private readonly kv: Deno.Kv,
+    readonly signing: JwtKeys,
+    private readonly minListGapMs = 1000,
+  ) {
+    this.#keys.set(signing.publicJwk.kid, signing.publicKey);
+  }
+
+  /** Records this process's key (at start): refuses, with `RetiredSigningKeyError`, a key an operator retired. */
+  async recordSigningKey(now = new Date()): Promise<void> {
+    await recordSigningKey(this.kv, this.signing.publicJwk, now);
+    this.#signRecordedAt = now.getTime();
+  }
+
+  /**
+   * Before a token is signed: refuses if an operator retired this process's key (one KV read per issuance, which is
+   * not the partner read path), and moves the key's `lastSignedAt` forward at most once per
+   * `SIGNING_RECORD_INTERVAL_MS`, which the JWKS adds to its window (kv/jwt_keys.ts `mayHaveLiveTokens`).
+   */
+  async beforeSigning(now = new Date()): Promise<void> {
+    if (now.getTime() - this.#signRecordedAt >= SIGNING_RECORD_INTERVAL_MS) return await this.recordSigningKey(now);
+    const record = (await this.kv.get<JwtKeyRecord>(jwtKeyKey(this.signing.publicJwk.kid))).value;
+    if (record?.retiredAt) throw new RetiredSigningKeyError(record);
+  }
+
+  /** The public key named `kid`, or null when no process on this KV recorded it. */
+  async verificationKey(kid: string): Promise<CryptoKey | null> {
+    const known = this.#keys.get(kid);
+    if (known) return known;
+    if (!KID_PATTERN.test(kid)) return null;
+    await this.#listAfterNow();
+    return this.#keys.get(kid) ?? null;
+  }
+
+  #listAfterNow(): Promise<void> {
+    return this.#next ??= (async () => {
+      await this.#running?.catch(noop);
+      const wait = this.#lastListStart + this.minListGapMs - Date.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      // Requests arriving from here on wait for the listing after this one: this one may miss their key.
+      this.#next = null;
+      this.#lastListStart = Date.now();
+      const run = this.#list();
+      this.#running = run;
+      try {
+        await run;
+      } finally {
+        if (this.#running === run) this.#running = null;
+      }
+    })();
+  }
+
+  async #list(): Promise<void> {
+    for (const record of await listJwtKeys(this.kv)) {
+      if (this.#keys.has(record.kid)) continue;
+      const { kty, n, e } = record.publicJwk;
+      const key = await crypto.subtle.importKey(
+        "jwk",
+        { kty, n, e },
+        { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" },
+        false,
+        ["verify"],
+      );
+      this.#keys.set(record.kid, key);
+    }
+  }
+}

@@ -43,6 +43,7 @@ export function settingsOf(config: Config): PipelineSettings {
 export function cliOpContext(kv: Deno.Kv, config: Config, by: string): OpContext {
   let chains: Promise<Chains> | undefined;
   let transfer: Promise<string> | undefined;
+  let kid: Promise<string> | undefined;
   return {
     kv,
     config,
@@ -58,5 +59,7 @@ export function cliOpContext(kv: Deno.Kv, config: Config, by: string): OpContext
         const deriver = Deriver.fromMnemonic((await loadSecrets(config)).mnemonic, plan.utxoNetworks);
         return uAssetTransferAddress(config, deriver);
       })(),
+    // The key the servers of this configuration sign with: the same secret file (or JWT_PRIVATE_KEY in deploy mode).
+    signingKid: () => kid ??= loadSecrets(config).then((s) => s.jwt.publicJwk.kid),
   };
 }

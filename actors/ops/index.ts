@@ -6,6 +6,7 @@ import type { AnyOp } from "./op.ts";
 import { AUDIT_OPS } from "./audit.ts";
 import { OPERATOR_KEY_OPS } from "./operator_keys.ts";
 import { KEY_OPS } from "./keys.ts";
+import { JWT_KEY_OPS } from "./jwt_keys.ts";
 import { WALLET_OPS } from "./wallets.ts";
 import { WATCH_OPS } from "./watch.ts";
 import { ORDER_OPS } from "./orders.ts";
@@ -22,6 +23,7 @@ export const OPS: readonly AnyOp[] = [
   ...AUDIT_OPS,
   ...OPERATOR_KEY_OPS,
   ...KEY_OPS,
+  ...JWT_KEY_OPS,
   ...WALLET_OPS,
   ...WATCH_OPS,
   ...ORDER_OPS,

@@ -7,7 +7,9 @@ import { Deriver } from "./chains/derivation.ts";
 import { openKv } from "./kv/open.ts";
 import { uAssetTransferAddress } from "./chains/transfer_address.ts";
 import { authMountPath, type Config } from "./config/env.ts";
-import { loadSecrets, type Secrets } from "./config/secrets.ts";
+import { type ApiSecrets, loadApiSecrets, loadSecrets, type Secrets } from "./config/secrets.ts";
+import { publishedTransferAddress, publishTransferAddress } from "./kv/public_config.ts";
+import { refillDepositPool } from "./kv/mint_wallets.ts";
 import { authRoutes, requireApiKey, TOKEN_PATHS } from "./routes/auth.ts";
 import { idempotency } from "./routes/idempotency.ts";
 import { burnRoutes } from "./routes/burn.ts";
@@ -24,11 +26,11 @@ import { Readiness } from "./actors/readiness.ts";
 import type { PipelineContext, PipelineSettings } from "./actors/context.ts";
 import { settingsFromConfig } from "./actors/settings_from_config.ts";
 import { buildChains, type ChainSetup, liveSigner } from "./config/registry.ts";
-import { chainsOf, type ChainSymbol } from "./chains/catalog.ts";
+import { chainsOf, type ChainSymbol, isNativeChain, type NativeChain } from "./chains/catalog.ts";
 import { defaultSimOperatorAddress } from "./chains/sim/adapters.ts";
 import { seedSimUtxoGenesis } from "./actors/treasury_steps.ts";
 import { type ChainPlan, chainPlan, DEVNET_CHAIN_ID, proveChainNodes } from "./config/chain_mode.ts";
-import { PipelineRuntime } from "./actors/runtime.ts";
+import { PipelineRuntime, type RuntimeOptions } from "./actors/runtime.ts";
 import { checkWatchPlan, watchedChains } from "./config/watch_plan.ts";
 import { CRON_LEASE_MS } from "./actors/cron.ts";
 import { SimLedger } from "./chains/sim/ledger.ts";
@@ -46,7 +48,7 @@ import { Metrics } from "./actors/metrics.ts";
 import { metricsRoutes } from "./routes/metrics.ts";
 import type { Services } from "./routes/services.ts";
 
-export async function buildServices(config: Config, secrets?: Secrets): Promise<Services> {
+export async function buildServices(config: Config, secrets?: Secrets | ApiSecrets): Promise<Services> {
   // Refused before anything is opened: a mode that would mix live and simulated chains unsafely never starts.
   const plan = chainPlan(config.chainMode, config.evm, config.utxo, config.account);
   // A chain this process cannot keep up with (deploy mode's cron budget) is refused here too, saying what to do instead.
@@ -60,6 +62,8 @@ export async function buildServices(config: Config, secrets?: Secrets): Promise<
   // anything starts.
   await proveChainNodes(plan, config.evm, config.utxo, config.account);
   announcePlan(plan);
+  if (config.role === "api") return await buildApiServices(config, plan, secrets);
+  if (secrets && !("mnemonic" in secrets)) throw new Error(`ROLE=${config.role} needs the master mnemonic`);
   const loaded = secrets ?? await loadSecrets(config);
   // Deposit addresses of doge and zec in the plan's network (regtest on a devnet node, mainnet otherwise).
   const deriver = Deriver.fromMnemonic(loaded.mnemonic, plan.utxoNetworks);
@@ -70,6 +74,8 @@ export async function buildServices(config: Config, secrets?: Secrets): Promise<
   // Deploy mode: the platform's KV, which has no queues (the cron sweep drives the pipeline).
   const kv = await openKv(config.kvPath, { queues: config.runtimeMode !== "deploy" });
   const transferAddress = uAssetTransferAddress(config, deriver);
+  // For api processes on this KV, which cannot derive it (README "Roles").
+  await publishTransferAddress(kv, transferAddress);
   // prom-client's process metrics read /proc and process.* (they work under Deno 2.9.6); not tried on Deno Deploy.
   const metrics = new Metrics({ processDefaults: config.runtimeMode !== "deploy" });
   // Burns and refunds are signed by the transfer address, which pays their gas (docs/onchain-burn.md).
@@ -121,6 +127,38 @@ export async function buildServices(config: Config, secrets?: Secrets): Promise<
     simulatedChains: setup.simulated,
     shutdown: new AbortController(),
     metrics,
+  };
+}
+
+/**
+ * ROLE=api (README "Roles"): the JWT key and nothing else. No Deriver, no Signer, no pipeline; deposit addresses come
+ * from the pool the worker fills and the transfer address from what the worker published (or BURN_TRANSFER_ADDRESS).
+ * config/env.ts already refused a mnemonic or an EVM key in the environment; a caller's full `Secrets` are cut to the
+ * JWT key here, so the mnemonic is never referenced by what this returns.
+ */
+async function buildApiServices(config: Config, plan: ChainPlan, secrets?: Secrets | ApiSecrets): Promise<Services> {
+  const jwt = secrets ? secrets.jwt : (await loadApiSecrets(config)).jwt;
+  const kv = await openKv(config.kvPath, { queues: false });
+  const transferAddress = config.burnTransferAddress ?? await publishedTransferAddress(kv);
+  if (!transferAddress) {
+    kv.close();
+    throw new Error(
+      "ROLE=api: no uAsset transfer address is published on this KV yet: start a worker (ROLE=worker) on the same " +
+        "KV first (it publishes the address), or set BURN_TRANSFER_ADDRESS",
+    );
+  }
+  console.log(`ROLE=api: uAsset transfer address ${transferAddress}; deposit addresses from the worker's pool`);
+  return {
+    config,
+    kv,
+    tokens: { keys: jwt, issuer: config.authUrl, audience: config.baseUrl, claimNamespace: config.claimNamespace },
+    deriver: null,
+    uAssetTransferAddress: transferAddress,
+    pipeline: null,
+    chainPlan: plan,
+    simulatedChains: plan.simulated,
+    shutdown: new AbortController(),
+    metrics: new Metrics({ processDefaults: config.runtimeMode !== "deploy" }),
   };
 }
 
@@ -217,9 +255,18 @@ export function pipelineRuntime(s: Services): PipelineRuntime | null {
     cronRunMs: s.config.watch.cronRunMs,
     watchBytesPerRun: s.config.watch.bytesPerRun,
     lagAlertMs: s.config.watch.lagAlertMs,
+    // The worker fills the pool the api processes allocate from; ROLE=all derives on request as it always did.
+    depositPool: s.config.role === "worker" && s.deriver ? depositPool(s, s.deriver) : undefined,
     // Deploy mode: cron runs once a minute in whatever isolate; a lease outlives a run, not the period.
     ...(s.config.runtimeMode === "deploy" ? { leaseMs: CRON_LEASE_MS, idleLeaseMs: CRON_LEASE_MS } : {}),
   });
+}
+
+function depositPool(s: Services, deriver: Deriver): RuntimeOptions["depositPool"] {
+  return {
+    chains: s.chainPlan.enabled.filter(isNativeChain),
+    refill: (chain) => refillDepositPool(s.kv, chain, (c, i) => deriver.depositAddress(c, i), s.config.depositPool),
+  };
 }
 
 /**
@@ -250,6 +297,12 @@ export function createApp(s: Services, readiness: Readiness = new Readiness("rea
   // A stopping process ends its open event streams at once (actors/shutdown.ts would otherwise wait, then cut them).
   readiness.stopping.addEventListener("abort", () => s.shutdown.abort(), { once: true });
   app.route("/", healthRoutes(s.kv, s.config.chainMode, readiness));
+  // ROLE=worker holds the keys: its HTTP is probes and scraping only, so no partner or operator credential is ever
+  // presented to the process that signs. Admin stays with the api role; it acts through KV, which the worker reads.
+  if (s.config.role === "worker") {
+    app.route("/", metricsRoutes(s));
+    return app;
+  }
   const enabled = s.chainPlan.enabled;
   app.route("/config", configRoutes(enabled));
   // No body above the one size limit is read by anything below (routes/body_limit.ts).
@@ -278,7 +331,10 @@ export function createApp(s: Services, readiness: Readiness = new Readiness("rea
   app.on("POST", "*", idempotency(s.kv, redactedLog(), { unverified }));
   const { limits } = s.config;
   app.route(authMount, authRoutes(s.kv, s.tokens, s.uAssetTransferAddress, limits.newWalletsPerKeyPerDay));
-  app.route("/mint", mintRoutes(s.kv, (chain, index) => s.deriver.depositAddress(chain, index), enabled));
+  const deriver = s.deriver;
+  const derive = deriver && ((chain: NativeChain, index: number) => deriver.depositAddress(chain, index));
+  // ROLE=all derives on request exactly as before (same address for an index either way); ROLE=api takes the pool.
+  app.route("/mint", mintRoutes(s.kv, { derive, pool: derive === null }, enabled));
   app.route("/burn", burnRoutes(s.kv, s.uAssetTransferAddress, enabled, s.chainPlan.utxoNetworks));
   const streams = { shutdown: s.shutdown.signal, maxPerPartner: limits.streamsPerPartner };
   app.route("/orders", orderStreamRoutes(s.kv, streams)); // before /orders/:id

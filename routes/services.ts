@@ -14,7 +14,8 @@ export interface Services {
   config: Config;
   kv: Deno.Kv;
   tokens: TokenSettings;
-  deriver: Deriver;
+  /** Derives deposit addresses from the mnemonic; null in ROLE=api, which holds none (README "Roles"). */
+  deriver: Deriver | null;
   uAssetTransferAddress: string;
   /** The order pipeline's shared context; null when PIPELINE=off. */
   pipeline: PipelineContext | null;

@@ -15,6 +15,7 @@ import { KEY_MATERIAL_VARIABLES, loadConfig } from "../config/env.ts";
 import { newPrivateKeyPem } from "../config/secrets.ts";
 import { getAlert } from "../kv/alerts.ts";
 import { createApiKey } from "../kv/api_keys.ts";
+import { createOperatorKey } from "../kv/operator_keys.ts";
 import { createMintWallet, depositPoolSize, listMintWallets, refillDepositPool } from "../kv/mint_wallets.ts";
 import { openKv } from "../kv/open.ts";
 import { publishTransferAddress } from "../kv/public_config.ts";
@@ -68,6 +69,13 @@ Deno.test("api and worker on one KV: the api hands out a pooled address, the wor
     });
     servers.push(worker);
     await until("the worker's sol pool", async () => (await depositPoolSize(t.kv, "sol")) >= 3 || null, servers);
+    // Operators see it on the worker's /metrics (nothing is taken yet, so it cannot have shrunk).
+    const operator = (await createOperatorKey(t.kv, { name: "roles-ops", scopes: ["metrics"], by: "test" }))
+      .operatorKey;
+    const scraped = await worker.call("GET", "/metrics", { token: operator });
+    assert.equal(scraped.status, 200);
+    const pooled = /^issuance_deposit_pool_available\{chain="sol"\} (\d+)$/m.exec(String(scraped.body));
+    assert.ok(pooled && Number(pooled[1]) >= 3, String(scraped.body).slice(0, 200));
 
     // Exactly what the api process is given: no mnemonic, no EVM key, not even inherited from this process.
     assert.deepEqual(KEY_MATERIAL_VARIABLES.filter((name) => name in t.apiEnv), []);

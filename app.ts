@@ -7,7 +7,14 @@ import { Deriver } from "./chains/derivation.ts";
 import { openKv } from "./kv/open.ts";
 import { uAssetTransferAddress } from "./chains/transfer_address.ts";
 import { authMountPath, type Config } from "./config/env.ts";
-import { type ApiSecrets, loadApiSecrets, loadSecrets, type Secrets } from "./config/secrets.ts";
+import {
+  type ApiSecrets,
+  loadApiSecrets,
+  loadSecrets,
+  loadWorkerSecrets,
+  type Secrets,
+  type WorkerSecrets,
+} from "./config/secrets.ts";
 import { publishedTransferAddress, publishTransferAddress } from "./kv/public_config.ts";
 import { refillDepositPool } from "./kv/mint_wallets.ts";
 import { authRoutes, requireApiKey, TOKEN_PATHS } from "./routes/auth.ts";
@@ -18,7 +25,7 @@ import { notFound, onError } from "./routes/errors.ts";
 import { mountDocs } from "./routes/docs.ts";
 import { registerSecuritySchemes, router } from "./routes/openapi.ts";
 import { limitBodies } from "./routes/body_limit.ts";
-import { requireJwt, VerifiedTokenCache } from "./routes/jwt.ts";
+import { requireJwt, type TokenSettings, VerifiedTokenCache } from "./routes/jwt.ts";
 import { mintRoutes } from "./routes/mint.ts";
 import { simRoutes } from "./routes/sim.ts";
 import { healthRoutes } from "./routes/health.ts";
@@ -48,7 +55,10 @@ import { Metrics } from "./actors/metrics.ts";
 import { metricsRoutes } from "./routes/metrics.ts";
 import type { Services } from "./routes/services.ts";
 
-export async function buildServices(config: Config, secrets?: Secrets | ApiSecrets): Promise<Services> {
+export async function buildServices(
+  config: Config,
+  secrets?: Secrets | ApiSecrets | WorkerSecrets,
+): Promise<Services> {
   // Refused before anything is opened: a mode that would mix live and simulated chains unsafely never starts.
   const plan = chainPlan(config.chainMode, config.evm, config.utxo, config.account);
   // A chain this process cannot keep up with (deploy mode's cron budget) is refused here too, saying what to do instead.
@@ -64,7 +74,11 @@ export async function buildServices(config: Config, secrets?: Secrets | ApiSecre
   announcePlan(plan);
   if (config.role === "api") return await buildApiServices(config, plan, secrets);
   if (secrets && !("mnemonic" in secrets)) throw new Error(`ROLE=${config.role} needs the master mnemonic`);
-  const loaded = secrets ?? await loadSecrets(config);
+  // The worker serves no partner route: it neither needs nor holds the JWT key (README "Roles").
+  const loaded: { mnemonic: string; jwt?: Secrets["jwt"] } = secrets ??
+    (config.role === "worker" ? await loadWorkerSecrets(config) : await loadSecrets(config));
+  const jwt = config.role === "worker" ? undefined : loaded.jwt;
+  if (config.role === "all" && !jwt) throw new Error("ROLE=all needs the JWT key");
   // Deposit addresses of doge and zec in the plan's network (regtest on a devnet node, mainnet otherwise).
   const deriver = Deriver.fromMnemonic(loaded.mnemonic, plan.utxoNetworks);
   // One Signer for every live native chain; the hot-wallet addresses are printed even with PIPELINE=off, since
@@ -109,12 +123,7 @@ export async function buildServices(config: Config, secrets?: Secrets | ApiSecre
   return {
     config,
     kv,
-    tokens: {
-      keys: loaded.jwt,
-      issuer: config.authUrl,
-      audience: config.baseUrl,
-      claimNamespace: config.claimNamespace,
-    },
+    tokens: jwt ? tokenSettings(config, jwt) : null,
     deriver,
     uAssetTransferAddress: transferAddress,
     pipeline: setup.chains
@@ -136,7 +145,12 @@ export async function buildServices(config: Config, secrets?: Secrets | ApiSecre
  * config/env.ts already refused a mnemonic or an EVM key in the environment; a caller's full `Secrets` are cut to the
  * JWT key here, so the mnemonic is never referenced by what this returns.
  */
-async function buildApiServices(config: Config, plan: ChainPlan, secrets?: Secrets | ApiSecrets): Promise<Services> {
+async function buildApiServices(
+  config: Config,
+  plan: ChainPlan,
+  secrets?: Secrets | ApiSecrets | WorkerSecrets,
+): Promise<Services> {
+  if (secrets && !("jwt" in secrets)) throw new Error("ROLE=api needs the JWT key");
   const jwt = secrets ? secrets.jwt : (await loadApiSecrets(config)).jwt;
   const kv = await openKv(config.kvPath, { queues: false });
   const transferAddress = config.burnTransferAddress ?? await publishedTransferAddress(kv);
@@ -151,7 +165,7 @@ async function buildApiServices(config: Config, plan: ChainPlan, secrets?: Secre
   return {
     config,
     kv,
-    tokens: { keys: jwt, issuer: config.authUrl, audience: config.baseUrl, claimNamespace: config.claimNamespace },
+    tokens: tokenSettings(config, jwt),
     deriver: null,
     uAssetTransferAddress: transferAddress,
     pipeline: null,
@@ -160,6 +174,10 @@ async function buildApiServices(config: Config, plan: ChainPlan, secrets?: Secre
     shutdown: new AbortController(),
     metrics: new Metrics({ processDefaults: config.runtimeMode !== "deploy" }),
   };
+}
+
+function tokenSettings(config: Config, keys: Secrets["jwt"]): TokenSettings {
+  return { keys, issuer: config.authUrl, audience: config.baseUrl, claimNamespace: config.claimNamespace };
 }
 
 /** What the pipeline tells the metrics (actors/metrics.ts). */
@@ -303,6 +321,8 @@ export function createApp(s: Services, readiness: Readiness = new Readiness("rea
     app.route("/", metricsRoutes(s));
     return app;
   }
+  const tokens = s.tokens;
+  if (!tokens) throw new Error(`ROLE=${s.config.role} serves partner routes and needs the JWT key`);
   const enabled = s.chainPlan.enabled;
   app.route("/config", configRoutes(enabled));
   // No body above the one size limit is read by anything below (routes/body_limit.ts).
@@ -313,10 +333,10 @@ export function createApp(s: Services, readiness: Readiness = new Readiness("rea
 
   // The JWT gate covers the partner resources only, so an unknown path still answers 404.
   const cache = new VerifiedTokenCache();
-  const jwt = requireJwt(s.kv, s.tokens, { cache });
+  const jwt = requireJwt(s.kv, tokens, { cache });
   // "/x/*" also matches "/x" in Hono, so each gate is registered once.
   for (const path of ["/mint/*", "/burn/*", "/webhooks/*"]) app.use(path, jwt);
-  app.use("/orders/*", requireJwt(s.kv, s.tokens, { cache, prefetch: orderRoutesPrefetch }));
+  app.use("/orders/*", requireJwt(s.kv, tokens, { cache, prefetch: orderRoutesPrefetch }));
   // Operators: the admin API takes operator keys only (routes/admin.ts); the dashboard under /admin/ui has its own
   // session gate.
   const operatorGate = requireOperator(s.kv);
@@ -330,7 +350,7 @@ export function createApp(s: Services, readiness: Readiness = new Readiness("rea
   const unverified = (path: string) => simMounted && (path === "/sim" || path.startsWith("/sim/"));
   app.on("POST", "*", idempotency(s.kv, redactedLog(), { unverified }));
   const { limits } = s.config;
-  app.route(authMount, authRoutes(s.kv, s.tokens, s.uAssetTransferAddress, limits.newWalletsPerKeyPerDay));
+  app.route(authMount, authRoutes(s.kv, tokens, s.uAssetTransferAddress, limits.newWalletsPerKeyPerDay));
   const deriver = s.deriver;
   const derive = deriver && ((chain: NativeChain, index: number) => deriver.depositAddress(chain, index));
   // ROLE=all derives on request exactly as before (same address for an index either way); ROLE=api takes the pool.

@@ -54,6 +54,9 @@ export const KEY_MATERIAL_VARIABLES = [
   "EVM_MINTER_KEY_FILE",
 ] as const;
 
+/** The JWT signing key's variables: ROLE=worker, which serves no partner route, refuses them. */
+export const JWT_KEY_VARIABLES = ["JWT_PRIVATE_KEY", "JWT_PRIVATE_KEY_FILE"] as const;
+
 /** Pre-derived deposit addresses per native chain (kv/mint_wallets.ts `refillDepositPool`). */
 export interface DepositPoolConfig {
   /** The worker refills a chain's pool when fewer than this many addresses wait. */
@@ -219,6 +222,15 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       throw new Error(
         `ROLE=api must not hold key material, but ${held.join(", ")} ${held.length > 1 ? "are" : "is"} set: ` +
           'unset them for the api process and give them to the worker (README "Roles")',
+      );
+    }
+  }
+  if (role === "worker") {
+    const held = JWT_KEY_VARIABLES.filter((name) => env[name] !== undefined && env[name] !== "");
+    if (held.length > 0) {
+      throw new Error(
+        `ROLE=worker signs no tokens and must not hold the JWT key, but ${held.join(", ")} ` +
+          `${held.length > 1 ? "are" : "is"} set: give it to the api processes only (README \"Roles\")`,
       );
     }
   }

@@ -30,6 +30,11 @@ export interface ApiSecrets {
   jwt: JwtKeys;
 }
 
+/** ROLE=worker's secrets (README "Roles"): the mnemonic alone; it serves no partner route, so signs no token. */
+export interface WorkerSecrets {
+  mnemonic: string;
+}
+
 const GENERATED_KEY_FILE = "jwt-private-key.pem";
 const GENERATED_MNEMONIC_FILE = "master-mnemonic.txt";
 
@@ -59,6 +64,39 @@ function jwtPem(config: Config, warn: (msg: string) => void): Promise<string> {
     : generatedOnce(`${config.dataDir}/${GENERATED_KEY_FILE}`, newPrivateKeyPem, warn, "JWT signing key");
 }
 
+/**
+ * The master mnemonic only, read as `loadSecrets` reads it (deploy: `MASTER_MNEMONIC`; live: `MASTER_MNEMONIC_FILE`
+ * required; sim: generated once). No JWT key is read, generated or held.
+ */
+export async function loadWorkerSecrets(
+  config: Config,
+  warn: (msg: string) => void = console.warn,
+): Promise<WorkerSecrets> {
+  if (config.runtimeMode === "deploy") {
+    if (!config.masterMnemonic) {
+      throw new Error("RUNTIME_MODE=deploy needs MASTER_MNEMONIC in the environment: refusing to start without it");
+    }
+    const mnemonic = config.masterMnemonic.trim().split(/\s+/).join(" ");
+    if (!validateMnemonic(mnemonic, wordlist)) throw new Error("MASTER_MNEMONIC is not a valid BIP39 English mnemonic");
+    return { mnemonic };
+  }
+  if (config.chainMode === "live" && !config.masterMnemonicFile) {
+    throw new Error("CHAIN_MODE=live needs MASTER_MNEMONIC_FILE: refusing to start without it");
+  }
+  return { mnemonic: await mnemonicOf(config, warn) };
+}
+
+async function mnemonicOf(config: Config, warn: (msg: string) => void): Promise<string> {
+  const mnemonicText = config.masterMnemonicFile
+    ? await readSecretFile(config.masterMnemonicFile, "MASTER_MNEMONIC_FILE")
+    : await generatedOnce(`${config.dataDir}/${GENERATED_MNEMONIC_FILE}`, newMnemonic, warn, "master mnemonic");
+  const mnemonic = mnemonicText.trim().split(/\s+/).join(" ");
+  if (!validateMnemonic(mnemonic, wordlist)) {
+    throw new Error("The master mnemonic is not a valid BIP39 English mnemonic");
+  }
+  return mnemonic;
+}
+
 export async function loadSecrets(config: Config, warn: (msg: string) => void = console.warn): Promise<Secrets> {
   if (config.runtimeMode === "deploy") return await secretsFromEnvironment(config);
   if (config.chainMode === "live") {
@@ -71,13 +109,7 @@ export async function loadSecrets(config: Config, warn: (msg: string) => void = 
     }
   }
   const keyPem = await jwtPem(config, warn);
-  const mnemonicText = config.masterMnemonicFile
-    ? await readSecretFile(config.masterMnemonicFile, "MASTER_MNEMONIC_FILE")
-    : await generatedOnce(`${config.dataDir}/${GENERATED_MNEMONIC_FILE}`, newMnemonic, warn, "master mnemonic");
-  const mnemonic = mnemonicText.trim().split(/\s+/).join(" ");
-  if (!validateMnemonic(mnemonic, wordlist)) {
-    throw new Error("The master mnemonic is not a valid BIP39 English mnemonic");
-  }
+  const mnemonic = await mnemonicOf(config, warn);
   return { jwt: await jwtKeysFromPem(keyPem), mnemonic };
 }
 

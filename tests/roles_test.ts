@@ -11,7 +11,7 @@ import { buildServices } from "../app.ts";
 import { NATIVE } from "../chains/catalog.ts";
 import { Deriver } from "../chains/derivation.ts";
 import { Signer } from "../chains/signer.ts";
-import { KEY_MATERIAL_VARIABLES, loadConfig } from "../config/env.ts";
+import { JWT_KEY_VARIABLES, KEY_MATERIAL_VARIABLES, loadConfig } from "../config/env.ts";
 import { newPrivateKeyPem } from "../config/secrets.ts";
 import { getAlert } from "../kv/alerts.ts";
 import { createApiKey } from "../kv/api_keys.ts";
@@ -60,7 +60,6 @@ Deno.test("api and worker on one KV: the api hands out a pooled address, the wor
     const worker = await ChildServer.start(t.dir, {
       ...t.common,
       ROLE: "worker",
-      JWT_PRIVATE_KEY_FILE: t.jwtFile,
       MASTER_MNEMONIC_FILE: t.mnemonicFile,
       SIM_BLOCK_MS: "50",
       SWEEP_MS: "50",
@@ -69,6 +68,8 @@ Deno.test("api and worker on one KV: the api hands out a pooled address, the wor
     });
     servers.push(worker);
     await until("the worker's sol pool", async () => (await depositPoolSize(t.kv, "sol")) >= 3 || null, servers);
+    // The worker signs no token: it was given no JWT key and generated none.
+    await assert.rejects(Deno.stat(`${t.dir}/jwt-private-key.pem`), Deno.errors.NotFound);
     // Operators see it on the worker's /metrics (nothing is taken yet, so it cannot have shrunk).
     const operator = (await createOperatorKey(t.kv, { name: "roles-ops", scopes: ["metrics"], by: "test" }))
       .operatorKey;
@@ -171,7 +172,7 @@ Deno.test("two api processes racing for a pool of 12 hand out 12 distinct addres
   }
 });
 
-Deno.test("ROLE=api with a mnemonic or an EVM key configured refuses to start, saying why", async () => {
+Deno.test("ROLE=api with a mnemonic or an EVM key refuses to start, ROLE=worker with the JWT key too", async () => {
   const t = await setup();
   try {
     await assert.rejects(
@@ -182,6 +183,12 @@ Deno.test("ROLE=api with a mnemonic or an EVM key configured refuses to start, s
       assert.throws(
         () => loadConfig({ ...t.apiEnv, [name]: "x" }),
         new RegExp(`ROLE=api must not hold key material, but ${name} is set`),
+      );
+    }
+    for (const name of JWT_KEY_VARIABLES) {
+      assert.throws(
+        () => loadConfig({ ...t.common, ROLE: "worker", [name]: "x" }),
+        new RegExp(`ROLE=worker signs no tokens and must not hold the JWT key, but ${name} is set`),
       );
     }
     // Without a worker having published the transfer address, the api says what to start first.

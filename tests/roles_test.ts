@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { generateMnemonic } from "@scure/bip39";
 import { wordlist } from "@scure/bip39/wordlists/english.js";
-import { buildServices } from "../app.ts";
+import { buildServices, pipelineRuntime } from "../app.ts";
 import { NATIVE } from "../chains/catalog.ts";
 import { Deriver } from "../chains/derivation.ts";
 import { Signer } from "../chains/signer.ts";
@@ -260,6 +260,48 @@ Deno.test("the pool refills below its low-water mark only, from the allocation c
       pooled.push([e.value.derivationIndex, e.value.address]);
     }
     assert.deepEqual(pooled, [2, 3, 4, 5].map((i) => [i, deriver.depositAddress("doge", i)]));
+  } finally {
+    t.kv.close();
+    await Deno.remove(t.dir, { recursive: true });
+  }
+});
+
+Deno.test("the worker's runtime has the deposit pool tick (cron group checks) and fills every native chain; ROLE=all has none", async () => {
+  const t = await setup();
+  try {
+    const env = {
+      ...t.common,
+      MASTER_MNEMONIC_FILE: t.mnemonicFile,
+      DEPOSIT_POOL_LOW_WATER: "2",
+      DEPOSIT_POOL_REFILL: "4",
+    };
+    const worker = await buildServices(loadConfig({ ...env, ROLE: "worker" }));
+    try {
+      assert.equal(worker.tokens, null, "the worker holds no JWT key");
+      worker.pipeline!.log = () => {};
+      const runtime = pipelineRuntime(worker)!;
+      const tick = runtime.ticks.find((k) => k.name === "deposit pool");
+      assert.equal(tick?.group, "checks");
+      // One cron run of the group, as Deno Deploy would run it.
+      runtime.startCronOnly();
+      await runtime.runGroup("checks", 5_000);
+      await runtime.stop();
+      const deriver = Deriver.fromMnemonic(t.mnemonic);
+      for (const chain of ["sol", "xrp", "sui", "doge", "zec"] as const) {
+        assert.equal(await depositPoolSize(t.kv, chain), 4, chain);
+        const first = await t.kv.get<{ address: string }>(["deposit_pool", chain, 0]);
+        assert.equal(first.value?.address, deriver.depositAddress(chain, 0), chain);
+      }
+    } finally {
+      worker.kv.close();
+    }
+    const all = await buildServices(loadConfig({ ...env, JWT_PRIVATE_KEY_FILE: t.jwtFile }));
+    try {
+      all.pipeline!.log = () => {};
+      assert.equal(pipelineRuntime(all)!.ticks.some((k) => k.name === "deposit pool"), false);
+    } finally {
+      all.kv.close();
+    }
   } finally {
     t.kv.close();
     await Deno.remove(t.dir, { recursive: true });

@@ -2,6 +2,7 @@
  * Builds an `OpContext` outside the server (the CLI): chains and settings from the configuration, as the server
  * derives them. The server builds its own from its services (routes/admin.ts).
  */
+import { publishedTransferAddress } from "../../kv/public_config.ts";
 import { zeroAddress } from "viem";
 import type { Chains } from "../../chains/adapter.ts";
 import { buildChains, liveSigner } from "../../config/registry.ts";
@@ -54,6 +55,12 @@ export function cliOpContext(kv: Deno.Kv, config: Config, by: string): OpContext
     transferAddress: () =>
       transfer ??= (async () => {
         if (config.burnTransferAddress) return config.burnTransferAddress;
+        // ROLE=api holds no mnemonic (README "Roles"): the address the worker published, never a generated one.
+        if (config.role === "api") {
+          const published = await publishedTransferAddress(kv);
+          if (!published) throw new Error("ROLE=api: no worker has published the uAsset transfer address on this KV");
+          return published;
+        }
         const plan = chainPlan(config.chainMode, config.evm, config.utxo, config.account);
         const deriver = Deriver.fromMnemonic((await loadSecrets(config)).mnemonic, plan.utxoNetworks);
         return uAssetTransferAddress(config, deriver);

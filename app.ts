@@ -7,7 +7,16 @@ import { Deriver } from "./chains/derivation.ts";
 import { openKv } from "./kv/open.ts";
 import { uAssetTransferAddress } from "./chains/transfer_address.ts";
 import { authMountPath, type Config } from "./config/env.ts";
-import { loadSecrets, type Secrets } from "./config/secrets.ts";
+import {
+  type ApiSecrets,
+  loadApiSecrets,
+  loadSecrets,
+  loadWorkerSecrets,
+  type Secrets,
+  type WorkerSecrets,
+} from "./config/secrets.ts";
+import { publishedTransferAddress, publishTransferAddress } from "./kv/public_config.ts";
+import { refillDepositPool } from "./kv/mint_wallets.ts";
 import { authRoutes, requireApiKey, TOKEN_PATHS } from "./routes/auth.ts";
 import { idempotency } from "./routes/idempotency.ts";
 import { burnRoutes } from "./routes/burn.ts";
@@ -16,7 +25,7 @@ import { notFound, onError } from "./routes/errors.ts";
 import { mountDocs } from "./routes/docs.ts";
 import { registerSecuritySchemes, router } from "./routes/openapi.ts";
 import { limitBodies } from "./routes/body_limit.ts";
-import { JwtKeyRing, requireJwt, VerifiedTokenCache } from "./routes/jwt.ts";
+import { JwtKeyRing, requireJwt, type TokenSettings, VerifiedTokenCache } from "./routes/jwt.ts";
 import { mintRoutes } from "./routes/mint.ts";
 import { simRoutes } from "./routes/sim.ts";
 import { healthRoutes } from "./routes/health.ts";
@@ -24,11 +33,11 @@ import { Readiness } from "./actors/readiness.ts";
 import type { PipelineContext, PipelineSettings } from "./actors/context.ts";
 import { settingsFromConfig } from "./actors/settings_from_config.ts";
 import { buildChains, type ChainSetup, liveSigner } from "./config/registry.ts";
-import { chainsOf, type ChainSymbol } from "./chains/catalog.ts";
+import { chainsOf, type ChainSymbol, isNativeChain, type NativeChain } from "./chains/catalog.ts";
 import { defaultSimOperatorAddress } from "./chains/sim/adapters.ts";
 import { seedSimUtxoGenesis } from "./actors/treasury_steps.ts";
 import { type ChainPlan, chainPlan, DEVNET_CHAIN_ID, proveChainNodes } from "./config/chain_mode.ts";
-import { PipelineRuntime } from "./actors/runtime.ts";
+import { PipelineRuntime, type RuntimeOptions } from "./actors/runtime.ts";
 import { checkWatchPlan, watchedChains } from "./config/watch_plan.ts";
 import { CRON_LEASE_MS } from "./actors/cron.ts";
 import { SimLedger } from "./chains/sim/ledger.ts";
@@ -46,7 +55,10 @@ import { Metrics } from "./actors/metrics.ts";
 import { metricsRoutes } from "./routes/metrics.ts";
 import type { Services } from "./routes/services.ts";
 
-export async function buildServices(config: Config, secrets?: Secrets): Promise<Services> {
+export async function buildServices(
+  config: Config,
+  secrets?: Secrets | ApiSecrets | WorkerSecrets,
+): Promise<Services> {
   // Refused before anything is opened: a mode that would mix live and simulated chains unsafely never starts.
   const plan = chainPlan(config.chainMode, config.evm, config.utxo, config.account);
   // A chain this process cannot keep up with (deploy mode's cron budget) is refused here too, saying what to do instead.
@@ -60,7 +72,13 @@ export async function buildServices(config: Config, secrets?: Secrets): Promise<
   // anything starts.
   await proveChainNodes(plan, config.evm, config.utxo, config.account);
   announcePlan(plan);
-  const loaded = secrets ?? await loadSecrets(config);
+  if (config.role === "api") return await buildApiServices(config, plan, secrets);
+  if (secrets && !("mnemonic" in secrets)) throw new Error(`ROLE=${config.role} needs the master mnemonic`);
+  // The worker serves no partner route: it neither needs nor holds the JWT key (README "Roles").
+  const loaded: { mnemonic: string; jwt?: Secrets["jwt"] } = secrets ??
+    (config.role === "worker" ? await loadWorkerSecrets(config) : await loadSecrets(config));
+  const jwt = config.role === "worker" ? undefined : loaded.jwt;
+  if (config.role === "all" && !jwt) throw new Error("ROLE=all needs the JWT key");
   // Deposit addresses of doge and zec in the plan's network (regtest on a devnet node, mainnet otherwise).
   const deriver = Deriver.fromMnemonic(loaded.mnemonic, plan.utxoNetworks);
   // One Signer for every live native chain; the hot-wallet addresses are printed even with PIPELINE=off, since
@@ -70,6 +88,8 @@ export async function buildServices(config: Config, secrets?: Secrets): Promise<
   // Deploy mode: the platform's KV, which has no queues (the cron sweep drives the pipeline).
   const kv = await openKv(config.kvPath, { queues: config.runtimeMode !== "deploy" });
   const transferAddress = uAssetTransferAddress(config, deriver);
+  // For api processes on this KV, which cannot derive it (README "Roles").
+  await publishTransferAddress(kv, transferAddress);
   // prom-client's process metrics read /proc and process.* (they work under Deno 2.9.6); not tried on Deno Deploy.
   const metrics = new Metrics({ processDefaults: config.runtimeMode !== "deploy" });
   // Burns and refunds are signed by the transfer address, which pays their gas (docs/onchain-burn.md).
@@ -79,11 +99,9 @@ export async function buildServices(config: Config, secrets?: Secrets): Promise<
   // PIPELINE=off serves the API alone: no chain adapter is built (the plan above was still checked).
   let setup;
   let settings: PipelineSettings | undefined;
-  const ring = new JwtKeyRing(kv, loaded.jwt);
+  let tokens: TokenSettings | null = null;
   try {
-    // Every process records the key it signs with before it serves, so every other process on this KV verifies its
-    // tokens and the JWKS publishes it; a key an operator retired refuses to start (README, rotating the JWT key).
-    await ring.recordSigningKey();
+    if (jwt) tokens = await tokenSettings(config, kv, jwt);
     if (config.pipeline === "on") {
       settings = settingsFromConfig(config, transferAddress, plan.enabled, plan);
       // Only live native chains sign with the master mnemonic's keys here, with one Signer built once; it is never
@@ -107,13 +125,7 @@ export async function buildServices(config: Config, secrets?: Secrets): Promise<
   return {
     config,
     kv,
-    tokens: {
-      keys: loaded.jwt,
-      ring,
-      issuer: config.authUrl,
-      audience: config.baseUrl,
-      claimNamespace: config.claimNamespace,
-    },
+    tokens,
     deriver,
     uAssetTransferAddress: transferAddress,
     pipeline: setup.chains
@@ -127,6 +139,57 @@ export async function buildServices(config: Config, secrets?: Secrets): Promise<
     shutdown: new AbortController(),
     metrics,
   };
+}
+
+/**
+ * ROLE=api (README "Roles"): the JWT key and nothing else. No Deriver, no Signer, no pipeline; deposit addresses come
+ * from the pool the worker fills and the transfer address from what the worker published (or BURN_TRANSFER_ADDRESS).
+ * config/env.ts already refused a mnemonic or an EVM key in the environment; a caller's full `Secrets` are cut to the
+ * JWT key here, so the mnemonic is never referenced by what this returns.
+ */
+async function buildApiServices(
+  config: Config,
+  plan: ChainPlan,
+  secrets?: Secrets | ApiSecrets | WorkerSecrets,
+): Promise<Services> {
+  if (secrets && !("jwt" in secrets)) throw new Error("ROLE=api needs the JWT key");
+  const jwt = secrets ? secrets.jwt : (await loadApiSecrets(config)).jwt;
+  const kv = await openKv(config.kvPath, { queues: false });
+  const transferAddress = config.burnTransferAddress ?? await publishedTransferAddress(kv);
+  if (!transferAddress) {
+    kv.close();
+    throw new Error(
+      "ROLE=api: no uAsset transfer address is published on this KV yet: start a worker (ROLE=worker) on the same " +
+        "KV first (it publishes the address), or set BURN_TRANSFER_ADDRESS",
+    );
+  }
+  console.log(`ROLE=api: uAsset transfer address ${transferAddress}; deposit addresses from the worker's pool`);
+  return {
+    config,
+    kv,
+    tokens: await tokenSettings(config, kv, jwt).catch((err) => {
+      kv.close();
+      throw err;
+    }),
+    deriver: null,
+    uAssetTransferAddress: transferAddress,
+    pipeline: null,
+    chainPlan: plan,
+    simulatedChains: plan.simulated,
+    shutdown: new AbortController(),
+    metrics: new Metrics({ processDefaults: config.runtimeMode !== "deploy" }),
+  };
+}
+
+/**
+ * The token settings of a process holding the JWT key. Every such process records the key it signs with before it
+ * serves, so every other process on this KV verifies its tokens and the JWKS publishes it; a key an operator retired
+ * refuses to start (README, rotating the JWT key).
+ */
+async function tokenSettings(config: Config, kv: Deno.Kv, keys: Secrets["jwt"]): Promise<TokenSettings> {
+  const ring = new JwtKeyRing(kv, keys);
+  await ring.recordSigningKey();
+  return { keys, ring, issuer: config.authUrl, audience: config.baseUrl, claimNamespace: config.claimNamespace };
 }
 
 /** What the pipeline tells the metrics (actors/metrics.ts). */
@@ -222,9 +285,18 @@ export function pipelineRuntime(s: Services): PipelineRuntime | null {
     cronRunMs: s.config.watch.cronRunMs,
     watchBytesPerRun: s.config.watch.bytesPerRun,
     lagAlertMs: s.config.watch.lagAlertMs,
+    // The worker fills the pool the api processes allocate from; ROLE=all derives on request as it always did.
+    depositPool: s.config.role === "worker" && s.deriver ? depositPool(s, s.deriver) : undefined,
     // Deploy mode: cron runs once a minute in whatever isolate; a lease outlives a run, not the period.
     ...(s.config.runtimeMode === "deploy" ? { leaseMs: CRON_LEASE_MS, idleLeaseMs: CRON_LEASE_MS } : {}),
   });
+}
+
+function depositPool(s: Services, deriver: Deriver): RuntimeOptions["depositPool"] {
+  return {
+    chains: s.chainPlan.enabled.filter(isNativeChain),
+    refill: (chain) => refillDepositPool(s.kv, chain, (c, i) => deriver.depositAddress(c, i), s.config.depositPool),
+  };
 }
 
 /**
@@ -255,6 +327,14 @@ export function createApp(s: Services, readiness: Readiness = new Readiness("rea
   // A stopping process ends its open event streams at once (actors/shutdown.ts would otherwise wait, then cut them).
   readiness.stopping.addEventListener("abort", () => s.shutdown.abort(), { once: true });
   app.route("/", healthRoutes(s.kv, s.config.chainMode, readiness));
+  // ROLE=worker holds the keys: its HTTP is probes and scraping only, so no partner or operator credential is ever
+  // presented to the process that signs. Admin stays with the api role; it acts through KV, which the worker reads.
+  if (s.config.role === "worker") {
+    app.route("/", metricsRoutes(s));
+    return app;
+  }
+  const tokens = s.tokens;
+  if (!tokens) throw new Error(`ROLE=${s.config.role} serves partner routes and needs the JWT key`);
   const enabled = s.chainPlan.enabled;
   app.route("/config", configRoutes(enabled));
   // No body above the one size limit is read by anything below (routes/body_limit.ts).
@@ -265,10 +345,10 @@ export function createApp(s: Services, readiness: Readiness = new Readiness("rea
 
   // The JWT gate covers the partner resources only, so an unknown path still answers 404.
   const cache = new VerifiedTokenCache();
-  const jwt = requireJwt(s.kv, s.tokens, { cache });
+  const jwt = requireJwt(s.kv, tokens, { cache });
   // "/x/*" also matches "/x" in Hono, so each gate is registered once.
   for (const path of ["/mint/*", "/burn/*", "/webhooks/*"]) app.use(path, jwt);
-  app.use("/orders/*", requireJwt(s.kv, s.tokens, { cache, prefetch: orderRoutesPrefetch }));
+  app.use("/orders/*", requireJwt(s.kv, tokens, { cache, prefetch: orderRoutesPrefetch }));
   // Operators: the admin API takes operator keys only (routes/admin.ts); the dashboard under /admin/ui has its own
   // session gate.
   const operatorGate = requireOperator(s.kv);
@@ -282,8 +362,11 @@ export function createApp(s: Services, readiness: Readiness = new Readiness("rea
   const unverified = (path: string) => simMounted && (path === "/sim" || path.startsWith("/sim/"));
   app.on("POST", "*", idempotency(s.kv, redactedLog(), { unverified }));
   const { limits } = s.config;
-  app.route(authMount, authRoutes(s.kv, s.tokens, s.uAssetTransferAddress, limits.newWalletsPerKeyPerDay));
-  app.route("/mint", mintRoutes(s.kv, (chain, index) => s.deriver.depositAddress(chain, index), enabled));
+  app.route(authMount, authRoutes(s.kv, tokens, s.uAssetTransferAddress, limits.newWalletsPerKeyPerDay));
+  const deriver = s.deriver;
+  const derive = deriver && ((chain: NativeChain, index: number) => deriver.depositAddress(chain, index));
+  // ROLE=all derives on request exactly as before (same address for an index either way); ROLE=api takes the pool.
+  app.route("/mint", mintRoutes(s.kv, { derive, pool: derive === null }, enabled));
   app.route("/burn", burnRoutes(s.kv, s.uAssetTransferAddress, enabled, s.chainPlan.utxoNetworks));
   const streams = { shutdown: s.shutdown.signal, maxPerPartner: limits.streamsPerPartner };
   app.route("/orders", orderStreamRoutes(s.kv, streams)); // before /orders/:id

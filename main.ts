@@ -47,7 +47,10 @@ if (typeof Deno.cron === "function") {
 const { config, services, pipeline } = await ready;
 const app = createApp(services, readiness);
 if (config.runtimeMode === "process") pipeline?.start();
-if (!pipeline) console.warn("PIPELINE=off: serving the API without watchers or order actors");
+if (!pipeline && config.role === "api") {
+  console.log("ROLE=api: serving the partner and admin API; a ROLE=worker process on this KV runs the pipeline");
+} else if (!pipeline) console.warn("PIPELINE=off: serving the API without watchers or order actors");
+if (config.role === "worker") console.log("ROLE=worker: running the pipeline; serving health and metrics only");
 const server = Deno.serve({
   port: config.port,
   onListen: ({ hostname, port }) =>

@@ -8,7 +8,7 @@ import type { NativeChain } from "./chains/catalog.ts";
 
 /** An API error as the partner sees it: the status and the envelope's `message`. */
 export interface PartnerError {
-  readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 422 | 429 | 500;
+  readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 422 | 429 | 500 | 503;
   readonly message: string;
 }
 
@@ -30,6 +30,13 @@ export const API_ERRORS = {
   mintWalletExists: error(400, "A wallet already exists for this chain and destination combination"),
   unsupportedSourceChain: error(400, "Unsupported source chain"),
   unsupportedDestinationChain: error(400, "Unsupported destination chain"),
+
+  /**
+   * README "Roles": the api process holds no mnemonic and the chain's pool of pre-derived addresses is empty. The
+   * spec's table has no temporary failure; spec 7 tells clients to retry 5xx with backoff, so 503 (not 500: nothing
+   * is broken, the worker refills the pool).
+   */
+  depositAddressesUnavailable: error(503, "Deposit addresses are temporarily unavailable; retry later"),
 
   // Spec 7: burn configurations (the address formats are INVALID_ADDRESS_FORMAT, one per chain).
   burnWalletExists: error(400, "Wallet already exists for this chain"),

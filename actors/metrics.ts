@@ -21,6 +21,7 @@ import {
   chainsOf,
   type ChainSymbol,
   isEvmChain,
+  isNativeChain,
   NATIVE,
   NATIVE_CHAINS,
   type NativeChain,
@@ -28,6 +29,7 @@ import {
   weiToNative,
 } from "../chains/catalog.ts";
 import type { FeeFunction } from "../chains/shared/coin_select.ts";
+import { depositPoolSize } from "../kv/mint_wallets.ts";
 import { redactUrls } from "../chains/shared/redact.ts";
 import { ALERT_KINDS, listAlerts } from "../kv/alerts.ts";
 import { ChainTips } from "../kv/chain_tips.ts";
@@ -252,6 +254,8 @@ interface Records {
   heldTransfers: Map<ChainSymbol, number>;
   orderHolds: number;
   alerts: Map<string, number>;
+  /** Pre-derived deposit addresses waiting per enabled native chain (README "Roles"; 0 unless a worker fills it). */
+  depositPool: Map<NativeChain, number>;
   reconciliation: { at: number; ok: boolean; mismatches: Map<string, number> } | null;
 }
 
@@ -385,6 +389,8 @@ class Parts {
     g.alerts.reset();
     for (const kind of ALERT_KINDS) g.alerts.set({ kind }, 0);
     for (const [kind, n] of r.alerts) g.alerts.set({ kind }, n);
+    g.depositPool.reset();
+    for (const [chain, n] of r.depositPool) g.depositPool.set({ chain }, n);
     g.reconMismatches.reset();
     g.reconOk.reset();
     g.reconAt.set(r.reconciliation ? r.reconciliation.at / 1000 : 0);
@@ -449,12 +455,15 @@ class Parts {
 
   async #readRecords(): Promise<Records> {
     const { kv } = this.#sources;
-    const [held, holds, alerts, recon] = await Promise.all([
+    const natives = this.#sources.enabled.filter(isNativeChain);
+    const [held, holds, alerts, recon, pools] = await Promise.all([
       listHeld(kv),
       listOrderHolds(kv),
       listAlerts(kv),
       lastReconciliation(kv),
+      Promise.all(natives.map((chain) => depositPoolSize(kv, chain))),
     ]);
+    const depositPool = new Map(natives.map((chain, i) => [chain, pools[i]]));
     const heldTransfers = new Map<ChainSymbol, number>();
     for (const h of held) heldTransfers.set(h.chain, (heldTransfers.get(h.chain) ?? 0) + 1);
     const byKind = new Map<string, number>();
@@ -466,7 +475,7 @@ class Parts {
       for (const m of recon.mismatches ?? []) mismatches.set(m.kind, (mismatches.get(m.kind) ?? 0) + 1);
       reconciliation = { at, ok: recon.ok === true, mismatches };
     }
-    return { heldTransfers, orderHolds: holds.length, alerts: byKind, reconciliation };
+    return { heldTransfers, orderHolds: holds.length, alerts: byKind, depositPool, reconciliation };
   }
 
   /** Each enabled chain's tip (asked of its reader) and watcher cursor (kv/chain_tips.ts). */
@@ -613,6 +622,11 @@ function gauges(registry: Registry) {
     ),
     heldTransfers: gauge("issuance_held_transfers", "Held transfers by the chain they arrived on.", ["chain"]),
     alerts: gauge("issuance_alerts_open", "Open operator alerts by kind (kv/alerts.ts).", ["kind"]),
+    depositPool: gauge(
+      "issuance_deposit_pool_available",
+      'Pre-derived deposit addresses waiting for ROLE=api processes, by native chain (README "Roles").',
+      ["chain"],
+    ),
     reconMismatches: gauge(
       "issuance_reconciliation_mismatches",
       "Mismatches in the last stored reconciliation report, by kind.",

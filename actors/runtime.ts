@@ -64,6 +64,8 @@ export interface RuntimeOptions {
   watchBytesPerRun?: number;
   /** How long a watcher stays behind its threshold before `watcher_lagging` is raised (actors/watcher_lag.ts). */
   lagAlertMs?: number;
+  /** ROLE=worker: the deposit pool's refill (actors/ticks.ts `TickHost.depositPool`). */
+  depositPool?: TickHost["depositPool"];
 }
 
 /** The idle lease: renewed when half is left, so once a minute per chain. */
@@ -117,6 +119,7 @@ export class PipelineRuntime {
       webhooks: this.webhooks,
       blockChains: opts.blockChains ?? ALL_CHAINS,
       watchChains: opts.watchChains,
+      depositPool: opts.depositPool,
       wake: (orderId) => this.wake(orderId),
       isInFlight: (orderId) => this.#inFlight.has(orderId),
       settle: (deadline) => this.#settle(deadline),

@@ -14,7 +14,7 @@
  * `timing.leaseMs` (short: there is work) to `acquireLease`; with `budget.drain` keep going while work is left and
  * `!outOfBudget(budget)`.
  */
-import { chainFamily, type ChainSymbol, isEvmChain, isNativeChain } from "../chains/catalog.ts";
+import { chainFamily, type ChainSymbol, isEvmChain, isNativeChain, type NativeChain } from "../chains/catalog.ts";
 import { onchainBurnTick } from "./onchain_burn.ts";
 import { acquireLease, listDue, pruneExpiredLeases } from "../kv/pipeline.ts";
 import { listLeases } from "../kv/pipeline.ts";
@@ -80,6 +80,11 @@ export interface TickHost {
   readonly eventsMs: number;
   /** Webhook deliveries; null when this runtime attempts none. */
   readonly webhooks: WebhookDeliveryWorker | null;
+  /**
+   * ROLE=worker (README "Roles"): tops up each chain's pool of pre-derived deposit addresses for the api processes,
+   * which hold no mnemonic (kv/mint_wallets.ts `refillDepositPool`); returns how many it wrote. Unset, no pool tick.
+   */
+  readonly depositPool?: { chains: readonly NativeChain[]; refill(chain: NativeChain): Promise<number> };
   /** Steps the order soon (bounded concurrency, one step per order at a time). */
   wake(orderId: string): void;
   isInFlight(orderId: string): boolean;
@@ -190,6 +195,21 @@ export function pipelineTicks(host: TickHost): Tick[] {
     everyMs: 60_000,
     run: () => scheduledReconcile(ctx, host.owner),
   });
+  const pool = host.depositPool;
+  if (pool) {
+    // Idle (every pool above its low-water mark) it reads two keys per chain and commits nothing.
+    ticks.push({
+      name: "deposit pool",
+      group: "checks",
+      everyMs: timing.sweepMs,
+      run: async () => {
+        for (const chain of pool.chains) {
+          const added = await pool.refill(chain);
+          if (added > 0) ctx.log(`deposit pool ${chain}: ${added} addresses pre-derived for the api processes`);
+        }
+      },
+    });
+  }
   ticks.push({
     name: "housekeeping",
     group: "housekeeping",

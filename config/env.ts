@@ -38,8 +38,39 @@ export type ChainMode = typeof CHAIN_MODES[number];
 export const RUNTIME_MODES = ["process", "deploy"] as const;
 export type RuntimeMode = typeof RUNTIME_MODES[number];
 
+/**
+ * README "Roles": `all` (the default) runs everything in one process; `api` serves the partner and admin HTTP API
+ * holding the JWT key only (no mnemonic, no EVM key: deposit addresses come from the pool the worker fills); `worker`
+ * runs the watchers, actors and signing and serves only health and metrics.
+ */
+export const ROLES = ["all", "api", "worker"] as const;
+export type Role = typeof ROLES[number];
+
+/** Variables that carry key material other than the JWT key: ROLE=api refuses to start when any is set. */
+export const KEY_MATERIAL_VARIABLES = [
+  "MASTER_MNEMONIC",
+  "MASTER_MNEMONIC_FILE",
+  "EVM_MINTER_KEY",
+  "EVM_MINTER_KEY_FILE",
+] as const;
+
+/** The JWT signing key's variables: ROLE=worker, which serves no partner route, refuses them. */
+export const JWT_KEY_VARIABLES = ["JWT_PRIVATE_KEY", "JWT_PRIVATE_KEY_FILE"] as const;
+
+/** Pre-derived deposit addresses per native chain (kv/mint_wallets.ts `refillDepositPool`). */
+export interface DepositPoolConfig {
+  /** The worker refills a chain's pool when fewer than this many addresses wait. */
+  lowWater: number;
+  /** How many addresses one refill derives (one KV commit, so at most 500). */
+  refill: number;
+}
+
+export const DEFAULT_DEPOSIT_POOL: DepositPoolConfig = { lowWater: 50, refill: 100 };
+
 export interface Config {
   port: number;
+  role: Role;
+  depositPool: DepositPoolConfig;
   runtimeMode: RuntimeMode;
   /** The KV file, or a KV Connect URL; "" in deploy mode without KV_PATH: the platform's own KV (`Deno.openKv()`). */
   kvPath: string;
@@ -131,6 +162,10 @@ export const DEFAULT_MINTER_ALLOWANCE_ALERT_PERCENT = 20;
 
 const EnvSchema = z.object({
   PORT: z.string().regex(/^\d{1,5}$/, "PORT must be a port number").optional(),
+  ROLE: z.enum(ROLES).optional(),
+  DEPOSIT_POOL_LOW_WATER: z.string().regex(/^[1-9]\d{0,5}$/, "must be a whole number from 1 to 999999").optional(),
+  DEPOSIT_POOL_REFILL: z.string().regex(/^([1-9]\d?|[1-4]\d\d|500)$/, "must be a whole number from 1 to 500")
+    .optional(),
   RUNTIME_MODE: z.enum(RUNTIME_MODES).optional(),
   DENO_DEPLOYMENT_ID: z.string().optional(),
   JWT_PRIVATE_KEY: z.string().min(1).optional(),
@@ -180,6 +215,28 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     throw new Error(`Invalid configuration: ${problems}`);
   }
   const e = parsed.data;
+  const role: Role = e.ROLE ?? "all";
+  if (role === "api") {
+    const held = KEY_MATERIAL_VARIABLES.filter((name) => env[name] !== undefined && env[name] !== "");
+    if (held.length > 0) {
+      throw new Error(
+        `ROLE=api must not hold key material, but ${held.join(", ")} ${held.length > 1 ? "are" : "is"} set: ` +
+          'unset them for the api process and give them to the worker (README "Roles")',
+      );
+    }
+  }
+  if (role === "worker") {
+    const held = JWT_KEY_VARIABLES.filter((name) => env[name] !== undefined && env[name] !== "");
+    if (held.length > 0) {
+      throw new Error(
+        `ROLE=worker signs no tokens and must not hold the JWT key, but ${held.join(", ")} ` +
+          `${held.length > 1 ? "are" : "is"} set: give it to the api processes only (README \"Roles\")`,
+      );
+    }
+  }
+  if (role === "worker" && e.PIPELINE === "off") {
+    throw new Error('ROLE=worker with PIPELINE=off would run nothing: a worker is the pipeline (README "Roles")');
+  }
   const port = e.PORT === undefined ? 8000 : Number(e.PORT);
   // Deno Deploy sets DENO_DEPLOYMENT_ID in every deployment; RUNTIME_MODE wins either way.
   const runtimeMode: RuntimeMode = e.RUNTIME_MODE ?? (e.DENO_DEPLOYMENT_ID ? "deploy" : "process");
@@ -189,6 +246,11 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   const authUrl = trimSlash(e.AUTH_URL ?? `${baseUrl}/auth`);
   return {
     port,
+    role,
+    depositPool: {
+      lowWater: Number(e.DEPOSIT_POOL_LOW_WATER ?? DEFAULT_DEPOSIT_POOL.lowWater),
+      refill: Number(e.DEPOSIT_POOL_REFILL ?? DEFAULT_DEPOSIT_POOL.refill),
+    },
     runtimeMode,
     kvPath,
     dataDir: dirname(kvPath),
@@ -208,7 +270,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     simHotWalletGenesis: e.SIM_HOT_WALLET_GENESIS === undefined ? undefined : BigInt(e.SIM_HOT_WALLET_GENESIS),
     simUtxoGenesis: e.SIM_UTXO_GENESIS === undefined ? SIM_UTXO_GENESIS_DEFAULT : BigInt(e.SIM_UTXO_GENESIS),
     sweepMs: Math.max(10, Number(e.SWEEP_MS ?? 1000)),
-    evm: loadEvmConfig(env, deploy),
+    // The api role never signs on EVM chains: a live EVM chain needs no minter key there (it holds none).
+    evm: loadEvmConfig(env, deploy, role !== "api"),
     utxo: loadUtxoConfig(env),
     account: loadAccountConfig(env),
     watch: loadWatchConfig(env),

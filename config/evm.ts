@@ -60,7 +60,12 @@ function parseUAssets(name: string, value: string | undefined): Record<UAsset, `
  * `deploy`: Deno Deploy mode (config/env.ts `runtimeMode`), where secrets come from the environment: the minter's key is
  * `EVM_MINTER_KEY` and `EVM_MINTER_KEY_FILE` is not read; elsewhere the key is only ever read from its file.
  */
-export function loadEvmConfig(env: Record<string, string | undefined>, deploy = false): EvmConfig {
+export function loadEvmConfig(
+  env: Record<string, string | undefined>,
+  deploy = false,
+  /** false for ROLE=api, which signs nothing and must hold no key (config/env.ts refuses one). */
+  needsMinterKey = true,
+): EvmConfig {
   const chains: Partial<Record<EvmChain, LiveEvmChain>> = {};
   for (const chain of EVM_CHAINS) {
     const prefix = chain.toUpperCase();
@@ -100,7 +105,7 @@ export function loadEvmConfig(env: Record<string, string | undefined>, deploy = 
   const live = Object.keys(chains);
   if (deploy) {
     const text = env.EVM_MINTER_KEY || undefined;
-    if (live.length > 0 && !text) {
+    if (needsMinterKey && live.length > 0 && !text) {
       throw new Error(`RUNTIME_MODE=deploy needs EVM_MINTER_KEY when live EVM chains are configured (${live})`);
     }
     const minterKey = text === undefined ? undefined : evmKey(text, "EVM_MINTER_KEY");
@@ -110,7 +115,7 @@ export function loadEvmConfig(env: Record<string, string | undefined>, deploy = 
     throw new Error("EVM_MINTER_KEY is read in deploy mode only; give the key in a file named by EVM_MINTER_KEY_FILE");
   }
   const minterKeyFile = env.EVM_MINTER_KEY_FILE || undefined;
-  if (live.length > 0 && !minterKeyFile) {
+  if (needsMinterKey && live.length > 0 && !minterKeyFile) {
     throw new Error(`EVM_MINTER_KEY_FILE is required when live EVM chains are configured (${live})`);
   }
   return { chains, minterKeyFile, feeBumpAfterMs };

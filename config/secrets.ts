@@ -25,8 +25,77 @@ export interface Secrets {
   mnemonic: string;
 }
 
+/** ROLE=api's secrets (README "Roles"): the JWT key alone; config/env.ts refused every other key already. */
+export interface ApiSecrets {
+  jwt: JwtKeys;
+}
+
+/** ROLE=worker's secrets (README "Roles"): the mnemonic alone; it serves no partner route, so signs no token. */
+export interface WorkerSecrets {
+  mnemonic: string;
+}
+
 const GENERATED_KEY_FILE = "jwt-private-key.pem";
 const GENERATED_MNEMONIC_FILE = "master-mnemonic.txt";
+
+/**
+ * The JWT key only, read as `loadSecrets` reads it (deploy: `JWT_PRIVATE_KEY`; live: `JWT_PRIVATE_KEY_FILE`
+ * required; sim: generated once). No mnemonic is read, generated or held.
+ */
+export async function loadApiSecrets(
+  config: Config,
+  warn: (msg: string) => void = console.warn,
+): Promise<ApiSecrets> {
+  if (config.runtimeMode === "deploy") {
+    if (!config.jwtPrivateKey) {
+      throw new Error("RUNTIME_MODE=deploy needs JWT_PRIVATE_KEY in the environment: refusing to start without it");
+    }
+    return { jwt: await jwtKeysFromPem(config.jwtPrivateKey.replaceAll("\\n", "\n")) };
+  }
+  if (config.chainMode === "live" && !config.jwtPrivateKeyFile) {
+    throw new Error("CHAIN_MODE=live needs JWT_PRIVATE_KEY_FILE: refusing to start without it");
+  }
+  return { jwt: await jwtKeysFromPem(await jwtPem(config, warn)) };
+}
+
+function jwtPem(config: Config, warn: (msg: string) => void): Promise<string> {
+  return config.jwtPrivateKeyFile
+    ? readSecretFile(config.jwtPrivateKeyFile, "JWT_PRIVATE_KEY_FILE")
+    : generatedOnce(`${config.dataDir}/${GENERATED_KEY_FILE}`, newPrivateKeyPem, warn, "JWT signing key");
+}
+
+/**
+ * The master mnemonic only, read as `loadSecrets` reads it (deploy: `MASTER_MNEMONIC`; live: `MASTER_MNEMONIC_FILE`
+ * required; sim: generated once). No JWT key is read, generated or held.
+ */
+export async function loadWorkerSecrets(
+  config: Config,
+  warn: (msg: string) => void = console.warn,
+): Promise<WorkerSecrets> {
+  if (config.runtimeMode === "deploy") {
+    if (!config.masterMnemonic) {
+      throw new Error("RUNTIME_MODE=deploy needs MASTER_MNEMONIC in the environment: refusing to start without it");
+    }
+    const mnemonic = config.masterMnemonic.trim().split(/\s+/).join(" ");
+    if (!validateMnemonic(mnemonic, wordlist)) throw new Error("MASTER_MNEMONIC is not a valid BIP39 English mnemonic");
+    return { mnemonic };
+  }
+  if (config.chainMode === "live" && !config.masterMnemonicFile) {
+    throw new Error("CHAIN_MODE=live needs MASTER_MNEMONIC_FILE: refusing to start without it");
+  }
+  return { mnemonic: await mnemonicOf(config, warn) };
+}
+
+async function mnemonicOf(config: Config, warn: (msg: string) => void): Promise<string> {
+  const mnemonicText = config.masterMnemonicFile
+    ? await readSecretFile(config.masterMnemonicFile, "MASTER_MNEMONIC_FILE")
+    : await generatedOnce(`${config.dataDir}/${GENERATED_MNEMONIC_FILE}`, newMnemonic, warn, "master mnemonic");
+  const mnemonic = mnemonicText.trim().split(/\s+/).join(" ");
+  if (!validateMnemonic(mnemonic, wordlist)) {
+    throw new Error("The master mnemonic is not a valid BIP39 English mnemonic");
+  }
+  return mnemonic;
+}
 
 export async function loadSecrets(config: Config, warn: (msg: string) => void = console.warn): Promise<Secrets> {
   if (config.runtimeMode === "deploy") return await secretsFromEnvironment(config);
@@ -39,16 +108,8 @@ export async function loadSecrets(config: Config, warn: (msg: string) => void = 
       throw new Error(`CHAIN_MODE=live needs ${missing.join(" and ")}: refusing to start without them`);
     }
   }
-  const keyPem = config.jwtPrivateKeyFile
-    ? await readSecretFile(config.jwtPrivateKeyFile, "JWT_PRIVATE_KEY_FILE")
-    : await generatedOnce(`${config.dataDir}/${GENERATED_KEY_FILE}`, newPrivateKeyPem, warn, "JWT signing key");
-  const mnemonicText = config.masterMnemonicFile
-    ? await readSecretFile(config.masterMnemonicFile, "MASTER_MNEMONIC_FILE")
-    : await generatedOnce(`${config.dataDir}/${GENERATED_MNEMONIC_FILE}`, newMnemonic, warn, "master mnemonic");
-  const mnemonic = mnemonicText.trim().split(/\s+/).join(" ");
-  if (!validateMnemonic(mnemonic, wordlist)) {
-    throw new Error("The master mnemonic is not a valid BIP39 English mnemonic");
-  }
+  const keyPem = await jwtPem(config, warn);
+  const mnemonic = await mnemonicOf(config, warn);
   return { jwt: await jwtKeysFromPem(keyPem), mnemonic };
 }
 

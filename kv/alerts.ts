@@ -33,6 +33,9 @@ export const ALERT_KINDS = [
   // A chain's watcher stayed behind its lag threshold for WATCHER_LAG_ALERT_MINUTES (actors/watcher_lag.ts); cleared
   // when it catches up.
   "watcher_lagging",
+  // README "Roles": a deposit address was asked of an api process while the chain's pool (filled by the worker) was
+  // empty; the partner was answered 503 and nothing was written.
+  "deposit_pool_empty",
 ] as const;
 export type AlertKind = typeof ALERT_KINDS[number];
 

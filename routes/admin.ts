@@ -66,7 +66,7 @@ export function serverOpContext(s: Services, by: string): OpContext {
     chains: () => chains ??= s.pipeline ? Promise.resolve(s.pipeline.chains) : chainsFromConfig(s.kv, s.config),
     settings: () => s.pipeline?.settings ?? settingsOf(s.config),
     transferAddress: () => Promise.resolve(s.uAssetTransferAddress),
-    signingKid: () => Promise.resolve(s.tokens.keys.publicJwk.kid),
+    signingKid: () => Promise.resolve(s.tokens?.keys.publicJwk.kid ?? null),
   };
 }
 

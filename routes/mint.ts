@@ -2,15 +2,9 @@
 import { createRoute } from "@hono/zod-openapi";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
-import {
-  type ChainSymbol,
-  EVM_CHAINS,
-  isEvmChain,
-  isNativeChain,
-  NATIVE_CHAINS,
-  type NativeChain,
-} from "../chains/catalog.ts";
-import { createMintWallet, listMintWallets, toMintWalletView } from "../kv/mint_wallets.ts";
+import { type ChainSymbol, EVM_CHAINS, isEvmChain, isNativeChain, NATIVE_CHAINS } from "../chains/catalog.ts";
+import { type AddressSource, createMintWallet, listMintWallets, toMintWalletView } from "../kv/mint_wallets.ts";
+import { raiseAlert } from "../kv/alerts.ts";
 import { API_ERRORS } from "../messages.ts";
 import { apiError, requiredString } from "./errors.ts";
 import type { AuthVariables } from "./jwt.ts";
@@ -38,7 +32,7 @@ const create = createRoute({
   request: { body: jsonBody(CreateMintWallet) },
   responses: {
     201: jsonResponse(okEnvelope(MintWalletSchema), "The new deposit address"),
-    ...errorResponses(400, 401, 403, 500),
+    ...errorResponses(400, 401, 403, 500, 503),
   },
 });
 
@@ -57,7 +51,8 @@ const list = createRoute({
 
 export function mintRoutes(
   kv: Deno.Kv,
-  deriveAddress: (chain: NativeChain, index: number) => string,
+  /** A process with the mnemonic derives (and takes pool entries first); ROLE=api has the pool alone. */
+  source: AddressSource,
   /** Chains this process runs: a disabled one is unsupported here; addresses already issued for it stay listed. */
   enabled: readonly ChainSymbol[],
 ): OpenAPIHono<{ Variables: AuthVariables }> {
@@ -69,7 +64,18 @@ export function mintRoutes(
     if (!isEvmChain(destinationChain) || !enabled.includes(destinationChain)) {
       throw apiError(API_ERRORS.unsupportedDestinationChain);
     }
-    const created = await createMintWallet(kv, c.get("wallet"), chain, destinationChain, deriveAddress);
+    const created = await createMintWallet(kv, c.get("wallet"), chain, destinationChain, source);
+    if (!created.ok && created.reason === "pool_empty") {
+      // Never a guessed or reused address: the partner retries (spec 7, 5xx), the operator is told why.
+      await raiseAlert(kv, {
+        kind: "deposit_pool_empty",
+        subject: chain,
+        chain,
+        message: `No pre-derived ${chain} deposit address was left for POST /mint/wallets: is a worker running on ` +
+          'this KV? (it refills the pool; README "Roles")',
+      });
+      throw apiError(API_ERRORS.depositAddressesUnavailable);
+    }
     if (!created.ok) throw apiError(API_ERRORS.mintWalletExists);
     return c.json({ success: true as const, data: toMintWalletView(created.wallet) }, 201);
   });

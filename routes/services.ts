@@ -13,8 +13,10 @@ import type { Metrics } from "../actors/metrics.ts";
 export interface Services {
   config: Config;
   kv: Deno.Kv;
-  tokens: TokenSettings;
-  deriver: Deriver;
+  /** Issues and verifies partner tokens; null in ROLE=worker, which serves no partner route (README "Roles"). */
+  tokens: TokenSettings | null;
+  /** Derives deposit addresses from the mnemonic; null in ROLE=api, which holds none (README "Roles"). */
+  deriver: Deriver | null;
   uAssetTransferAddress: string;
   /** The order pipeline's shared context; null when PIPELINE=off. */
   pipeline: PipelineContext | null;

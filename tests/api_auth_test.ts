@@ -185,7 +185,7 @@ Deno.test("an API key binds at most API_KEY_MAX_NEW_WALLETS_PER_DAY new wallets 
 
 Deno.test("bearer token checks on partner endpoints", async (t) => {
   const server = await startTestServer();
-  const keys = server.services.tokens.keys;
+  const keys = server.services.tokens!.keys;
   try {
     const wallet = randomWallet().toLowerCase();
     const apiKey = await newApiKey(server, "acme");

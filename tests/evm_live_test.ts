@@ -431,7 +431,7 @@ Deno.test("live mode, Base only: no /sim, sol is unsupported, and a real uSOL tr
       wallet,
       "sol",
       "base",
-      (c, i) => server.services.deriver.depositAddress(c, i),
+      (c, i) => server.services.deriver!.depositAddress(c, i),
     );
     assert.ok(issued.ok);
 

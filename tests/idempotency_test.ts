@@ -329,7 +329,7 @@ Deno.test("Idempotency-Key: in flight is 409, 5xx is not kept, records expire af
 Deno.test("documentIdempotency adds the header and the 409 and 422 answers to every POST of a document", async () => {
   const server = await startTestServer();
   try {
-    const router = authRoutes(server.services.kv, server.services.tokens, server.services.uAssetTransferAddress);
+    const router = authRoutes(server.services.kv, server.services.tokens!, server.services.uAssetTransferAddress);
     const doc = documentIdempotency(
       router.getOpenAPI31Document({ openapi: "3.1.0", info: { title: "t", version: "1" } }),
     );

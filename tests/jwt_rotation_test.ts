@@ -43,8 +43,8 @@ Deno.test("JWT key rotation: two keys on one KV, then the old one retired by the
   await Deno.writeTextFile(newKeyFile, await newPrivateKeyPem(), { mode: 0o600 });
   const b = await startPeerServer(a, { JWT_PRIVATE_KEY_FILE: newKeyFile });
   try {
-    const oldKid = a.services.tokens.keys.publicJwk.kid;
-    const newKid = b.services.tokens.keys.publicJwk.kid;
+    const oldKid = a.services.tokens!.keys.publicJwk.kid;
+    const newKid = b.services.tokens!.keys.publicJwk.kid;
     assert.notEqual(oldKid, newKid);
     const apiKey = await newApiKey(a);
     const oldToken = await tokenFor(a, randomWallet(), apiKey);

@@ -107,7 +107,7 @@ Deno.test("spec 5: JWT failures on the routes that write (POST /mint/wallets, PO
   // tests/api_auth_test.ts checks every row on the GET routes; the spec's last row names the mint endpoint, and the
   // rows hold for every method.
   const server = await startTestServer();
-  const keys = server.services.tokens.keys;
+  const keys = server.services.tokens!.keys;
   try {
     const wallet = randomWallet();
     const apiKey = await newApiKey(server, "acme");

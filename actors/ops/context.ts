@@ -2,6 +2,7 @@
  * Builds an `OpContext` outside the server (the CLI): chains and settings from the configuration, as the server
  * derives them. The server builds its own from its services (routes/admin.ts).
  */
+import { publishedTransferAddress } from "../../kv/public_config.ts";
 import { zeroAddress } from "viem";
 import type { Chains } from "../../chains/adapter.ts";
 import { buildChains, liveSigner } from "../../config/registry.ts";
@@ -10,7 +11,7 @@ import { Deriver } from "../../chains/derivation.ts";
 import { chainPlan } from "../../config/chain_mode.ts";
 import type { Config } from "../../config/env.ts";
 import { settingsFromConfig } from "../settings_from_config.ts";
-import { loadSecrets } from "../../config/secrets.ts";
+import { loadApiSecrets, loadSecrets } from "../../config/secrets.ts";
 import type { PipelineSettings } from "../context.ts";
 import type { OpContext } from "./op.ts";
 
@@ -43,7 +44,7 @@ export function settingsOf(config: Config): PipelineSettings {
 export function cliOpContext(kv: Deno.Kv, config: Config, by: string): OpContext {
   let chains: Promise<Chains> | undefined;
   let transfer: Promise<string> | undefined;
-  let kid: Promise<string> | undefined;
+  let kid: Promise<string | null> | undefined;
   return {
     kv,
     config,
@@ -55,11 +56,21 @@ export function cliOpContext(kv: Deno.Kv, config: Config, by: string): OpContext
     transferAddress: () =>
       transfer ??= (async () => {
         if (config.burnTransferAddress) return config.burnTransferAddress;
+        // ROLE=api holds no mnemonic (README "Roles"): the address the worker published, never a generated one.
+        if (config.role === "api") {
+          const published = await publishedTransferAddress(kv);
+          if (!published) throw new Error("ROLE=api: no worker has published the uAsset transfer address on this KV");
+          return published;
+        }
         const plan = chainPlan(config.chainMode, config.evm, config.utxo, config.account);
         const deriver = Deriver.fromMnemonic((await loadSecrets(config)).mnemonic, plan.utxoNetworks);
         return uAssetTransferAddress(config, deriver);
       })(),
     // The key the servers of this configuration sign with: the same secret file (or JWT_PRIVATE_KEY in deploy mode).
-    signingKid: () => kid ??= loadSecrets(config).then((s) => s.jwt.publicJwk.kid),
+    // ROLE=worker holds no JWT key, ROLE=api no mnemonic (README "Roles"): each loads only what it holds.
+    signingKid: () =>
+      kid ??= config.role === "worker"
+        ? Promise.resolve(null)
+        : (config.role === "api" ? loadApiSecrets(config) : loadSecrets(config)).then((s) => s.jwt.publicJwk.kid),
   };
 }

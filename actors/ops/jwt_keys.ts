@@ -23,7 +23,7 @@ const ShownJwtKey = z.object({
   ),
 });
 
-function shown(k: JwtKeyRecord, signingKid: string, now: number): z.infer<typeof ShownJwtKey> {
+function shown(k: JwtKeyRecord, signingKid: string | null, now: number): z.infer<typeof ShownJwtKey> {
   const { publicJwk: _, ...rest } = k;
   const state = k.retiredAt
     ? "retired" as const

@@ -33,8 +33,11 @@ export interface OpContext {
   settings(): PipelineSettings;
   /** The shared uAsset transfer address (spec 2.3). */
   transferAddress(): Promise<string>;
-  /** The `kid` of the JWT key this process signs with (the server's, or the CLI's from the same configuration). */
-  signingKid(): Promise<string>;
+  /**
+   * The `kid` of the JWT key this process signs with (the server's, or the CLI's from the same configuration), or null
+   * where the configuration holds none (`ROLE=worker`, README "Roles").
+   */
+  signingKid(): Promise<string | null>;
 }
 
 /** A refusal: nothing was changed. The API answers `status` with `message`; the CLI prints it and exits 2. */

@@ -16,18 +16,29 @@ export class ChildServer {
     readonly errLog: string,
   ) {}
 
-  /** `flags`: `deno run`'s flags (permissions, unstable features); all permissions unless given. */
+  /**
+   * `flags`: `deno run`'s flags (permissions, unstable features); all permissions unless given. `cleanEnv`: the child
+   * gets `env` and only what Deno needs to find its cache (HOME, DENO_DIR, XDG_CACHE_HOME, PATH), nothing else of
+   * this process's environment: a test can then say exactly what the server was given.
+   */
   static async start(
     dir: string,
     env: Record<string, string>,
     flags: string[] = ["-A", "--unstable-kv", "--unstable-cron"],
+    cleanEnv = false,
   ): Promise<ChildServer> {
     const port = freePort();
     const n = ++ChildServer.#starts;
+    const inherited: Record<string, string> = {};
+    for (const name of ["HOME", "DENO_DIR", "XDG_CACHE_HOME", "PATH"]) {
+      const value = Deno.env.get(name);
+      if (value !== undefined) inherited[name] = value;
+    }
     const child = new Deno.Command(Deno.execPath(), {
       args: ["run", ...flags, "main.ts"],
       cwd: ROOT,
-      env: { ...env, PORT: String(port) },
+      clearEnv: cleanEnv,
+      env: { ...(cleanEnv ? inherited : {}), ...env, PORT: String(port) },
       stdin: "null",
       stdout: "piped",
       stderr: "piped",

@@ -113,6 +113,11 @@ export interface Config {
    * last set (README "Minter allowance"); 0 never raises it.
    */
   minterAllowanceAlertPercent: number;
+  /**
+   * How long a change of a chain's cold address waits before it takes effect (`COLD_ADDRESS_DELAY_HOURS`, default 24):
+   * a stolen operator key cannot redirect reserves before the alert raised at the change is seen (kv/cold_addresses.ts).
+   */
+  coldAddressDelayMs: number;
   /** Live EVM chains (`<CHAIN>_RPC_URLS`, `<CHAIN>_UASSETS`, `EVM_MINTER_KEY_FILE`, ...). */
   evm: EvmConfig;
   /** Live UTXO chains (`DOGE_RPC_URLS`, `ZEC_RPC_URLS`, `DOGE_FEE_PER_KB`, `ZEC_EXPIRY_WINDOW`, ...): config/utxo.ts. */
@@ -157,6 +162,9 @@ export const DEFAULT_PARTNER_LIMITS: PartnerLimits = {
 /** 100,000,000 DOGE or ZEC (8 decimals): more than any sim run pays out. */
 export const SIM_UTXO_GENESIS_DEFAULT = 10n ** 16n;
 
+/** The default of `COLD_ADDRESS_DELAY_HOURS`. */
+export const DEFAULT_COLD_ADDRESS_DELAY_HOURS = 24;
+
 /** The default of `MINTER_ALLOWANCE_ALERT_PERCENT`. */
 export const DEFAULT_MINTER_ALLOWANCE_ALERT_PERCENT = 20;
 
@@ -192,6 +200,8 @@ const EnvSchema = z.object({
   PARTNER_MAX_STREAMS: positiveCount("PARTNER_MAX_STREAMS"),
   PARTNER_MAX_WEBHOOK_ENDPOINTS: positiveCount("PARTNER_MAX_WEBHOOK_ENDPOINTS"),
   API_KEY_MAX_NEW_WALLETS_PER_DAY: positiveCount("API_KEY_MAX_NEW_WALLETS_PER_DAY"),
+  COLD_ADDRESS_DELAY_HOURS: z.string().regex(/^([1-9]\d{0,3})$/, "must be a whole number of hours from 1 to 9999")
+    .optional(),
   MINTER_ALLOWANCE_ALERT_PERCENT: z.string().regex(/^(100|[1-9]?[0-9])$/, "must be a whole percent from 0 to 100")
     .optional(),
 });
@@ -287,6 +297,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       ),
     },
     faultCrashPoint: e.FAULT_CRASH_POINT,
+    coldAddressDelayMs: Number(e.COLD_ADDRESS_DELAY_HOURS ?? DEFAULT_COLD_ADDRESS_DELAY_HOURS) * 3_600_000,
     minterAllowanceAlertPercent: e.MINTER_ALLOWANCE_ALERT_PERCENT === undefined
       ? DEFAULT_MINTER_ALLOWANCE_ALERT_PERCENT
       : Number(e.MINTER_ALLOWANCE_ALERT_PERCENT),

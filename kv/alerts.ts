@@ -36,6 +36,9 @@ export const ALERT_KINDS = [
   // README "Roles": a deposit address was asked of an api process while the chain's pool (filled by the worker) was
   // empty; the partner was answered 503 and nothing was written.
   "deposit_pool_empty",
+  // A chain's cold address was changed or a change was cancelled (kv/cold_addresses.ts): raised at once, whoever did
+  // it, so a stolen operator key cannot redirect reserves unseen during the delay before the change takes effect.
+  "cold_address_change",
 ] as const;
 export type AlertKind = typeof ALERT_KINDS[number];
 

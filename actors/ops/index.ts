@@ -18,6 +18,7 @@ import { HELD_OPS } from "./held.ts";
 import { BURN_OPS } from "./burns.ts";
 import { OVERVIEW_OPS } from "./overview.ts";
 import { REFUND_OPS } from "./refunds.ts";
+import { COLD_OPS } from "./cold.ts";
 
 export const OPS: readonly AnyOp[] = [
   ...AUDIT_OPS,
@@ -35,6 +36,7 @@ export const OPS: readonly AnyOp[] = [
   ...BURN_OPS,
   ...OVERVIEW_OPS,
   ...REFUND_OPS,
+  ...COLD_OPS,
 ];
 
 /** The operation the CLI words name (one or two words), or undefined. */

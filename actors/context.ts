@@ -18,6 +18,7 @@ import { utxoFee } from "../chains/shared/utxo_fee.ts";
 import type { UtxoNetworkName } from "../chains/utxo/network.ts";
 import type { Order } from "../model/order.ts";
 import type { FaultPoint } from "../config/env.ts";
+import type { HotBand, HotBands } from "../config/hot_band.ts";
 
 export interface PipelineSettings {
   /**
@@ -57,6 +58,8 @@ export interface PipelineSettings {
   utxoFee(chain: UtxoChain): FeeFunction;
   /** `minter_allowance_low` below this percent of the allowance last configured (actors/minter_allowance.ts). */
   minterAllowanceAlertPercent: number;
+  /** The chain's hot-wallet band (`<CHAIN>_HOT_BAND`, config/hot_band.ts), or null: no band, no refill alert. */
+  hotBand(chain: NativeChain): HotBand | null;
 }
 
 export interface PipelineContext {
@@ -111,6 +114,8 @@ export function pipelineSettings(opts: {
   utxoFees?: Partial<Record<UtxoChain, FeeFunction>>;
   /** Unset: 20 (config/env.ts `MINTER_ALLOWANCE_ALERT_PERCENT`). */
   minterAllowanceAlertPercent?: number;
+  /** Unset: no band on any chain. */
+  hotBands?: HotBands;
 }): PipelineSettings {
   const live = opts.live ?? {};
   const networks = opts.utxoNetworks ?? {};
@@ -151,5 +156,6 @@ export function pipelineSettings(opts: {
     },
     utxoFee: (c) => fees[c] ?? utxoFee(c),
     minterAllowanceAlertPercent: opts.minterAllowanceAlertPercent ?? 20,
+    hotBand: (c) => opts.hotBands?.[c] ?? null,
   };
 }

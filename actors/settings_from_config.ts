@@ -32,5 +32,6 @@ export function settingsFromConfig(
     // Built now, so a fee rate the build cannot apply is refused at start, not at the first payout.
     utxoFees: Object.fromEntries(liveUtxo.map((c) => [c, configuredUtxoFee(c, config.utxo)])),
     minterAllowanceAlertPercent: config.minterAllowanceAlertPercent,
+    hotBands: config.hotBands,
   });
 }

@@ -21,6 +21,7 @@ import { listLeases } from "../kv/pipeline.ts";
 import { openConsolidationKey } from "../kv/consolidations.ts";
 import type { PipelineContext } from "./context.ts";
 import { treasuryTick } from "./sweeper.ts";
+import { hotBandCheck } from "./hot_band.ts";
 import { scheduledReconcile } from "./reconcile_schedule.ts";
 import { refundsTick } from "./refunds.ts";
 import { watchOnce } from "./watcher.ts";
@@ -195,6 +196,11 @@ export function pipelineTicks(host: TickHost): Tick[] {
     everyMs: 60_000,
     run: () => scheduledReconcile(ctx, host.owner),
   });
+  // Each native chain's hot-wallet band (actors/hot_band.ts): reads only, a commit only when the alert changes.
+  const banded = enabled.filter(isNativeChain).filter((c) => ctx.settings.hotBand(c) !== null);
+  if (banded.length > 0) {
+    ticks.push({ name: "hot band", group: "checks", everyMs: 60_000, run: () => hotBandCheck(ctx, banded) });
+  }
   const pool = host.depositPool;
   if (pool) {
     // Idle (every pool above its low-water mark) it reads two keys per chain and commits nothing.

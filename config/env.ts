@@ -7,6 +7,7 @@ import { type EvmConfig, loadEvmConfig } from "./evm.ts";
 import { loadUtxoConfig, type UtxoConfig } from "./utxo.ts";
 import { type AccountConfig, loadAccountConfig } from "./account.ts";
 import { loadWatchConfig, type WatchConfig } from "./watch_plan.ts";
+import { type HotBands, loadHotBands } from "./hot_band.ts";
 
 /**
  * `sim`: every chain simulated (the default, `deno task dev`); `live`: configured chains only, the rest disabled;
@@ -118,6 +119,8 @@ export interface Config {
    * a stolen operator key cannot redirect reserves before the alert raised at the change is seen (kv/cold_addresses.ts).
    */
   coldAddressDelayMs: number;
+  /** Each native chain's hot-wallet band (`<CHAIN>_HOT_BAND`, config/hot_band.ts); a chain without one has no band. */
+  hotBands: HotBands;
   /** Live EVM chains (`<CHAIN>_RPC_URLS`, `<CHAIN>_UASSETS`, `EVM_MINTER_KEY_FILE`, ...). */
   evm: EvmConfig;
   /** Live UTXO chains (`DOGE_RPC_URLS`, `ZEC_RPC_URLS`, `DOGE_FEE_PER_KB`, `ZEC_EXPIRY_WINDOW`, ...): config/utxo.ts. */
@@ -285,6 +288,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     utxo: loadUtxoConfig(env),
     account: loadAccountConfig(env),
     watch: loadWatchConfig(env),
+    hotBands: loadHotBands(env),
     webhookTimeoutMs: Number(e.WEBHOOK_TIMEOUT_MS ?? 10_000),
     webhookBackoffBaseMs: Number(e.WEBHOOK_BACKOFF_BASE_MS ?? 10_000),
     limits: {

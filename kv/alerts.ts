@@ -39,6 +39,9 @@ export const ALERT_KINDS = [
   // A chain's cold address was changed or a change was cancelled (kv/cold_addresses.ts): raised at once, whoever did
   // it, so a stolen operator key cannot redirect reserves unseen during the delay before the change takes effect.
   "cold_address_change",
+  // A chain's hot wallet is below its band's floor, or its waiting payouts exceed what is hot (actors/hot_band.ts):
+  // the message says how much to send from cold; cleared when the hot wallet is back within its band.
+  "hot_wallet_refill",
 ] as const;
 export type AlertKind = typeof ALERT_KINDS[number];
 

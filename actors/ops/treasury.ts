@@ -4,15 +4,36 @@
  * the chain's smallest unit.
  */
 import { z } from "zod";
-import { type AccountChain, chainFamily, chainsOf, NATIVE_CHAINS, UTXO_CHAINS } from "../../chains/catalog.ts";
+import {
+  type AccountChain,
+  chainFamily,
+  chainsOf,
+  NATIVE_CHAINS,
+  type NativeChain,
+  UTXO_CHAINS,
+} from "../../chains/catalog.ts";
 import { type AccountTreasuryReport, accountTreasuryReport, accountTreasuryText } from "../account_treasury_report.ts";
 import { type TreasuryReport, treasuryReport, treasuryText } from "../treasury_report.ts";
-import { defineOp } from "./op.ts";
+import { defineOp, type OpContext } from "./op.ts";
+import { formatError } from "../../chains/shared/redact.ts";
+import { type BandShown, bandShown, readHotFunds } from "../hot_band.ts";
 
 const ACCOUNT_CHAINS = chainsOf("account", NATIVE_CHAINS) as [
   AccountChain,
   ...AccountChain[],
 ];
+
+/** The hot-wallet band (actors/hot_band.ts `bandShown`), or null when `<CHAIN>_HOT_BAND` is unset. */
+const BandSchema = z.object({
+  floor: z.string(),
+  target: z.string(),
+  ceiling: z.string(),
+  hot: z.string().nullable().describe("what is hot and spendable now (account chains: balance less reserve and holds)"),
+  waiting: z.string().nullable().describe("what the payouts waiting in processing need"),
+  error: z.string().optional().describe("why the hot wallet's balance could not be read"),
+  refill: z.string().nullable().describe("how much to send from cold (hot_wallet_refill), null within the band"),
+  coldAddress: z.string().nullable(),
+}).nullable().describe("The hot-wallet band (<CHAIN>_HOT_BAND) and the refill wanted; null: no band");
 
 const PayoutObservationSchema = z.object({
   state: z.enum(["pending", "unknown", "included"]),
@@ -103,6 +124,7 @@ const UtxoTreasurySchema = z.object({
   })),
   consolidation: ConsolidationSchema.nullable(),
   consolidationInvalid: z.string().optional().describe("the open consolidation's record fails its schema"),
+  band: BandSchema,
 }).describe("A UTXO treasury (doge, zec), read from KV only");
 
 const AccountTreasurySchema = z.object({
@@ -164,29 +186,62 @@ const AccountTreasurySchema = z.object({
     age: z.string(),
     lastStatus: PayoutObservationSchema.nullable(),
   })),
+  band: BandSchema,
 }).describe("An account-chain treasury (sol, xrp, sui): the hot wallet's balance is read through the chain");
 
 export const treasury = defineOp({
   name: "treasury",
   summary: "A native chain's treasury: balances, held coins or the hot wallet and its sweeps, payouts waiting for " +
-    "funds (fundable now or not) and stuck payouts with their age",
+    "funds (fundable now or not), stuck payouts with their age, and the hot-wallet band with the refill wanted from cold",
   scope: "read",
   http: { method: "get", path: "/treasury/{chain}" },
   input: z.object({ chain: z.enum(NATIVE_CHAINS, { error: `must be one of ${NATIVE_CHAINS.join(", ")}` }) }),
   output: z.union([UtxoTreasurySchema, AccountTreasurySchema]),
   run: async (ctx, { chain }) => {
     const family = chainFamily(chain);
+    const band = await bandOf(ctx, chain);
     switch (family.family) {
       case "utxo":
-        return await treasuryReport(ctx.kv, family.chain, ctx.settings().utxoFee(family.chain), ctx.now());
+        return {
+          ...await treasuryReport(ctx.kv, family.chain, ctx.settings().utxoFee(family.chain), ctx.now()),
+          band,
+        };
       case "account":
-        return await accountTreasuryReport(ctx.kv, await ctx.chains(), family.chain, ctx.now());
+        return { ...await accountTreasuryReport(ctx.kv, await ctx.chains(), family.chain, ctx.now()), band };
     }
   },
-  text: (r) =>
-    chainFamily(r.chain).family === "utxo"
+  text: (r) => [
+    ...(chainFamily(r.chain).family === "utxo"
       ? treasuryText(r as TreasuryReport)
-      : accountTreasuryText(r as AccountTreasuryReport),
+      : accountTreasuryText(r as AccountTreasuryReport)),
+    bandText(r.band),
+  ],
 });
+
+/** The band with what is hot and waiting now (the same reads and rule as the checks tick's alert). */
+async function bandOf(ctx: OpContext, chain: NativeChain): Promise<BandShown | null> {
+  const band = ctx.settings().hotBand(chain);
+  if (!band) return null;
+  let funds;
+  try {
+    funds = await readHotFunds(ctx.kv, await ctx.chains(), chain);
+  } catch (err) {
+    const shown = await bandShown(ctx.kv, band, chain, { hot: 0n, waiting: 0n, waitingCount: 0 }, ctx.now());
+    return { ...shown, hot: null, waiting: null, refill: null, error: formatError(err).split("\n")[0] };
+  }
+  return await bandShown(ctx.kv, band, chain, funds, ctx.now());
+}
+
+function bandText(b: BandShown | null): string {
+  if (!b) return "hot-wallet band: none (<CHAIN>_HOT_BAND unset)";
+  if (b.error) {
+    return `hot-wallet band: floor ${b.floor}, target ${b.target}, ceiling ${b.ceiling}; unknown: ${b.error}`;
+  }
+  return `hot-wallet band: floor ${b.floor}, target ${b.target}, ceiling ${b.ceiling}; hot ${b.hot}, waiting ` +
+    `${b.waiting}; ` +
+    (b.refill === null
+      ? "within the band, no refill wanted"
+      : `REFILL wanted: send ${b.refill} from cold${b.coldAddress ? ` (${b.coldAddress})` : " (no cold address set)"}`);
+}
 
 export const TREASURY_OPS = [treasury];

@@ -16,7 +16,6 @@
  */
 import { type Address, parseEther, toHex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { type PipelineContext, pipelineSettings } from "../actors/context.ts";
 import { watchOnce } from "../actors/watcher.ts";
 import { EVM } from "../chains/catalog.ts";
 import { evmClient, evmReader } from "../chains/evm/index.ts";
@@ -27,6 +26,7 @@ import { ANVIL_PRIVATE_KEYS, anvilRpc, deployTestUAssets, startAnvil } from "../
 import { blockNumber, mineBlockWith, mintCall, transferCall } from "../tests/support/anvil_traffic.ts";
 import { logCappedProvider, type LogCaps } from "../tests/support/log_capped_provider.ts";
 import { withPeakRss } from "./support/scale.ts";
+import { watcherOnlyContext } from "../tests/support/watch.ts";
 
 const CHAIN = "base" as const;
 const CHAIN_ID = EVM[CHAIN].chainId;
@@ -113,26 +113,12 @@ try {
     maxRange: 1_000,
     log: (m) => logs.push(m),
   });
-  const ctx: PipelineContext = {
-    kv,
-    chains: {
-      reader: () => reader,
-      minter: () => {
-        throw new Error("the watcher mints nothing");
-      },
-      payer: () => {
-        throw new Error("the watcher pays nothing");
-      },
-    },
-    settings: pipelineSettings({
-      blockMs: 2_000,
-      confirmationTimeoutMs: 60_000,
-      transferAddress: transferAddress.toLowerCase(),
-      live: { [CHAIN]: { confirmations: 1, blockMs: 2_000, startBlock: start } },
-    }),
-    now: () => new Date(),
-    log: () => {},
-  };
+  const ctx = watcherOnlyContext(kv, reader, {
+    chain: CHAIN,
+    transferAddress: transferAddress.toLowerCase(),
+    blockMs: 2_000,
+    startBlock: start,
+  });
   const startHash = (await reader.blockHash(start))!;
   await kv.set(cursorKey(CHAIN), { number: start, hash: startHash as string } satisfies Cursor);
   const requests = () => Object.values(provider.counts.requests).reduce((a, b) => a + b, 0);

@@ -21,7 +21,6 @@
  * Run: deno task bench:sol-detection   (BENCH_ADDRESSES=100,10000,100000 BENCH_SLOTS=20 BENCH_POLLS=3
  *   BENCH_DEPOSITS=20 BENCH_DEPOSIT_RATE=0.05 SOL_POLL_INTERVAL_MS=10000)
  */
-import { base58 } from "@scure/base";
 import type { Detection } from "../chains/adapter.ts";
 import { NATIVE } from "../chains/catalog.ts";
 import { POLL_EVERY_MS_DEFAULT } from "../chains/sol/poll.ts";
@@ -29,6 +28,7 @@ import { solReader } from "../chains/sol/reader.ts";
 import { solRpc } from "../chains/sol/rpc.ts";
 import { SCAN_BYTES_PER_TICK } from "../actors/watcher.ts";
 import { type SolanaRpcServer, startSolanaRpcServer } from "../tests/support/solana_rpc_server.ts";
+import { syntheticKey } from "../tests/support/solana_mainnet_blocks.ts";
 import { countFetches } from "./support/scale.ts";
 import { positiveIntEnv, positiveNumberEnv } from "./support/env.ts";
 
@@ -48,19 +48,8 @@ const SLOTS_PER_POLL = Math.ceil(POLL_EVERY_MS / NATIVE.sol.blockMs);
 const HISTORY_SHARE = 100; // one address in this many has an old deposit
 const POLLING: Detection = { mode: "addresses", maxAddresses: 0, pollEveryMs: POLL_EVERY_MS };
 
-/** A deterministic random-looking key (never anyone's: nobody holds its private key). */
-function keyOf(seed: number): string {
-  const bytes = new Uint8Array(32);
-  let x = (seed * 2654435761 + 0x7f4a7c15) >>> 0;
-  for (let i = 0; i < 32; i++) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    bytes[i] = x & 0xff;
-  }
-  return base58.encode(bytes);
-}
+/** A deterministic key of this bench's own (never anyone's, never among the blocks' filler keys). */
+const keyOf = (seed: number) => syntheticKey(seed, 0x7f4a7c15);
 
 interface Cost {
   requests: number;

@@ -18,7 +18,6 @@ import { TransientChainError } from "../chains/adapter.ts";
 import { EVM, NATIVE } from "../chains/catalog.ts";
 import { evmClient, evmReader } from "../chains/evm/index.ts";
 import type { EvmReader } from "../chains/evm/reader.ts";
-import { type PipelineContext, pipelineSettings } from "../actors/context.ts";
 import { watchOnce } from "../actors/watcher.ts";
 import { createBurnConfig } from "../kv/burn_configs.ts";
 import { type Cursor, cursorKey, listDust, seenKey, type SeenTransfer } from "../kv/pipeline.ts";
@@ -32,6 +31,7 @@ import {
   transferCall as transfer,
   type TxCall,
 } from "./support/anvil_traffic.ts";
+import { watcherOnlyContext } from "./support/watch.ts";
 
 const CHAIN = "base" as const;
 const CHAIN_ID = EVM[CHAIN].chainId;
@@ -163,7 +163,12 @@ Deno.test(
               maxRange: 1_000,
               log: (m) => logs.push(m),
             });
-            const ctx = watcherContext(kv, reader, start);
+            const ctx = watcherOnlyContext(kv, reader, {
+              chain: CHAIN,
+              transferAddress: transferAddress.toLowerCase(),
+              blockMs: 2_000,
+              startBlock: start,
+            });
             await kv.set(cursorKey(CHAIN), { number: start, hash: startHash } satisfies Cursor);
             let at = start;
             let ticks = 0;
@@ -253,7 +258,12 @@ Deno.test(
             maxRange: 1_000,
             log: (m) => logs.push(m),
           });
-          const ctx = watcherContext(kv, reader, start);
+          const ctx = watcherOnlyContext(kv, reader, {
+            chain: CHAIN,
+            transferAddress: transferAddress.toLowerCase(),
+            blockMs: 2_000,
+            startBlock: start,
+          });
           await kv.set(cursorKey(CHAIN), { number: start, hash: startHash } satisfies Cursor);
           let failures = 0;
           for (let tick = 0; tick < 20 && failures < 2; tick++) {
@@ -291,23 +301,4 @@ function report(name: string, ticks: number, reader: EvmReader, requests: Record
     `${name}: ${ticks} ticks, ${total} requests (${requests.eth_getLogs ?? 0} eth_getLogs), ` +
       `scans read ${s.bytes} bytes, largest log answer ${s.largestResponse}, ${s.refusals} refusals, span now ${s.range}`,
   );
-}
-
-function watcherContext(kv: Deno.Kv, reader: EvmReader, startBlock: number): PipelineContext {
-  return {
-    kv,
-    chains: {
-      reader: () => reader,
-      minter: () => assert.fail("the watcher mints nothing"),
-      payer: () => assert.fail("the watcher pays nothing"),
-    },
-    settings: pipelineSettings({
-      blockMs: 2_000,
-      confirmationTimeoutMs: 60_000,
-      transferAddress: transferAddress.toLowerCase(),
-      live: { [CHAIN]: { confirmations: 1, blockMs: 2_000, startBlock } },
-    }),
-    now: () => new Date(),
-    log: () => {},
-  };
 }

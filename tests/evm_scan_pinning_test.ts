@@ -7,17 +7,17 @@
 import assert from "node:assert/strict";
 import { createWalletClient, http, keccak256, type LocalAccount, parseEther, toHex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { type ChainReader, TransientChainError } from "../chains/adapter.ts";
+import { TransientChainError } from "../chains/adapter.ts";
 import { EVM } from "../chains/catalog.ts";
 import { evmClient, evmReader } from "../chains/evm/index.ts";
 import { UASSET_ABI } from "../contracts/uasset.ts";
-import { type PipelineContext, pipelineSettings } from "../actors/context.ts";
 import { watchOnce } from "../actors/watcher.ts";
 import { type Cursor, cursorKey, seenKey } from "../kv/pipeline.ts";
 import { openKv } from "../kv/open.ts";
 import { getAlert } from "../kv/alerts.ts";
 import { ANVIL_PRIVATE_KEYS, anvilRpc, deployTestUAssets, startAnvil } from "./support/anvil.ts";
 import { laggingNode, rpcProxy } from "./support/rpc_proxy.ts";
+import { watcherOnlyContext } from "./support/watch.ts";
 
 const CHAIN = "base" as const;
 const CHAIN_ID = EVM[CHAIN].chainId;
@@ -97,7 +97,12 @@ Deno.test(
       assert.deepEqual(found?.transfers.map((t) => t.txHash), [burnHash.toLowerCase()]);
 
       // The watcher over the first reader: its cursor never passes the burn's block while the burn is unrecorded.
-      const ctx = watcherContext(kv, reader, startBlock);
+      const ctx = watcherOnlyContext(kv, reader, {
+        chain: CHAIN,
+        transferAddress: TRANSFER_ADDRESS,
+        blockMs: 1_000,
+        startBlock,
+      });
       const burnSeen = async () => (await kv.get(seenKey(CHAIN, burnHash.toLowerCase(), 0))).value !== null;
       const assertCursorSafe = async () => {
         const cursor = (await kv.get<Cursor>(cursorKey(CHAIN))).value;
@@ -130,26 +135,6 @@ Deno.test(
     }
   },
 );
-
-/** What a watcher tick over `reader` needs: it mints and pays nothing. */
-function watcherContext(kv: Deno.Kv, reader: ChainReader, startBlock: number): PipelineContext {
-  return {
-    kv,
-    chains: {
-      reader: () => reader,
-      minter: () => assert.fail("the watcher mints nothing"),
-      payer: () => assert.fail("the watcher pays nothing"),
-    },
-    settings: pipelineSettings({
-      blockMs: 1_000,
-      confirmationTimeoutMs: 60_000,
-      transferAddress: TRANSFER_ADDRESS,
-      live: { [CHAIN]: { confirmations: 1, blockMs: 1_000, startBlock } },
-    }),
-    now: () => new Date(),
-    log: () => {},
-  };
-}
 
 async function blockNumber(url: string): Promise<number> {
   return Number(await anvilRpc<string>(url, "eth_blockNumber"));
@@ -231,7 +216,12 @@ Deno.test(
       });
       const startBlock = await blockNumber(anvil.url);
       const reader = evmReader({ chain: CHAIN, client, uAssets, transferAddress: TRANSFER_ADDRESS, maxRange: 1_000 });
-      const ctx = watcherContext(kv, reader, startBlock);
+      const ctx = watcherOnlyContext(kv, reader, {
+        chain: CHAIN,
+        transferAddress: TRANSFER_ADDRESS,
+        blockMs: 1_000,
+        startBlock,
+      });
 
       // 150 quiet blocks, caught up in one tick: nothing of ours in them.
       await anvilRpc(anvil.url, "anvil_mine", [toHex(147)]);

@@ -23,10 +23,16 @@ const VOTE_PROGRAM = "Vote111111111111111111111111111111111111111";
 const KEYS_PER_TRANSFER = 12;
 const POOL = 4096;
 
-/** A deterministic 32-byte key from `seed`, base58 (never a real address: no one holds its private key). */
-function keyOf(seed: number): string {
+/** The `salt` of the mainnet filler's keys: another salt gives keys that are never among them. */
+const FILLER_SALT = 0x9e3779b9;
+
+/**
+ * A deterministic 32-byte key from `seed` and `salt`, base58 (never a real address: no one holds its private key). The
+ * filler of the blocks uses `FILLER_SALT`; a bench that needs keys of its own passes another salt.
+ */
+export function syntheticKey(seed: number, salt = FILLER_SALT): string {
   const bytes = new Uint8Array(32);
-  let x = (seed * 2654435761 + 0x9e3779b9) >>> 0;
+  let x = (seed * 2654435761 + salt) >>> 0;
   for (let i = 0; i < 32; i++) {
     x ^= x << 13;
     x ^= x >>> 17;
@@ -37,7 +43,7 @@ function keyOf(seed: number): string {
   return base58.encode(bytes);
 }
 
-const pool = Array.from({ length: POOL }, (_, i) => keyOf(i + 1));
+const pool = Array.from({ length: POOL }, (_, i) => syntheticKey(i + 1));
 
 function keyJson(pubkey: string, signer: boolean, writable: boolean, source = "transaction"): string {
   return `{"pubkey":"${pubkey}","signer":${signer},"source":"${source}","writable":${writable}}`;

@@ -5,18 +5,18 @@
  * reading side keeps is counted, not timed (docs/scan-budget.md): the bytes each tick reads, the largest answer held
  * at once, the cursor stored after every step, and the process's RSS.
  */
+import assert from "node:assert/strict";
 import { SCAN_BYTES_PER_TICK, watchOnce } from "../../actors/watcher.ts";
 import type { PipelineContext } from "../../actors/context.ts";
 import type { ChainSymbol } from "../../chains/catalog.ts";
 import { type UtxoNetwork, utxoNetwork } from "../../chains/utxo/network.ts";
 import type { UtxoNode } from "../../chains/utxo/node.ts";
-import { type UtxoReader, utxoReader } from "../../chains/utxo/reader.ts";
+import { type UtxoReader, utxoReader, type UtxoScanStats } from "../../chains/utxo/reader.ts";
+import { UTXO_TARGET_RESPONSE_BYTES } from "../../chains/utxo/scan_sizer.ts";
 import { listOrders } from "../../kv/orders.ts";
 import { type Cursor, cursorKey, scannedThrough } from "../../kv/pipeline.ts";
 import { depositAddress, FAST_PIPELINE, partner } from "./pipeline.ts";
 import { startTestServer, type TestServer } from "./server.ts";
-
-export { SCAN_BYTES_PER_TICK };
 
 export interface UtxoWatcherByHand {
   server: TestServer;
@@ -118,4 +118,44 @@ export async function catchUp(
     clearInterval(sampler);
   }
   return { steps, failures, startRss };
+}
+
+/**
+ * Growth of the process's RSS a day's catch-up may add (earlier tests of a file share the process). It serves the
+ * blocks too, so this guards only against holding the day (or a 200-block tick of whole transactions); the counts of
+ * `assertBoundedCatchUp` are the precise bounds, and bench/scale/<chain>.ts measures the service alone.
+ */
+export const RSS_GROWTH_CEILING = 1024 * 1024 * 1024;
+
+/**
+ * What a UTXO catch-up holds, whatever the chain: each step read at most the tick's byte budget and two answers more,
+ * the cursor was stored after every step that ended behind the tip (a crash reads one step again), at least
+ * `minSteps` such steps, no answer above two targets, and the RSS grew less than `RSS_GROWTH_CEILING`. Prints the
+ * figures; returns nothing the caller needs to check again.
+ */
+export function assertBoundedCatchUp(
+  steps: Step[],
+  startRss: number,
+  stats: UtxoScanStats,
+  served: { requests: number },
+  minSteps: number,
+): void {
+  for (const s of steps) {
+    assert.ok(s.bytes <= SCAN_BYTES_PER_TICK + 2 * UTXO_TARGET_RESPONSE_BYTES, `a step read ${s.bytes} bytes`);
+  }
+  const behind = steps.slice(0, -1);
+  assert.ok(behind.length >= minSteps, `${steps.length} steps`);
+  assert.deepEqual(behind.map((s) => s.stored), behind.map((s) => s.scannedTo));
+  assert.ok(stats.largestResponse <= 2 * UTXO_TARGET_RESPONSE_BYTES, `largest answer ${stats.largestResponse}`);
+  const peak = Math.max(...steps.map((s) => s.rss));
+  assert.ok(
+    peak - startRss < RSS_GROWTH_CEILING,
+    `peak RSS ${(peak / 2 ** 20).toFixed(0)} MiB, from ${(startRss / 2 ** 20).toFixed(0)}`,
+  );
+  console.log(
+    `${stats.blocks} blocks, ${(stats.bytes / 2 ** 20).toFixed(1)} MiB in ${stats.requests} block requests ` +
+      `(${served.requests} HTTP) over ${steps.length} steps; largest answer ` +
+      `${(stats.largestResponse / 2 ** 20).toFixed(2)} MiB; peak RSS of this process (server included) ` +
+      `${(peak / 2 ** 20).toFixed(0)} MiB`,
+  );
 }

@@ -4,8 +4,8 @@
  */
 import { type PipelineContext, pipelineSettings } from "../../actors/context.ts";
 import { watchOnce } from "../../actors/watcher.ts";
-import type { Chains } from "../../chains/adapter.ts";
-import type { ChainSymbol } from "../../chains/catalog.ts";
+import type { ChainReader, Chains } from "../../chains/adapter.ts";
+import type { ChainSymbol, EvmChain } from "../../chains/catalog.ts";
 import { defaultSimOperatorAddress, type SimChains, simChains } from "../../chains/sim/adapters.ts";
 import { UTXO_CHAINS } from "../../chains/catalog.ts";
 import { SIM_UTXO_GENESIS_DEFAULT } from "../../config/env.ts";
@@ -94,4 +94,35 @@ export async function countKeys(kv: Deno.Kv, prefix: Deno.KvKey): Promise<number
   let n = 0;
   for await (const _ of kv.list({ prefix })) n++;
   return n;
+}
+
+/**
+ * What a watcher tick over `reader` on the live EVM `chain` needs, and nothing else: it mints and pays nothing (either
+ * would throw). Confirmations 1; the caller's block time and start block.
+ */
+export function watcherOnlyContext(
+  kv: Deno.Kv,
+  reader: ChainReader,
+  opts: { chain: EvmChain; transferAddress: string; blockMs: number; startBlock: number },
+): PipelineContext {
+  return {
+    kv,
+    chains: {
+      reader: () => reader,
+      minter: () => {
+        throw new Error("the watcher mints nothing");
+      },
+      payer: () => {
+        throw new Error("the watcher pays nothing");
+      },
+    },
+    settings: pipelineSettings({
+      blockMs: opts.blockMs,
+      confirmationTimeoutMs: 60_000,
+      transferAddress: opts.transferAddress,
+      live: { [opts.chain]: { confirmations: 1, blockMs: opts.blockMs, startBlock: opts.startBlock } },
+    }),
+    now: () => new Date(),
+    log: () => {},
+  };
 }

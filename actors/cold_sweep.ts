@@ -44,6 +44,16 @@ import { holdInvalidRecord } from "./sweeper.ts";
 /** While no cold sweep is open, how often one process looks at the surplus (a balance read on account chains). */
 export const COLD_SWEEP_CHECK_MS = 60_000;
 
+/**
+ * The memo a cold sweep carries: none, except where the chain's payouts always carry a destination tag (xrp): tag 0,
+ * the conventional "no particular tag" (a cold account requiring a tag accepts it; the cold address record names no
+ * tag of its own).
+ */
+export function coldSweepMemo(chain: NativeChain): string | null {
+  const rule = NATIVE[chain].memo;
+  return rule.kind === "destinationTag" && rule.required ? "0" : null;
+}
+
 /** The surplus to move: `hot - waiting - target` when `hot - waiting` is above the ceiling, else null. */
 export function coldSurplus(band: { target: bigint; ceiling: bigint }, hot: bigint, waiting: bigint): bigint | null {
   const free = hot - waiting;
@@ -142,7 +152,7 @@ async function decideColdSweep(
     orderId: coldSweepOrderId(id),
     to: destination,
     amount,
-    memo: null,
+    memo: coldSweepMemo(chain),
   });
   if (funded.kind === "below_reserve") {
     return await blocked(ctx, chain, `${above}, but the cold address cannot receive it: ${funded.detail}`);

@@ -1,10 +1,10 @@
 /**
  * The SIGKILL chaos run (tests/support/chaos.ts; tests/crash_test.ts is the same without cold storage) with cold sweeps
- * on: every native chain has a hot band and a cold address, so the sims' geneses and the swept deposits go to cold while
- * deposits and burns are in flight and the server is killed and restarted. Afterwards: every cold sweep settled and
- * sent exactly once, mints and payouts exactly once, and reconciliation ok with the cold balances counted: every coin
- * accounted hot or cold. A shorter run than the crash test (fewer operations and kills) to stay fast; `CHAOS_COLD=1 deno
- * task bench:chaos` is the long version. CHAOS_SEED repeats a plan.
+ * on: every native chain has a hot band and a cold address, so the sims' geneses and the swept deposits go to cold
+ * while deposits and burns are in flight and the server is killed and restarted. Afterwards: every cold sweep settled
+ * and sent exactly once, mints and payouts exactly once, and reconciliation ok with the cold balances counted: every
+ * coin accounted hot or cold. A shorter run than the crash test (fewer operations and kills) to stay fast;
+ * `CHAOS_COLD=1 deno task bench:chaos` is the long version. CHAOS_SEED repeats a plan.
  */
 import assert from "node:assert/strict";
 import { NATIVE_CHAINS } from "../chains/catalog.ts";

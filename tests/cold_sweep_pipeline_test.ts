@@ -1,8 +1,8 @@
 /**
- * The cold sweep in the pipeline on sim sol (a finite hot wallet, the sim ledgers, a real KV file; watcher, order steps,
- * deposit sweeps and cold-sweep ticks driven by hand): deposits are minted and swept into the hot wallet, the surplus
- * above the band's ceiling goes to cold each time it appears, exactly once each, burns are paid from what the band
- * keeps, and at the end the hot wallet is within its band and reconciliation is ok with the cold balance counted.
+ * The cold sweep in the pipeline on sim sol (a finite hot wallet, the sim ledgers, a real KV file; watcher, order
+ * steps, deposit sweeps and cold-sweep ticks driven by hand): deposits are minted and swept into the hot wallet, the
+ * surplus above the band's ceiling goes to cold each time it appears, exactly once each, burns are paid from what the
+ * band keeps, and at the end the hot wallet is within its band and reconciliation is ok with the cold balance counted.
  */
 import assert from "node:assert/strict";
 import { coldSweepOnce } from "../actors/cold_sweep.ts";
@@ -130,7 +130,8 @@ Deno.test("cold sweep in the pipeline (sim sol, finite hot wallet): surplus to c
     assert.equal(uSol.supply.controlled.cold, cold.toString());
     assert.deepEqual(report.mismatches, []);
     assert.equal(report.ok, true, JSON.stringify(report.unknown));
-    // Every coin is hot, cold or a deposit address's reserve: the outstanding supply, to the lamport (the sim charges no fee).
+    // Every coin is hot, cold or a deposit address's reserve: the outstanding supply, to the lamport (the sim charges
+    // no fee).
     assert.equal(BigInt(uSol.supply.controlledNative!), BigInt(uSol.supply.outstandingNative!));
   } finally {
     await p.close();

@@ -151,9 +151,10 @@ export function pipelineTicks(host: TickHost): Tick[] {
     });
   }
   // The surplus above a chain's hot band goes to its cold address (actors/cold_sweep.ts): an open cold sweep is
-  // followed every run; a new one is decided at most once a minute (60 blocks' time with fast sim blocks).
+  // followed every run (also on a chain whose band was unset since: one read at rest); a new one is decided at most
+  // once a minute (60 blocks' time with fast sim blocks), on a chain with a band.
   for (const chain of enabled) {
-    if (!isNativeChain(chain) || ctx.settings.hotBand(chain) === null) continue;
+    if (!isNativeChain(chain)) continue;
     const checkMs = Math.min(COLD_SWEEP_CHECK_MS, 60 * timing.blockMs);
     ticks.push({
       name: `cold sweep ${chain}`,

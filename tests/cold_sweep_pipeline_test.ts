@@ -9,6 +9,8 @@ import { coldSweepOnce } from "../actors/cold_sweep.ts";
 import type { PipelineContext } from "../actors/context.ts";
 import { readHotFunds } from "../actors/hot_band.ts";
 import { runReconciliation } from "../actors/reconciliation.ts";
+import type { OpContext } from "../actors/ops/op.ts";
+import { treasury } from "../actors/ops/treasury.ts";
 import { sweepOnce } from "../actors/sweeper.ts";
 import { NATIVE } from "../chains/catalog.ts";
 import { SIM_DEPOSIT_SENDER } from "../chains/sim/commands.ts";
@@ -130,6 +132,21 @@ Deno.test("cold sweep in the pipeline (sim sol, finite hot wallet): surplus to c
     assert.equal(uSol.supply.controlled.cold, cold.toString());
     assert.deepEqual(report.mismatches, []);
     assert.equal(report.ok, true, JSON.stringify(report.unknown));
+    // The treasury report (CLI text and admin API alike: the `treasury` operation) shows hot / cold / in flight.
+    const opCtx = {
+      kv: p.kv,
+      by: "ops-test",
+      now: () => new Date(),
+      chains: () => Promise.resolve(ctx.chains),
+      settings: () => ctx.settings,
+    } as unknown as OpContext;
+    const r = await treasury.run(opCtx, { chain: "sol" });
+    assert.deepEqual(r.custody, { hot: `${band.target}`, cold: `${cold}`, inFlight: "0", inFlightCount: 0 });
+    assert.ok(
+      treasury.text(r).join("\n").includes(`custody: hot ${band.target}, cold ${cold}, in flight to cold 0`),
+      "the CLI's line",
+    );
+
     // Every coin is hot, cold or a deposit address's reserve: the outstanding supply, to the lamport (the sim charges
     // no fee).
     assert.equal(BigInt(uSol.supply.controlledNative!), BigInt(uSol.supply.outstandingNative!));

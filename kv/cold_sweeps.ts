@@ -116,7 +116,7 @@ export async function recordColdSweep(kv: Deno.Kv, r: RecordColdSweep): Promise<
 
 export type SettleColdSweepResult = { ok: true; sweep: ColdSweep } | { ok: false; reason: "not_open" };
 
-/** Final as `txHash` in `blockNumber`, paying `coldOutputs` to the destination: completed, its effects, the slot freed. */
+/** Final in `blockNumber`, paying `coldOutputs` to the destination: completed, its effects, the slot freed. */
 export async function completeColdSweep(
   kv: Deno.Kv,
   s: ColdSweep,

@@ -95,6 +95,18 @@ export const CONSOLIDATION_POLICY: FollowUpPolicy = Object.freeze({
   whenUnknown: "resend",
 });
 
+/**
+ * Cold sweeps of the hot surplus to the cold address (actors/cold_sweep.ts `driveColdSweep`): followed as a sweep or a
+ * consolidation is, for the same reasons (rows 2-4): the service's own housekeeping, moving no user's money, not
+ * urgent; a dead one is replaced by a new cold sweep decided afresh from the funds and the cold address then.
+ */
+export const COLD_SWEEP_POLICY: FollowUpPolicy = Object.freeze({
+  revertedCountsWhen: "counted",
+  failure: "kills",
+  whilePending: "wait",
+  whenUnknown: "resend",
+});
+
 /** The proof a failed inclusion carries, as the adapters' `dead` answers carry it. */
 export type FailedProof = Extract<DeathProof, { kind: "failed" }>;
 

@@ -46,6 +46,8 @@ import {
   sweepDelivery,
 } from "../kv/treasury.ts";
 import { deliveredBy } from "./sweeper.ts";
+import { readColdHoldings } from "./cold_balance.ts";
+import { type ColdSweep, listColdSweeps } from "../kv/cold_sweeps.ts";
 import type { StoredMismatch } from "../kv/reconciliation.ts";
 import { redactUrls } from "../chains/shared/redact.ts";
 
@@ -77,7 +79,8 @@ export interface ContractFacts {
   atTransfer: Read<bigint>;
 }
 
-export type ControlledPart = "treasury" | "hotWallet" | "unsweptDeposits" | "reserves";
+/** `cold`: what the cold addresses hold, read from the chain (actors/cold_balance.ts; docs/reconciliation.md). */
+export type ControlledPart = "treasury" | "hotWallet" | "unsweptDeposits" | "reserves" | "cold";
 
 /** Native coins we control on one chain, part by part (smallest native units). */
 export interface ControlledFacts {
@@ -225,7 +228,7 @@ export interface ReconciliationReport {
 const s = (n: bigint) => n.toString();
 const sum = (xs: Iterable<bigint>) => [...xs].reduce((a, b) => a + b, 0n);
 const OPEN = new Set(["pending", "processing", "minting", "burning"]);
-const CONTROLLED_PARTS: readonly ControlledPart[] = ["treasury", "hotWallet", "unsweptDeposits", "reserves"];
+const CONTROLLED_PARTS: readonly ControlledPart[] = ["treasury", "hotWallet", "unsweptDeposits", "reserves", "cold"];
 
 /** The uAsset a burn order moves and the native chain of a mint order, by the order's own fields. */
 function uAssetOf(o: Order): UAsset {
@@ -586,7 +589,7 @@ export async function gatherFacts(opts: GatherOptions): Promise<ReconcileInput> 
       });
     })
   ));
-  const controlled = await Promise.all(nativeChains.map((chain) => controlledOn(kv, chains, chain)));
+  const controlled = await Promise.all(nativeChains.map((chain) => controlledOn(kv, chains, chain, opts.now)));
 
   // Each record checked as the pipeline checks it: one that fails its schema is named, not guessed at.
   const orders: Order[] = [];
@@ -606,7 +609,7 @@ export async function gatherFacts(opts: GatherOptions): Promise<ReconcileInput> 
     if (family.family !== "utxo") continue;
     const utxo = family.chain;
     facts.payoutFees = await read(async () =>
-      utxoFeesPaid(utxo, orders, refunds.refunds, await listConsolidations(kv, utxo))
+      utxoFeesPaid(utxo, orders, refunds.refunds, await listConsolidations(kv, utxo), await listColdSweeps(kv, utxo))
     );
   }
   const burnTransferOnChain = new Map<string, Read<boolean>>();
@@ -667,15 +670,16 @@ function leftTransfer(
 
 /**
  * What our final transactions on UTXO chain `chain` paid in fee (their coins less their outputs, recorded with each
- * when it was signed): completed burns' payouts, completed native refunds, completed consolidations. A dead or
- * failed transaction paid nothing; one in flight still holds its coins (counted in the treasury). A payout recorded
- * before fees were recorded counts 0 (docs/reconciliation.md).
+ * when it was signed): completed burns' payouts, completed native refunds, completed consolidations and cold sweeps.
+ * A dead or failed transaction paid nothing; one in flight still holds its coins (counted in the treasury). A payout
+ * recorded before fees were recorded counts 0 (docs/reconciliation.md).
  */
 export function utxoFeesPaid(
   chain: UtxoChain,
   orders: readonly Order[],
   refunds: readonly Refund[],
   consolidations: readonly Consolidation[],
+  coldSweeps: readonly ColdSweep[] = [],
 ): bigint {
   let total = 0n;
   for (const o of orders) {
@@ -689,15 +693,21 @@ export function utxoFeesPaid(
     }
   }
   for (const c of consolidations) if (c.status === "completed") total += BigInt(c.fee);
+  for (const c of coldSweeps) if (c.status === "completed" && c.fee !== undefined) total += BigInt(c.fee);
   return total;
 }
 
-/** Native coins we control on `chain`: treasury coins (UTXO), or hot wallet, unswept deposits and reserves. */
-async function controlledOn(kv: Deno.Kv, chains: Chains, native: NativeChain): Promise<ControlledFacts> {
+/**
+ * Native coins we control on `chain`: treasury coins (UTXO), or hot wallet, unswept deposits and reserves; and what is
+ * cold, read after the rest so a cold sweep landing between the reads is counted twice rather than missed.
+ */
+async function controlledOn(kv: Deno.Kv, chains: Chains, native: NativeChain, now: Date): Promise<ControlledFacts> {
   const family = chainFamily(native);
+  const cold = () => read(async () => (await readColdHoldings(kv, chains, native, now)).cold);
   if (family.family === "utxo") {
     const utxo = family.chain;
-    return { chain: utxo, parts: { treasury: await read(async () => (await coinTotals(kv, utxo)).confirmed) } };
+    const treasury = await read(async () => (await coinTotals(kv, utxo)).confirmed);
+    return { chain: utxo, parts: { treasury, cold: await cold() } };
   }
   const chain = family.chain;
   const reader = chains.reader(chain);
@@ -705,7 +715,7 @@ async function controlledOn(kv: Deno.Kv, chains: Chains, native: NativeChain): P
   const balance = reader.balance;
   if (!balance) {
     const no = { ok: false as const, reason: `the ${chain} reader cannot read balances` };
-    return { chain, parts: { hotWallet: no, unsweptDeposits: no, reserves: no } };
+    return { chain, parts: { hotWallet: no, unsweptDeposits: no, reserves: no, cold: no } };
   }
   const hotWallet: Read<bigint> = payer.hotWallet
     ? await read(() => balance(payer.hotWallet!))
@@ -759,7 +769,7 @@ async function controlledOn(kv: Deno.Kv, chains: Chains, native: NativeChain): P
     }
     return fees;
   });
-  return { chain, parts: { hotWallet, unsweptDeposits, reserves }, sweepFees };
+  return { chain, parts: { hotWallet, unsweptDeposits, reserves, cold: await cold() }, sweepFees };
 }
 
 /** Mismatches of a sum over many records (per asset and chain), not of one record. */

@@ -22,6 +22,8 @@ import { openConsolidationKey } from "../kv/consolidations.ts";
 import type { PipelineContext } from "./context.ts";
 import { treasuryTick } from "./sweeper.ts";
 import { hotBandCheck } from "./hot_band.ts";
+import { COLD_SWEEP_CHECK_MS, coldSweepTicker } from "./cold_sweep.ts";
+import { openColdSweepKey } from "../kv/cold_sweeps.ts";
 import { scheduledReconcile } from "./reconcile_schedule.ts";
 import { refundsTick } from "./refunds.ts";
 import { watchOnce } from "./watcher.ts";
@@ -146,6 +148,19 @@ export function pipelineTicks(host: TickHost): Tick[] {
       group: "treasury",
       everyMs: timing.watchMs,
       run: () => treasuryTick(ctx, chain, host.owner, timing.leaseMs),
+    });
+  }
+  // The surplus above a chain's hot band goes to its cold address (actors/cold_sweep.ts): an open cold sweep is
+  // followed every run (also on a chain whose band was unset since: one read at rest); a new one is decided at most
+  // once a minute (60 blocks' time with fast sim blocks), on a chain with a band.
+  for (const chain of enabled) {
+    if (!isNativeChain(chain)) continue;
+    const checkMs = Math.min(COLD_SWEEP_CHECK_MS, 60 * timing.blockMs);
+    ticks.push({
+      name: `cold sweep ${chain}`,
+      group: "treasury",
+      everyMs: timing.watchMs,
+      run: coldSweepTicker(ctx, chain, host.owner, timing.leaseMs, checkMs),
     });
   }
   // Redeemed uAssets burned from the transfer address, in batches (docs/onchain-burn.md).
@@ -327,6 +342,7 @@ function workWaiting(host: TickHost): () => Promise<boolean> {
       const family = chainFamily(chain);
       if (family.family === "account" && (await any(["treasury_sweep_due", chain]))) return true;
       if (family.family === "utxo" && (await kv.get(openConsolidationKey(family.chain))).value !== null) return true;
+      if (isNativeChain(chain) && (await kv.get(openColdSweepKey(chain))).value !== null) return true;
     }
     if (await any(["onchain_burn_open"])) return true; // a burn batch waits for its confirmations
     if (host.hasPending) {

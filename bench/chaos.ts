@@ -17,7 +17,8 @@
  * Environment (defaults sim / live): CHAOS_SEED, CHAOS_OPS (600 / 400), CHAOS_KILLS (while sending, 15 / 50),
  * CHAOS_DRAIN_KILLS (3 / 5), CHAOS_WALLETS (10 / 6), CHAOS_CONCURRENCY (8 / 4), CHAOS_PACE_MS (30 / 300),
  * CHAOS_BLOCK_MS (50), CHAOS_SWEEP_MS (100), CHAOS_RPC_ERROR_RATE (0.02 / -), CHAOS_DRAIN_TIMEOUT_MS (180000 /
- * 300000), CHAOS_KEEP=1 to keep the KV file and server logs.
+ * 300000), CHAOS_KEEP=1 to keep the KV file and server logs, CHAOS_COLD=1 (sim) to run with cold sweeps on (a hot band
+ * and a cold address on every native chain: tests/support/chaos.ts `coldBand`).
  */
 import { formatChaos, runChaos } from "../tests/support/chaos.ts";
 import { runLiveChaos } from "../tests/support/chaos_live.ts";
@@ -58,6 +59,7 @@ const options = {
   rpcErrorRate: live ? 0 : Math.min(1, num("CHAOS_RPC_ERROR_RATE", 0.02)),
   drainTimeoutMs: num("CHAOS_DRAIN_TIMEOUT_MS", live ? 300_000 : 180_000),
   keepDir: Deno.env.get("CHAOS_KEEP") === "1",
+  coldSweeps: Deno.env.get("CHAOS_COLD") === "1",
   log: console.log,
 };
 const result = live ? await runLiveChaos(options) : await runChaos(options);

@@ -265,6 +265,12 @@ export interface ChainReader {
    * account that does not exist). What the sweeper reads before sweeping a deposit address.
    */
   balance?(address: string): Promise<bigint>;
+  /**
+   * UTXO chains (doge, zec): whether each of `outpoints`, outputs paying `address`, is unspent in the best chain
+   * (mempool ignored), in order. Throws when the node cannot say. What reconciliation counts of the cold sweeps'
+   * outputs still at the cold address (a Dogecoin node has no address index, so only outputs we know are asked about).
+   */
+  unspent?(address: string, outpoints: readonly Outpoint[]): Promise<boolean[]>;
 }
 
 /**

@@ -42,6 +42,10 @@ export const ALERT_KINDS = [
   // A chain's hot wallet is below its band's floor, or its waiting payouts exceed what is hot (actors/hot_band.ts):
   // the message says how much to send from cold; cleared when the hot wallet is back within its band.
   "hot_wallet_refill",
+  // A chain's hot funds are above its band's ceiling and the surplus cannot go to cold (actors/cold_sweep.ts): no cold
+  // address in effect, a change of it waiting for its delay, or the cold account cannot be created by the amount;
+  // cleared once a cold sweep is recorded or the hot funds are back under the ceiling.
+  "cold_sweep_blocked",
 ] as const;
 export type AlertKind = typeof ALERT_KINDS[number];
 

@@ -58,6 +58,8 @@ const PARTS = z.object({
   hotWallet: decOrUnknown,
   unsweptDeposits: decOrUnknown,
   reserves: decOrUnknown,
+  /** What the cold addresses hold, read from the chain (docs/reconciliation.md "Cold"). */
+  cold: decOrUnknown,
 });
 
 const ReportSchema = z.object({
@@ -233,6 +235,7 @@ export function reportText(r: ReconciliationReport): string[] {
       "hot wallet",
       "unswept",
       "reserves",
+      "cold",
       "sweep fees",
       "payout fees",
       "status",
@@ -251,6 +254,7 @@ export function reportText(r: ReconciliationReport): string[] {
         cell(sp.controlled.hotWallet),
         cell(sp.controlled.unsweptDeposits),
         cell(sp.controlled.reserves),
+        cell(sp.controlled.cold),
         cell(sp.sweepFees),
         cell(sp.payoutFees),
         status(sp, sp.unknown.length === 0),

@@ -17,6 +17,7 @@ import { type TreasuryReport, treasuryReport, treasuryText } from "../treasury_r
 import { defineOp, type OpContext } from "./op.ts";
 import { formatError } from "../../chains/shared/redact.ts";
 import { type BandShown, bandShown, readHotFunds } from "../hot_band.ts";
+import { readColdHoldings } from "../cold_balance.ts";
 
 const ACCOUNT_CHAINS = chainsOf("account", NATIVE_CHAINS) as [
   AccountChain,
@@ -34,6 +35,16 @@ const BandSchema = z.object({
   refill: z.string().nullable().describe("how much to send from cold (hot_wallet_refill), null within the band"),
   coldAddress: z.string().nullable(),
 }).nullable().describe("The hot-wallet band (<CHAIN>_HOT_BAND) and the refill wanted; null: no band");
+
+/** Hot / cold / in flight to cold (actors/cold_balance.ts): each null with its error when it could not be read. */
+const CustodySchema = z.object({
+  hot: z.string().nullable().describe("what is hot and spendable now (the band's `hot`)"),
+  hotError: z.string().optional(),
+  cold: z.string().nullable().describe("what the cold addresses hold, read from the chain (docs/reconciliation.md)"),
+  coldError: z.string().optional(),
+  inFlight: z.string().nullable().describe("cold sweeps recorded, not yet settled (still counted hot)"),
+  inFlightCount: z.number().int().nullable(),
+}).describe("Hot, cold and in flight to cold, in the chain's smallest unit");
 
 const PayoutObservationSchema = z.object({
   state: z.enum(["pending", "unknown", "included"]),
@@ -125,7 +136,8 @@ const UtxoTreasurySchema = z.object({
   consolidation: ConsolidationSchema.nullable(),
   consolidationInvalid: z.string().optional().describe("the open consolidation's record fails its schema"),
   band: BandSchema,
-}).describe("A UTXO treasury (doge, zec), read from KV only");
+  custody: CustodySchema,
+}).describe("A UTXO treasury (doge, zec), read from KV only but for its cold outputs (gettxout)");
 
 const AccountTreasurySchema = z.object({
   chain: z.enum(ACCOUNT_CHAINS),
@@ -187,6 +199,7 @@ const AccountTreasurySchema = z.object({
     lastStatus: PayoutObservationSchema.nullable(),
   })),
   band: BandSchema,
+  custody: CustodySchema,
 }).describe("An account-chain treasury (sol, xrp, sui): the hot wallet's balance is read through the chain");
 
 export const treasury = defineOp({
@@ -200,14 +213,16 @@ export const treasury = defineOp({
   run: async (ctx, { chain }) => {
     const family = chainFamily(chain);
     const band = await bandOf(ctx, chain);
+    const custody = await custodyOf(ctx, chain);
     switch (family.family) {
       case "utxo":
         return {
           ...await treasuryReport(ctx.kv, family.chain, ctx.settings().utxoFee(family.chain), ctx.now()),
           band,
+          custody,
         };
       case "account":
-        return { ...await accountTreasuryReport(ctx.kv, await ctx.chains(), family.chain, ctx.now()), band };
+        return { ...await accountTreasuryReport(ctx.kv, await ctx.chains(), family.chain, ctx.now()), band, custody };
     }
   },
   text: (r) => [
@@ -215,8 +230,35 @@ export const treasury = defineOp({
       ? treasuryText(r as TreasuryReport)
       : accountTreasuryText(r as AccountTreasuryReport)),
     bandText(r.band),
+    custodyText(r.custody),
   ],
 });
+
+type Custody = z.infer<typeof CustodySchema>;
+
+/** Hot, cold and in flight to cold now; a part that cannot be read is null with its reason, never 0. */
+async function custodyOf(ctx: OpContext, chain: NativeChain): Promise<Custody> {
+  const chains = await ctx.chains();
+  const out: Custody = { hot: null, cold: null, inFlight: null, inFlightCount: null };
+  try {
+    out.hot = (await readHotFunds(ctx.kv, chains, chain)).hot.toString();
+  } catch (err) {
+    out.hotError = formatError(err).split("\n")[0];
+  }
+  try {
+    const c = await readColdHoldings(ctx.kv, chains, chain, ctx.now());
+    Object.assign(out, { cold: c.cold.toString(), inFlight: c.inFlight.toString(), inFlightCount: c.inFlightCount });
+  } catch (err) {
+    out.coldError = formatError(err).split("\n")[0];
+  }
+  return out;
+}
+
+function custodyText(c: Custody): string {
+  const part = (v: string | null, err?: string) => v ?? `unknown (${err ?? "not read"})`;
+  return `custody: hot ${part(c.hot, c.hotError)}, cold ${part(c.cold, c.coldError)}, in flight to cold ` +
+    `${part(c.inFlight, c.coldError)}${c.inFlightCount ? ` (${c.inFlightCount} cold sweep open)` : ""}`;
+}
 
 /** The band with what is hot and waiting now (the same reads and rule as the checks tick's alert). */
 async function bandOf(ctx: OpContext, chain: NativeChain): Promise<BandShown | null> {

@@ -238,7 +238,17 @@ export function simChains(kv: Deno.Kv, opts: SimChainsOptions = {}): SimChains {
             return transfers && isUtxoChain(chain) ? transfers.map(withoutSender) : transfers;
           }),
         // As a live UTXO reader: a scan leaves `from` empty, and the sender is asked for, transaction by transaction.
-        ...(isUtxoChain(chain) ? { senderOf: (hash: string) => rpc(l, "senderOf", () => l.senderOf(hash)) } : {}),
+        ...(isUtxoChain(chain)
+          ? {
+            senderOf: (hash: string) => rpc(l, "senderOf", () => l.senderOf(hash)),
+            unspent: (_address: string, outpoints: readonly Outpoint[]) =>
+              rpc(l, "unspent", async () => {
+                const out: boolean[] = [];
+                for (const o of outpoints) out.push((await l.unspentOutput(o)) !== null);
+                return out;
+              }),
+          }
+          : {}),
         ...(isNativeChain(chain) && isAccountChain(chain)
           ? { balance: (address: string) => rpc(l, "balance", () => l.balance(address, "native")) }
           : {}),

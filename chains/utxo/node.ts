@@ -61,6 +61,11 @@ export interface UtxoNode {
    * when it cannot (Zebra has no `gettxout`).
    */
   isUnspent?(outpoint: Outpoint): Promise<boolean | null>;
+  /**
+   * The unspent outputs paying `address` in the best chain (Zebra's `getaddressutxos`, which it serves from its own
+   * address index), for a node without `gettxout`.
+   */
+  addressUtxos?(address: string): Promise<Outpoint[]>;
   /** Zcash: the consensus branch id the next block is validated under (`getblockchaininfo.consensus.nextblock`). */
   nextBranchId?(): Promise<number>;
 }

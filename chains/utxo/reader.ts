@@ -271,6 +271,22 @@ export function utxoReader(node: UtxoNode, opts: UtxoReaderOptions): UtxoReader 
       return place.where === "block" ? transfersOfTx(place.tx) : null;
     },
 
+    async unspent(address, outpoints) {
+      const out: boolean[] = [];
+      let atAddress: Set<string> | null = null;
+      for (const o of outpoints) {
+        const answer = node.isUnspent ? await node.isUnspent(o) : null;
+        if (answer !== null) {
+          out.push(answer);
+          continue;
+        }
+        if (!node.addressUtxos) throw new Error(`${chain}: the node cannot say whether an output is unspent`);
+        atAddress ??= new Set((await node.addressUtxos(address)).map((u) => `${u.txHash}:${u.index}`));
+        out.push(atAddress.has(`${o.txHash}:${o.index}`));
+      }
+      return out;
+    },
+
     stats,
 
     async senderOf(txHash) {

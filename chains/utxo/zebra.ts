@@ -192,6 +192,17 @@ export function zebraNode(rpc: UtxoRpc, network: UtxoNetwork): UtxoNode {
         // Already in the mempool or the best chain: the same bytes, sent before.
       }
     },
+    async addressUtxos(address) {
+      // zebra-rpc `getaddressutxos({addresses})`: [{address, txid, outputIndex, script, satoshis, height}].
+      const answer = await rpc.call("getaddressutxos", [{ addresses: [address] }]);
+      if (!Array.isArray(answer)) throw new Error(`zec: getaddressutxos answered ${typeof answer}, not a list`);
+      return answer.map((u) => {
+        const ok = typeof u === "object" && u !== null && typeof u.txid === "string" &&
+          /^[0-9a-f]{64}$/i.test(u.txid) && Number.isSafeInteger(u.outputIndex) && u.outputIndex >= 0;
+        if (!ok) throw new Error(`zec: getaddressutxos answered an entry without txid and outputIndex`);
+        return { txHash: (u.txid as string).toLowerCase(), index: u.outputIndex as number };
+      });
+    },
     async nextBranchId() {
       const next = (await info()).consensus?.nextblock;
       if (typeof next !== "string" || !/^[0-9a-fA-F]{8}$/.test(next)) {

@@ -604,6 +604,7 @@ export function treasurySection(
   return html`<section id="treasury-${chain}"><h2>${chain}</h2>
 ${r.balances ? html`<h3>Treasury balances (smallest units)</h3>${kv(r.balances)}` : ""}
 ${r.hotWallet ? html`<h3>Hot wallet</h3>${kv(r.hotWallet)}` : ""}
+${r.custody ? html`<h3>Hot / cold / in flight to cold</h3>${kv(r.custody)}` : ""}
 ${r.unswept ? html`<h3>Unswept deposits</h3>${kv({ ...(r.unswept as object), deposits: undefined })}` : ""}
 <p>Payouts waiting: ${dash(count("pendingPayouts"))} · stuck payouts (recorded, not yet counted): ${
     dash(count("stuckPayouts"))

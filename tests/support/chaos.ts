@@ -34,6 +34,9 @@ import type { BurnOrder, Order } from "../../model/order.ts";
 import { countDue, type HeldTransfer, listHeld, seenKey, type SeenTransfer } from "../../kv/pipeline.ts";
 import { listBurnBatches, listBurnsDue, listLeftOutBurns } from "../../kv/onchain_burns.ts";
 import { listSweeps, type Sweep } from "../../kv/treasury.ts";
+import { coldAddressKey } from "../../kv/cold_addresses.ts";
+import { listColdSweeps } from "../../kv/cold_sweeps.ts";
+import { hotBandVariable } from "../../config/hot_band.ts";
 import { seededRandom } from "./seeded_random.ts";
 
 /** The order `errorMessage` values partners may see (spec 2.4, and ours for a reorganised burn source). */
@@ -77,6 +80,12 @@ export interface ChaosOptions {
   /** Injected transient RPC failures on every chain (0..1). */
   rpcErrorRate: number;
   drainTimeoutMs: number;
+  /**
+   * Cold sweeps on (README "Cold addresses"): every native chain gets a hot band (`coldBand`) and a cold address (an
+   * outside address) before the server starts, so the sims' large hot-wallet and UTXO geneses and the swept deposits
+   * go to cold while payouts go on from what the band keeps.
+   */
+  coldSweeps?: boolean;
   /** Keep the folder (KV file, server logs) afterwards; it is kept anyway when a check fails. */
   keepDir?: boolean;
   log?: (line: string) => void;
@@ -193,6 +202,13 @@ export interface SweepFigures {
   dueLeft: number;
 }
 
+export interface ColdSweepFigures {
+  completed: number;
+  dead: number;
+  open: number;
+  moved: Partial<Record<NativeChain, bigint>>;
+}
+
 export interface ChaosResult {
   /** `sim`: every chain simulated; `live`: the chains on anvil, litecoind and local protocol servers. */
   mode?: "sim" | "live";
@@ -221,6 +237,8 @@ export interface ChaosResult {
   dueLeft: number;
   /** Sweeps of deposits into the hot wallets (sol, xrp, sui), by status; marks left to sweep. */
   sweeps: SweepFigures;
+  /** Cold sweeps of the hot surplus (README "Cold addresses"), by status, and what the completed ones moved per chain. */
+  coldSweeps: ColdSweepFigures;
   /** On-chain burn batches (docs/onchain-burn.md): all of them, and those burned. */
   burnBatches: { total: number; burned: number; orders: number };
   /** Mints and payouts sent well after their intent was recorded: the write-ahead recovery path at work. */
@@ -615,8 +633,31 @@ export async function countOrders(http: Http, wallets: Wallet[]): Promise<{ tota
 // ---- the run ----
 
 /** The environment of a server of a run on `kvPath`. */
-export function serverEnv(kvPath: string, options: Pick<ChaosOptions, "blockMs" | "sweepMs">): Record<string, string> {
+/**
+ * The band of a chaos run with cold sweeps: the target covers many times what one run's burns to the chain can pay
+ * (at most about 5 minimum burns each, a few dozen burns per chain), so payouts never wait for a refill nobody sends.
+ */
+export function coldBand(chain: NativeChain): { floor: bigint; target: bigint; ceiling: bigint } {
+  const unit = NATIVE[chain].uAsset.minimumBurnAmount / weiPerNativeUnit(chain);
+  return { floor: 0n, target: 2_000n * unit, ceiling: 4_000n * unit };
+}
+
+/** Where a chaos run's cold sweeps go: an address of an outside mnemonic, never ours. */
+export const chaosColdAddress = (chain: NativeChain): string => OUTSIDE.depositAddress(chain, 9_999);
+
+export function serverEnv(
+  kvPath: string,
+  options: Pick<ChaosOptions, "blockMs" | "sweepMs" | "coldSweeps">,
+): Record<string, string> {
+  const bands: Record<string, string> = {};
+  if (options.coldSweeps) {
+    for (const chain of NATIVE_CHAINS) {
+      const b = coldBand(chain);
+      bands[hotBandVariable(chain)] = `${b.floor},${b.target},${b.ceiling}`;
+    }
+  }
   return {
+    ...bands,
     KV_PATH: kvPath,
     BASE_URL,
     PIPELINE: "on",
@@ -697,6 +738,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const ordersAtKills: number[] = [];
   try {
     log(`chaos: seed ${options.seed}, ${options.operations} operations, folder ${dir}`);
+    if (options.coldSweeps) await setColdAddresses(kvPath);
     await server.start();
     const { wallets, transferAddress } = await setUp(http, kvPath, random, options.wallets);
     const ops = plan(random, wallets, options.operations);
@@ -760,6 +802,19 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   }
 }
 
+/** Each native chain's cold address in effect from the start, written as the operator's change would be once due. */
+export async function setColdAddresses(kvPath: string): Promise<void> {
+  const kv = await openKv(kvPath);
+  try {
+    for (const chain of NATIVE_CHAINS) {
+      const current = { address: chaosColdAddress(chain), since: new Date(0).toISOString() };
+      await kv.set(coldAddressKey(chain), { current, pending: null });
+    }
+  } finally {
+    kv.close();
+  }
+}
+
 /** Waits until every order is terminal and the count has held still for a while (lost requests may add orders). */
 export async function drain(
   http: Http,
@@ -803,7 +858,7 @@ export async function settleBurns(kvPath: string, options: Pick<ChaosOptions, "d
     const deadline = Date.now() + options.drainTimeoutMs;
     while (Date.now() < deadline) {
       const busy = await any(["onchain_burn_open"]) || (await listBurnsDue(kv)).length > 0 ||
-        await any(["treasury_sweep_due"]) || await any(["treasury_account_lock"]);
+        await any(["treasury_sweep_due"]) || await any(["treasury_account_lock"]) || await any(["cold_sweep_open"]);
       if (!busy) return;
       await sleep(100);
     }
@@ -933,6 +988,46 @@ export type Verified = Omit<
   | "starts"
   | "unexpectedExits"
 >;
+
+/**
+ * Every cold sweep settled, each completed one sent exactly once (one successful transaction, its recorded hash, its
+ * amount to its destination), a dead one never landed, and no transaction to cold without its record.
+ */
+export async function checkColdSweeps(
+  kv: Deno.Kv,
+  nativeChains: readonly NativeChain[],
+  coldTxs: Map<string, LedgerTx[]>,
+  problem: (msg: string) => void,
+): Promise<ColdSweepFigures> {
+  const figures: ColdSweepFigures = { completed: 0, dead: 0, open: 0, moved: {} };
+  const seen = new Set<string>();
+  for (const chain of nativeChains) {
+    for (const c of await listColdSweeps(kv, chain)) {
+      const key = `cold-sweep:${c.id}`;
+      seen.add(key);
+      const landed = (coldTxs.get(key) ?? []).filter((t) => t.success && t.status === "included");
+      if (c.status === "prepared") {
+        figures.open++;
+        problem(`cold sweep ${chain} ${c.id} still open`);
+      } else if (c.status === "dead") {
+        figures.dead++;
+        if (landed.length > 0) problem(`dead cold sweep ${chain} ${c.id} landed: ${landed.map((t) => t.hash)}`);
+      } else {
+        figures.completed++;
+        figures.moved[chain] = (figures.moved[chain] ?? 0n) + BigInt(c.amount);
+        const ok = landed.length === 1 && landed[0].hash === c.txHash && landed[0].tx.kind === "payout" &&
+          landed[0].tx.amount === BigInt(c.amount) && landed[0].tx.to === c.destination;
+        if (!ok) {
+          problem(`completed cold sweep ${chain} ${c.id}: ${landed.length} landed [${landed.map((t) => t.hash)}]`);
+        }
+      }
+    }
+  }
+  for (const [key, ts] of coldTxs) {
+    if (!seen.has(key) && ts.some((t) => t.success)) problem(`${ts.length} transaction(s) for ${key}, no record`);
+  }
+  return figures;
+}
 
 export async function verify(
   kvPath: string,
@@ -1169,9 +1264,15 @@ export async function verify(
 
     // Payouts: exactly one per completed burn order, none for the others.
     const payouts = new Map<string, { chain: NativeChain; t: LedgerTx }[]>();
+    const coldTxs = new Map<string, LedgerTx[]>();
     for (const chain of nativeChains) {
       for (const t of txs.get(chain)!) {
         if (t.tx.kind !== "payout") continue;
+        if (t.tx.orderId.startsWith("cold-sweep:")) {
+          // A cold sweep (actors/cold_sweep.ts): payout-shaped, checked against its own records below.
+          coldTxs.set(t.tx.orderId, [...(coldTxs.get(t.tx.orderId) ?? []), t]);
+          continue;
+        }
         payouts.set(t.tx.orderId, [...(payouts.get(t.tx.orderId) ?? []), { chain, t }]);
         if (t.success) assets.get(chain)!.paid += t.tx.amount;
       }
@@ -1269,6 +1370,7 @@ export async function verify(
     const leftOut = await listLeftOutBurns(kv);
     if (leftOut.length > 0) problem(`${leftOut.length} burn-due record(s) left out: ${leftOut.map((b) => b.orderId)}`);
     const sweeps = await checkSweeps(kv, nativeChains, problem);
+    const coldSweeps = await checkColdSweeps(kv, nativeChains, coldTxs, problem);
     for (const a of assets.values()) {
       const unit = weiPerNativeUnit(a.chain);
       const wei = mintedWei.get(a.uAsset) ?? 0n;
@@ -1317,6 +1419,7 @@ export async function verify(
       completedBurns,
       dueLeft,
       sweeps,
+      coldSweeps,
       burnBatches,
       recoveredBroadcasts,
       pendingSimTxs,
@@ -1445,6 +1548,13 @@ export function formatChaos(r: ChaosResult): string {
       `${r.sweeps.open} open, ${r.sweeps.dueLeft} due marks left; on-chain burn batches: ` +
       `${r.burnBatches.burned}/${r.burnBatches.total} burned (${r.burnBatches.orders} burn orders)`,
   );
+  if (r.coldSweeps.completed + r.coldSweeps.dead + r.coldSweeps.open > 0) {
+    const moved = Object.entries(r.coldSweeps.moved).map(([c, n]) => `${c} ${n}`).join(", ");
+    lines.push(
+      `cold sweeps: ${r.coldSweeps.completed} completed (moved ${moved}), ${r.coldSweeps.dead} proven dead, ` +
+        `${r.coldSweeps.open} open`,
+    );
+  }
   const failed = Object.entries(r.failedByMessage).map(([m, n]) => `"${m}" ${n}`).join(", ") || "none";
   lines.push(`failed orders by message: ${failed}`);
   lines.push(

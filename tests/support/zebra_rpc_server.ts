@@ -531,12 +531,46 @@ export class ZebraShapedServer {
         }
         return this.mine(n);
       }
+      case "getaddressutxos":
+        return this.#addressUtxos(params);
       case "gettxout":
         // Zebra has no gettxout: this server says so the way Zebra does.
         throw new RpcFailure(METHOD_NOT_FOUND, "Method not found");
       default:
         throw new RpcFailure(METHOD_NOT_FOUND, "Method not found");
     }
+  }
+
+  /**
+   * zebra-rpc `get_address_utxos`: the param is `{addresses: [..]}` (an AddressStrings map; an unparsable address is
+   * invalid params); every best-chain unspent transparent output paying one of them, with its height, mempool ignored.
+   */
+  #addressUtxos(params: unknown[]): unknown {
+    const arg = params[0] as { addresses?: unknown } | undefined;
+    const addresses = arg?.addresses;
+    if (!Array.isArray(addresses) || !addresses.every((a) => typeof a === "string")) {
+      throw new RpcFailure(INVALID_PARAMS, "Invalid params");
+    }
+    const wanted = new Set(addresses as string[]);
+    const unspent = this.utxos();
+    const out: Record<string, unknown>[] = [];
+    for (const b of this.blocks) {
+      for (const t of b.txs) {
+        t.tx.outputs.forEach((o, n) => {
+          const address = scriptAddress(this.network, o.script);
+          if (!address || !wanted.has(address) || !unspent.has(outpointKey(t.txid, n))) return;
+          out.push({
+            address,
+            txid: t.txid,
+            outputIndex: n,
+            script: toHex(o.script),
+            satoshis: Number(o.value),
+            height: b.height,
+          });
+        });
+      }
+    }
+    return out;
   }
 
   /**

@@ -42,6 +42,10 @@ export const ALERT_KINDS = [
   // A chain's hot wallet is below its band's floor, or its waiting payouts exceed what is hot (actors/hot_band.ts):
   // the message says how much to send from cold; cleared when the hot wallet is back within its band.
   "hot_wallet_refill",
+  // README "Roles", the signer process (actors/signer/service.ts): it refused to sign (an unknown or missing purpose,
+  // bytes that do not do what the purpose's record says, a digest that is not the bytes', the hourly outflow limit);
+  // subject: the purpose (`order:<id>`), the message names the chain and the reason. Nothing was signed.
+  "signer_refused",
 ] as const;
 export type AlertKind = typeof ALERT_KINDS[number];
 

@@ -1,0 +1,337 @@
+/**
+ * The signer process's checks (README "Roles", the signer process; actors/signer/service.ts), over its real unix
+ * socket and a real KV file, with real chain bytes: an XRP Ledger payout built with xrpl's own encoder (as
+ * chains/xrp/payer.ts builds it) and an EVM mint serialized with viem (as chains/evm/tx_sender.ts signs it). No node is
+ * needed: the signer never talks to one. The worker's side is the real client (chains/signer_client.ts).
+ */
+import assert from "node:assert/strict";
+import { generateMnemonic } from "@scure/bip39";
+import { wordlist } from "@scure/bip39/wordlists/english.js";
+import {
+  encodeFunctionData,
+  parseTransaction,
+  recoverTransactionAddress,
+  type TransactionSerializableEIP1559,
+} from "viem";
+import { encodeForSigning, type Payment } from "xrpl";
+import { hexToBytes } from "@noble/hashes/utils.js";
+import { EVM, NATIVE_CHAINS, UASSETS, weiToNative } from "../chains/catalog.ts";
+import { evmFactsOf, explainerOf } from "../chains/explainers.ts";
+import { MinterKey } from "../chains/minter_key.ts";
+import { Signer } from "../chains/signer.ts";
+import { RemoteSigner } from "../chains/signer_client.ts";
+import { encodeLine, MAX_SIGNER_LINE_BYTES, readLine, SignerRefusedError } from "../chains/signer_protocol.ts";
+import { withSigningPurpose } from "../chains/signing.ts";
+import { UASSET_ADAPTER_ABI } from "../chains/evm/abi.ts";
+import { sha512Half } from "../chains/xrp/payer.ts";
+import { explainXrpTx } from "../chains/xrp/explain.ts";
+import { evmAddressFromPublicKey } from "../chains/derivation.ts";
+import { serveSigner } from "../actors/signer/service.ts";
+import { getAlert } from "../kv/alerts.ts";
+import { createOrder, getOrder } from "../kv/orders.ts";
+import { openKv } from "../kv/open.ts";
+import { readOutflow } from "../kv/signer_outflow.ts";
+import { mintRequestOf } from "../actors/order_actor.ts";
+import type { Order } from "../model/order.ts";
+import { makeOrder } from "./support/orders.ts";
+import { generatePrivateKey } from "viem/accounts";
+
+const XRP_DROPS = 5_000_000n; // 5 XRP
+const CONTRACTS = Object.fromEntries(
+  UASSETS.map((a, i) => [a, `0x${(i + 1).toString(16).padStart(40, "c")}`]),
+) as Record<
+  typeof UASSETS[number],
+  string
+>;
+
+async function setup(limits: { xrp?: bigint } = { xrp: 3n * XRP_DROPS / 2n }) {
+  const dir = await Deno.makeTempDir({ prefix: "issuance-signer-" });
+  const kv = await openKv(`${dir}/kv.sqlite3`);
+  const signer = Signer.fromMnemonic(generateMnemonic(wordlist, 256));
+  const minter = new MinterKey(generatePrivateKey());
+  const minterAddress = evmAddressFromPublicKey(minter.publicKey());
+  const explainer = explainerOf({
+    simulated: new Set(),
+    liveEvm: new Set(["base"]),
+    liveUtxo: new Map(),
+    liveAccount: new Set(["xrp"]),
+  });
+  const evm = evmFactsOf({
+    simulated: new Set(),
+    transferAddress: signer.address("base", 0),
+    live: new Map([["base", { minter: minterAddress, chainId: EVM.base.chainId, uAssets: CONTRACTS }]]),
+  });
+  const logs: string[] = [];
+  const path = `${dir}/signer.sock`;
+  const server = await serveSigner({
+    path,
+    kv,
+    signer,
+    minter,
+    facts: {
+      explainer,
+      evm: (chain) => chain === "base" ? evm("base") : undefined,
+      hotWallet: (chain) => signer.address(chain, 0, "hot"),
+    },
+    limits,
+    now: () => new Date(),
+    log: (m) => logs.push(m),
+  });
+  const remote = await RemoteSigner.connect(path, [
+    { chain: "xrp", index: 0, branch: "hot" },
+    { chain: "base", index: 0, branch: "minter" },
+  ]);
+  return {
+    dir,
+    kv,
+    signer,
+    remote,
+    path,
+    logs,
+    minterAddress,
+    async close() {
+      await server.close();
+      kv.close();
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+type Setup = Awaited<ReturnType<typeof setup>>;
+
+/** A burn order paying XRP_DROPS to an xrp address with a destination tag, in `processing` (its payout is due). */
+async function xrpBurnOrder(t: Setup): Promise<Order & { type: "burn" }> {
+  const base = makeOrder("0x" + "ab".repeat(20), "burn", "processing", NATIVE_CHAINS.indexOf("xrp"));
+  const order = {
+    ...base,
+    amount: (XRP_DROPS * 10n ** 12n).toString(), // 18-decimal uXRP wei for 6-decimal drops
+    destinationWallet: t.signer.address("xrp", 7),
+    details: { ...base.details, memo: "12345" },
+  } as Order & { type: "burn" };
+  assert.equal(weiToNative("xrp", BigInt(order.amount)).native, XRP_DROPS);
+  assert.ok(await createOrder(t.kv, order));
+  return order;
+}
+
+/** The payment chains/xrp/payer.ts builds for a payout, as the unsigned bytes it hands the signer. */
+function xrpPayment(t: Setup, to: string, drops: bigint, tag: number | undefined, sequence = 1) {
+  const tx = {
+    TransactionType: "Payment",
+    Account: t.remote.address("xrp", 0, "hot"),
+    Destination: to,
+    Amount: drops.toString(),
+    ...(tag === undefined ? {} : { DestinationTag: tag }),
+    Fee: "12",
+    Sequence: sequence,
+    LastLedgerSequence: 1000,
+    SigningPubKey: Buffer.from(t.remote.publicKey("xrp", 0, "hot")).toString("hex").toUpperCase(),
+  } as unknown as Payment;
+  const unsigned = encodeForSigning(tx);
+  return { tx, unsigned, digest: sha512Half(hexToBytes(unsigned)) };
+}
+
+function signPayout(t: Setup, orderId: string | null, p: ReturnType<typeof xrpPayment>) {
+  const ask = () => t.remote.signDigest("xrp", 0, p.digest, "hot", { unsigned: p.unsigned });
+  return orderId === null ? ask() : withSigningPurpose({ kind: "order", id: orderId }, ask);
+}
+
+async function refusal(p: Promise<unknown>, pattern: RegExp): Promise<void> {
+  await assert.rejects(p, (err: unknown) => {
+    assert.ok(err instanceof SignerRefusedError, String(err));
+    assert.match(err.message, pattern);
+    return true;
+  });
+}
+
+Deno.test("the signer signs an xrp payout whose bytes pay what the order records, and the blob verifies", async () => {
+  const t = await setup();
+  try {
+    const order = await xrpBurnOrder(t);
+    const p = xrpPayment(t, order.destinationWallet, XRP_DROPS, 12345);
+    const sig = await signPayout(t, order.id, p);
+    assert.equal(sig.format, "der");
+    // The signature makes the payer's blob, which the chain's own explainer reads as signed by the hot wallet.
+    const { encode } = await import("xrpl");
+    const blob = encode({ ...p.tx, TxnSignature: Buffer.from(sig.bytes).toString("hex").toUpperCase() });
+    const effects = await explainXrpTx(blob);
+    assert.equal(effects.from, t.remote.address("xrp", 0, "hot"));
+    assert.deepEqual(effects.outputs, [{ to: order.destinationWallet, amount: XRP_DROPS }]);
+    // It counted against the hour's limit.
+    const window = await readOutflow(t.kv, "xrp");
+    assert.deepEqual(Object.values(window.value ?? {}), [XRP_DROPS.toString()]);
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("the signer refuses a tampered payout (destination, amount, tag), alerting, and spends nothing", async () => {
+  const t = await setup();
+  try {
+    const order = await xrpBurnOrder(t);
+    const stranger = t.signer.address("xrp", 99);
+    await refusal(signPayout(t, order.id, xrpPayment(t, stranger, XRP_DROPS, 12345)), /pays .* not /);
+    await refusal(
+      signPayout(t, order.id, xrpPayment(t, order.destinationWallet, XRP_DROPS + 1n, 12345)),
+      /pays 5000001, not 5000000/,
+    );
+    await refusal(signPayout(t, order.id, xrpPayment(t, order.destinationWallet, XRP_DROPS, 999)), /memo|tag/);
+    const alert = await getAlert(t.kv, "signer_refused", `order:${order.id}`);
+    assert.equal(alert?.count, 3);
+    assert.match(alert!.message, /refused to sign on xrp/);
+    assert.equal((await readOutflow(t.kv, "xrp")).versionstamp, null, "a refusal spends nothing of the limit");
+    // The order is untouched: still processing, nothing recorded on it.
+    const after = await getOrder(t.kv, order.id);
+    assert.equal(after.value?.status, "processing");
+    assert.equal(after.value?.details.intent, undefined);
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("the signer refuses an unrecorded purpose, no purpose, and a digest that is not the bytes' own", async () => {
+  const t = await setup();
+  try {
+    const order = await xrpBurnOrder(t);
+    const p = xrpPayment(t, order.destinationWallet, XRP_DROPS, 12345);
+    await refusal(signPayout(t, crypto.randomUUID(), p), /no order .* is recorded/);
+    await refusal(signPayout(t, null, p), /names no purpose/);
+    // A digest of other bytes (another amount) shown with these bytes: the signer recomputes it and says no.
+    const other = xrpPayment(t, order.destinationWallet, XRP_DROPS * 100n, 12345);
+    await refusal(
+      withSigningPurpose(
+        { kind: "order", id: order.id },
+        () => t.remote.signDigest("xrp", 0, other.digest, "hot", { unsigned: p.unsigned }),
+      ),
+      /not the digest of the unsigned transaction/,
+    );
+    // A purpose kind it has no checker for is refused, not trusted.
+    await refusal(
+      withSigningPurpose({ kind: "sweep", id: "s1" }, () => t.remote.signDigest("xrp", 0, p.digest, "hot", p)),
+      /cannot check a sweep/,
+    );
+    assert.ok(await getAlert(t.kv, "signer_refused", "no purpose"));
+    assert.equal((await readOutflow(t.kv, "xrp")).versionstamp, null);
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("the hourly outflow limit refuses the payout that would exceed it, writing nothing", async () => {
+  const t = await setup({ xrp: 3n * XRP_DROPS / 2n });
+  try {
+    const first = await xrpBurnOrder(t);
+    const second = await xrpBurnOrder(t);
+    await signPayout(t, first.id, xrpPayment(t, first.destinationWallet, XRP_DROPS, 12345, 1));
+    const before = await readOutflow(t.kv, "xrp");
+    await refusal(
+      signPayout(t, second.id, xrpPayment(t, second.destinationWallet, XRP_DROPS, 12345, 2)),
+      /hourly outflow limit of 7500000 on xrp would be exceeded: 5000000 signed in the last hour/,
+    );
+    assert.equal((await readOutflow(t.kv, "xrp")).versionstamp, before.versionstamp, "the window is unchanged");
+    assert.match((await getAlert(t.kv, "signer_refused", `order:${second.id}`))!.message, /hourly outflow limit/);
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("a chain without an hourly limit pays nothing out through the signer", async () => {
+  const t = await setup({});
+  try {
+    const order = await xrpBurnOrder(t);
+    await refusal(
+      signPayout(t, order.id, xrpPayment(t, order.destinationWallet, XRP_DROPS, 12345)),
+      /no hourly outflow limit is configured for xrp/,
+    );
+  } finally {
+    await t.close();
+  }
+});
+
+/** A mint order of sol to base, in processing: the signer's minter key signs its mint. */
+async function mintOrder(t: Setup): Promise<Order> {
+  const order = makeOrder("0x" + "cd".repeat(20), "mint", "processing", 0);
+  assert.equal(order.destinationChain, "base");
+  assert.ok(await createOrder(t.kv, order));
+  return order;
+}
+
+function mintTx(order: Order, overrides: { to?: string; amount?: bigint } = {}): TransactionSerializableEIP1559 {
+  const req = mintRequestOf(order);
+  return {
+    type: "eip1559",
+    chainId: EVM.base.chainId,
+    nonce: 3,
+    to: CONTRACTS[req.asset] as `0x${string}`,
+    data: encodeFunctionData({
+      abi: UASSET_ADAPTER_ABI,
+      functionName: "mint",
+      args: [
+        (overrides.to ?? req.to) as `0x${string}`,
+        overrides.amount ?? req.amountWei,
+        req.depositId as `0x${string}`,
+      ],
+    }),
+    value: 0n,
+    gas: 100_000n,
+    maxFeePerGas: 2_000_000_000n,
+    maxPriorityFeePerGas: 1_000_000n,
+  };
+}
+
+Deno.test("the signer's minter key signs the mint the order records, and refuses another recipient or amount", async () => {
+  const t = await setup();
+  try {
+    const order = await mintOrder(t);
+    const account = t.remote.minterAccount("base");
+    assert.equal(account.address, t.minterAddress);
+    const purpose = { kind: "order", id: order.id };
+    const raw = await withSigningPurpose(purpose, () => account.signTransaction(mintTx(order)));
+    assert.equal(await recoverTransactionAddress({ serializedTransaction: raw as `0x02${string}` }), t.minterAddress);
+    assert.equal(parseTransaction(raw as `0x${string}`).nonce, 3);
+    await refusal(
+      withSigningPurpose(purpose, () => account.signTransaction(mintTx(order, { to: "0x" + "66".repeat(20) }))),
+      /recipient/,
+    );
+    await refusal(
+      withSigningPurpose(purpose, () => account.signTransaction(mintTx(order, { amount: 10n ** 30n }))),
+      /amount/,
+    );
+    // A mint never counts as outflow: no native coin leaves.
+    assert.equal((await readOutflow(t.kv, "sol")).versionstamp, null);
+    // Another order's purpose does not cover this order's mint (its deposit id, recipient and amount are its own).
+    const burnRaw = mintTx(order);
+    const other = await mintOrder(t);
+    await refusal(
+      withSigningPurpose({ kind: "order", id: other.id }, () => account.signTransaction(burnRaw)),
+      /deposit id|recipient|amount/,
+    );
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("the socket is mode 0600, refuses an oversized or malformed request, and answers publicKey", async () => {
+  const t = await setup();
+  try {
+    assert.equal((await Deno.stat(t.path)).mode! & 0o777, 0o600);
+    const ask = async (bytes: Uint8Array) => {
+      const conn = await Deno.connect({ transport: "unix", path: t.path });
+      try {
+        await conn.write(bytes).catch(() => 0);
+        return JSON.parse(await readLine(conn));
+      } finally {
+        conn.close();
+      }
+    };
+    const big = new TextEncoder().encode("x".repeat(MAX_SIGNER_LINE_BYTES + 10) + "\n");
+    const tooBig = await ask(big);
+    assert.equal(tooBig.ok, false);
+    assert.match(tooBig.error, /longer than/);
+    const bad = await ask(new TextEncoder().encode('{"op":"sign","chain":"xrp"}\n'));
+    assert.deepEqual([bad.ok, bad.kind], [false, "invalid"]);
+    const key = await ask(encodeLine({ op: "publicKey", chain: "xrp", index: 0, branch: "hot" }));
+    assert.equal(key.publicKey, Buffer.from(t.signer.publicKey("xrp", 0, "hot")).toString("hex"));
+  } finally {
+    await t.close();
+  }
+});

@@ -6,7 +6,7 @@
  * (purposes.ts); (3) the bytes, signed, decode with the chain's own explainer (the one every prepared transaction is
  * read back with before it is recorded, docs/verify-before-record.md) to exactly what that record says, fee within
  * the payer's bound; (4) value leaving our control fits the chain's hourly limit (outflow.ts), spent in the same
- * decision. The signature is computed before (3), since the explainers read signed bytes, and is released only after
+ * decision. The signature is computed before (2), since the explainers read signed bytes, and is released only after
  * (4). Every refusal is logged and raises `signer_refused` (subject: the purpose), and the worker's step fails and
  * waits like any failed prepare: nothing is recorded or broadcast.
  */
@@ -97,15 +97,21 @@ async function sign(opts: SignerServiceOptions, req: SignRequest): Promise<Signe
   if (bytesToHex(payload).slice(2) !== req.payload.toLowerCase()) {
     throw new Refusal(`what ${req.chain} is asked to sign is not the digest of the unsigned transaction shown with it`);
   }
-  // (2) The purpose's record says what the bytes must do.
-  const expected = await expectedFor(opts.kv, opts.facts, req);
+  if (req.purpose === null) throw new Refusal("the request names no purpose: the signer signs only for a recorded one");
   const explainer = opts.facts.explainer(req.chain);
-  if (!explainer) throw new Refusal(`${req.chain} has no decoder in this signer`);
-  // (3) Signed here, read back with the chain's explainer, released only if it does exactly that.
+  if (!explainer) throw new Refusal(`${req.chain} is not a live chain of this signer`);
+  // Signed here and read back with the chain's explainer; released only once (2) to (4) say yes.
   const signature = signPayload(opts, req, payload);
   const publicKey = publicKeyOf(opts, req);
   const raw = signedRawOf(req.chain, req.unsigned, signature, publicKey);
-  const effects = await explainer.explain(raw);
+  let effects;
+  try {
+    effects = await explainer.explain(raw);
+  } catch (err) {
+    throw new Refusal(`the transaction cannot be read back: ${(err as Error).message}`);
+  }
+  // (2) The purpose's record says what the bytes must do; (3) they do exactly that.
+  const expected = await expectedFor(opts.kv, opts.facts, req, effects);
   const found = differences(expected.intent, effects, { txHash: "", raw });
   const maxFee = MAX_FEE[req.chain];
   if (maxFee !== undefined && (effects.maxFee ?? 0n) > maxFee) {

@@ -11,7 +11,12 @@ import assert from "node:assert/strict";
 import { generateMnemonic } from "@scure/bip39";
 import { wordlist } from "@scure/bip39/wordlists/english.js";
 import { type Address, toHex } from "viem";
+import { buildServices } from "../app.ts";
+import { serveSigner } from "../actors/signer/service.ts";
 import { Deriver } from "../chains/derivation.ts";
+import { Signer } from "../chains/signer.ts";
+import { MinterKey } from "../chains/minter_key.ts";
+import { publishTransferAddress } from "../kv/public_config.ts";
 import { KEY_MATERIAL_VARIABLES, loadConfig } from "../config/env.ts";
 import { newPrivateKeyPem } from "../config/secrets.ts";
 import { listAlerts } from "../kv/alerts.ts";
@@ -98,7 +103,7 @@ Deno.test("signer, keyless worker and api on one KV: a mint and a burn signed th
     [await signer.log(), ...await Promise.all(servers.map((s) => s.errTail()))].join("\n---\n").slice(-6000);
   try {
     await until("the signer's socket", async () => (await Deno.stat(socket).catch(() => null))?.isSocket || null, logs);
-    assert.equal((await Deno.stat(socket)).mode! & 0o777, 0o600);
+    assert.equal((await Deno.stat(socket)).mode! & 0o777, 0o660);
 
     // The worker's whole environment: no variable that carries a key, none inherited either.
     const workerEnv = { ...common, ...FAST_PIPELINE, ROLE: "worker", SIGNER_SOCKET: socket };
@@ -201,4 +206,50 @@ Deno.test("ROLE=worker with SIGNER_SOCKET refuses a mnemonic or an EVM key besid
     () => loadConfig({ ROLE: "signer", SIGNER_SOCKET: "/s", SIGNER_HOURLY_LIMITS: "sol=1.5" }),
     /SIGNER_HOURLY_LIMITS must be chain=amount pairs/,
   );
+});
+
+Deno.test("what a keyless worker (SIGNER_SOCKET) builds holds no Signer, Deriver or minter key", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "issuance-keyless-worker-" });
+  const kvPath = `${dir}/kv.sqlite3`;
+  const kv = await openKv(kvPath);
+  const signer = Signer.fromMnemonic(generateMnemonic(wordlist, 256));
+  await publishTransferAddress(kv, signer.address("base", 0));
+  const server = await serveSigner({
+    path: `${dir}/signer.sock`,
+    kv,
+    signer,
+    minter: null,
+    facts: { explainer: () => undefined, evm: () => undefined, hotWallet: (c) => signer.address(c, 0, "hot") },
+    limits: {},
+    now: () => new Date(),
+    log: () => {},
+  });
+  try {
+    const services = await buildServices(
+      loadConfig({ ROLE: "worker", KV_PATH: kvPath, CHAIN_MODE: "sim", SIGNER_SOCKET: `${dir}/signer.sock` }),
+    );
+    try {
+      assert.equal(services.deriver, null);
+      assert.ok(services.pipeline, "the worker runs the pipeline");
+      assert.equal(services.uAssetTransferAddress, signer.address("base", 0));
+      const found: string[] = [];
+      const seen = new Set<unknown>();
+      const walk = (v: unknown, path: string, depth: number) => {
+        if (v === null || typeof v !== "object" || seen.has(v) || depth > 6) return;
+        seen.add(v);
+        if (v instanceof Deriver || v instanceof Signer || v instanceof MinterKey) found.push(path);
+        for (const [k, child] of Object.entries(v)) walk(child, `${path}.${k}`, depth + 1);
+      };
+      walk(services, "services", 0);
+      assert.deepEqual(found, []);
+      // Sim mode generated no mnemonic for it either.
+      await assert.rejects(Deno.stat(`${dir}/master-mnemonic.txt`), Deno.errors.NotFound);
+    } finally {
+      services.kv.close();
+    }
+  } finally {
+    await server.close();
+    kv.close();
+    await Deno.remove(dir, { recursive: true });
+  }
 });

@@ -310,10 +310,10 @@ Deno.test("the signer's minter key signs the mint the order records, and refuses
   }
 });
 
-Deno.test("the socket is mode 0600, refuses an oversized or malformed request, and answers publicKey", async () => {
+Deno.test("the socket is mode 0660 (owner and group), refuses an oversized or malformed request, and answers publicKey", async () => {
   const t = await setup();
   try {
-    assert.equal((await Deno.stat(t.path)).mode! & 0o777, 0o600);
+    assert.equal((await Deno.stat(t.path)).mode! & 0o777, 0o660);
     const ask = async (bytes: Uint8Array) => {
       const conn = await Deno.connect({ transport: "unix", path: t.path });
       try {

@@ -48,6 +48,9 @@ export interface SignerServiceOptions {
 /** The most an account chain's payout may burn in fee: the payer's own bound (chains/<chain>/payer.ts). */
 const MAX_FEE: Partial<Record<ChainSymbol, bigint>> = { xrp: MAX_FEE_DROPS, sui: SUI_GAS_BUDGET };
 
+/** Owner and group read/write, nobody else (see `serveSigner`). */
+export const SOCKET_MODE = 0o660;
+
 /** How long a connection may take to send its request line: a stalled peer does not hold a connection open. */
 const READ_TIMEOUT_MS = 10_000;
 
@@ -175,9 +178,11 @@ function hex(bytes: Uint8Array): string {
 }
 
 /**
- * Serves `opts` on the unix socket at `path`: mode 0600 (only the signer's user connects; put it in a directory only
- * that user and the worker's can enter, README "Roles"). A stale socket file left by a killed signer is replaced; any
- * other file at `path` is refused. One request per connection.
+ * Serves `opts` on the unix socket at `path`, mode 0660: the signer's user and the socket's group may connect (a unix
+ * socket needs write permission to connect). Not 0600: that would make the worker run as the signer's own user, who
+ * can read the signer's key files and its memory, which is what the separate process is there to prevent; the
+ * worker's user is in the group instead (README "Roles", the signer process). A stale socket file left by a killed
+ * signer is replaced; any other file at `path` is refused. One request per connection.
  */
 export async function serveSigner(
   opts: SignerServiceOptions & { path: string },
@@ -192,7 +197,7 @@ export async function serveSigner(
     if (!(err instanceof Deno.errors.NotFound)) throw err;
   }
   const listener = Deno.listen({ transport: "unix", path: opts.path });
-  await Deno.chmod(opts.path, 0o600);
+  await Deno.chmod(opts.path, SOCKET_MODE);
   const open = new Set<Promise<void>>();
   const loop = (async () => {
     for await (const conn of listener) {

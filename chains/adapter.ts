@@ -582,6 +582,11 @@ export interface AccountAdapterOptions {
    * in-process Signer ignores and the signer process checks.
    */
   signer: {
+    /**
+     * Makes `publicKey` and `address` of that key answerable (the signer process's client asks for it once, since a
+     * keyless worker cannot derive deposit keys); absent in process, where every key is at hand.
+     */
+    loadKey?(chain: "sol" | "xrp" | "sui", index: number, branch: "deposit" | "hot"): Promise<void>;
     publicKey(chain: "sol" | "xrp" | "sui", index: number, branch?: "deposit" | "hot"): Uint8Array;
     address(chain: "sol" | "xrp" | "sui", index: number, branch?: "deposit" | "hot"): string;
     signMessage(

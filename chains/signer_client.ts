@@ -37,11 +37,16 @@ export interface KeyRef {
 /** How long one request may take before the worker gives up on it (a hung signer fails the step, not the worker). */
 const REQUEST_TIMEOUT_MS = 30_000;
 
+/** Keys `loadKey` keeps beyond the preloaded ones (33 bytes each: a bound on memory, not on sweeps). */
+const MAX_LOADED_KEYS = 10_000;
+
 const keyId = (k: KeyRef) => `${k.chain}/${k.branch}/${k.index}`;
 
 export class RemoteSigner {
   readonly #path: string;
   readonly #keys = new Map<string, Uint8Array>();
+  /** Keys loaded after start (`loadKey`), oldest first. */
+  readonly #loaded: string[] = [];
 
   private constructor(path: string) {
     this.#path = path;
@@ -58,12 +63,26 @@ export class RemoteSigner {
     return signer;
   }
 
+  /**
+   * Loads one more public key (a deposit key before its sweep is built). At most `MAX_LOADED_KEYS` are kept beyond
+   * the preloaded ones: the oldest loaded is dropped first, and is asked for again if needed.
+   */
+  async loadKey(chain: SignerProtocolChain, index: number, branch: SignerBranch): Promise<void> {
+    const id = keyId({ chain, index, branch });
+    if (this.#keys.has(id)) return;
+    const answer = await this.#ask({ op: "publicKey", chain, index, branch });
+    if (!answer.publicKey) throw new SignerRefusedError(`the signer gave no public key for ${id}`, "failed");
+    if (this.#loaded.length >= MAX_LOADED_KEYS) this.#keys.delete(this.#loaded.shift()!);
+    this.#loaded.push(id);
+    this.#keys.set(id, hexToBytes(`0x${answer.publicKey}`));
+  }
+
   publicKey(chain: SignerProtocolChain, index: number, branch: SignerBranch = "deposit"): Uint8Array {
     const key = this.#keys.get(keyId({ chain, index, branch }));
     if (!key) {
       throw new SignerRefusedError(
-        `the ${chain} ${branch} key ${index} was not loaded from the signer at start; signer mode supports only the ` +
-          `keys listed in README "Roles" (the signer process)`,
+        `the ${chain} ${branch} key ${index} was not loaded from the signer (loadKey): a keyless worker knows only ` +
+          "the public keys it asked the signer for",
         "invalid",
       );
     }

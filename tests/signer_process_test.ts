@@ -219,7 +219,12 @@ Deno.test("what a keyless worker (SIGNER_SOCKET) builds holds no Signer, Deriver
     kv,
     signer,
     minter: null,
-    facts: { explainer: () => undefined, evm: () => undefined, hotWallet: (c) => signer.address(c, 0, "hot") },
+    facts: {
+      explainer: () => undefined,
+      evm: () => undefined,
+      hotWallet: (c) => signer.address(c, 0, "hot"),
+      depositAddress: (c, i) => signer.address(c, i, "deposit"),
+    },
     limits: {},
     now: () => new Date(),
     log: () => {},

@@ -25,6 +25,9 @@ import { withSigningPurpose } from "../chains/signing.ts";
 import { UASSET_ADAPTER_ABI } from "../chains/evm/abi.ts";
 import { sha512Half } from "../chains/xrp/payer.ts";
 import { explainXrpTx } from "../chains/xrp/explain.ts";
+import { explainSolTx } from "../chains/sol/explain.ts";
+import { buildTransfer } from "../chains/sol/tx.ts";
+import type { Address as SolAddress } from "@solana/kit";
 import { evmAddressFromPublicKey } from "../chains/derivation.ts";
 import { serveSigner } from "../actors/signer/service.ts";
 import { getAlert } from "../kv/alerts.ts";
@@ -44,7 +47,7 @@ const CONTRACTS = Object.fromEntries(
   string
 >;
 
-async function setup(limits: { xrp?: bigint } = { xrp: 3n * XRP_DROPS / 2n }) {
+async function setup(limits: { xrp?: bigint; sol?: bigint } = { xrp: 3n * XRP_DROPS / 2n, sol: 10n ** 12n }) {
   const dir = await Deno.makeTempDir({ prefix: "issuance-signer-" });
   const kv = await openKv(`${dir}/kv.sqlite3`);
   const signer = Signer.fromMnemonic(generateMnemonic(wordlist, 256));
@@ -54,7 +57,7 @@ async function setup(limits: { xrp?: bigint } = { xrp: 3n * XRP_DROPS / 2n }) {
     simulated: new Set(),
     liveEvm: new Set(["base"]),
     liveUtxo: new Map(),
-    liveAccount: new Set(["xrp"]),
+    liveAccount: new Set(["xrp", "sol"]),
   });
   const evm = evmFactsOf({
     simulated: new Set(),
@@ -72,6 +75,7 @@ async function setup(limits: { xrp?: bigint } = { xrp: 3n * XRP_DROPS / 2n }) {
       explainer,
       evm: (chain) => chain === "base" ? evm("base") : undefined,
       hotWallet: (chain) => signer.address(chain, 0, "hot"),
+      depositAddress: (chain, index) => signer.address(chain, index, "deposit"),
     },
     limits,
     now: () => new Date(),
@@ -79,6 +83,7 @@ async function setup(limits: { xrp?: bigint } = { xrp: 3n * XRP_DROPS / 2n }) {
   });
   const remote = await RemoteSigner.connect(path, [
     { chain: "xrp", index: 0, branch: "hot" },
+    { chain: "sol", index: 0, branch: "hot" },
     { chain: "base", index: 0, branch: "minter" },
   ]);
   return {
@@ -206,8 +211,8 @@ Deno.test("the signer refuses an unrecorded purpose, no purpose, and a digest th
     );
     // A purpose kind it has no checker for is refused, not trusted.
     await refusal(
-      withSigningPurpose({ kind: "sweep", id: "s1" }, () => t.remote.signDigest("xrp", 0, p.digest, "hot", p)),
-      /cannot check a sweep/,
+      withSigningPurpose({ kind: "consolidation", id: "c1" }, () => t.remote.signDigest("xrp", 0, p.digest, "hot", p)),
+      /cannot check a consolidation yet/,
     );
     assert.ok(await getAlert(t.kv, "signer_refused", "no purpose"));
     assert.equal((await readOutflow(t.kv, "xrp")).versionstamp, null);
@@ -331,6 +336,78 @@ Deno.test("the socket is mode 0660 (owner and group), refuses an oversized or ma
     assert.deepEqual([bad.ok, bad.kind], [false, "invalid"]);
     const key = await ask(encodeLine({ op: "publicKey", chain: "xrp", index: 0, branch: "hot" }));
     assert.equal(key.publicKey, Buffer.from(t.signer.publicKey("xrp", 0, "hot")).toString("hex"));
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("the signer signs an xrp sweep from its own deposit key to the hot wallet only, and counts no outflow", async () => {
+  const t = await setup();
+  try {
+    // The keyless worker loads the deposit key's public key first (the xrp payer's prepareSweep does).
+    await t.remote.loadKey("xrp", 4, "deposit");
+    const from = t.remote.address("xrp", 4, "deposit");
+    assert.equal(from, t.signer.address("xrp", 4));
+    const sweep = (to: string) => {
+      const tx = {
+        TransactionType: "Payment",
+        Account: from,
+        Destination: to,
+        Amount: "9000000",
+        Fee: "12",
+        Sequence: 5,
+        LastLedgerSequence: 1000,
+        SigningPubKey: Buffer.from(t.remote.publicKey("xrp", 4, "deposit")).toString("hex").toUpperCase(),
+      } as unknown as Payment;
+      const unsigned = encodeForSigning(tx);
+      return withSigningPurpose(
+        { kind: "sweep", id: "sweep-1" },
+        () => t.remote.signDigest("xrp", 4, sha512Half(hexToBytes(unsigned)), "deposit", { unsigned }),
+      );
+    };
+    assert.equal((await sweep(t.remote.address("xrp", 0, "hot"))).format, "der");
+    await refusal(sweep(t.signer.address("xrp", 99)), /not the hot wallet/);
+    assert.equal((await readOutflow(t.kv, "xrp")).versionstamp, null, "a sweep is not outflow");
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("the signer signs a sol payout built as chains/sol/tx.ts builds it, and refuses another destination", async () => {
+  const t = await setup();
+  try {
+    const base = makeOrder("0x" + "ef".repeat(20), "burn", "processing", NATIVE_CHAINS.indexOf("sol"));
+    const lamports = 2_000_000_000n;
+    const order = {
+      ...base,
+      amount: (lamports * 10n ** 9n).toString(), // 18-decimal uSOL wei for 9-decimal lamports
+      destinationWallet: t.signer.address("sol", 8),
+      details: { ...base.details, memo: "exchange-memo-7" },
+    } as Order;
+    assert.ok(await createOrder(t.kv, order));
+    const transfer = (to: string) =>
+      buildTransfer({
+        from: t.remote.address("sol", 0, "hot") as SolAddress,
+        to: to as SolAddress,
+        lamports,
+        memos: ["exchange-memo-7", `payout ${order.id}`],
+        blockhash: "4sGjMW1sUnHzSxGspuhpqLDx6wiyjNtZAMdL4VZHirAn",
+        lastValidBlockHeight: 100n,
+      });
+    const sign = (built: ReturnType<typeof transfer>) =>
+      withSigningPurpose(
+        { kind: "order", id: order.id },
+        () =>
+          t.remote.signMessage("sol", 0, built.message, "hot", {
+            unsigned: Buffer.from(built.message).toString("base64"),
+          }),
+      );
+    const good = transfer(order.destinationWallet);
+    const effects = await explainSolTx(good.finish(await sign(good)).wire);
+    assert.deepEqual(effects.outputs, [{ to: order.destinationWallet, amount: lamports }]);
+    await refusal(sign(transfer(t.signer.address("sol", 9))), /pays .* not /);
+    const window = await readOutflow(t.kv, "sol");
+    assert.deepEqual(Object.values(window.value ?? {}), [lamports.toString()]);
   } finally {
     await t.close();
   }

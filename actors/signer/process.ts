@@ -68,6 +68,7 @@ export async function startSignerProcess(config: Config, log = redactedLog()): P
         explainer: (chain) => explainer(chain),
         evm: (chain) => EVM_SET.has(chain) ? evmFacts(chain as EvmChain) : undefined,
         hotWallet: (chain) => signer.address(chain, 0, "hot"),
+        depositAddress: (chain, index) => signer.address(chain, index, "deposit"),
       },
       limits: config.signerHourlyLimits,
       now: () => new Date(),

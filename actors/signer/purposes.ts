@@ -8,7 +8,8 @@
  *   `transfer` from the transfer address (destination, amount, contract);
  * - `burn_batch`: the transfer address's `burn` of a recorded open batch (its total), or of a batch not recorded yet
  *   (the first attempt is signed before its record): at most what the due records of that uAsset redeemed.
- * Every other kind is refused until its checker is written here (fail closed): sweeps, consolidations, cold sweeps,
+ * - `sweep`: an account chain's deposit address (the key asked for) to the hot wallet, nothing else.
+ * Every other kind is refused until its checker is written here (fail closed): UTXO consolidations, cold sweeps,
  * hot-wallet drains.
  */
 import {
@@ -33,6 +34,8 @@ export interface SignerFacts {
   explainer(chain: SignRequest["chain"]): Explainer | undefined;
   evm(chain: SignRequest["chain"]): EvmFacts | undefined;
   hotWallet(chain: AccountChain): string;
+  /** The signer's own deposit address at `index` (what a sweep must spend from). */
+  depositAddress(chain: AccountChain, index: number): string;
 }
 
 export interface Expected {
@@ -73,6 +76,8 @@ export async function expectedFor(
       return await forRefund(kv, facts, req, purpose.id);
     case "burn_batch":
       return await forBurnBatch(kv, facts, req, purpose.id, effects);
+    case "sweep":
+      return forSweep(facts, req, purpose.id);
     default:
       throw new Refusal(`the signer cannot check a ${purpose.kind} yet (not supported in signer mode)`);
   }
@@ -181,6 +186,25 @@ async function forBurnBatch(
     throw new Refusal(`burn batch ${id} burns ${amount} wei of ${asset}, more than the ${due} its due orders redeemed`);
   }
   return { intent: { ...base, contract: evm.contract(asset), asset, amount }, outflow: null };
+}
+
+/**
+ * A sweep moves a deposit address's balance to the hot wallet: both are the signer's own keys (the deposit key it is
+ * asked to sign with, at `req.index`, and its hot wallet), so no record can make it pay anyone else, and its fee is
+ * bounded like a payout's. Not counted as outflow. Its record is written after it is signed (actors/sweeper.ts), so
+ * there is none to read yet.
+ */
+function forSweep(facts: SignerFacts, req: SignRequest, id: string): Expected {
+  const chain = req.chain;
+  if (chain !== "sol" && chain !== "xrp" && chain !== "sui") {
+    throw new Refusal(`sweep ${id}: ${chain} has no deposit sweeps (account chains only)`);
+  }
+  if (req.branch !== "deposit") throw new Refusal(`sweep ${id} is signed by a deposit key, not the ${req.branch} key`);
+  if (!facts.explainer(chain)) throw new Refusal(`${chain} is not a live chain of this signer`);
+  return {
+    intent: { kind: "sweep", chain, from: facts.depositAddress(chain, req.index), to: facts.hotWallet(chain) },
+    outflow: null,
+  };
 }
 
 /** An account chain's payout from its hot wallet, paying exactly `request`; counted as outflow. */

@@ -99,6 +99,7 @@ export function solPayer(
   }
 
   async function prepareSweep(req: SweepRequest): Promise<PreparedTx> {
+    await signer.loadKey?.("sol", req.derivationIndex, "deposit");
     const from = solAddress(signer.address("sol", req.derivationIndex, "deposit"), "deposit address");
     if (from !== req.from) {
       throw new Error(`sol sweep ${req.sweepId}: deposit key ${req.derivationIndex} is ${from}, not ${req.from}`);

@@ -218,6 +218,7 @@ export function suiPayer(
     },
 
     async prepareSweep(req: SweepRequest): Promise<PreparedTx> {
+      await signer.loadKey?.("sui", req.derivationIndex, "deposit");
       const from = normalizeSuiAddress(req.from);
       const own = normalizeSuiAddress(signer.address("sui", req.derivationIndex, "deposit"));
       if (own !== from) throw new Error(`Sui deposit key ${req.derivationIndex} is not the key of ${req.from}`);

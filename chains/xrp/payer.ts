@@ -210,6 +210,7 @@ export function xrpPayer(
     },
 
     async prepareSweep(req: SweepRequest): Promise<PreparedTx> {
+      await signer.loadKey?.("xrp", req.derivationIndex, "deposit");
       const from = signer.address("xrp", req.derivationIndex, "deposit");
       if (from !== req.from) {
         throw new RangeError(`deposit address ${req.from} is not ours at derivation index ${req.derivationIndex}`);

@@ -28,6 +28,10 @@ import { explainXrpTx } from "../chains/xrp/explain.ts";
 import { explainSolTx } from "../chains/sol/explain.ts";
 import { buildTransfer } from "../chains/sol/tx.ts";
 import type { Address as SolAddress } from "@solana/kit";
+import { suiAdapters } from "../chains/sui/index.ts";
+import { decodeSuiRaw } from "../chains/sui/payer.ts";
+import { explainSuiTx } from "../chains/sui/explain.ts";
+import { startSuiGraphqlServer } from "./support/sui_graphql_server.ts";
 import { evmAddressFromPublicKey } from "../chains/derivation.ts";
 import { serveSigner } from "../actors/signer/service.ts";
 import { getAlert } from "../kv/alerts.ts";
@@ -47,7 +51,9 @@ const CONTRACTS = Object.fromEntries(
   string
 >;
 
-async function setup(limits: { xrp?: bigint; sol?: bigint } = { xrp: 3n * XRP_DROPS / 2n, sol: 10n ** 12n }) {
+async function setup(
+  limits: { xrp?: bigint; sol?: bigint; sui?: bigint } = { xrp: 3n * XRP_DROPS / 2n, sol: 10n ** 12n, sui: 10n ** 12n },
+) {
   const dir = await Deno.makeTempDir({ prefix: "issuance-signer-" });
   const kv = await openKv(`${dir}/kv.sqlite3`);
   const signer = Signer.fromMnemonic(generateMnemonic(wordlist, 256));
@@ -57,7 +63,7 @@ async function setup(limits: { xrp?: bigint; sol?: bigint } = { xrp: 3n * XRP_DR
     simulated: new Set(),
     liveEvm: new Set(["base"]),
     liveUtxo: new Map(),
-    liveAccount: new Set(["xrp", "sol"]),
+    liveAccount: new Set(["xrp", "sol", "sui"]),
   });
   const evm = evmFactsOf({
     simulated: new Set(),
@@ -84,6 +90,7 @@ async function setup(limits: { xrp?: bigint; sol?: bigint } = { xrp: 3n * XRP_DR
   const remote = await RemoteSigner.connect(path, [
     { chain: "xrp", index: 0, branch: "hot" },
     { chain: "sol", index: 0, branch: "hot" },
+    { chain: "sui", index: 0, branch: "hot" },
     { chain: "base", index: 0, branch: "minter" },
   ]);
   return {
@@ -409,6 +416,49 @@ Deno.test("the signer signs a sol payout built as chains/sol/tx.ts builds it, an
     const window = await readOutflow(t.kv, "sol");
     assert.deepEqual(Object.values(window.value ?? {}), [lamports.toString()]);
   } finally {
+    await t.close();
+  }
+});
+
+Deno.test("the real sui payer on a Sui-GraphQL-shaped server signs through the signer: a payout and a sweep", async () => {
+  const t = await setup();
+  const server = await startSuiGraphqlServer({ checkpointsPerEpoch: 1000 });
+  try {
+    const SUI = 1_000_000_000n;
+    const hot = t.remote.address("sui", 0, "hot");
+    const base = makeOrder("0x" + "12".repeat(20), "burn", "processing", NATIVE_CHAINS.indexOf("sui"));
+    const order = {
+      ...base,
+      amount: (3n * SUI * 10n ** 9n).toString(),
+      destinationWallet: "0x" + "ab".repeat(32),
+    } as Order;
+    assert.ok(await createOrder(t.kv, order));
+    server.deposit(hot, 10n * SUI);
+    server.mine(1);
+    const { payer } = suiAdapters({ urls: [server.url], signer: t.remote, confirmations: 1 });
+    const inOrder = <T>(fn: () => Promise<T>) => withSigningPurpose({ kind: "order", id: order.id }, fn);
+    const req = { orderId: order.id, to: order.destinationWallet, amount: 3n * SUI, memo: null };
+    const tx = await inOrder(() => payer.preparePayout(req));
+    const effects = await explainSuiTx(tx.raw);
+    assert.equal(effects.from, hot);
+    assert.deepEqual(effects.outputs, [{ to: order.destinationWallet, amount: 3n * SUI }]);
+    assert.ok(decodeSuiRaw(tx.raw).signature);
+    // The same payer asked for more than the order says: the signer refuses, the payer throws, nothing is signed.
+    await refusal(inOrder(() => payer.preparePayout({ ...req, amount: 4n * SUI })), /pays .* not /);
+
+    // A sweep of deposit address 3: the keyless payer asks the signer for its public key first.
+    const deposit = t.signer.address("sui", 3);
+    server.deposit(deposit, 2n * SUI);
+    server.mine(1);
+    const sweep = await withSigningPurpose(
+      { kind: "sweep", id: "sweep-sui-1" },
+      () => payer.prepareSweep({ sweepId: "sweep-sui-1", from: deposit, derivationIndex: 3 }),
+    );
+    const swept = await explainSuiTx(sweep.raw);
+    assert.equal(swept.from, deposit);
+    assert.deepEqual(swept.outputs.map((o) => o.to), [hot]);
+  } finally {
+    await server.close();
     await t.close();
   }
 });

@@ -322,7 +322,7 @@ Deno.test("the signer's minter key signs the mint the order records, and refuses
   }
 });
 
-Deno.test("the socket is mode 0660 (owner and group), refuses an oversized or malformed request, and answers publicKey", async () => {
+Deno.test("the socket is mode 0660 (owner and group), refuses an oversized or malformed request, answers publicKey, and is not taken over", async () => {
   const t = await setup();
   try {
     assert.equal((await Deno.stat(t.path)).mode! & 0o777, 0o660);
@@ -343,6 +343,20 @@ Deno.test("the socket is mode 0660 (owner and group), refuses an oversized or ma
     assert.deepEqual([bad.ok, bad.kind], [false, "invalid"]);
     const key = await ask(encodeLine({ op: "publicKey", chain: "xrp", index: 0, branch: "hot" }));
     assert.equal(key.publicKey, Buffer.from(t.signer.publicKey("xrp", 0, "hot")).toString("hex"));
+    // A second signer on the same socket refuses to take it over from the live one.
+    await assert.rejects(
+      serveSigner({
+        path: t.path,
+        kv: t.kv,
+        signer: t.signer,
+        minter: null,
+        facts: { explainer: () => undefined, evm: () => undefined, hotWallet: () => "", depositAddress: () => "" },
+        limits: {},
+        now: () => new Date(),
+        log: () => {},
+      }),
+      /another signer is listening/,
+    );
   } finally {
     await t.close();
   }

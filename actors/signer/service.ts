@@ -187,15 +187,7 @@ function hex(bytes: Uint8Array): string {
 export async function serveSigner(
   opts: SignerServiceOptions & { path: string },
 ): Promise<{ close(): Promise<void> }> {
-  try {
-    const stat = await Deno.lstat(opts.path);
-    if (!stat.isSocket) {
-      throw new Error(`SIGNER_SOCKET ${opts.path} exists and is not a socket: refusing to replace it`);
-    }
-    await Deno.remove(opts.path);
-  } catch (err) {
-    if (!(err instanceof Deno.errors.NotFound)) throw err;
-  }
+  await removeStaleSocket(opts.path);
   const listener = Deno.listen({ transport: "unix", path: opts.path });
   await Deno.chmod(opts.path, SOCKET_MODE);
   const open = new Set<Promise<void>>();
@@ -213,6 +205,21 @@ export async function serveSigner(
       await Deno.remove(opts.path).catch(() => {});
     },
   };
+}
+
+/** Removes a socket file no signer listens on any more; refuses a live one (another signer) and any other file. */
+async function removeStaleSocket(path: string): Promise<void> {
+  let stat: Deno.FileInfo;
+  try {
+    stat = await Deno.lstat(path);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return;
+    throw err;
+  }
+  if (!stat.isSocket) throw new Error(`SIGNER_SOCKET ${path} exists and is not a socket: refusing to replace it`);
+  const live = await Deno.connect({ transport: "unix", path }).then((c) => (c.close(), true), () => false);
+  if (live) throw new Error(`another signer is listening on SIGNER_SOCKET ${path}: refusing to take it over`);
+  await Deno.remove(path);
 }
 
 async function handle(opts: SignerServiceOptions, conn: Deno.Conn): Promise<void> {

@@ -287,6 +287,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       );
     }
   }
+  if (role === "signer" && (e.RUNTIME_MODE === "deploy" || (e.RUNTIME_MODE === undefined && e.DENO_DEPLOYMENT_ID))) {
+    throw new Error("ROLE=signer listens on a unix socket beside its worker: it runs as a process, not on Deno Deploy");
+  }
   if ((role === "all" || role === "api") && signerSocket !== undefined) {
     throw new Error(`SIGNER_SOCKET is for ROLE=worker (which signs through it) and ROLE=signer, not ROLE=${role}`);
   }

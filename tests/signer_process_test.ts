@@ -197,6 +197,10 @@ Deno.test("ROLE=worker with SIGNER_SOCKET refuses a mnemonic or an EVM key besid
     /must not hold the JWT key/,
   );
   assert.throws(() => loadConfig({ ROLE: "api", SIGNER_SOCKET: "/s" }), /SIGNER_SOCKET is for ROLE=worker/);
+  assert.throws(
+    () => loadConfig({ ROLE: "signer", SIGNER_SOCKET: "/s", RUNTIME_MODE: "deploy" }),
+    /not on Deno Deploy/,
+  );
   assert.deepEqual(
     loadConfig({ ROLE: "signer", SIGNER_SOCKET: "/s", SIGNER_HOURLY_LIMITS: "sol=5000000000,xrp=7" })
       .signerHourlyLimits,

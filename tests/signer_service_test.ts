@@ -476,3 +476,53 @@ Deno.test("the real sui payer on a Sui-GraphQL-shaped server signs through the s
     await t.close();
   }
 });
+
+Deno.test("two signer processes on one KV cannot both spend the last of the hour's limit", async () => {
+  const t = await setup({ xrp: 3n * XRP_DROPS / 2n });
+  // A second signer on the same KV file, through its own KV handle and socket, with the same keys and limit.
+  const kv2 = await openKv(`${t.dir}/kv.sqlite3`);
+  const path2 = `${t.dir}/signer2.sock`;
+  const server2 = await serveSigner({
+    path: path2,
+    kv: kv2,
+    signer: t.signer,
+    minter: null,
+    facts: {
+      explainer: explainerOf({
+        simulated: new Set(),
+        liveEvm: new Set(),
+        liveUtxo: new Map(),
+        liveAccount: new Set(["xrp"]),
+      }),
+      evm: () => undefined,
+      hotWallet: (chain) => t.signer.address(chain, 0, "hot"),
+      depositAddress: (chain, index) => t.signer.address(chain, index, "deposit"),
+    },
+    limits: { xrp: 3n * XRP_DROPS / 2n },
+    now: () => new Date(),
+    log: () => {},
+  });
+  try {
+    const remote2 = await RemoteSigner.connect(path2, [{ chain: "xrp", index: 0, branch: "hot" }]);
+    const orders = await Promise.all([xrpBurnOrder(t), xrpBurnOrder(t), xrpBurnOrder(t), xrpBurnOrder(t)]);
+    // Four payouts of 5 XRP at once, two through each signer, against a 7.5 XRP hour: exactly one is signed.
+    const results = await Promise.allSettled(orders.map((order, i) => {
+      const p = xrpPayment(t, order.destinationWallet, XRP_DROPS, 12345, i + 1);
+      const remote = i % 2 === 0 ? t.remote : remote2;
+      return withSigningPurpose(
+        { kind: "order", id: order.id },
+        () => remote.signDigest("xrp", 0, p.digest, "hot", { unsigned: p.unsigned }),
+      );
+    }));
+    assert.equal(results.filter((r) => r.status === "fulfilled").length, 1, JSON.stringify(results));
+    for (const r of results.filter((r) => r.status === "rejected")) {
+      assert.match(String((r as PromiseRejectedResult).reason), /hourly outflow limit/);
+    }
+    const window = await readOutflow(t.kv, "xrp");
+    assert.deepEqual(Object.values(window.value ?? {}), [XRP_DROPS.toString()]);
+  } finally {
+    await server2.close();
+    kv2.close();
+    await t.close();
+  }
+});

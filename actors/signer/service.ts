@@ -41,8 +41,6 @@ export interface SignerServiceOptions {
   limits: OutflowLimits;
   now: () => Date;
   log: (msg: string) => void;
-  /** Told of every refusal after its alert (the process counts them). */
-  onRefused?: (req: SignRequest, reason: string) => void;
 }
 
 /** The most an account chain's payout may burn in fee: the payer's own bound (chains/<chain>/payer.ts). */
@@ -165,7 +163,6 @@ async function refuse(opts: SignerServiceOptions, req: SignRequest, reason: stri
   } catch (err) {
     opts.log(`signer: could not raise signer_refused for ${subject}: ${(err as Error).message}`);
   }
-  opts.onRefused?.(req, reason);
   return { ok: false, kind: "refused", error: reason };
 }
 

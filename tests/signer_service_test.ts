@@ -477,7 +477,7 @@ Deno.test("the real sui payer on a Sui-GraphQL-shaped server signs through the s
   }
 });
 
-Deno.test("two signer processes on one KV cannot both spend the last of the hour's limit", async () => {
+Deno.test("two signer services on one KV file, each with its own handle and socket, cannot both spend the last of the hour's limit", async () => {
   const t = await setup({ xrp: 3n * XRP_DROPS / 2n });
   // A second signer on the same KV file, through its own KV handle and socket, with the same keys and limit.
   const kv2 = await openKv(`${t.dir}/kv.sqlite3`);

@@ -40,6 +40,8 @@ import { openKv } from "../kv/open.ts";
 import { readOutflow } from "../kv/signer_outflow.ts";
 import { mintRequestOf } from "../actors/order_actor.ts";
 import type { Order } from "../model/order.ts";
+import type { Refund } from "../model/refund.ts";
+import { refundKey, validRefund } from "../kv/refunds.ts";
 import { makeOrder } from "./support/orders.ts";
 import { generatePrivateKey } from "viem/accounts";
 
@@ -523,6 +525,44 @@ Deno.test("two signer services on one KV file, each with its own handle and sock
   } finally {
     await server2.close();
     kv2.close();
+    await t.close();
+  }
+});
+
+Deno.test("the signer pays a native refund exactly as its record says, counted as outflow, and nothing for a finished one", async () => {
+  const t = await setup();
+  try {
+    const to = t.signer.address("xrp", 11);
+    const refund: Refund = validRefund({
+      id: "refund-1",
+      heldId: "transfer:xrp:ABC:0",
+      kind: "native",
+      chain: "xrp",
+      asset: "XRP",
+      to,
+      amount: "2000000",
+      createdBy: "operator-1",
+      createdAt: new Date().toISOString(),
+      status: "pending",
+      attempts: [],
+      updatedAt: new Date().toISOString(),
+    });
+    await t.kv.set(refundKey(refund.id), refund);
+    const ask = (p: ReturnType<typeof xrpPayment>) =>
+      withSigningPurpose(
+        { kind: "refund", id: refund.id },
+        () => t.remote.signDigest("xrp", 0, p.digest, "hot", { unsigned: p.unsigned }),
+      );
+    await refusal(ask(xrpPayment(t, to, 2_000_001n, undefined)), /pays 2000001, not 2000000/);
+    assert.equal((await ask(xrpPayment(t, to, 2_000_000n, undefined))).format, "der");
+    assert.deepEqual(Object.values((await readOutflow(t.kv, "xrp")).value ?? {}), ["2000000"]);
+    await t.kv.set(refundKey(refund.id), {
+      ...refund,
+      status: "failed",
+      failedIntent: { chain: "xrp", txHash: "AB", raw: "00", preparedAt: refund.createdAt },
+    });
+    await refusal(ask(xrpPayment(t, to, 2_000_000n, undefined, 2)), /refund refund-1 is failed: nothing is signed/);
+  } finally {
     await t.close();
   }
 });

@@ -33,7 +33,15 @@ import { Readiness } from "./actors/readiness.ts";
 import type { PipelineContext, PipelineSettings } from "./actors/context.ts";
 import { settingsFromConfig } from "./actors/settings_from_config.ts";
 import { buildChains, type ChainSetup, liveSigner } from "./config/registry.ts";
-import { chainsOf, type ChainSymbol, isNativeChain, type NativeChain } from "./chains/catalog.ts";
+import {
+  type AccountChain,
+  chainsOf,
+  type ChainSymbol,
+  EVM_CHAINS,
+  type EvmChain,
+  isNativeChain,
+  type NativeChain,
+} from "./chains/catalog.ts";
 import { defaultSimOperatorAddress } from "./chains/sim/adapters.ts";
 import { seedSimUtxoGenesis } from "./actors/treasury_steps.ts";
 import { type ChainPlan, chainPlan, DEVNET_CHAIN_ID, proveChainNodes } from "./config/chain_mode.ts";
@@ -45,6 +53,8 @@ import { orderRoutes, orderRoutesPrefetch } from "./routes/orders.ts";
 import { orderStreamRoutes } from "./routes/order_stream.ts";
 import { redactedLog } from "./chains/shared/redact.ts";
 import { Signer } from "./chains/signer.ts";
+import { type KeyRef, RemoteSigner } from "./chains/signer_client.ts";
+import { TRANSFER_ADDRESS_INDEX } from "./chains/evm/index.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
 import { adminRoutes, type OperatorVariables, requireOperator } from "./routes/admin.ts";
 import { adminUiRoutes, UI_PATH } from "./routes/admin_ui.ts";
@@ -73,23 +83,37 @@ export async function buildServices(
   await proveChainNodes(plan, config.evm, config.utxo, config.account);
   announcePlan(plan);
   if (config.role === "api") return await buildApiServices(config, plan, secrets);
-  if (secrets && !("mnemonic" in secrets)) throw new Error(`ROLE=${config.role} needs the master mnemonic`);
+  if (config.role === "signer") throw new Error("ROLE=signer runs the signer process (actors/signer/process.ts)");
+  // README "Roles", the signer process: a worker given SIGNER_SOCKET holds no key (config/env.ts refused them) and
+  // signs through the socket; the signer process derives deposit addresses and publishes the transfer address.
+  const remote = config.role === "worker" && config.signerSocket ? await connectSigner(config, plan) : null;
+  if (!remote && secrets && !("mnemonic" in secrets)) throw new Error(`ROLE=${config.role} needs the master mnemonic`);
   // The worker serves no partner route: it neither needs nor holds the JWT key (README "Roles").
-  const loaded: { mnemonic: string; jwt?: Secrets["jwt"] } = secrets ??
+  const loaded: { mnemonic: string; jwt?: Secrets["jwt"] } | null = remote ? null : (secrets as Secrets) ??
     (config.role === "worker" ? await loadWorkerSecrets(config) : await loadSecrets(config));
-  const jwt = config.role === "worker" ? undefined : loaded.jwt;
+  const jwt = config.role === "worker" ? undefined : loaded?.jwt;
   if (config.role === "all" && !jwt) throw new Error("ROLE=all needs the JWT key");
   // Deposit addresses of doge and zec in the plan's network (regtest on a devnet node, mainnet otherwise).
-  const deriver = Deriver.fromMnemonic(loaded.mnemonic, plan.utxoNetworks);
+  const deriver = loaded ? Deriver.fromMnemonic(loaded.mnemonic, plan.utxoNetworks) : null;
   // One Signer for every live native chain; the hot-wallet addresses are printed even with PIPELINE=off, since
   // operators fund them before payouts start.
-  const signer = liveSigner(plan, loaded.mnemonic);
+  const localSigner = loaded ? liveSigner(plan, loaded.mnemonic) : undefined;
+  const signer = remote ?? localSigner;
   if (signer) announceHotWallets(plan, signer);
   // Deploy mode: the platform's KV, which has no queues (the cron sweep drives the pipeline).
   const kv = await openKv(config.kvPath, { queues: config.runtimeMode !== "deploy" });
-  const transferAddress = uAssetTransferAddress(config, deriver);
+  const transferAddress = deriver
+    ? uAssetTransferAddress(config, deriver)
+    : config.burnTransferAddress ?? await publishedTransferAddress(kv);
+  if (!transferAddress) {
+    kv.close();
+    throw new Error(
+      "ROLE=worker with SIGNER_SOCKET: no uAsset transfer address is published on this KV yet: start the signer " +
+        "process (ROLE=signer) on the same KV first (it publishes the address), or set BURN_TRANSFER_ADDRESS",
+    );
+  }
   // For api processes on this KV, which cannot derive it (README "Roles").
-  await publishTransferAddress(kv, transferAddress);
+  if (deriver) await publishTransferAddress(kv, transferAddress);
   // prom-client's process metrics read /proc and process.* (they work under Deno 2.9.6); not tried on Deno Deploy.
   const metrics = new Metrics({ processDefaults: config.runtimeMode !== "deploy" });
   // Burns and refunds are signed by the transfer address, which pays their gas (docs/onchain-burn.md).
@@ -108,10 +132,13 @@ export async function buildServices(
       // logged (it prints as "Signer {}") and holds no key outside #private fields.
       setup = await buildChains(kv, plan, config.evm, transferAddress, {
         hotWalletGenesis: config.simHotWalletGenesis,
-        utxo: signer && plan.liveUtxo.length > 0 ? { config: config.utxo, signer, settings } : undefined,
+        utxo: localSigner && plan.liveUtxo.length > 0
+          ? { config: config.utxo, signer: localSigner, settings }
+          : undefined,
         account: signer && plan.liveAccount.length > 0 ? { config: config.account, signer, settings } : undefined,
         rpcHook: metrics.rpcHook,
-        transferSigner: signer ?? Signer.fromMnemonic(loaded.mnemonic, plan.utxoNetworks),
+        transferSigner: remote ?? localSigner ?? Signer.fromMnemonic(loaded!.mnemonic, plan.utxoNetworks),
+        ...(remote ? { minterAccount: (chain: EvmChain) => remote.minterAccount(chain) } : {}),
       });
     } else {
       setup = { chains: null, simulated: plan.simulated };
@@ -201,9 +228,38 @@ function metricsHooks(metrics: Metrics): Pick<PipelineContext, "onOrderMoved"> {
  * Prints each live account chain's hot-wallet address (chains/derivation.ts `HOT_WALLET_PATHS`), which operators
  * fund so payouts can go out before sweeps do; the key itself is never printed nor stored.
  */
-function announceHotWallets(plan: ChainPlan, signer: Signer) {
+function announceHotWallets(
+  plan: ChainPlan,
+  signer: { address(chain: AccountChain, index: 0, branch: "hot"): string },
+) {
   for (const chain of plan.liveAccount) {
     console.log(`${chain} hot wallet (payouts are sent from it; fund it): ${signer.address(chain, 0, "hot")}`);
+  }
+}
+
+/**
+ * A keyless worker's signer: the signer process's client, with the public keys the adapters need loaded once (each
+ * live account chain's hot wallet, the transfer address, the minter). Live doge and zec are refused: the signer cannot
+ * check their sighash yet (chains/signed_assembly.ts), so the worker would only fail every payout.
+ */
+async function connectSigner(config: Config, plan: ChainPlan): Promise<RemoteSigner> {
+  if (plan.liveUtxo.length > 0) {
+    throw new Error(
+      `live ${plan.liveUtxo.join(", ")} are not supported in signer mode (SIGNER_SOCKET): the signer process cannot ` +
+        'check a UTXO spend yet (README "Roles", the signer process); run them in a worker holding the mnemonic',
+    );
+  }
+  const preload: KeyRef[] = [
+    ...plan.liveAccount.map((chain) => ({ chain, index: 0, branch: "hot" as const })),
+    ...EVM_CHAINS.map((chain) => ({ chain, index: TRANSFER_ADDRESS_INDEX, branch: "deposit" as const })),
+    ...plan.live.map((chain) => ({ chain, index: 0, branch: "minter" as const })),
+  ];
+  try {
+    return await RemoteSigner.connect(config.signerSocket!, preload);
+  } catch (err) {
+    throw new Error(
+      `ROLE=worker cannot use the signer at SIGNER_SOCKET ${config.signerSocket}: ${(err as Error).message}`,
+    );
   }
 }
 

@@ -9,10 +9,30 @@ import { formatError } from "./chains/shared/redact.ts";
 import { configFromProcess } from "./config/env.ts";
 import { healthcheck } from "./routes/health.ts";
 import { Readiness } from "./actors/readiness.ts";
+import { startSignerProcess } from "./actors/signer/process.ts";
 
 // `issuance healthcheck [/readyz]`: the Dockerfile's HEALTHCHECK probes the running server with the binary itself. It
 // awaits only in that mode (then exits), so a serving process reaches the cron registration below with no await.
 if (Deno.args[0] === "healthcheck") Deno.exit(await healthcheck(Deno.args.slice(1), { PORT: Deno.env.get("PORT") }));
+
+// ROLE=signer (README "Roles", the signer process): the key holder of a keyless worker, on its unix socket only; no
+// HTTP, no cron, no pipeline. It awaits only in that mode (until a signal), so every other role goes on below.
+if (Deno.env.get("ROLE") === "signer") Deno.exit(await runSigner());
+
+async function runSigner(): Promise<number> {
+  let signer;
+  try {
+    signer = await startSignerProcess(configFromProcess());
+  } catch (err) {
+    console.error(`refusing to start: ${formatError(err)}`);
+    return 1;
+  }
+  await new Promise<void>((resolve) => {
+    for (const signal of ["SIGTERM", "SIGINT"] as const) Deno.addSignalListener(signal, () => resolve());
+  });
+  await signer.close();
+  return 0;
+}
 
 // Listening from the start: a signal while starting is acted on once the service is up.
 const shutdown = new Shutdown().listen();

@@ -32,6 +32,7 @@ import { BURN_POLICY } from "./follow_up.ts";
 import { followDepsOf, followSentTx } from "./sent_tx.ts";
 import { acquireLease } from "../kv/pipeline.ts";
 import type { PipelineContext } from "./context.ts";
+import { withSigningPurpose } from "../chains/signing.ts";
 
 export type BurnStep =
   | "idle" // nothing due, no open batch
@@ -220,7 +221,11 @@ async function prepare(
   batch: Pick<BurnBatch, "chain" | "asset" | "totalWei" | "id">,
 ): Promise<PreparedTx | "short" | "unfunded"> {
   try {
-    return await sender.prepareBurn({ asset: batch.asset, amount: BigInt(batch.totalWei), batchId: batch.id });
+    // The signer process checks the burn against this batch's record (chains/signing.ts).
+    return await withSigningPurpose(
+      { kind: "burn_batch", id: batch.id },
+      () => sender.prepareBurn({ asset: batch.asset, amount: BigInt(batch.totalWei), batchId: batch.id }),
+    );
   } catch (err) {
     if (err instanceof TransferAddressUnfundedError) {
       await raiseAlert(ctx.kv, {
@@ -255,7 +260,16 @@ async function send(ctx: PipelineContext, sender: UAssetSender, tx: PreparedTx, 
 }
 
 /** The open batch: its dead attempt replaced by a new one, or its live attempt followed by the one driver. */
-async function driveBatch(
+function driveBatch(
+  ctx: PipelineContext,
+  sender: UAssetSender,
+  entry: Deno.KvEntry<BurnBatch>,
+): Promise<BurnStep> {
+  // A fee-bumped replacement is signed for this batch too.
+  return withSigningPurpose({ kind: "burn_batch", id: entry.value.id }, () => driveBatchIn(ctx, sender, entry));
+}
+
+async function driveBatchIn(
   ctx: PipelineContext,
   sender: UAssetSender,
   entry: Deno.KvEntry<BurnBatch>,

@@ -12,9 +12,11 @@ import {
   isCounted,
   type MintRequest,
   type ObservedTransfer,
+  type PayoutRequest,
   type PreparedTx,
   TransientChainError,
 } from "../chains/adapter.ts";
+import { withSigningPurpose } from "../chains/signing.ts";
 import {
   chainFamily,
   type ChainSymbol,
@@ -108,7 +110,12 @@ function addOrderEffects(ctx: PipelineContext, atomic: Deno.AtomicOperation, eff
 
 export type StepOutcome = "moved" | "waiting" | "done" | "conflict" | "missing";
 
-export async function stepOrder(ctx: PipelineContext, orderId: string): Promise<StepOutcome> {
+export function stepOrder(ctx: PipelineContext, orderId: string): Promise<StepOutcome> {
+  // Every signature asked for in this step (a mint, a payout, a fee bump) is for this order (chains/signing.ts).
+  return withSigningPurpose({ kind: "order", id: orderId }, () => stepOrderIn(ctx, orderId));
+}
+
+async function stepOrderIn(ctx: PipelineContext, orderId: string): Promise<StepOutcome> {
   const [entry, due, hold, controls] = await Promise.all([
     getOrder(ctx.kv, orderId),
     ctx.kv.get<number>(dueAtKey(orderId), { consistency: "strong" }),
@@ -344,7 +351,22 @@ async function decideMint(ctx: PipelineContext, order: MintOrder): Promise<Decis
   return recordIntent(ctx, evm, prepared);
 }
 
-function mintRequestOf(order: Order): MintRequest {
+/**
+ * What a burn order's payout sends: the whole wei amount in native units (the remainder too small to pay is recorded),
+ * to the destination and memo of the order. The one rule: the payout step asks for it, and the signer process
+ * (actors/signer/purposes.ts) checks a payout's bytes against it.
+ */
+export function payoutRequestOf(order: BurnOrder): { request: PayoutRequest; remainderWei: bigint } {
+  const native = order.destinationChain as NativeChain;
+  const { native: amount, remainderWei } = weiToNative(native, BigInt(order.amount));
+  return {
+    request: { orderId: order.id, to: order.destinationWallet, amount, memo: order.details.memo },
+    remainderWei,
+  };
+}
+
+/** What a mint order's mint calls: the one rule for the mint step and the signer process (actors/signer/purposes.ts). */
+export function mintRequestOf(order: Order): MintRequest {
   const native = order.sourceChain as NativeChain;
   return {
     depositId: order.details.depositId,
@@ -363,13 +385,9 @@ async function decideBurn(ctx: PipelineContext, order: BurnOrder): Promise<Decis
     return rejected("invalid_destination");
   }
   if (!(await walletActive(ctx, order.owner))) return rejected("wallet_inactive");
-  const { native: nativeAmount, remainderWei } = weiToNative(native, amount);
-  const funded = await prepareFundedPayout(ctx, native, {
-    orderId: order.id,
-    to: order.destinationWallet,
-    amount: nativeAmount,
-    memo: order.details.memo,
-  });
+  const { request, remainderWei } = payoutRequestOf(order);
+  const nativeAmount = request.amount;
+  const funded = await prepareFundedPayout(ctx, native, request);
   if (funded.kind === "below_reserve") return rejected("invalid_destination");
   // Never a failure: the payout waits, its reason on the order, until sweeps or coins fund it.
   if (funded.kind === "wait") return { kind: "wait", ms: ctx.settings.blockMs(native), heldReason: funded.reason };

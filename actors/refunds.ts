@@ -30,6 +30,7 @@ import type { PipelineContext, PipelineSettings } from "./context.ts";
 import { REFUND_POLICY } from "./follow_up.ts";
 import { followDepsOf, followSentTx } from "./sent_tx.ts";
 import { prepareFundedPayout } from "./payout_funding.ts";
+import { withSigningPurpose } from "../chains/signing.ts";
 
 export type RefundStepOutcome = "moved" | "waiting" | "done" | "conflict" | "missing";
 
@@ -50,7 +51,12 @@ type Step =
 /**
  * One step of refund `id`. Returns what happened; a lost race ("conflict") changed nothing and sent nothing.
  */
-export async function stepRefund(ctx: PipelineContext, id: string): Promise<RefundStepOutcome> {
+export function stepRefund(ctx: PipelineContext, id: string): Promise<RefundStepOutcome> {
+  // Every signature asked for in this step is for this refund (chains/signing.ts).
+  return withSigningPurpose({ kind: "refund", id }, () => stepRefundIn(ctx, id));
+}
+
+async function stepRefundIn(ctx: PipelineContext, id: string): Promise<RefundStepOutcome> {
   const due = await ctx.kv.get<number>(refundDueKey(id), { consistency: "strong" });
   let entry: Deno.KvEntryMaybe<Refund>;
   try {

@@ -49,6 +49,7 @@ import {
 import type { PipelineContext } from "./context.ts";
 import { CONSOLIDATION_POLICY, SWEEP_POLICY } from "./follow_up.ts";
 import { followDepsOf, followSentTx } from "./sent_tx.ts";
+import { withSigningPurpose } from "../chains/signing.ts";
 
 /** Marks looked at per tick and chain; the rest wait for the next tick. */
 export const SWEEPS_PER_TICK = 50;
@@ -140,7 +141,10 @@ async function sweepDeposit(
   }
   const payer = ctx.chains.payer(chain);
   const from = { address, derivationIndex: owner.derivationIndex };
-  const tx = await payer.prepareSweep({ sweepId, from: address, derivationIndex: owner.derivationIndex, amount });
+  const tx = await withSigningPurpose(
+    { kind: "sweep", id: sweepId },
+    () => payer.prepareSweep({ sweepId, from: address, derivationIndex: owner.derivationIndex, amount }),
+  );
   const recorded = await recordSweep(ctx.kv, {
     sweepId,
     chain,

@@ -12,6 +12,7 @@
  *
  * The contract suite every adapter must pass is tests/support/chain_contract.ts.
  */
+import type { Awaitable, SigningContext } from "./signing.ts";
 import {
   type AccountChain,
   type ChainSymbol,
@@ -582,18 +583,32 @@ export interface AccountAdapterOptions {
   onRpc?: RpcHook;
   /**
    * Signs by derivation index and branch, never handing out a key: deposit keys for sweeps, the hot wallet
-   * (`branch: "hot"`, chains/derivation.ts `HOT_WALLET_PATHS`) for payouts.
+   * (`branch: "hot"`, chains/derivation.ts `HOT_WALLET_PATHS`) for payouts. Signing may answer later (the signer
+   * process, chains/signer_client.ts): payers await it and give the unsigned bytes (chains/signing.ts), which an
+   * in-process Signer ignores and the signer process checks.
    */
   signer: {
+    /**
+     * Makes `publicKey` and `address` of that key answerable (the signer process's client asks for it once, since a
+     * keyless worker cannot derive deposit keys); absent in process, where every key is at hand.
+     */
+    loadKey?(chain: "sol" | "xrp" | "sui", index: number, branch: "deposit" | "hot"): Promise<void>;
     publicKey(chain: "sol" | "xrp" | "sui", index: number, branch?: "deposit" | "hot"): Uint8Array;
     address(chain: "sol" | "xrp" | "sui", index: number, branch?: "deposit" | "hot"): string;
-    signMessage(chain: "sol" | "sui", index: number, message: Uint8Array, branch?: "deposit" | "hot"): Uint8Array;
+    signMessage(
+      chain: "sol" | "sui",
+      index: number,
+      message: Uint8Array,
+      branch?: "deposit" | "hot",
+      context?: SigningContext,
+    ): Awaitable<Uint8Array>;
     signDigest(
       chain: "xrp",
       index: number,
       digest: Uint8Array,
       branch?: "deposit" | "hot",
-    ): { format: "der"; bytes: Uint8Array } | { format: "recoverable"; bytes: Uint8Array; recovery: 0 | 1 };
+      context?: SigningContext,
+    ): Awaitable<{ format: "der"; bytes: Uint8Array } | { format: "recoverable"; bytes: Uint8Array; recovery: 0 | 1 }>;
   };
   /** Confirmations on top of the chain's finality flag (the catalog's, or `<CHAIN>_CONFIRMATIONS`). */
   confirmations: number;

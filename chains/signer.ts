@@ -28,6 +28,7 @@ import {
   type UtxoNetworks,
 } from "./derivation.ts";
 import type { UtxoNetworkName } from "./utxo/network.ts";
+import type { SigningContext } from "./signing.ts";
 
 /** Chains whose keys are secp256k1 (`signDigest`). */
 export type SecpSignerChain = SecpChain | EvmChain;
@@ -98,6 +99,8 @@ export class Signer {
     index: number,
     digest: Uint8Array,
     branch: KeyBranch = "deposit",
+    /** The port's unsigned bytes (chains/signing.ts): for the signer process's checks; a process's own Signer signs as asked. */
+    _context?: SigningContext,
   ): SecpSignature {
     if (!(digest instanceof Uint8Array) || digest.length !== 32) {
       throw new Error(`signDigest needs a 32-byte digest, got ${digest?.length ?? typeof digest} bytes`);
@@ -120,7 +123,13 @@ export class Signer {
    * Signs `message` with ed25519 (which hashes internally): sol the serialized transaction message, sui the
    * BLAKE2b-256 digest of its intent message. Returns the 64-byte signature.
    */
-  signMessage(chain: EdSignerChain, index: number, message: Uint8Array, branch: KeyBranch = "deposit"): Uint8Array {
+  signMessage(
+    chain: EdSignerChain,
+    index: number,
+    message: Uint8Array,
+    branch: KeyBranch = "deposit",
+    _context?: SigningContext,
+  ): Uint8Array {
     if (!(message instanceof Uint8Array)) throw new Error("signMessage needs bytes");
     const node = this.#edChild(chain, index, branch);
     try {

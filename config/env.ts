@@ -8,6 +8,7 @@ import { loadUtxoConfig, type UtxoConfig } from "./utxo.ts";
 import { type AccountConfig, loadAccountConfig } from "./account.ts";
 import { loadWatchConfig, type WatchConfig } from "./watch_plan.ts";
 import { type HotBands, loadHotBands } from "./hot_band.ts";
+import type { NativeChain } from "../chains/catalog.ts";
 
 /**
  * `sim`: every chain simulated (the default, `deno task dev`); `live`: configured chains only, the rest disabled;
@@ -43,9 +44,11 @@ export type RuntimeMode = typeof RUNTIME_MODES[number];
 /**
  * README "Roles": `all` (the default) runs everything in one process; `api` serves the partner and admin HTTP API
  * holding the JWT key only (no mnemonic, no EVM key: deposit addresses come from the pool the worker fills); `worker`
- * runs the watchers, actors and signing and serves only health and metrics.
+ * runs the watchers, actors and signing and serves only health and metrics; `signer` holds the mnemonic and the EVM
+ * minter key for a worker started with `SIGNER_SOCKET`, answering on that socket only after checking each request
+ * against KV (actors/signer/service.ts).
  */
-export const ROLES = ["all", "api", "worker"] as const;
+export const ROLES = ["all", "api", "worker", "signer"] as const;
 export type Role = typeof ROLES[number];
 
 /** Variables that carry key material other than the JWT key: ROLE=api refuses to start when any is set. */
@@ -72,6 +75,13 @@ export const DEFAULT_DEPOSIT_POOL: DepositPoolConfig = { lowWater: 50, refill: 1
 export interface Config {
   port: number;
   role: Role;
+  /**
+   * `SIGNER_SOCKET`: the signer process's unix socket. ROLE=signer listens on it; a worker given it holds no key and
+   * signs through it (README "Roles", the signer process).
+   */
+  signerSocket: string | undefined;
+  /** `SIGNER_HOURLY_LIMITS` (ROLE=signer): the most each native chain may pay out per rolling hour, smallest units. */
+  signerHourlyLimits: Partial<Record<NativeChain, bigint>>;
   depositPool: DepositPoolConfig;
   runtimeMode: RuntimeMode;
   /** The KV file, or a KV Connect URL; "" in deploy mode without KV_PATH: the platform's own KV (`Deno.openKv()`). */
@@ -175,6 +185,13 @@ export const DEFAULT_MINTER_ALLOWANCE_ALERT_PERCENT = 20;
 const EnvSchema = z.object({
   PORT: z.string().regex(/^\d{1,5}$/, "PORT must be a port number").optional(),
   ROLE: z.enum(ROLES).optional(),
+  SIGNER_SOCKET: z.string().min(1).max(100, "SIGNER_SOCKET must be a path of at most 100 bytes (a unix socket's)")
+    .optional(),
+  SIGNER_HOURLY_LIMITS: z.string().regex(
+    /^(sol|xrp|sui|doge|zec)=(0|[1-9]\d{0,35})(,(sol|xrp|sui|doge|zec)=(0|[1-9]\d{0,35}))*$/,
+    "SIGNER_HOURLY_LIMITS must be chain=amount pairs, comma-separated (e.g. sol=5000000000,xrp=1000000000), each " +
+      "amount a whole number in the chain's smallest unit",
+  ).optional(),
   DEPOSIT_POOL_LOW_WATER: z.string().regex(/^[1-9]\d{0,5}$/, "must be a whole number from 1 to 999999").optional(),
   DEPOSIT_POOL_REFILL: z.string().regex(/^([1-9]\d?|[1-4]\d\d|500)$/, "must be a whole number from 1 to 500")
     .optional(),
@@ -248,6 +265,35 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       );
     }
   }
+  const signerSocket = e.SIGNER_SOCKET;
+  if (role === "worker" && signerSocket !== undefined) {
+    const held = KEY_MATERIAL_VARIABLES.filter((name) => env[name] !== undefined && env[name] !== "");
+    if (held.length > 0) {
+      throw new Error(
+        `ROLE=worker with SIGNER_SOCKET signs through the signer process and must not hold key material, but ` +
+          `${held.join(", ")} ${held.length > 1 ? "are" : "is"} set: give them to the ROLE=signer process only ` +
+          '(README "Roles")',
+      );
+    }
+  }
+  if (role === "signer") {
+    if (signerSocket === undefined) {
+      throw new Error('ROLE=signer needs SIGNER_SOCKET, the socket it listens on (README "Roles")');
+    }
+    const held = JWT_KEY_VARIABLES.filter((name) => env[name] !== undefined && env[name] !== "");
+    if (held.length > 0) {
+      throw new Error(
+        `ROLE=signer signs no tokens and must not hold the JWT key, but ${held.join(", ")} ` +
+          `${held.length > 1 ? "are" : "is"} set (README "Roles")`,
+      );
+    }
+  }
+  if (role === "signer" && (e.RUNTIME_MODE === "deploy" || (e.RUNTIME_MODE === undefined && e.DENO_DEPLOYMENT_ID))) {
+    throw new Error("ROLE=signer listens on a unix socket beside its worker: it runs as a process, not on Deno Deploy");
+  }
+  if ((role === "all" || role === "api") && signerSocket !== undefined) {
+    throw new Error(`SIGNER_SOCKET is for ROLE=worker (which signs through it) and ROLE=signer, not ROLE=${role}`);
+  }
   if (role === "worker" && e.PIPELINE === "off") {
     throw new Error('ROLE=worker with PIPELINE=off would run nothing: a worker is the pipeline (README "Roles")');
   }
@@ -261,6 +307,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   return {
     port,
     role,
+    signerSocket,
+    signerHourlyLimits: hourlyLimits(e.SIGNER_HOURLY_LIMITS),
     depositPool: {
       lowWater: Number(e.DEPOSIT_POOL_LOW_WATER ?? DEFAULT_DEPOSIT_POOL.lowWater),
       refill: Number(e.DEPOSIT_POOL_REFILL ?? DEFAULT_DEPOSIT_POOL.refill),
@@ -285,7 +333,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     simUtxoGenesis: e.SIM_UTXO_GENESIS === undefined ? SIM_UTXO_GENESIS_DEFAULT : BigInt(e.SIM_UTXO_GENESIS),
     sweepMs: Math.max(10, Number(e.SWEEP_MS ?? 1000)),
     // The api role never signs on EVM chains: a live EVM chain needs no minter key there (it holds none).
-    evm: loadEvmConfig(env, deploy, role !== "api"),
+    evm: loadEvmConfig(env, deploy, role !== "api" && !(role === "worker" && signerSocket !== undefined)),
     utxo: loadUtxoConfig(env),
     account: loadAccountConfig(env),
     watch: loadWatchConfig(env),
@@ -307,6 +355,16 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       ? DEFAULT_MINTER_ALLOWANCE_ALERT_PERCENT
       : Number(e.MINTER_ALLOWANCE_ALERT_PERCENT),
   };
+}
+
+/** `sol=5,xrp=7` (already checked by its pattern) by chain; a chain named twice keeps its last amount. */
+function hourlyLimits(text: string | undefined): Partial<Record<NativeChain, bigint>> {
+  const out: Partial<Record<NativeChain, bigint>> = {};
+  for (const pair of text ? text.split(",") : []) {
+    const [chain, amount] = pair.split("=");
+    out[chain as NativeChain] = BigInt(amount);
+  }
+  return out;
 }
 
 /** Reads the process environment (needs --allow-env). */

@@ -4,6 +4,7 @@
  * sui) its factory (`solAdapters`, `xrpAdapters`, `suiAdapters`), a simulated chain its embedded ledger, and a disabled chain an adapter whose every call throws `ChainDisabledError`. There is no fallback: a chain
  * that is not simulated is never served by a simulator.
  */
+import type { LocalAccount } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import {
   type AccountAdapterOptions,
@@ -79,8 +80,11 @@ export const ACCOUNT_ADAPTER_FACTORIES: Readonly<Record<AccountChain, AccountAda
 /** What the live account chains of the plan need: their configuration, the signer and the pipeline's confirmations. */
 export interface AccountChainsOptions {
   config: AccountConfig;
-  /** From the master mnemonic (the same Signer the UTXO chains use): deposit keys for sweeps, hot-wallet keys. */
-  signer: Signer;
+  /**
+   * From the master mnemonic (the same Signer the UTXO chains use): deposit keys for sweeps, hot-wallet keys; or the
+   * signer process's client (chains/signer_client.ts) in a worker started with SIGNER_SOCKET.
+   */
+  signer: AccountAdapterOptions["signer"];
   settings: { confirmations(chain: AccountChain): number };
   /** Replaces a chain's factory (tests that check what the registry hands it). Unset: `ACCOUNT_ADAPTER_FACTORIES`. */
   factories?: Partial<Record<AccountChain, AccountAdapterFactory>>;
@@ -103,6 +107,11 @@ export async function buildChains(
      * one alert says redeemed uAssets are not burned. Unset: no `uAssetSender`, no alert.
      */
     transferSigner?: EvmDigestSigner;
+    /**
+     * The minter's account on each live EVM chain when this process holds no minter key: the signer process's
+     * (chains/signer_client.ts `minterAccount`). Unset: the key from EVM_MINTER_KEY_FILE / EVM_MINTER_KEY.
+     */
+    minterAccount?: (chain: EvmChain) => LocalAccount;
   } = {},
 ): Promise<ChainSetup> {
   const transferSigner = await ownTransferSigner(kv, transferAddress, simOpts.transferSigner);
@@ -116,8 +125,9 @@ export async function buildChains(
   const adapters = new Map<EvmChain, EvmChainAdapters>();
   const liveEvm = new Map<EvmChain, { minter: string; chainId: number; uAssets: Record<UAsset, string> }>();
   if (plan.live.length > 0) {
-    const account = privateKeyToAccount(await minterKeyOf(evm));
+    const own = simOpts.minterAccount ? null : privateKeyToAccount(await minterKeyOf(evm));
     for (const chain of plan.live) {
+      const account = own ?? simOpts.minterAccount!(chain);
       const c = evm.chains[chain]!;
       adapters.set(
         chain,

@@ -46,6 +46,10 @@ export const ALERT_KINDS = [
   // address in effect, a change of it waiting for its delay, or the cold account cannot be created by the amount;
   // cleared once a cold sweep is recorded or the hot funds are back under the ceiling.
   "cold_sweep_blocked",
+  // README "Roles", the signer process (actors/signer/service.ts): it refused to sign (an unknown or missing purpose,
+  // bytes that do not do what the purpose's record says, a digest that is not the bytes', the hourly outflow limit);
+  // subject: the purpose (`order:<id>`), the message names the chain and the reason. Nothing was signed.
+  "signer_refused",
 ] as const;
 export type AlertKind = typeof ALERT_KINDS[number];
 

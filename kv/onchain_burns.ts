@@ -123,6 +123,16 @@ export async function nextBurnsDue(
   return out;
 }
 
+/**
+ * What the due records of `asset` on `chain` redeemed, in wei (those left out for an operator not counted): the most a
+ * new burn batch of it may burn (the signer process's bound, actors/signer/purposes.ts).
+ */
+export async function burnsDueTotal(kv: Deno.Kv, chain: EvmChain, asset: UAsset): Promise<bigint> {
+  let total = 0n;
+  for await (const e of kv.list<BurnDue>({ prefix: [DUE, chain, asset] })) total += BigInt(e.value.amountWei);
+  return total;
+}
+
 /** Every due record (the `burns` report), those left out for an operator included, bounded. */
 export async function listBurnsDue(kv: Deno.Kv, limit = 10_000): Promise<BurnDue[]> {
   const out: BurnDue[] = [];

@@ -24,6 +24,7 @@ import { toAccount } from "viem/accounts";
 import type { PreparedTx, UAssetSender } from "../adapter.ts";
 import type { EvmChain, UAsset } from "../catalog.ts";
 import type { SecpSignature } from "../signer.ts";
+import type { Awaitable, SigningContext } from "../signing.ts";
 import { TransferAddressUnfundedError, UAssetBalanceShortError } from "../uasset_errors.ts";
 import { UASSET_ADAPTER_ABI } from "./abi.ts";
 import { type EvmClient, rpc } from "./client.ts";
@@ -36,7 +37,14 @@ export const TRANSFER_ADDRESS_INDEX = 0;
 /** What signs for the transfer address: chains/signer.ts `Signer` (by EVM derivation index), never a raw key. */
 export interface EvmDigestSigner {
   address(chain: EvmChain, index: number): string;
-  signDigest(chain: EvmChain, index: number, digest: Uint8Array): SecpSignature;
+  /** In process it answers at once; the signer process (chains/signer_client.ts) later, after checking `context`. */
+  signDigest(
+    chain: EvmChain,
+    index: number,
+    digest: Uint8Array,
+    branch?: "deposit",
+    context?: SigningContext,
+  ): Awaitable<SecpSignature>;
 }
 
 /** A viem account whose transactions are signed by `signer` at `index`; it signs nothing else. */
@@ -49,8 +57,8 @@ export function signerAccount(signer: EvmDigestSigner, chain: EvmChain, index: n
     signTypedData: refuse,
     async signTransaction(tx, options) {
       const serializer = options?.serializer ?? serializeTransaction;
-      const digest = hexToBytes(keccak256(await serializer(tx)));
-      const sig = signer.signDigest(chain, index, digest);
+      const unsigned = await serializer(tx);
+      const sig = await signer.signDigest(chain, index, hexToBytes(keccak256(unsigned)), "deposit", { unsigned });
       if (sig.format !== "recoverable") throw new Error(`${chain}: the signer gave a DER signature for an EVM digest`);
       return await serializer(tx, {
         r: bytesToHex(sig.bytes.slice(0, 32)),

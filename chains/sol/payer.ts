@@ -11,11 +11,12 @@
  * reserve: `req.amount` is what leaves the address, its fee included).
  */
 import type { Address } from "@solana/kit";
+import { base64 } from "@scure/base";
 import type { AccountPayer, PayoutCheck, PayoutRequest, PreparedTx, SweepRequest } from "../adapter.ts";
 import type { AccountAdapterOptions } from "../adapter.ts";
 import { balanceAnswer, latestBlockhashAnswer, rentAnswer, solAnswer } from "./answers.ts";
 import { SOL_RPC_CODES, type SolRpc, SolRpcError, unwrap } from "./rpc.ts";
-import { LAMPORTS_PER_SIGNATURE, signTransfer, solAddress } from "./tx.ts";
+import { buildTransfer, LAMPORTS_PER_SIGNATURE, solAddress, type TransferSpec } from "./tx.ts";
 
 const FINALIZED = { commitment: "finalized" } as const;
 
@@ -75,19 +76,30 @@ export function solPayer(
     const to = solAddress(req.to, "payout destination");
     if (req.amount <= 0n) throw new Error(`sol payout ${req.orderId}: the amount must be positive, not ${req.amount}`);
     const { latest } = await read([], true);
-    const signed = signTransfer({
-      from: hotWallet,
-      to,
-      lamports: req.amount,
-      memos: [...(req.memo ? [req.memo] : []), `payout ${req.orderId}`],
-      blockhash: latest!.blockhash,
-      lastValidBlockHeight: BigInt(latest!.lastValidBlockHeight),
-      sign: (message) => signer.signMessage("sol", 0, message, "hot"),
-    });
+    const signed = await signedTransfer(
+      {
+        from: hotWallet,
+        to,
+        lamports: req.amount,
+        memos: [...(req.memo ? [req.memo] : []), `payout ${req.orderId}`],
+        blockhash: latest!.blockhash,
+        lastValidBlockHeight: BigInt(latest!.lastValidBlockHeight),
+      },
+      0,
+      "hot",
+    );
     return prepared(signed, latest!.lastValidBlockHeight);
   }
 
+  /** The message is what ed25519 signs, so it is also the unsigned transaction the signer process decodes. */
+  async function signedTransfer(spec: Omit<TransferSpec, "sign">, index: number, branch: "deposit" | "hot") {
+    const built = buildTransfer(spec);
+    const unsigned = base64.encode(built.message);
+    return built.finish(await signer.signMessage("sol", index, built.message, branch, { unsigned }));
+  }
+
   async function prepareSweep(req: SweepRequest): Promise<PreparedTx> {
+    await signer.loadKey?.("sol", req.derivationIndex, "deposit");
     const from = solAddress(signer.address("sol", req.derivationIndex, "deposit"), "deposit address");
     if (from !== req.from) {
       throw new Error(`sol sweep ${req.sweepId}: deposit key ${req.derivationIndex} is ${from}, not ${req.from}`);
@@ -124,15 +136,18 @@ export function solPayer(
           `the ${rent} needed to create it`,
       );
     }
-    const signed = signTransfer({
-      from,
-      to: hotWallet,
-      lamports,
-      memos: [`sweep ${req.sweepId}`],
-      blockhash: latest!.blockhash,
-      lastValidBlockHeight: BigInt(latest!.lastValidBlockHeight),
-      sign: (message) => signer.signMessage("sol", req.derivationIndex, message, "deposit"),
-    });
+    const signed = await signedTransfer(
+      {
+        from,
+        to: hotWallet,
+        lamports,
+        memos: [`sweep ${req.sweepId}`],
+        blockhash: latest!.blockhash,
+        lastValidBlockHeight: BigInt(latest!.lastValidBlockHeight),
+      },
+      req.derivationIndex,
+      "deposit",
+    );
     return prepared(signed, latest!.lastValidBlockHeight);
   }
 

@@ -67,6 +67,17 @@ export interface SignedTransfer {
 }
 
 export function signTransfer(spec: TransferSpec): SignedTransfer {
+  const built = buildTransfer(spec);
+  return built.finish(spec.sign(built.message));
+}
+
+/**
+ * The transfer's message bytes, unsigned, and `finish`, which puts the 64-byte signature of `from` over them into the
+ * wire transaction: for a signer that answers later (the signer process, chains/signer_client.ts).
+ */
+export function buildTransfer(
+  spec: Omit<TransferSpec, "sign">,
+): { message: Uint8Array; finish(signature: Uint8Array): SignedTransfer } {
   if (spec.lamports <= 0n) throw new Error(`sol: a transfer moves a positive amount, not ${spec.lamports}`);
   const source = createNoopSigner(spec.from);
   const message = pipe(
@@ -88,8 +99,12 @@ export function signTransfer(spec: TransferSpec): SignedTransfer {
       ),
   );
   const compiled = compileTransaction(message);
-  const signature = spec.sign(new Uint8Array(compiled.messageBytes));
-  if (signature.length !== 64) throw new Error(`sol: the signer returned ${signature.length} bytes, not 64`);
-  const signed = { ...compiled, signatures: { ...compiled.signatures, [spec.from]: signature as SignatureBytes } };
-  return { signature: getSignatureFromTransaction(signed), wire: getBase64EncodedWireTransaction(signed) };
+  return {
+    message: new Uint8Array(compiled.messageBytes),
+    finish(signature: Uint8Array): SignedTransfer {
+      if (signature.length !== 64) throw new Error(`sol: the signer returned ${signature.length} bytes, not 64`);
+      const signed = { ...compiled, signatures: { ...compiled.signatures, [spec.from]: signature as SignatureBytes } };
+      return { signature: getSignatureFromTransaction(signed), wire: getBase64EncodedWireTransaction(signed) };
+    },
+  };
 }

@@ -149,8 +149,10 @@ export function suiPayer(
     if (normalizeSuiAddress(publicKey.toSuiAddress()) !== from.address) {
       throw new Error(`The signer's sui key ${from.branch} ${from.index} is not the key of ${from.address}`);
     }
+    // The signer process decodes the TransactionData itself and recomputes this digest from it.
+    const unsigned = base64.encode(bytes);
     const signature = toSerializedSignature({
-      signature: signer.signMessage("sui", from.index, digest, from.branch),
+      signature: await signer.signMessage("sui", from.index, digest, from.branch, { unsigned }),
       signatureScheme: "ED25519",
       publicKey,
     });
@@ -216,6 +218,7 @@ export function suiPayer(
     },
 
     async prepareSweep(req: SweepRequest): Promise<PreparedTx> {
+      await signer.loadKey?.("sui", req.derivationIndex, "deposit");
       const from = normalizeSuiAddress(req.from);
       const own = normalizeSuiAddress(signer.address("sui", req.derivationIndex, "deposit"));
       if (own !== from) throw new Error(`Sui deposit key ${req.derivationIndex} is not the key of ${req.from}`);

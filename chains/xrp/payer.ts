@@ -57,7 +57,7 @@ export function destinationTagOf(memo: string | null): number {
 }
 
 /** SHA-512Half: the first 32 bytes of SHA-512, the XRPL's hash. */
-function sha512Half(bytes: Uint8Array): Uint8Array {
+export function sha512Half(bytes: Uint8Array): Uint8Array {
   return sha512(bytes).slice(0, 32);
 }
 
@@ -113,11 +113,12 @@ export function xrpPayer(
     return current.sequence;
   }
 
-  function sign(tx: Record<string, unknown>, index: number, branch: "deposit" | "hot"): PreparedTx {
+  async function sign(tx: Record<string, unknown>, index: number, branch: "deposit" | "hot"): Promise<PreparedTx> {
     const pub = bytesToHex(signer.publicKey("xrp", index, branch)).toUpperCase();
     const signing = { ...tx, SigningPubKey: pub } as unknown as Payment;
-    const digest = sha512Half(hexToBytes(encodeForSigning(signing)));
-    const sig = signer.signDigest("xrp", index, digest, branch);
+    const unsigned = encodeForSigning(signing);
+    const digest = sha512Half(hexToBytes(unsigned));
+    const sig = await signer.signDigest("xrp", index, digest, branch, { unsigned });
     if (sig.format !== "der") throw new Error("xrp: the signer must give a DER signature");
     const blob = encode({ ...signing, TxnSignature: bytesToHex(sig.bytes).toUpperCase() });
     const account = String(tx.Account);
@@ -192,7 +193,7 @@ export function xrpPayer(
       if (req.to === hotWallet) throw new RangeError("an XRP payout cannot go to the hot wallet itself");
       const net = await network();
       const sequence = await nextSequence(hotWallet);
-      return sign(
+      return await sign(
         {
           TransactionType: "Payment",
           Account: hotWallet,
@@ -209,6 +210,7 @@ export function xrpPayer(
     },
 
     async prepareSweep(req: SweepRequest): Promise<PreparedTx> {
+      await signer.loadKey?.("xrp", req.derivationIndex, "deposit");
       const from = signer.address("xrp", req.derivationIndex, "deposit");
       if (from !== req.from) {
         throw new RangeError(`deposit address ${req.from} is not ours at derivation index ${req.derivationIndex}`);
@@ -226,7 +228,7 @@ export function xrpPayer(
             `and the ${feeDrops} fee to sweep`,
         );
       }
-      return sign(
+      return await sign(
         {
           TransactionType: "Payment",
           Account: from,

@@ -1,0 +1,247 @@
+/**
+ * What the signer process expects a transaction to do for the purpose it is asked to sign for (README "Roles", the
+ * signer process), read from the purpose's own record in KV, never from the request: one checker per purpose kind.
+ * Built:
+ * - `order`: a mint order's mint by the minter key (recipient, amount, deposit id, contract, chain id); a burn order's
+ *   payout from an account chain's hot wallet (destination, amount, memo or tag), counted as outflow;
+ * - `refund`: a native refund's payout from an account chain's hot wallet (counted as outflow), a uAsset refund's
+ *   `transfer` from the transfer address (destination, amount, contract);
+ * - `burn_batch`: the transfer address's `burn` of a recorded open batch (its total), or of a batch not recorded yet
+ *   (the first attempt is signed before its record): at most what the due records of that uAsset redeemed.
+ * - `sweep`: an account chain's deposit address (the key asked for) to the hot wallet, nothing else.
+ * Every other kind is refused until its checker is written here (fail closed): UTXO consolidations, cold sweeps,
+ * hot-wallet drains.
+ */
+import {
+  type AccountChain,
+  type EvmChain,
+  isEvmChain,
+  isNativeChain,
+  type NativeChain,
+  type UAsset,
+  UASSETS,
+} from "../../chains/catalog.ts";
+import type { TxEffects, TxIntent } from "../../chains/effects.ts";
+import type { SignRequest } from "../../chains/signer_protocol.ts";
+import type { EvmFacts, Explainer } from "../../chains/verify.ts";
+import { burnsDueTotal, getBurnBatch } from "../../kv/onchain_burns.ts";
+import { getOrder } from "../../kv/orders.ts";
+import { getRefund } from "../../kv/refunds.ts";
+import { mintRequestOf, payoutRequestOf } from "../order_actor.ts";
+
+/** What the signer knows besides KV: its own keys' addresses, each chain's decoder and its EVM facts. */
+export interface SignerFacts {
+  explainer(chain: SignRequest["chain"]): Explainer | undefined;
+  evm(chain: SignRequest["chain"]): EvmFacts | undefined;
+  hotWallet(chain: AccountChain): string;
+  /** The signer's own deposit address at `index` (what a sweep must spend from). */
+  depositAddress(chain: AccountChain, index: number): string;
+}
+
+export interface Expected {
+  intent: TxIntent;
+  /** What leaves our control (native smallest units on `intent.chain`), counted against the hourly limit; null: none. */
+  outflow: { chain: NativeChain; amount: bigint } | null;
+}
+
+/** A request the signer understood and says no to; its message is the reason (logged, alerted, answered). */
+export class Refusal extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = "Refusal";
+  }
+}
+
+/** The order statuses in which a transaction is signed for it: prepared (processing), replaced or re-signed after. */
+const ORDER_SIGNING = new Set(["processing", "minting", "burning"]);
+/** A refund signs while pending (prepared) or sending (a replacement, or re-signed after its attempt died). */
+const REFUND_SIGNING = new Set(["pending", "sending"]);
+
+/**
+ * The transaction `req` must be for its purpose. `effects` (what the signed bytes do) is read only where the record
+ * bounds the transaction rather than fixing it (a burn batch not recorded yet).
+ */
+export async function expectedFor(
+  kv: Deno.Kv,
+  facts: SignerFacts,
+  req: SignRequest,
+  effects: TxEffects,
+): Promise<Expected> {
+  const purpose = req.purpose;
+  if (purpose === null) throw new Refusal("the request names no purpose: the signer signs only for a recorded one");
+  switch (purpose.kind) {
+    case "order":
+      return await forOrder(kv, facts, req, purpose.id);
+    case "refund":
+      return await forRefund(kv, facts, req, purpose.id);
+    case "burn_batch":
+      return await forBurnBatch(kv, facts, req, purpose.id, effects);
+    case "sweep":
+      return forSweep(facts, req, purpose.id);
+    default:
+      throw new Refusal(`the signer cannot check a ${purpose.kind} yet (not supported in signer mode)`);
+  }
+}
+
+async function forOrder(kv: Deno.Kv, facts: SignerFacts, req: SignRequest, id: string): Promise<Expected> {
+  const entry = await getOrder(kv, id);
+  if (entry.versionstamp === null) throw new Refusal(`no order ${id} is recorded`);
+  if (entry.invalid) throw new Refusal(`order ${id} is invalid: ${entry.invalid.message}`);
+  const order = entry.value;
+  if (!ORDER_SIGNING.has(order.status)) throw new Refusal(`order ${id} is ${order.status}: nothing is signed for it`);
+  if (order.type === "mint") {
+    const chain = order.destinationChain;
+    if (req.chain !== chain || !isEvmChain(chain)) throw new Refusal(`order ${id} mints on ${chain}, not ${req.chain}`);
+    if (req.branch !== "minter") {
+      throw new Refusal(`order ${id}'s mint is signed by the minter key, not a ${req.branch} key`);
+    }
+    const evm = evmFactsOf(facts, chain);
+    const mint = mintRequestOf(order);
+    return {
+      intent: {
+        kind: "mint",
+        chain,
+        chainId: evm.chainId,
+        from: evm.minter,
+        contract: evm.contract(mint.asset),
+        asset: mint.asset,
+        depositId: mint.depositId,
+        to: mint.to,
+        amount: mint.amountWei,
+      },
+      outflow: null,
+    };
+  }
+  const { request } = payoutRequestOf(order);
+  return hotWalletPayout(facts, req, order.destinationChain, `order ${id}`, request);
+}
+
+async function forRefund(kv: Deno.Kv, facts: SignerFacts, req: SignRequest, id: string): Promise<Expected> {
+  let refund;
+  try {
+    refund = (await getRefund(kv, id)).value;
+  } catch (err) {
+    throw new Refusal(`refund ${id} is invalid: ${(err as Error).message}`);
+  }
+  if (!refund) throw new Refusal(`no refund ${id} is recorded`);
+  if (!REFUND_SIGNING.has(refund.status)) {
+    throw new Refusal(`refund ${id} is ${refund.status}: nothing is signed for it`);
+  }
+  const amount = BigInt(refund.amount);
+  if (refund.kind === "native") {
+    return hotWalletPayout(facts, req, refund.chain, `refund ${id}`, { to: refund.to, amount, memo: null });
+  }
+  const chain = refund.chain;
+  if (req.chain !== chain || !isEvmChain(chain)) throw new Refusal(`refund ${id} is on ${chain}, not ${req.chain}`);
+  transferAddressKey(req, `refund ${id}`);
+  const evm = evmFactsOf(facts, chain);
+  const asset = refund.asset as UAsset;
+  if (!UASSETS.includes(asset)) throw new Refusal(`refund ${id} names ${refund.asset}, not a uAsset`);
+  return {
+    intent: {
+      kind: "transfer",
+      chain,
+      chainId: evm.chainId,
+      from: evm.transferAddress,
+      contract: evm.contract(asset),
+      asset,
+      to: refund.to,
+      amount,
+    },
+    outflow: null,
+  };
+}
+
+async function forBurnBatch(
+  kv: Deno.Kv,
+  facts: SignerFacts,
+  req: SignRequest,
+  id: string,
+  effects: TxEffects,
+): Promise<Expected> {
+  const chain = req.chain;
+  if (!isEvmChain(chain)) throw new Refusal(`burn batch ${id}: burns are on EVM chains, not ${chain}`);
+  transferAddressKey(req, `burn batch ${id}`);
+  const evm = evmFactsOf(facts, chain);
+  let batch;
+  try {
+    batch = await getBurnBatch(kv, chain, id);
+  } catch (err) {
+    throw new Refusal(`burn batch ${id} is invalid: ${(err as Error).message}`);
+  }
+  const base = { kind: "burn" as const, chain, chainId: evm.chainId, from: evm.transferAddress };
+  if (batch) {
+    if (batch.status !== "open") throw new Refusal(`burn batch ${id} is ${batch.status}: nothing is signed for it`);
+    const amount = BigInt(batch.totalWei);
+    return { intent: { ...base, contract: evm.contract(batch.asset), asset: batch.asset, amount }, outflow: null };
+  }
+  // Not recorded yet: its first attempt is signed before the batch and its transaction are recorded together
+  // (actors/onchain_burn.ts recordAndSend). It may burn at most what the due records of its uAsset redeemed.
+  const contract = effects.call?.contract ?? "";
+  const asset = UASSETS.find((a) => evm.contract(a).toLowerCase() === contract.toLowerCase());
+  if (!asset) throw new Refusal(`burn batch ${id} calls ${contract || "no contract"}, not a uAsset of ${chain}`);
+  const due = await burnsDueTotal(kv, chain, asset);
+  const amount = effects.call?.amount ?? 0n;
+  if (amount > due) {
+    throw new Refusal(`burn batch ${id} burns ${amount} wei of ${asset}, more than the ${due} its due orders redeemed`);
+  }
+  return { intent: { ...base, contract: evm.contract(asset), asset, amount }, outflow: null };
+}
+
+/**
+ * A sweep moves a deposit address's balance to the hot wallet: both are the signer's own keys (the deposit key it is
+ * asked to sign with, at `req.index`, and its hot wallet), so no record can make it pay anyone else, and its fee is
+ * bounded like a payout's. Not counted as outflow. Its record is written after it is signed (actors/sweeper.ts), so
+ * there is none to read yet.
+ */
+function forSweep(facts: SignerFacts, req: SignRequest, id: string): Expected {
+  const chain = req.chain;
+  if (chain !== "sol" && chain !== "xrp" && chain !== "sui") {
+    throw new Refusal(`sweep ${id}: ${chain} has no deposit sweeps (account chains only)`);
+  }
+  if (req.branch !== "deposit") throw new Refusal(`sweep ${id} is signed by a deposit key, not the ${req.branch} key`);
+  if (!facts.explainer(chain)) throw new Refusal(`${chain} is not a live chain of this signer`);
+  return {
+    intent: { kind: "sweep", chain, from: facts.depositAddress(chain, req.index), to: facts.hotWallet(chain) },
+    outflow: null,
+  };
+}
+
+/** An account chain's payout from its hot wallet, paying exactly `request`; counted as outflow. */
+function hotWalletPayout(
+  facts: SignerFacts,
+  req: SignRequest,
+  chain: string,
+  what: string,
+  request: { to: string; amount: bigint; memo: string | null },
+): Expected {
+  if (req.chain !== chain || !isNativeChain(chain)) throw new Refusal(`${what} pays out on ${chain}, not ${req.chain}`);
+  if (chain !== "sol" && chain !== "xrp" && chain !== "sui") {
+    throw new Refusal(`${chain} payouts are not supported in signer mode`);
+  }
+  if (req.branch !== "hot" || req.index !== 0) throw new Refusal(`${what}'s payout is signed by the hot wallet`);
+  const explainer = facts.explainer(chain);
+  if (!explainer) throw new Refusal(`${chain} is not a live chain of this signer`);
+  return {
+    intent: {
+      kind: "payout",
+      chain,
+      to: request.to,
+      amount: request.amount,
+      memo: explainer.memoOnChain(request.memo),
+      from: facts.hotWallet(chain),
+    },
+    outflow: { chain, amount: request.amount },
+  };
+}
+
+function evmFactsOf(facts: SignerFacts, chain: EvmChain): EvmFacts {
+  const evm = facts.evm(chain);
+  if (!evm) throw new Refusal(`${chain} is not a live EVM chain of this signer`);
+  return evm;
+}
+
+/** The transfer address is the mnemonic's EVM key 0 (chains/evm `TRANSFER_ADDRESS_INDEX`). */
+function transferAddressKey(req: SignRequest, what: string): void {
+  if (req.branch !== "deposit" || req.index !== 0) throw new Refusal(`${what} is signed by the transfer address`);
+}

@@ -49,6 +49,7 @@ import {
 import type { PipelineContext } from "./context.ts";
 import { CONSOLIDATION_POLICY, SWEEP_POLICY } from "./follow_up.ts";
 import { followDepsOf, followSentTx } from "./sent_tx.ts";
+import { hotPayer } from "./hot_wallet_in_effect.ts";
 
 /** Marks looked at per tick and chain; the rest wait for the next tick. */
 export const SWEEPS_PER_TICK = 50;
@@ -82,8 +83,7 @@ export async function sweepOnce(
   owner: string,
   leaseMs: number,
 ): Promise<SweepStep[] | null> {
-  const payer = ctx.chains.payer(chain);
-  if (payer.hotWallet === null || !ctx.chains.reader(chain).balance) return null;
+  if (ctx.chains.payer(chain).hotWallet === null || !ctx.chains.reader(chain).balance) return null;
   // Read first, lease second: no mark (an idle chain) costs one read per tick and no commit.
   const marks = await listSweepsDue(ctx.kv, chain, SWEEPS_PER_TICK);
   if (marks.length === 0) return [];
@@ -138,7 +138,9 @@ async function sweepDeposit(
     const kept = { chain, address, derivationIndex: owner.derivationIndex, balance, reserve };
     return await clearMark(ctx, due, "cleared", (atomic) => addAccountBalance(atomic, kept));
   }
-  const payer = ctx.chains.payer(chain);
+  // Into the hot wallet in effect now (README "Rotating a hot wallet"): a sweep recorded into a wallet rotated out
+  // since is followed to its end as recorded, and the retired wallet's drain waits for it.
+  const payer = await hotPayer(ctx, chain);
   const from = { address, derivationIndex: owner.derivationIndex };
   const tx = await payer.prepareSweep({ sweepId, from: address, derivationIndex: owner.derivationIndex, amount });
   const recorded = await recordSweep(ctx.kv, {

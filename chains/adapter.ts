@@ -281,8 +281,8 @@ export interface ChainReader {
  *   XRPL transaction expires (LastLedgerSequence) without using its Sequence, and the next one must take that same
  *   Sequence again, so the lock is released in the commit that records the transaction dead or failed.
  * - `hotWallet` (account chains' payouts, added by the order actor, never by an adapter): the payout holds `amount`
- *   (its amount and fee) of the hot wallet until it is final or dead, and the chain's hot-wallet epoch read before the
- *   funding check (`epoch`, its versionstamp) is checked and bumped: of two payouts checked at once only one commits
+ *   (its amount and fee) of the hot wallet at `hotIndex` until it is final or dead, and the chain's hot-wallet epoch
+ *   read before the funding check (`epoch`, its versionstamp) is checked and bumped: of two payouts checked at once only one commits
  *   (kv/hot_wallet.ts).
  */
 export type Reservation =
@@ -290,7 +290,15 @@ export type Reservation =
   | { kind: "mintNote"; chain: EvmChain; depositId: string; asset: UAsset; txHash: string }
   | { kind: "coins"; chain: ChainSymbol; outpoints: Outpoint[] }
   | { kind: "sequence"; chain: "xrp"; account: string; sequence: number }
-  | { kind: "hotWallet"; chain: "sol" | "xrp" | "sui"; amount: bigint; epoch: string | null; epochValue: bigint };
+  | {
+    kind: "hotWallet";
+    chain: "sol" | "xrp" | "sui";
+    amount: bigint;
+    epoch: string | null;
+    epochValue: bigint;
+    /** The derivation index of the hot wallet it leaves (0 when absent). */
+    hotIndex?: number;
+  };
 
 export interface PreparedTx {
   txHash: string;
@@ -374,6 +382,11 @@ export interface SweepRequest {
   derivationIndex: number;
   /** The whole balance less the address's reserve and the fee, as the adapter computes it, when absent. */
   amount?: bigint;
+  /**
+   * Whose key `derivationIndex` names: a deposit address's (the default), or a retired hot wallet's, drained into the
+   * hot wallet in effect after a rotation (README "Rotating a hot wallet"): the same one payment, from another key.
+   */
+  branch?: "deposit" | "hot";
 }
 
 export interface ChainSender {
@@ -450,12 +463,24 @@ export interface AccountPayer extends ChainSender {
    * the chain (a disabled chain, config/registry.ts): nothing is paid from it or swept to it, and reports say so.
    */
   readonly hotWallet: string | null;
+  /**
+   * The derivation index of `hotWallet` (chains/derivation.ts `hotWalletPath`); absent on a payer that has none.
+   * Which index is in effect is state (kv/hot_wallets.ts), and chains/ never reads KV: the actors read it and ask
+   * `atHotIndex` for the payer of that wallet, so each prepared transaction is signed by the key the caller recorded
+   * it under, and two processes never disagree about a payer's wallet in the middle of a step.
+   */
+  readonly hotIndex?: number;
+  /**
+   * The same payer with its hot wallet at derivation index `index`. Absent where the payer cannot sign for another
+   * index (a disabled chain, a test's stand-in): its chain's hot wallet cannot be rotated.
+   */
+  atHotIndex?(index: number): AccountPayer;
   preparePayout(req: PayoutRequest): Promise<PreparedTx>;
   /** Asked before `preparePayout` (see `PayoutCheck`). */
   checkPayout(req: PayoutRequest): Promise<PayoutCheck>;
   /**
    * Prepares a sweep of a deposit address into the hot wallet, recorded and broadcast like a payout (its expiry,
-   * consumes and reservations included).
+   * consumes and reservations included). With `branch: "hot"`, the drain of a retired hot wallet into this one.
    */
   prepareSweep(req: SweepRequest): Promise<PreparedTx>;
 }
@@ -575,8 +600,8 @@ export interface AccountAdapterOptions {
   /** Called once per RPC call sent (metrics, tests and benches counting calls); `failed` once per endpoint failure. */
   onRpc?: RpcHook;
   /**
-   * Signs by derivation index and branch, never handing out a key: deposit keys for sweeps, the hot wallet
-   * (`branch: "hot"`, chains/derivation.ts `HOT_WALLET_PATHS`) for payouts.
+   * Signs by derivation index and branch, never handing out a key: deposit keys for sweeps, the hot wallets
+   * (`branch: "hot"`, chains/derivation.ts `hotWalletPath`, by index) for payouts and drains.
    */
   signer: {
     publicKey(chain: "sol" | "xrp" | "sui", index: number, branch?: "deposit" | "hot"): Uint8Array;

@@ -24,6 +24,7 @@ export const FAULT_POINTS = [
   "after-broadcast",
   "sweep-after-record",
   "burn-after-record",
+  "drain-after-record",
 ] as const;
 export type FaultPoint = typeof FAULT_POINTS[number];
 

@@ -42,6 +42,9 @@ export const ALERT_KINDS = [
   // A chain's hot wallet is below its band's floor, or its waiting payouts exceed what is hot (actors/hot_band.ts):
   // the message says how much to send from cold; cleared when the hot wallet is back within its band.
   "hot_wallet_refill",
+  // A chain's hot wallet was rotated to a new derivation index (README "Rotating a hot wallet"): raised at once, like
+  // a cold address change, then counted again as the old wallet's drain is recorded and settles.
+  "hot_wallet_rotation",
 ] as const;
 export type AlertKind = typeof ALERT_KINDS[number];
 

@@ -470,6 +470,16 @@ export async function listSweeps(
   return { sweeps, invalid };
 }
 
+/** Every open sweep of `chain` (one per locked address): what a retired hot wallet's drain waits for. */
+export async function listOpenSweeps(kv: Deno.Kv, chain: AccountChain): Promise<Sweep[]> {
+  const open: Sweep[] = [];
+  for await (const e of kv.list<AccountLock>({ prefix: ["treasury_account_lock", chain] })) {
+    const sweep = await readSweep(kv, chain, e.value.sweepId);
+    if (sweep) open.push(sweep);
+  }
+  return open;
+}
+
 /** The open sweep of `address`, if any. */
 export async function openSweep(kv: Deno.Kv, chain: AccountChain, address: string): Promise<Sweep | null> {
   const lock = (await kv.get<AccountLock>(accountLockKey(chain, address))).value;

@@ -1,5 +1,5 @@
 /**
- * The live Solana payer: payouts from the hot wallet (signer branch "hot", index 0), sweeps of deposit addresses into
+ * The live Solana payer: payouts from the hot wallet (signer branch "hot", the index in effect), sweeps of deposit addresses into
  * it. Every transaction carries a recent blockhash read at `finalized`, whose `lastValidBlockHeight` is its recorded
  * expiry: past it (finalized height above, signature unknown) the reader proves it dead, and only then is a new one
  * signed. Solana transactions consume no nonce, so there is nothing to reserve.
@@ -22,8 +22,9 @@ const FINALIZED = { commitment: "finalized" } as const;
 export function solPayer(
   rpc: SolRpc,
   signer: AccountAdapterOptions["signer"],
+  hotIndex = 0,
 ): AccountPayer & { readonly hotWallet: string } {
-  const hotWallet = solAddress(signer.address("sol", 0, "hot"), "hot wallet");
+  const hotWallet = solAddress(signer.address("sol", hotIndex, "hot"), "hot wallet");
 
   /** Balances of `addresses` at finalized, the rent-exempt minimum and a recent blockhash, in one request. */
   async function read(addresses: Address[], withBlockhash: boolean) {
@@ -82,16 +83,18 @@ export function solPayer(
       memos: [...(req.memo ? [req.memo] : []), `payout ${req.orderId}`],
       blockhash: latest!.blockhash,
       lastValidBlockHeight: BigInt(latest!.lastValidBlockHeight),
-      sign: (message) => signer.signMessage("sol", 0, message, "hot"),
+      sign: (message) => signer.signMessage("sol", hotIndex, message, "hot"),
     });
     return prepared(signed, latest!.lastValidBlockHeight);
   }
 
   async function prepareSweep(req: SweepRequest): Promise<PreparedTx> {
-    const from = solAddress(signer.address("sol", req.derivationIndex, "deposit"), "deposit address");
+    const branch = req.branch ?? "deposit";
+    const from = solAddress(signer.address("sol", req.derivationIndex, branch), `${branch} address`);
     if (from !== req.from) {
-      throw new Error(`sol sweep ${req.sweepId}: deposit key ${req.derivationIndex} is ${from}, not ${req.from}`);
+      throw new Error(`sol sweep ${req.sweepId}: ${branch} key ${req.derivationIndex} is ${from}, not ${req.from}`);
     }
+    if (from === hotWallet) throw new Error(`sol sweep ${req.sweepId}: ${from} is the hot wallet itself`);
     const { balances: [balance, hot], rent, latest } = await read([from, hotWallet], true);
     const fee = LAMPORTS_PER_SIGNATURE;
     // `amount` is what leaves the deposit address, the fee included (actors/sweeper.ts asks for its balance less the
@@ -131,7 +134,7 @@ export function solPayer(
       memos: [`sweep ${req.sweepId}`],
       blockhash: latest!.blockhash,
       lastValidBlockHeight: BigInt(latest!.lastValidBlockHeight),
-      sign: (message) => signer.signMessage("sol", req.derivationIndex, message, "deposit"),
+      sign: (message) => signer.signMessage("sol", req.derivationIndex, message, branch),
     });
     return prepared(signed, latest!.lastValidBlockHeight);
   }
@@ -153,6 +156,8 @@ export function solPayer(
     chain: "sol",
     family: "account",
     hotWallet,
+    hotIndex,
+    atHotIndex: (index) => solPayer(rpc, signer, index),
     checkPayout,
     preparePayout,
     prepareSweep,

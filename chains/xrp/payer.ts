@@ -64,13 +64,16 @@ function sha512Half(bytes: Uint8Array): Uint8Array {
 export interface XrpPayerOptions {
   rpc: XrplRpc;
   signer: AccountAdapterOptions["signer"];
+  /** The hot wallet's derivation index (chains/derivation.ts `hotWalletPath`); 0 when unset. */
+  hotIndex?: number;
 }
 
 export function xrpPayer(
   opts: XrpPayerOptions,
 ): AccountPayer & { readonly hotWallet: string } {
   const { rpc, signer } = opts;
-  const hotWallet = signer.address("xrp", 0, "hot");
+  const hotIndex = opts.hotIndex ?? 0;
+  const hotWallet = signer.address("xrp", hotIndex, "hot");
 
   async function network(): Promise<XrpNetworkFacts> {
     const v = readAnswer("server_state", serverState, await rpc.call("server_state")).state.validated_ledger;
@@ -148,6 +151,8 @@ export function xrpPayer(
     chain: "xrp",
     family: "account",
     hotWallet,
+    hotIndex,
+    atHotIndex: (index: number) => xrpPayer({ ...opts, hotIndex: index }),
 
     async checkPayout(req: PayoutRequest): Promise<PayoutCheck> {
       checkAddress(req.to, "the payout destination");
@@ -203,16 +208,18 @@ export function xrpPayer(
           Sequence: sequence,
           LastLedgerSequence: net.validatedLedger + EXPIRY_WINDOW,
         },
-        0,
+        hotIndex,
         "hot",
       );
     },
 
     async prepareSweep(req: SweepRequest): Promise<PreparedTx> {
-      const from = signer.address("xrp", req.derivationIndex, "deposit");
+      const branch = req.branch ?? "deposit";
+      const from = signer.address("xrp", req.derivationIndex, branch);
       if (from !== req.from) {
-        throw new RangeError(`deposit address ${req.from} is not ours at derivation index ${req.derivationIndex}`);
+        throw new RangeError(`${branch} address ${req.from} is not ours at derivation index ${req.derivationIndex}`);
       }
+      if (from === hotWallet) throw new RangeError(`${from} is the hot wallet itself: nothing to sweep into it`);
       const net = await network();
       const facts = await account(from, "validated");
       if (!facts) throw new RangeError(`deposit address ${from} does not exist on the XRP Ledger: nothing to sweep`);
@@ -237,7 +244,7 @@ export function xrpPayer(
           LastLedgerSequence: net.validatedLedger + EXPIRY_WINDOW,
         },
         req.derivationIndex,
-        "deposit",
+        branch,
       );
     },
 

@@ -11,6 +11,7 @@
 import { z } from "zod";
 import { DEATH_FIELDS, SENT_TX_FIELDS } from "./sent_tx.ts";
 import { MAX_DEPOSIT_INDEX } from "../chains/derivation.ts";
+import { ACCOUNT_CHAINS } from "../chains/catalog.ts";
 
 const DECIMAL = /^(0|[1-9][0-9]*)$/;
 const decimal = (what: string) => z.string().regex(DECIMAL, `${what} must be a non-negative decimal integer`);
@@ -28,7 +29,7 @@ export type HotWalletRef = z.infer<typeof HotWalletRefSchema>;
  */
 export const DrainAttemptSchema = z.strictObject({
   ...SENT_TX_FIELDS,
-  chain: z.enum(["sol", "xrp", "sui"]),
+  chain: z.enum(ACCOUNT_CHAINS),
   drainId: nonEmpty,
   amount: decimal("amount"),
   leave: decimal("leave"),
@@ -71,7 +72,7 @@ export type RetiredHotWallet = z.infer<typeof RetiredHotWalletSchema>;
 
 /** An account chain's hot wallets: the one in effect, and every one it retired (oldest first). */
 export const HotWalletStateSchema = z.strictObject({
-  chain: z.enum(["sol", "xrp", "sui"]),
+  chain: z.enum(ACCOUNT_CHAINS),
   current: HotWalletRefSchema.extend({ since: isoTime, by: z.string() }),
   retired: z.array(RetiredHotWalletSchema),
 }).superRefine((s, ctx) => {

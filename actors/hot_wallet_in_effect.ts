@@ -7,7 +7,8 @@
  */
 import type { AccountPayer, Chains } from "../chains/adapter.ts";
 import type { AccountChain } from "../chains/catalog.ts";
-import { readHotIndex } from "../kv/hot_wallets.ts";
+import { readHotIndex, readHotWalletState } from "../kv/hot_wallets.ts";
+import type { RetiredHotWallet } from "../model/hot_wallet.ts";
 
 /** The payer of `chain`'s hot wallet at derivation index `index`. Throws when the payer cannot serve that index. */
 export function payerAtHotIndex(chains: Chains, chain: AccountChain, index: number): AccountPayer {
@@ -23,4 +24,29 @@ export async function hotPayer(
   chain: AccountChain,
 ): Promise<AccountPayer> {
   return payerAtHotIndex(ctx.chains, chain, await readHotIndex(ctx.kv, chain));
+}
+
+/**
+ * Every hot wallet of `chain` whose coins we still control: the one in effect (its payer) and each retired one (an
+ * old wallet keeps its reserve for good, and its balance while a drain is due or in flight). Reconciliation and the
+ * treasury report count them all; a drain in flight is in one of them whichever side of it the chain is on.
+ */
+export async function hotWalletsOf(
+  ctx: { kv: Deno.Kv; chains: Chains },
+  chain: AccountChain,
+): Promise<{ payer: AccountPayer; retired: RetiredHotWallet[] }> {
+  const { state } = await readHotWalletState(ctx.kv, chain);
+  return { payer: payerAtHotIndex(ctx.chains, chain, state?.current.index ?? 0), retired: state?.retired ?? [] };
+}
+
+/** What completed drains paid in fee (what left the old wallet less what the new one received): an operator cost. */
+export function drainFeesOf(retired: readonly RetiredHotWallet[]): bigint {
+  let fees = 0n;
+  for (const r of retired) {
+    if (r.drainAmount === undefined || r.delivered === undefined) continue;
+    // A chain that reports more delivered than left (it should not) is counted as no fee, never a negative one.
+    const fee = BigInt(r.drainAmount) - BigInt(r.delivered);
+    if (fee > 0n) fees += fee;
+  }
+  return fees;
 }

@@ -299,6 +299,7 @@ async function driveDrain(
         drainTxHash: followed.txHash,
         blockNumber: followed.blockNumber,
         delivered: delivered.toString(),
+        drainAmount: attempt.amount,
       };
       if (!(await commitState(ctx, read, withRetired(state, done), settling))) return "waiting";
       await tell(ctx, chain, `drain ${attempt.drainId} final: ${retired.into.address} received ${delivered}`);

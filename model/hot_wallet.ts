@@ -58,6 +58,8 @@ export const RetiredHotWalletSchema = z.strictObject({
   drainTxHash: nonEmpty.nullable().optional(),
   blockNumber: z.int().min(0).optional(),
   delivered: decimal("delivered").optional(),
+  /** What left the old wallet by the final drain, its fee included (`amount` of that attempt). */
+  drainAmount: decimal("drainAmount").optional(),
 }).superRefine((r, ctx) => {
   const require = (ok: boolean, path: string, message: string) =>
     ok || ctx.addIssue({ code: "custom", path: [path], message });

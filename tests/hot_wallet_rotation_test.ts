@@ -13,9 +13,10 @@ import { accountTreasuryReport } from "../actors/account_treasury_report.ts";
 import { readHotFunds } from "../actors/hot_band.ts";
 import { hotRotate } from "../actors/ops/hot_wallets.ts";
 import { OpError } from "../actors/ops/op.ts";
+import { type AccountPayer, type Chains, type NativePayer, payerFor } from "../chains/adapter.ts";
 import { CHAIN_SYMBOLS, EVM_CHAINS, NATIVE, NATIVE_CHAINS } from "../chains/catalog.ts";
 import { SIM_DEPOSIT_SENDER } from "../chains/sim/commands.ts";
-import { defaultSimOperatorAddress, simHotWallet } from "../chains/sim/adapters.ts";
+import { defaultSimOperatorAddress, type SimChains, simHotWallet } from "../chains/sim/adapters.ts";
 import { evmFactsOf, explainerOf } from "../chains/explainers.ts";
 import { verifyingChains } from "../chains/verify.ts";
 import { alertOnMismatch } from "../config/registry.ts";
@@ -32,12 +33,29 @@ const OLD = defaultSimOperatorAddress("xrp");
 const NEW = simHotWallet(OLD, 1);
 const FUNDED = 200n * XRP;
 
-async function verifiedPipeline(): Promise<HandPipeline> {
+/**
+ * The sim chains verified as the registry verifies them. `lie`: the xrp payer of a rotated wallet builds its sweeps
+ * (a drain) into the next index's wallet instead of its own.
+ */
+async function verifiedPipeline(lie = false): Promise<HandPipeline> {
   const all = new Set([...EVM_CHAINS, ...NATIVE_CHAINS]);
+  const lying = (sim: SimChains): Chains => ({
+    ...sim,
+    payer: (c) => {
+      const inner: NativePayer = sim.payer(c);
+      if (c !== "xrp" || inner.family !== "account") return payerFor(c, inner);
+      const atHotIndex = (i: number): AccountPayer => ({
+        ...inner.atHotIndex!(i),
+        atHotIndex,
+        prepareSweep: (req) => inner.atHotIndex!(i + 1).prepareSweep(req),
+      });
+      return payerFor(c, { ...inner, atHotIndex });
+    },
+  });
   return await handPipeline({
     hotWalletGenesis: 0n,
     chains: (kv, sim) =>
-      verifyingChains(sim, {
+      verifyingChains(lie ? lying(sim) : sim, {
         explainer: explainerOf({ simulated: all, liveEvm: new Set(), liveUtxo: new Map(), liveAccount: new Set() }),
         evm: evmFactsOf({ simulated: all, transferAddress: SIM_TRANSFER_ADDRESS, live: new Map() }),
         onMismatch: alertOnMismatch(kv),
@@ -161,8 +179,10 @@ Deno.test("sim xrp: a rotation with payouts in flight: old payouts finish from t
     // The waiting payouts go out from the new wallet, each exactly once more.
     for (const id of [b, c]) {
       await payOut(p, id);
+      const paid = (await stored(p.kv, id)).transactionHash;
       const txs = await payoutTxs(p.kv, "xrp", id);
-      assert.equal(txs.at(-1)!.tx.kind === "payout" && txs.at(-1)!.tx.from, NEW);
+      const last = txs.find((t) => t.hash === paid)!;
+      assert.equal(last.tx.kind === "payout" && last.tx.from, NEW, "paid from the new wallet");
     }
     assert.equal(await xrp.balance(SIM_DESTINATION.xrp, "native"), 3n * payout);
     assert.equal(await xrp.balance(NEW, "native"), FUNDED - 3n * payout - NATIVE.xrp.reserve);
@@ -218,6 +238,26 @@ Deno.test("hot rotate refuses an unknown chain, a UTXO chain, and a rotation whi
       return true;
     });
     assert.deepEqual(await keys(), after);
+  } finally {
+    await p.close();
+  }
+});
+
+Deno.test("a drain whose bytes pay another wallet than the one in effect is refused before it is recorded (sim xrp, lying builder)", async () => {
+  const p = await verifiedPipeline(true);
+  try {
+    const xrp = p.sim.ledger("xrp");
+    await xrp.submitNativeTransfer({ from: SIM_DEPOSIT_SENDER.xrp, to: OLD, amount: 10n * XRP });
+    await xrp.sealBlock();
+    await rotateHotWallet(p.ctx, "xrp", "ops@test", p.ctx.now());
+    assert.equal(await drainTick(p.ctx, "xrp", "test-drainer", 60_000), "waiting");
+    const retired = (await readHotWalletState(p.kv, "xrp")).state!.retired[0];
+    assert.equal(retired.attempt, undefined, "nothing recorded");
+    assert.deepEqual((await ledgerTxs(p.kv, "xrp")).filter((t) => t.tx.kind === "sweep"), [], "nothing sent");
+    const [mismatch] = await listAlerts(p.kv, "transaction_mismatch");
+    assert.match(mismatch.subject, /^xrp:sweep:drain-0-0$/);
+    assert.match(mismatch.message, new RegExp(simHotWallet(OLD, 2)));
+    assert.equal(await xrp.balance(OLD, "native"), 10n * XRP, "the old wallet keeps everything");
   } finally {
     await p.close();
   }

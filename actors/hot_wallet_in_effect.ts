@@ -7,7 +7,7 @@
  */
 import type { AccountPayer, Chains } from "../chains/adapter.ts";
 import type { AccountChain } from "../chains/catalog.ts";
-import { readHotIndex, readHotWalletState } from "../kv/hot_wallets.ts";
+import { hotWalletStateKey, readHotWalletState } from "../kv/hot_wallets.ts";
 import type { RetiredHotWallet } from "../model/hot_wallet.ts";
 
 /** The payer of `chain`'s hot wallet at derivation index `index`. Throws when the payer cannot serve that index. */
@@ -18,12 +18,19 @@ export function payerAtHotIndex(chains: Chains, chain: AccountChain, index: numb
   return payer.atHotIndex(index);
 }
 
-/** The payer of the hot wallet in effect on `chain`, read from KV now. */
-export async function hotPayer(
+/**
+ * The payer of the hot wallet in effect on `chain`, and the check that keeps it so: a recording that adds `check`
+ * commits only if no rotation (nor drain step) changed the hot-wallet record since it was read.
+ */
+export async function hotPayerChecked(
   ctx: { kv: Deno.Kv; chains: Chains },
   chain: AccountChain,
-): Promise<AccountPayer> {
-  return payerAtHotIndex(ctx.chains, chain, await readHotIndex(ctx.kv, chain));
+): Promise<{ payer: AccountPayer; check: Deno.AtomicCheck }> {
+  const read = await readHotWalletState(ctx.kv, chain);
+  return {
+    payer: payerAtHotIndex(ctx.chains, chain, read.state?.current.index ?? 0),
+    check: { key: hotWalletStateKey(chain), versionstamp: read.versionstamp },
+  };
 }
 
 /**

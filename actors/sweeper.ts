@@ -49,7 +49,7 @@ import {
 import type { PipelineContext } from "./context.ts";
 import { CONSOLIDATION_POLICY, SWEEP_POLICY } from "./follow_up.ts";
 import { followDepsOf, followSentTx } from "./sent_tx.ts";
-import { hotPayer } from "./hot_wallet_in_effect.ts";
+import { hotPayerChecked } from "./hot_wallet_in_effect.ts";
 
 /** Marks looked at per tick and chain; the rest wait for the next tick. */
 export const SWEEPS_PER_TICK = 50;
@@ -138,9 +138,10 @@ async function sweepDeposit(
     const kept = { chain, address, derivationIndex: owner.derivationIndex, balance, reserve };
     return await clearMark(ctx, due, "cleared", (atomic) => addAccountBalance(atomic, kept));
   }
-  // Into the hot wallet in effect now (README "Rotating a hot wallet"): a sweep recorded into a wallet rotated out
-  // since is followed to its end as recorded, and the retired wallet's drain waits for it.
-  const payer = await hotPayer(ctx, chain);
+  // Into the hot wallet in effect now (README "Rotating a hot wallet"), checked at the recording: a rotation committed
+  // meanwhile refuses it (prepared again next tick, into the new wallet). A sweep recorded into a wallet before its
+  // rotation is followed to its end as recorded, and the retired wallet's drain waits for it.
+  const { payer, check } = await hotPayerChecked(ctx, chain);
   const from = { address, derivationIndex: owner.derivationIndex };
   const tx = await payer.prepareSweep({ sweepId, from: address, derivationIndex: owner.derivationIndex, amount });
   const recorded = await recordSweep(ctx.kv, {
@@ -152,6 +153,7 @@ async function sweepDeposit(
     leave: reserve,
     tx,
     at: ctx.now(),
+    checks: [check],
   });
   if (!recorded.ok) return "waiting"; // another process recorded one first: it is driven from its record
   ctx.faultPoint?.("sweep-after-record");

@@ -23,6 +23,9 @@ import { alertOnMismatch } from "../config/registry.ts";
 import { listAlerts } from "../kv/alerts.ts";
 import { listAudit } from "../kv/audit.ts";
 import { readHotWalletState } from "../kv/hot_wallets.ts";
+import { addHotWalletHold, hotWalletHoldKey, readHotWalletHolds } from "../kv/hot_wallet.ts";
+import { readSweep, recordSweep } from "../kv/treasury.ts";
+import { hotPayerChecked } from "../actors/hot_wallet_in_effect.ts";
 import { ledgerTxs, payoutTxs, stored } from "./support/chain_facts.ts";
 import { SIM_DESTINATION, simBurnOrders, stepNow } from "./support/burns.ts";
 import { type HandPipeline, handPipeline, SIM_TRANSFER_ADDRESS } from "./support/watch.ts";
@@ -258,6 +261,44 @@ Deno.test("a drain whose bytes pay another wallet than the one in effect is refu
     assert.match(mismatch.subject, /^xrp:sweep:drain-0-0$/);
     assert.match(mismatch.message, new RegExp(simHotWallet(OLD, 2)));
     assert.equal(await xrp.balance(OLD, "native"), 10n * XRP, "the old wallet keeps everything");
+  } finally {
+    await p.close();
+  }
+});
+
+Deno.test("a payout or a sweep prepared against the wallet in effect before a rotation is refused at its commit, recording nothing (sim sol)", async () => {
+  const p = await verifiedPipeline();
+  try {
+    // Read as the payout funding check and the sweeper read them, just before another process rotates.
+    const holds = await readHotWalletHolds(p.kv, "sol");
+    const { payer, check } = await hotPayerChecked(p.ctx, "sol");
+    assert.equal(payer.hotWallet, defaultSimOperatorAddress("sol"));
+    await rotateHotWallet(p.ctx, "sol", "ops@test", p.ctx.now());
+
+    const payout = p.kv.atomic();
+    addHotWalletHold(payout, "sol", holds.epoch, holds.epochValue, "payout-tx", 5n, holds.hotIndex);
+    assert.equal((await payout.commit()).ok, false, "the rotation bumped the epoch the payout's check read");
+    assert.equal((await p.kv.get(hotWalletHoldKey("sol", "payout-tx"))).versionstamp, null);
+
+    const from = { address: "sol-deposit-0", derivationIndex: 0 };
+    const sweep = await recordSweep(p.kv, {
+      sweepId: "sweep-1",
+      chain: "sol",
+      from,
+      to: payer.hotWallet!,
+      amount: 10n,
+      leave: 0n,
+      tx: { txHash: "sweep-tx", raw: "raw" },
+      at: p.ctx.now(),
+      checks: [check],
+    });
+    assert.deepEqual(sweep, { ok: false, reason: "reservation_taken" });
+    assert.equal(await readSweep(p.kv, "sol", "sweep-1"), null, "nothing recorded into the retired wallet");
+    // Read again, the sweeper finds the new wallet in effect.
+    assert.equal(
+      (await hotPayerChecked(p.ctx, "sol")).payer.hotWallet,
+      simHotWallet(defaultSimOperatorAddress("sol"), 1),
+    );
   } finally {
     await p.close();
   }

@@ -146,7 +146,10 @@ Deno.test("signer: each account chain's hot wallet is its own key at HOT_WALLET_
   assert.equal(hotWalletPath("xrp", 0), HOT_WALLET_PATHS.xrp);
   assert.equal(hotWalletPath("sol", 0), HOT_WALLET_PATHS.sol);
   assert.equal(hotWalletPath("sui", 0), HOT_WALLET_PATHS.sui);
-  assert.deepEqual(signer.publicKey("xrp", 3, "hot"), HDKey.fromMasterSeed(seed).derive(hotWalletPath("xrp", 3)).publicKey!);
+  assert.deepEqual(
+    signer.publicKey("xrp", 3, "hot"),
+    HDKey.fromMasterSeed(seed).derive(hotWalletPath("xrp", 3)).publicKey!,
+  );
   for (const chain of ["sol", "sui"] as const) {
     assert.deepEqual(signer.publicKey(chain, 3, "hot"), slip10Ed25519PublicKey(seed, hotWalletPath(chain, 3)));
   }

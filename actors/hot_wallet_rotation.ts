@@ -19,6 +19,7 @@
  * gas coin moves whole, less the gas charged).
  */
 import { TransientChainError } from "../chains/adapter.ts";
+import { formatError } from "../chains/shared/redact.ts";
 import { type AccountChain, NATIVE } from "../chains/catalog.ts";
 import { addAlert, raiseAlert, readAlert } from "../kv/alerts.ts";
 import { appendAudit } from "../kv/audit.ts";
@@ -169,7 +170,9 @@ export async function drainTick(
     return await startDrain(ctx, read, retired);
   } catch (err) {
     if (err instanceof InvalidRecordError) return await holdInvalidRecord(ctx, chain, err, "hot wallet drain");
-    if (!(err instanceof TransientChainError)) ctx.log(`hot wallet drain ${chain}: failed; will retry`, err);
+    if (!(err instanceof TransientChainError)) {
+      ctx.log(`hot wallet drain ${chain}: failed (${formatError(err).split("\n")[0]}); will retry`, err);
+    }
     return "waiting";
   }
 }
@@ -230,7 +233,8 @@ async function startDrain(
     return "drained";
   }
   const payer = payerAtHotIndex(ctx.chains, chain, retired.into.index);
-  const drainId = `drain-${retired.index}-${retired.deadAttempts.length}`;
+  // Named for logs, alerts and the verify check; exactly once is the record's versionstamp check, not the name.
+  const drainId = `drain-${retired.index}-${crypto.randomUUID().slice(0, 8)}`;
   const tx = await payer.prepareSweep({
     sweepId: drainId,
     from: retired.address,
@@ -278,12 +282,11 @@ async function driveDrain(
   switch (followed.kind) {
     case "dead": {
       const dead = { ...attempt, ...deadSentTx(attempt, { ...followed, at: ctx.now() }), chain };
+      const { attempt: _dead, ...rest } = retired;
       const next: RetiredHotWallet = {
-        ...retired,
-        attempt: undefined,
+        ...rest,
         deadAttempts: [...retired.deadAttempts, dead].slice(-MAX_KEPT_DEAD_DRAINS),
       };
-      delete next.attempt;
       if (!(await commitState(ctx, read, withRetired(state, next), settling))) return "waiting";
       await tell(ctx, chain, `drain ${attempt.drainId} is dead (${followed.detail}); the next one is signed`);
       return "dead";

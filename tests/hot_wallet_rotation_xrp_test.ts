@@ -17,16 +17,15 @@ import { alertOnMismatch } from "../config/registry.ts";
 import { listAlerts } from "../kv/alerts.ts";
 import { sequenceLockKey } from "../kv/chain_state.ts";
 import { readHotWalletState } from "../kv/hot_wallets.ts";
-import { startRippledServer } from "./support/rippled_rpc_server.ts";
+import { type RippledServer, startRippledServer } from "./support/rippled_rpc_server.ts";
 import { handPipeline, SIM_TRANSFER_ADDRESS } from "./support/watch.ts";
 import { hotWallet, signer, XRP, xrpOn } from "./support/xrp_env.ts";
 
-Deno.test("xrp drain on a rippled-shaped server: one Payment old -> new hot wallet signed by the old key, reserve kept, recorded before sent, sent once across a crash", async () => {
-  const server = startRippledServer();
-  const h = server.hooks;
+/** A hand-driven pipeline with the live xrp adapter on `server`, verified as the registry verifies it. */
+async function xrpLivePipeline(server: RippledServer) {
   const xrp = xrpOn(server);
   const simulated = new Set([...EVM_CHAINS, ...NATIVE_CHAINS.filter((c) => c !== "xrp")]);
-  const p = await handPipeline({
+  return await handPipeline({
     chains: (kv, sim) =>
       verifyingChains({
         reader: (c) => c === "xrp" ? xrp.reader : sim.reader(c),
@@ -40,6 +39,12 @@ Deno.test("xrp drain on a rippled-shaped server: one Payment old -> new hot wall
       }),
     live: { xrp: { startBlock: "tip" } },
   });
+}
+
+Deno.test("xrp drain on a rippled-shaped server: one Payment old -> new hot wallet signed by the old key, reserve kept, recorded before sent, sent once across a crash", async () => {
+  const server = startRippledServer();
+  const h = server.hooks;
+  const p = await xrpLivePipeline(server);
   try {
     const drain = () => drainTick(p.ctx, "xrp", "test-drainer", 60_000);
     const next = signer.address("xrp", 1, "hot");
@@ -94,6 +99,32 @@ Deno.test("xrp drain on a rippled-shaped server: one Payment old -> new hot wall
     assert.notEqual((await p.kv.get(sequenceLockKey("xrp", hotWallet, sequence))).versionstamp, null);
     assert.deepEqual(await listAlerts(p.kv, "transaction_mismatch"), []);
     assert.equal(await drain(), "idle");
+  } finally {
+    await p.close();
+    await server.close();
+  }
+});
+
+Deno.test("xrp drain on a rippled-shaped server: below the base reserve into a new wallet that does not exist yet, it is refused unsigned until the new wallet is funded", async () => {
+  const server = startRippledServer();
+  const h = server.hooks;
+  const p = await xrpLivePipeline(server);
+  try {
+    const drain = () => drainTick(p.ctx, "xrp", "test-drainer", 60_000);
+    const next = signer.address("xrp", 1, "hot");
+    h.fund(hotWallet, h.reserveBase + XRP / 2n); // half an XRP above the old wallet's reserve
+    h.validateThrough(h.closedIndex + 1);
+    await rotateHotWallet(p.ctx, "xrp", "ops@test", p.ctx.now());
+    // The chain would refuse it (tecNO_DST_INSUF_XRP) and take its fee: nothing is signed, recorded or sent.
+    assert.equal(await drain(), "waiting");
+    assert.equal((await readHotWalletState(p.kv, "xrp")).state!.retired[0].attempt, undefined);
+    assert.deepEqual(h.submissions, []);
+    assert.ok(p.logs.some((l) => /does not exist yet .* below the .* base reserve/.test(l)), p.logs.join("\n"));
+    // Funded from cold (README "Rotating a hot wallet"), the drain goes out.
+    h.fund(next, 10n * XRP);
+    h.validateThrough(h.closedIndex + 1);
+    assert.equal(await drain(), "recorded");
+    assert.equal(h.submissions.length, 1);
   } finally {
     await p.close();
     await server.close();

@@ -233,6 +233,14 @@ export function xrpPayer(
             `and the ${feeDrops} fee to sweep`,
         );
       }
+      // A Payment below the base reserve to an account that does not exist fails on chain (tecNO_DST_INSUF_XRP) and
+      // still takes its fee: refused here instead, nothing signed (a fresh hot wallet after a rotation is one).
+      if (amount < net.reserveBase && !(await account(hotWallet, "validated"))) {
+        throw new RangeError(
+          `the XRP hot wallet ${hotWallet} does not exist yet and ${amount} drops are below the ${net.reserveBase} ` +
+            "drops base reserve needed to create it",
+        );
+      }
       return sign(
         {
           TransactionType: "Payment",

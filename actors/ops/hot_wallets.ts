@@ -9,7 +9,6 @@ import { ACCOUNT_CHAINS } from "../../chains/catalog.ts";
 import { readHotWalletHolds } from "../../kv/hot_wallet.ts";
 import { readHotWalletState } from "../../kv/hot_wallets.ts";
 import { rotateHotWallet, RotationRefused } from "../hot_wallet_rotation.ts";
-import { payerAtHotIndex } from "../hot_wallet_in_effect.ts";
 import { defineOp, OpError } from "./op.ts";
 
 const chainInput = z.enum(ACCOUNT_CHAINS, {
@@ -102,8 +101,7 @@ export const hotRotate = defineOp({
   run: async (ctx, { chain }) => {
     const chains = await ctx.chains();
     try {
-      // Refused before anything is written when the chain's payer cannot sign for another index.
-      payerAtHotIndex(chains, chain, 0);
+      // Refused (nothing written) when the chain's payer cannot sign for another index, or a drain is open.
       return await rotateHotWallet({ kv: ctx.kv, chains, log: (m) => console.log(m) }, chain, ctx.by, ctx.now());
     } catch (err) {
       if (err instanceof RotationRefused) throw new OpError(err.status, err.message);

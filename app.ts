@@ -5,6 +5,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { Deriver } from "./chains/derivation.ts";
 import { openKv } from "./kv/open.ts";
+import { readHotIndex } from "./kv/hot_wallets.ts";
 import { uAssetTransferAddress } from "./chains/transfer_address.ts";
 import { authMountPath, type Config } from "./config/env.ts";
 import {
@@ -84,9 +85,9 @@ export async function buildServices(
   // One Signer for every live native chain; the hot-wallet addresses are printed even with PIPELINE=off, since
   // operators fund them before payouts start.
   const signer = liveSigner(plan, loaded.mnemonic);
-  if (signer) announceHotWallets(plan, signer);
   // Deploy mode: the platform's KV, which has no queues (the cron sweep drives the pipeline).
   const kv = await openKv(config.kvPath, { queues: config.runtimeMode !== "deploy" });
+  if (signer) await announceHotWallets(kv, plan, signer);
   const transferAddress = uAssetTransferAddress(config, deriver);
   // For api processes on this KV, which cannot derive it (README "Roles").
   await publishTransferAddress(kv, transferAddress);
@@ -198,12 +199,17 @@ function metricsHooks(metrics: Metrics): Pick<PipelineContext, "onOrderMoved"> {
 }
 
 /**
- * Prints each live account chain's hot-wallet address (chains/derivation.ts `HOT_WALLET_PATHS`), which operators
- * fund so payouts can go out before sweeps do; the key itself is never printed nor stored.
+ * Prints each live account chain's hot-wallet address in effect (chains/derivation.ts `hotWalletPath` at the index
+ * kv/hot_wallets.ts records: README "Rotating a hot wallet"), which operators fund so payouts can go out before sweeps
+ * do; the key itself is never printed nor stored.
  */
-function announceHotWallets(plan: ChainPlan, signer: Signer) {
+async function announceHotWallets(kv: Deno.Kv, plan: ChainPlan, signer: Signer) {
   for (const chain of plan.liveAccount) {
-    console.log(`${chain} hot wallet (payouts are sent from it; fund it): ${signer.address(chain, 0, "hot")}`);
+    const index = await readHotIndex(kv, chain);
+    console.log(
+      `${chain} hot wallet (payouts are sent from it; fund it): ${signer.address(chain, index, "hot")}` +
+        (index === 0 ? "" : ` (index ${index})`),
+    );
   }
 }
 

@@ -5,9 +5,9 @@
  * the wallet it read, and the commit that records a payout checks the epoch a rotation bumps (kv/hot_wallet.ts), so a
  * payout checked against a wallet that was rotated out meanwhile is refused, never recorded.
  */
-import type { AccountPayer, Chains } from "../chains/adapter.ts";
-import type { AccountChain } from "../chains/catalog.ts";
-import { hotWalletStateKey, readHotWalletState } from "../kv/hot_wallets.ts";
+import type { AccountPayer, Chains, UtxoPayer } from "../chains/adapter.ts";
+import type { AccountChain, UtxoChain } from "../chains/catalog.ts";
+import { hotWalletStateKey, readChangeAddressState, readHotWalletState } from "../kv/hot_wallets.ts";
 import type { RetiredHotWallet } from "../model/hot_wallet.ts";
 
 /** The payer of `chain`'s hot wallet at derivation index `index`. Throws when the payer cannot serve that index. */
@@ -56,4 +56,22 @@ export function drainFeesOf(retired: readonly RetiredHotWallet[]): bigint {
     if (fee > 0n) fees += fee;
   }
   return fees;
+}
+
+/** The payer of UTXO chain `chain` with its change key at `index`. Throws when the payer cannot serve that index. */
+export function payerAtChangeIndex(chains: Chains, chain: UtxoChain, index: number): UtxoPayer {
+  const payer = chains.payer(chain);
+  if ((payer.changeIndex ?? 0) === index) return payer;
+  if (!payer.atChangeIndex) throw new Error(`the ${chain} payer cannot sign for change index ${index}`);
+  return payer.atChangeIndex(index);
+}
+
+/**
+ * The payer of UTXO chain `chain` whose change goes to the change address in effect (kv/hot_wallets.ts; README
+ * "Rotating a hot wallet", UTXO change). A payout prepared just before a rotation sends its change to the old address:
+ * harmless, a coin there is a treasury coin its own key still signs.
+ */
+export async function changePayer(ctx: { kv: Deno.Kv; chains: Chains }, chain: UtxoChain): Promise<UtxoPayer> {
+  const { state } = await readChangeAddressState(ctx.kv, chain);
+  return payerAtChangeIndex(ctx.chains, chain, state?.current.index ?? 0);
 }

@@ -20,16 +20,23 @@
  */
 import { TransientChainError } from "../chains/adapter.ts";
 import { formatError } from "../chains/shared/redact.ts";
-import { type AccountChain, NATIVE } from "../chains/catalog.ts";
+import { type AccountChain, NATIVE, type UtxoChain } from "../chains/catalog.ts";
 import { addAlert, raiseAlert, readAlert } from "../kv/alerts.ts";
 import { appendAudit } from "../kv/audit.ts";
 import { addReservations } from "../kv/chain_state.ts";
 import { bumpHotWalletEpoch, readHotWalletHolds } from "../kv/hot_wallet.ts";
-import { addHotWalletState, type HotWalletStateEntry, readHotWalletState } from "../kv/hot_wallets.ts";
+import {
+  addChangeAddressState,
+  addHotWalletState,
+  type HotWalletStateEntry,
+  readChangeAddressState,
+  readHotWalletState,
+} from "../kv/hot_wallets.ts";
 import { addSentTxEffects } from "../kv/sent_tx_effects.ts";
 import { acquireLease } from "../kv/pipeline.ts";
 import { listOpenSweeps } from "../kv/treasury.ts";
 import {
+  type ChangeAddressState,
   type DrainAttempt,
   type HotWalletState,
   MAX_KEPT_DEAD_DRAINS,
@@ -38,7 +45,7 @@ import {
 import { deadSentTx, InvalidRecordError, sentTxIn, sentTxOf } from "../model/sent_tx.ts";
 import type { PipelineContext } from "./context.ts";
 import { SWEEP_POLICY } from "./follow_up.ts";
-import { payerAtHotIndex } from "./hot_wallet_in_effect.ts";
+import { payerAtChangeIndex, payerAtHotIndex } from "./hot_wallet_in_effect.ts";
 import { followDepsOf, followSentTx } from "./sent_tx.ts";
 import { deliveredBy, holdInvalidRecord } from "./sweeper.ts";
 
@@ -50,8 +57,8 @@ export class RotationRefused extends Error {
   }
 }
 
-export interface Rotated {
-  chain: AccountChain;
+export interface Rotated<C extends AccountChain | UtxoChain = AccountChain> {
+  chain: C;
   from: { index: number; address: string };
   to: { index: number; address: string };
   auditId: string;
@@ -130,6 +137,70 @@ export async function rotateHotWallet(
     );
   }
   ctx.log(`hot wallet ${chain}: rotated from index ${fromIndex} (${fromAddress}) to ${toIndex} (${toAddress})`);
+  return {
+    chain,
+    from: { index: fromIndex, address: fromAddress },
+    to: { index: toIndex, address: toAddress },
+    auditId: audit.id,
+  };
+}
+
+/**
+ * Rotates UTXO chain `chain`'s change address to the next unused index of the change branch: from this commit on, new
+ * payouts and consolidations send their change there (actors/hot_wallet_in_effect.ts `changePayer`). Nothing is
+ * drained: coins at the old address stay treasury coins, each signed by the key its `derivationIndex` names. The new
+ * index, the audit entry and the `hot_wallet_rotation` alert commit together. Refused (RotationRefused, nothing
+ * written) when the payer cannot sign for another index.
+ */
+export async function rotateChangeAddress(
+  ctx: Pick<PipelineContext, "kv" | "chains" | "log">,
+  chain: UtxoChain,
+  by: string,
+  now: Date,
+): Promise<Rotated<UtxoChain>> {
+  const read = await readChangeAddressState(ctx.kv, chain);
+  const base = ctx.chains.payer(chain);
+  if (base.changeAddress === null || !base.atChangeIndex) {
+    throw new RotationRefused(409, `the ${chain} payer of this process cannot sign for another change index`);
+  }
+  const fromIndex = read.state?.current.index ?? 0;
+  const toIndex = Math.max(fromIndex, ...(read.state?.retired.map((r) => r.index) ?? [])) + 1;
+  const fromAddress = payerAtChangeIndex(ctx.chains, chain, fromIndex).changeAddress!;
+  const toAddress = payerAtChangeIndex(ctx.chains, chain, toIndex).changeAddress!;
+  const next: ChangeAddressState = {
+    chain,
+    current: { index: toIndex, address: toAddress, since: now.toISOString(), by },
+    retired: [
+      ...(read.state?.retired ?? []),
+      { index: fromIndex, address: fromAddress, retiredAt: now.toISOString(), by },
+    ],
+  };
+  const alert = await readAlert(ctx.kv, "hot_wallet_rotation", chain);
+  const op = addChangeAddressState(ctx.kv.atomic(), read, next);
+  const audit = appendAudit(
+    op,
+    {
+      by,
+      action: "change.rotate",
+      subject: chain,
+      before: { index: fromIndex, address: fromAddress },
+      after: { index: toIndex, address: toAddress },
+    },
+    now,
+  );
+  addAlert(op, alert, {
+    kind: "hot_wallet_rotation",
+    subject: chain,
+    chain,
+    message: `${by} rotated the ${chain} change address from ${fromAddress} (index ${fromIndex}) to ${toAddress} ` +
+      `(index ${toIndex}); coins at the old address stay spendable treasury coins. If no operator meant this, revoke ` +
+      "the operator key used",
+    now,
+  });
+  if (!(await op.commit()).ok) {
+    throw new RotationRefused(409, `the ${chain} change address changed meanwhile; nothing was recorded, try again`);
+  }
+  ctx.log(`change address ${chain}: rotated from index ${fromIndex} (${fromAddress}) to ${toIndex} (${toAddress})`);
   return {
     chain,
     from: { index: fromIndex, address: fromAddress },

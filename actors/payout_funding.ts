@@ -10,7 +10,7 @@ import { type AccountChain, chainFamily, type NativeChain, type UtxoChain } from
 import { fundsAfterHolds, readHotWalletHolds } from "../kv/hot_wallet.ts";
 import type { PipelineContext } from "./context.ts";
 import { fundPayout } from "./treasury_steps.ts";
-import { payerAtHotIndex } from "./hot_wallet_in_effect.ts";
+import { changePayer, payerAtHotIndex } from "./hot_wallet_in_effect.ts";
 
 export type FundedPayout =
   /** Prepared, its coin or hot-wallet reservations attached: record it, then send it. */
@@ -38,7 +38,8 @@ export async function prepareFundedPayout(
 async function prepareUtxoPayout(ctx: PipelineContext, chain: UtxoChain, req: PayoutRequest): Promise<FundedPayout> {
   const funded = await fundPayout(ctx, chain, req.amount);
   if (!funded.ok) return { kind: "wait", reason: funded.reason };
-  return { kind: "prepared", prepared: await ctx.chains.payer(chain).preparePayout({ ...req, coins: funded.coins }) };
+  const payer = await changePayer(ctx, chain);
+  return { kind: "prepared", prepared: await payer.preparePayout({ ...req, coins: funded.coins }) };
 }
 
 /** The hot wallet pays it, once what recorded, not yet final payouts hold is counted, and holds its amount and fee. */

@@ -49,7 +49,7 @@ import {
 import type { PipelineContext } from "./context.ts";
 import { CONSOLIDATION_POLICY, SWEEP_POLICY } from "./follow_up.ts";
 import { followDepsOf, followSentTx } from "./sent_tx.ts";
-import { hotPayerChecked } from "./hot_wallet_in_effect.ts";
+import { changePayer, hotPayerChecked } from "./hot_wallet_in_effect.ts";
 
 /** Marks looked at per tick and chain; the rest wait for the next tick. */
 export const SWEEPS_PER_TICK = 50;
@@ -403,7 +403,7 @@ export async function consolidate(
   if (open) {
     return { kind: "open", consolidation: open, step: await driveConsolidation(kv, chains, open, required, opts.now) };
   }
-  const payer = chains.payer(chain);
+  const payer = await changePayer({ kv, chains }, chain);
   const changeAddress = payer.changeAddress;
   if (!changeAddress) throw new Error(`the ${chain} payer has no change address: it cannot consolidate`);
   const fee = opts.fee;
@@ -441,7 +441,7 @@ export async function consolidate(
     by: opts.by,
     coins,
     changeAddress,
-    changeDerivationIndex: CHANGE_DERIVATION_INDEX,
+    changeDerivationIndex: payer.changeIndex ?? CHANGE_DERIVATION_INDEX,
     amount,
     tx,
     at: opts.now,

@@ -327,6 +327,11 @@ export interface ChangeOutput {
   index: number;
   address: string;
   amount: bigint;
+  /**
+   * The change key's index on the change branch (chains/derivation.ts `CHANGE_PARENT_PATHS`): the one in effect when it
+   * was signed (README "Rotating a hot wallet", UTXO change). Absent: 0, the one change address before rotations.
+   */
+  derivationIndex?: number;
 }
 
 export interface MintRequest {
@@ -449,6 +454,14 @@ export interface UtxoPayer extends ChainSender {
    * process cannot sign for the chain (a disabled chain, config/registry.ts): it neither pays nor consolidates.
    */
   readonly changeAddress: string | null;
+  /** The change key's index of `changeAddress` (0 unless built by `atChangeIndex`); absent where it has none. */
+  readonly changeIndex?: number;
+  /**
+   * The same payer with its change address at index `index` of the change branch: new change goes there, and coins at
+   * every earlier change address stay spendable (their own change key signs them, by the coin's `derivationIndex`).
+   * Absent where the payer cannot sign for another index.
+   */
+  atChangeIndex?(index: number): UtxoPayer;
   preparePayout(req: UtxoPayoutRequest): Promise<PreparedTx>;
 }
 

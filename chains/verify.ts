@@ -187,8 +187,13 @@ function verifyingPayer(inner: NativePayer, chain: NativeChain, opts: VerifyOpti
     ...spends,
   });
   if (inner.family === "utxo") {
-    // UTXO payouts and consolidations: exactly the coins given, change only to our change address.
+    // UTXO payouts and consolidations: exactly the coins given, change only to our change address (of the payer in
+    // effect: `atChangeIndex` is checked the same way against its own).
+    const atChangeIndex = inner.atChangeIndex?.bind(inner);
     return withOverrides<UtxoPayer>(inner, {
+      ...(atChangeIndex
+        ? { atChangeIndex: (index: number) => verifyingPayer(atChangeIndex(index), chain, opts) as UtxoPayer }
+        : {}),
       preparePayout: async (req: UtxoPayoutRequest) => {
         const prepared = await inner.preparePayout(req);
         const intent = payout(

@@ -11,7 +11,7 @@
 import { z } from "zod";
 import { DEATH_FIELDS, SENT_TX_FIELDS } from "./sent_tx.ts";
 import { MAX_DEPOSIT_INDEX } from "../chains/derivation.ts";
-import { ACCOUNT_CHAINS } from "../chains/catalog.ts";
+import { ACCOUNT_CHAINS, UTXO_CHAINS } from "../chains/catalog.ts";
 
 const DECIMAL = /^(0|[1-9][0-9]*)$/;
 const decimal = (what: string) => z.string().regex(DECIMAL, `${what} must be a non-negative decimal integer`);
@@ -90,3 +90,20 @@ export type HotWalletState = z.infer<typeof HotWalletStateSchema>;
 
 /** The last dead drain attempts kept on the record (older ones are in the logs and the audit). */
 export const MAX_KEPT_DEAD_DRAINS = 5;
+
+/**
+ * A UTXO chain's change address in effect (doge, zec: chains/derivation.ts `CHANGE_PARENT_PATHS`) and the ones it
+ * retired. Nothing is drained on a UTXO chain: coins at a retired change address are treasury coins like any other,
+ * spent by payouts with the key their `derivationIndex` names. No record means index 0.
+ */
+export const ChangeAddressStateSchema = z.strictObject({
+  chain: z.enum(UTXO_CHAINS),
+  current: HotWalletRefSchema.extend({ since: isoTime, by: z.string() }),
+  retired: z.array(HotWalletRefSchema.extend({ retiredAt: isoTime, by: z.string() })),
+}).superRefine((s, ctx) => {
+  const indexes = [s.current.index, ...s.retired.map((r) => r.index)];
+  if (new Set(indexes).size !== indexes.length) {
+    ctx.addIssue({ code: "custom", path: ["retired"], message: "a change index is never used twice" });
+  }
+});
+export type ChangeAddressState = z.infer<typeof ChangeAddressStateSchema>;

@@ -300,7 +300,11 @@ export function simChains(kv: Deno.Kv, opts: SimChainsOptions = {}): SimChains {
        * coins (a sim doge/zec payout asked with `coins: []`, which only tests do: the pipeline always funds UTXO
        * payouts from treasury coins) keeps the account-style hot-wallet balance (README, sim section).
        */
-      const preparePayout = (req: PayoutRequest & { coins?: PayoutCoin[] }, from = operatorAddress(chain)) =>
+      const preparePayout = (
+        req: PayoutRequest & { coins?: PayoutCoin[] },
+        from = operatorAddress(chain),
+        changeIndex = 0,
+      ) =>
         rpc(l, "preparePayout", async () => {
           const expiry = simPayoutExpiry(chain, (await l.head()).number);
           const utxo = isUtxoChain(chain) && req.coins && req.coins.length > 0
@@ -323,16 +327,25 @@ export function simChains(kv: Deno.Kv, opts: SimChainsOptions = {}): SimChains {
             tx.consumes = { kind: "outpoints", outpoints };
             tx.reservations = [{ kind: "coins", chain, outpoints }];
           }
-          if (utxo?.change) tx.change = { index: CHANGE_INDEX, ...utxo.change };
+          if (utxo?.change) {
+            tx.change = {
+              index: CHANGE_INDEX,
+              ...utxo.change,
+              ...(changeIndex === 0 ? {} : { derivationIndex: changeIndex }),
+            };
+          }
           if (utxo) tx.fee = utxo.fee;
           return tx;
         });
-      // UTXO chains: payouts send their change, and consolidations merge coins, to the operator address.
-      const utxoPayer = (): UtxoPayer => ({
+      // UTXO chains: payouts send their change, and consolidations merge coins, to the operator address (after a
+      // change rotation, its name at that index: `simHotWallet`).
+      const utxoPayer = (changeIndex: number): UtxoPayer => ({
         ...sender(l),
         family: "utxo",
-        changeAddress: operatorAddress(chain),
-        preparePayout: (req) => preparePayout(req),
+        changeAddress: simHotWallet(operatorAddress(chain), changeIndex),
+        changeIndex,
+        atChangeIndex: utxoPayer,
+        preparePayout: (req) => preparePayout(req, simHotWallet(operatorAddress(chain), changeIndex), changeIndex),
       });
       const accountPayer = (hotIndex: number): AccountPayer => ({
         ...sender(l),
@@ -364,7 +377,7 @@ export function simChains(kv: Deno.Kv, opts: SimChainsOptions = {}): SimChains {
             return tx;
           }),
       });
-      return (payerFamily(chain) === "utxo" ? utxoPayer() : accountPayer(0)) as PayerOf<C>;
+      return (payerFamily(chain) === "utxo" ? utxoPayer(0) : accountPayer(0)) as PayerOf<C>;
     },
   };
 }

@@ -7,11 +7,12 @@
  *   at the second change address.
  * - On sim doge (hand-driven pipeline, verified before record): after a rotation a burn's payout records its change at
  *   the new address with its index, the change coin lands in the treasury with that index, the rotation is audited
- *   and alerted, and reconciliation is ok.
+ *   and alerted; a consolidation merges into the new address; reconciliation is ok.
  */
 import assert from "node:assert/strict";
 import { rotateChangeAddress } from "../actors/hot_wallet_rotation.ts";
 import { runReconciliation } from "../actors/reconciliation.ts";
+import { consolidate, treasuryTick } from "../actors/sweeper.ts";
 import { CHAIN_SYMBOLS, EVM_CHAINS, NATIVE_CHAINS } from "../chains/catalog.ts";
 import { defaultSimOperatorAddress, simHotWallet } from "../chains/sim/adapters.ts";
 import { evmFactsOf, explainerOf } from "../chains/explainers.ts";
@@ -147,6 +148,24 @@ Deno.test("change rotation on sim doge: the next payout's change goes to the new
     );
     assert.ok(changeCoin, "the change is a treasury coin");
     assert.deepEqual([changeCoin.coin.address, changeCoin.coin.derivationIndex], [next, 1]);
+    // A consolidation merges into the new change address too, its output a coin of change key 1.
+    const merged = await consolidate(p.kv, p.ctx.chains, "doge", p.ctx.settings.confirmations("doge"), {
+      maxInputs: 3,
+      minInputs: 2,
+      by: "ops",
+      now: p.ctx.now(),
+      fee: p.ctx.settings.utxoFee("doge"),
+    });
+    assert.equal(merged.kind, "started", JSON.stringify(merged));
+    if (merged.kind === "started") {
+      assert.deepEqual([merged.consolidation.output.address, merged.consolidation.output.derivationIndex], [next, 1]);
+    }
+    const ticks = [];
+    for (let i = 0; i < 10 && ticks.at(-1) !== "completed"; i++) {
+      await doge.sealBlock();
+      ticks.push(await treasuryTick(p.ctx, "doge", "test", 60_000));
+    }
+    assert.equal(ticks.at(-1), "completed", ticks.join(", "));
     assert.deepEqual(await listAlerts(p.kv, "transaction_mismatch"), []);
     const report = await runReconciliation({
       kv: p.kv,

@@ -5,6 +5,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { Deriver } from "./chains/derivation.ts";
 import { openKv } from "./kv/open.ts";
+import { readHotIndex, readHotWalletState } from "./kv/hot_wallets.ts";
 import { uAssetTransferAddress } from "./chains/transfer_address.ts";
 import { authMountPath, type Config } from "./config/env.ts";
 import {
@@ -99,9 +100,9 @@ export async function buildServices(
   // operators fund them before payouts start.
   const localSigner = loaded ? liveSigner(plan, loaded.mnemonic) : undefined;
   const signer = remote ?? localSigner;
-  if (signer) announceHotWallets(plan, signer);
   // Deploy mode: the platform's KV, which has no queues (the cron sweep drives the pipeline).
   const kv = await openKv(config.kvPath, { queues: config.runtimeMode !== "deploy" });
+  if (signer) await announceHotWallets(kv, plan, signer);
   const transferAddress = deriver
     ? uAssetTransferAddress(config, deriver)
     : config.burnTransferAddress ?? await publishedTransferAddress(kv);
@@ -225,15 +226,29 @@ function metricsHooks(metrics: Metrics): Pick<PipelineContext, "onOrderMoved"> {
 }
 
 /**
- * Prints each live account chain's hot-wallet address (chains/derivation.ts `HOT_WALLET_PATHS`), which operators
- * fund so payouts can go out before sweeps do; the key itself is never printed nor stored.
+ * Prints each live account chain's hot-wallet address in effect (chains/derivation.ts `hotWalletPath` at the index
+ * kv/hot_wallets.ts records: README "Rotating a hot wallet"), which operators fund so payouts can go out before sweeps
+ * do; the key itself is never printed nor stored.
  */
-function announceHotWallets(
+async function announceHotWallets(
+  kv: Deno.Kv,
   plan: ChainPlan,
-  signer: { address(chain: AccountChain, index: 0, branch: "hot"): string },
+  signer: Pick<Signer, "address"> & Partial<Pick<RemoteSigner, "loadKey">>,
 ) {
   for (const chain of plan.liveAccount) {
-    console.log(`${chain} hot wallet (payouts are sent from it; fund it): ${signer.address(chain, 0, "hot")}`);
+    const index = await readHotIndex(kv, chain);
+    if (signer.loadKey) {
+      // A keyless worker knows only the public keys it loaded (chains/signer_client.ts): the wallet in effect, the
+      // retired ones (a drain signs from them) and the next index, so one rotation needs no restart of the worker.
+      const retired = ((await readHotWalletState(kv, chain)).state?.retired ?? []).map((r) => r.index);
+      for (const i of new Set([index, Math.max(index, ...retired) + 1, ...retired])) {
+        await signer.loadKey(chain, i, "hot");
+      }
+    }
+    console.log(
+      `${chain} hot wallet (payouts are sent from it; fund it): ${signer.address(chain, index, "hot")}` +
+        (index === 0 ? "" : ` (index ${index})`),
+    );
   }
 }
 

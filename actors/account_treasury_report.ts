@@ -12,6 +12,7 @@ import { getOrder } from "../kv/orders.ts";
 import { listSweeps, type PayoutObservation, type SweepDue } from "../kv/treasury.ts";
 import { ageSince, formatAge, ordersIn, stuckPayoutsOf } from "./treasury_report.ts";
 import { fundsAfterHolds, readHotWalletHolds } from "../kv/hot_wallet.ts";
+import { hotWalletsOf, payerAtHotIndex } from "./hot_wallet_in_effect.ts";
 
 export interface AccountTreasuryReport {
   chain: AccountChain;
@@ -25,7 +26,17 @@ export interface AccountTreasuryReport {
     reserve: string;
     /** What recorded payouts not yet final will take (kv/hot_wallet.ts): amount plus fee each, and how many. */
     held: { count: number; amount: string };
+    /** Its derivation index (README "Rotating a hot wallet"). */
+    index: number;
   };
+  /** Hot wallets rotated out: their balance is still ours (the reserve for good, the rest until drained). */
+  retiredWallets: {
+    index: number;
+    address: string;
+    status: "draining" | "drained";
+    balance: string | null;
+    drainTxHash: string | null;
+  }[];
   /**
    * Completed sweeps: what left the deposit addresses (`amount`, fees included), and of that the fees recorded (sweeps
    * completed before fees were recorded count none here; reconciliation reads theirs from the chain).
@@ -77,7 +88,10 @@ export async function accountTreasuryReport(
   chain: AccountChain,
   now = new Date(),
 ): Promise<AccountTreasuryReport> {
-  const payer = chains.payer(chain);
+  // Read before the payer's answers, as the order actor does (kv/hot_wallet.ts): a pending payout is fundable now only
+  // if the hot wallet in effect can pay it once every recorded, not yet final payout from it is counted.
+  const holds = await readHotWalletHolds(kv, chain);
+  const payer = payerAtHotIndex(chains, chain, holds.hotIndex);
   const reader = chains.reader(chain);
   const address = payer.hotWallet;
   let balance: string | null = null;
@@ -138,9 +152,23 @@ export async function accountTreasuryReport(
     }
   }
 
-  // Read before the payer's answers, as the order actor does (kv/hot_wallet.ts): a pending payout is fundable now only
-  // if the hot wallet can pay it once every recorded, not yet final payout is counted.
-  const holds = await readHotWalletHolds(kv, chain);
+  const retiredWallets: AccountTreasuryReport["retiredWallets"] = [];
+  for (const r of (await hotWalletsOf({ kv, chains }, chain)).retired) {
+    let retiredBalance: string | null = null;
+    try {
+      if (reader.balance) retiredBalance = (await reader.balance(r.address)).toString();
+    } catch {
+      // Shown as unknown; reconciliation names the failure.
+    }
+    retiredWallets.push({
+      index: r.index,
+      address: r.address,
+      status: r.status,
+      balance: retiredBalance,
+      drainTxHash: r.attempt?.txHash ?? r.drainTxHash ?? null,
+    });
+  }
+
   const pendingPayouts: AccountTreasuryReport["pendingPayouts"] = [];
   for (const o of await ordersIn(kv, "processing", (o) => o.type === "burn" && o.destinationChain === chain)) {
     if (o.type !== "burn") continue;
@@ -184,7 +212,9 @@ export async function accountTreasuryReport(
       ...(balanceError ? { balanceError } : {}),
       reserve: NATIVE[chain].reserve.toString(),
       held: { count: holds.count, amount: holds.held.toString() },
+      index: holds.hotIndex,
     },
+    retiredWallets,
     swept: { count: sweptCount, amount: sweptAmount.toString(), fees: sweptFees.toString() },
     unswept: { count: deposits.length, amount: unsweptAmount.toString(), oldest, deposits },
     openSweeps,
@@ -201,8 +231,14 @@ export function accountTreasuryText(r: AccountTreasuryReport): string[] {
   const unit = NATIVE[r.chain].token.symbol;
   const lines = [
     `treasury ${r.chain} at ${r.at} (amounts in the smallest unit of ${unit})`,
-    `hot wallet ${h.address ?? "(none)"}: balance ${h.balance ?? `unknown (${h.balanceError})`}; reserve ${h.reserve}`,
+    `hot wallet ${h.address ?? "(none)"} (index ${h.index}): balance ${
+      h.balance ?? `unknown (${h.balanceError})`
+    }; reserve ${h.reserve}`,
     `held by recorded payouts not yet final: ${h.held.count}, ${h.held.amount}`,
+    ...r.retiredWallets.map((w) =>
+      `retired hot wallet ${w.address} (index ${w.index}): ${w.status}, balance ${w.balance ?? "unknown"}` +
+      (w.drainTxHash ? `, drain ${w.drainTxHash}` : "")
+    ),
     `swept deposits: ${r.swept.count}, ${r.swept.amount} moved to the hot wallet (sweep fees included: ` +
     `${r.swept.fees} recorded)`,
     `unswept deposits (minted, waiting for their sweep): ${r.unswept.count}, ${r.unswept.amount}` +

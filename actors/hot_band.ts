@@ -20,6 +20,7 @@ import type { HotBand } from "../config/hot_band.ts";
 import { addAlert, clearAlert, readAlert } from "../kv/alerts.ts";
 import { coldAddressAt, readColdAddress } from "../kv/cold_addresses.ts";
 import { readHotWalletHolds } from "../kv/hot_wallet.ts";
+import { payerAtHotIndex } from "./hot_wallet_in_effect.ts";
 import { coinStates, isSpendable } from "../kv/treasury.ts";
 import type { PipelineContext } from "./context.ts";
 import { ordersIn } from "./treasury_report.ts";
@@ -47,12 +48,14 @@ export async function readHotFunds(kv: Deno.Kv, chains: Chains, chain: NativeCha
   if (family.family === "utxo") {
     hot = (await coinStates(kv, family.chain)).filter(isSpendable).reduce((sum, s) => sum + s.coin.amount, 0n);
   } else {
-    const address = chains.payer(family.chain).hotWallet;
+    // The wallet in effect (README "Rotating a hot wallet") and its holds only: a retired wallet pays nothing more.
+    const holds = await readHotWalletHolds(kv, family.chain);
+    const address = payerAtHotIndex(chains, family.chain, holds.hotIndex).hotWallet;
     const reader = chains.reader(family.chain);
     if (address === null) throw new Error(`the ${chain} payer has no hot wallet`);
     if (!reader.balance) throw new Error(`the ${chain} reader cannot read balances`);
     const balance = await reader.balance(address);
-    hot = balance - NATIVE[chain].reserve - (await readHotWalletHolds(kv, family.chain)).held;
+    hot = balance - NATIVE[chain].reserve - holds.held;
   }
   let waiting = 0n, waitingCount = 0;
   for (const o of await ordersIn(kv, "processing", (o) => o.type === "burn" && o.destinationChain === chain)) {

@@ -34,6 +34,7 @@ import { redactUrls } from "../chains/shared/redact.ts";
 import { ALERT_KINDS, listAlerts } from "../kv/alerts.ts";
 import { ChainTips } from "../kv/chain_tips.ts";
 import { readHotWalletHolds } from "../kv/hot_wallet.ts";
+import { payerAtHotIndex } from "./hot_wallet_in_effect.ts";
 import { countOrdersByTypeAndStatus, listOrderIdsByStatus, orderKey } from "../kv/orders.ts";
 import { type Order, ORDER_STATUSES, type OrderStatus, type OrderType } from "../model/order.ts";
 import { listHeld, listOrderHolds } from "../kv/pipeline.ts";
@@ -531,15 +532,18 @@ class Parts {
       ...await Promise.all(accounts.map(async (chain): Promise<PayoutFunds> => {
         const amounts = owed(chain);
         const pendingAmount = amounts.reduce((sum, a) => sum + a, 0n);
-        const hot = chains.payer(chain).hotWallet;
         const reader = chains.reader(chain);
         let available: bigint | null = null;
-        if (hot && reader.balance) {
+        if (chains.payer(chain).hotWallet && reader.balance) {
           try {
-            const [balance, holds] = await Promise.all([
-              withTimeout(reader.balance(hot), CHAIN_READ_TIMEOUT_MS, `${chain} hot-wallet balance`),
-              readHotWalletHolds(kv, chain),
-            ]);
+            // The wallet in effect (README "Rotating a hot wallet"), and its holds only.
+            const holds = await readHotWalletHolds(kv, chain);
+            const hot = payerAtHotIndex(chains, chain, holds.hotIndex).hotWallet!;
+            const balance = await withTimeout(
+              reader.balance(hot),
+              CHAIN_READ_TIMEOUT_MS,
+              `${chain} hot-wallet balance`,
+            );
             available = balance - NATIVE[chain].reserve - holds.held;
           } catch {
             available = null;

@@ -10,6 +10,7 @@ import { type AccountChain, chainFamily, type NativeChain, type UtxoChain } from
 import { fundsAfterHolds, readHotWalletHolds } from "../kv/hot_wallet.ts";
 import type { PipelineContext } from "./context.ts";
 import { fundPayout } from "./treasury_steps.ts";
+import { changePayer, payerAtHotIndex } from "./hot_wallet_in_effect.ts";
 
 export type FundedPayout =
   /** Prepared, its coin or hot-wallet reservations attached: record it, then send it. */
@@ -37,7 +38,8 @@ export async function prepareFundedPayout(
 async function prepareUtxoPayout(ctx: PipelineContext, chain: UtxoChain, req: PayoutRequest): Promise<FundedPayout> {
   const funded = await fundPayout(ctx, chain, req.amount);
   if (!funded.ok) return { kind: "wait", reason: funded.reason };
-  return { kind: "prepared", prepared: await ctx.chains.payer(chain).preparePayout({ ...req, coins: funded.coins }) };
+  const payer = await changePayer(ctx, chain);
+  return { kind: "prepared", prepared: await payer.preparePayout({ ...req, coins: funded.coins }) };
 }
 
 /** The hot wallet pays it, once what recorded, not yet final payouts hold is counted, and holds its amount and fee. */
@@ -46,9 +48,10 @@ async function prepareAccountPayout(
   hot: AccountChain,
   req: PayoutRequest,
 ): Promise<FundedPayout> {
-  const payer = ctx.chains.payer(hot);
-  // What recorded, not yet final payouts hold, read before the payer reads the chain balance.
+  // What recorded, not yet final payouts of the wallet in effect hold, read before the payer reads the chain balance;
+  // the wallet is the one in effect after the epoch read, so a rotation since then refuses this payout's commit.
   const holds = await readHotWalletHolds(ctx.kv, hot);
+  const payer = payerAtHotIndex(ctx.chains, hot, holds.hotIndex);
   const check = await payer.checkPayout(req);
   if (!check.ok && check.reason === "destination_below_reserve") return { kind: "below_reserve", detail: check.detail };
   // Sweeps of deposits fund the hot wallet, and the payout goes out once they have.
@@ -63,6 +66,7 @@ async function prepareAccountPayout(
     amount: req.amount + (check.fee ?? 0n),
     epoch: holds.epoch,
     epochValue: holds.epochValue,
+    hotIndex: holds.hotIndex,
   };
   prepared.reservations = [...(prepared.reservations ?? []), hold];
   return { kind: "prepared", prepared };

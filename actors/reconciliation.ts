@@ -45,6 +45,7 @@ import {
   listSweepsDue,
   sweepDelivery,
 } from "../kv/treasury.ts";
+import { drainFeesOf, hotWalletsOf } from "./hot_wallet_in_effect.ts";
 import { deliveredBy } from "./sweeper.ts";
 import { readColdHoldings } from "./cold_balance.ts";
 import { type ColdSweep, listColdSweeps } from "../kv/cold_sweeps.ts";
@@ -711,14 +712,20 @@ async function controlledOn(kv: Deno.Kv, chains: Chains, native: NativeChain, no
   }
   const chain = family.chain;
   const reader = chains.reader(chain);
-  const payer = chains.payer(chain);
   const balance = reader.balance;
   if (!balance) {
     const no = { ok: false as const, reason: `the ${chain} reader cannot read balances` };
     return { chain, parts: { hotWallet: no, unsweptDeposits: no, reserves: no, cold: no } };
   }
-  const hotWallet: Read<bigint> = payer.hotWallet
-    ? await read(() => balance(payer.hotWallet!))
+  // The wallet in effect and every retired one (README "Rotating a hot wallet"): a retired wallet keeps its reserve,
+  // and holds its balance until its drain lands in the new one; a drain in flight is on one side or the other.
+  const hot = await read(() => hotWalletsOf({ kv, chains }, chain));
+  const hotWallet: Read<bigint> = !hot.ok
+    ? hot
+    : hot.value.payer.hotWallet
+    ? await read(async () =>
+      sum(await Promise.all([hot.value.payer.hotWallet!, ...hot.value.retired.map((r) => r.address)].map(balance)))
+    )
     : { ok: false, reason: `the ${chain} payer has no hot wallet` };
   // Deposits minted and due for a sweep: their addresses' balances, each address once.
   const due = await read(async () => {
@@ -767,7 +774,9 @@ async function controlledOn(kv: Deno.Kv, chains: Chains, native: NativeChain, no
       fees += BigInt(sweepDelivery(sweep, delivered).fee);
       await backfillSweepDelivery(kv, chain, sweep.sweepId, delivered);
     }
-    return fees;
+    // A retired hot wallet's drain is a sweep of the hot wallet: its fee is the operator's too.
+    if (!hot.ok) throw new Error(hot.reason);
+    return fees + drainFeesOf(hot.value.retired);
   });
   return { chain, parts: { hotWallet, unsweptDeposits, reserves, cold: await cold() }, sweepFees };
 }

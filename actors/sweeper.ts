@@ -50,6 +50,7 @@ import type { PipelineContext } from "./context.ts";
 import { CONSOLIDATION_POLICY, SWEEP_POLICY } from "./follow_up.ts";
 import { followDepsOf, followSentTx } from "./sent_tx.ts";
 import { withSigningPurpose } from "../chains/signing.ts";
+import { changePayer, hotPayerChecked } from "./hot_wallet_in_effect.ts";
 
 /** Marks looked at per tick and chain; the rest wait for the next tick. */
 export const SWEEPS_PER_TICK = 50;
@@ -83,8 +84,7 @@ export async function sweepOnce(
   owner: string,
   leaseMs: number,
 ): Promise<SweepStep[] | null> {
-  const payer = ctx.chains.payer(chain);
-  if (payer.hotWallet === null || !ctx.chains.reader(chain).balance) return null;
+  if (ctx.chains.payer(chain).hotWallet === null || !ctx.chains.reader(chain).balance) return null;
   // Read first, lease second: no mark (an idle chain) costs one read per tick and no commit.
   const marks = await listSweepsDue(ctx.kv, chain, SWEEPS_PER_TICK);
   if (marks.length === 0) return [];
@@ -139,7 +139,10 @@ async function sweepDeposit(
     const kept = { chain, address, derivationIndex: owner.derivationIndex, balance, reserve };
     return await clearMark(ctx, due, "cleared", (atomic) => addAccountBalance(atomic, kept));
   }
-  const payer = ctx.chains.payer(chain);
+  // Into the hot wallet in effect now (README "Rotating a hot wallet"), checked at the recording: a rotation committed
+  // meanwhile refuses it (prepared again next tick, into the new wallet). A sweep recorded into a wallet before its
+  // rotation is followed to its end as recorded, and the retired wallet's drain waits for it.
+  const { payer, check } = await hotPayerChecked(ctx, chain);
   const from = { address, derivationIndex: owner.derivationIndex };
   const tx = await withSigningPurpose(
     { kind: "sweep", id: sweepId },
@@ -154,6 +157,7 @@ async function sweepDeposit(
     leave: reserve,
     tx,
     at: ctx.now(),
+    checks: [check],
   });
   if (!recorded.ok) return "waiting"; // another process recorded one first: it is driven from its record
   ctx.faultPoint?.("sweep-after-record");
@@ -403,7 +407,7 @@ export async function consolidate(
   if (open) {
     return { kind: "open", consolidation: open, step: await driveConsolidation(kv, chains, open, required, opts.now) };
   }
-  const payer = chains.payer(chain);
+  const payer = await changePayer({ kv, chains }, chain);
   const changeAddress = payer.changeAddress;
   if (!changeAddress) throw new Error(`the ${chain} payer has no change address: it cannot consolidate`);
   const fee = opts.fee;
@@ -441,7 +445,7 @@ export async function consolidate(
     by: opts.by,
     coins,
     changeAddress,
-    changeDerivationIndex: CHANGE_DERIVATION_INDEX,
+    changeDerivationIndex: payer.changeIndex ?? CHANGE_DERIVATION_INDEX,
     amount,
     tx,
     at: opts.now,

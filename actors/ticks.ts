@@ -14,7 +14,14 @@
  * `timing.leaseMs` (short: there is work) to `acquireLease`; with `budget.drain` keep going while work is left and
  * `!outOfBudget(budget)`.
  */
-import { chainFamily, type ChainSymbol, isEvmChain, isNativeChain, type NativeChain } from "../chains/catalog.ts";
+import {
+  chainFamily,
+  type ChainSymbol,
+  isAccountChain,
+  isEvmChain,
+  isNativeChain,
+  type NativeChain,
+} from "../chains/catalog.ts";
 import { onchainBurnTick } from "./onchain_burn.ts";
 import { acquireLease, listDue, pruneExpiredLeases } from "../kv/pipeline.ts";
 import { listLeases } from "../kv/pipeline.ts";
@@ -24,6 +31,7 @@ import { treasuryTick } from "./sweeper.ts";
 import { hotBandCheck } from "./hot_band.ts";
 import { COLD_SWEEP_CHECK_MS, coldSweepTicker } from "./cold_sweep.ts";
 import { openColdSweepKey } from "../kv/cold_sweeps.ts";
+import { drainTick } from "./hot_wallet_rotation.ts";
 import { scheduledReconcile } from "./reconcile_schedule.ts";
 import { refundsTick } from "./refunds.ts";
 import { watchOnce } from "./watcher.ts";
@@ -161,6 +169,16 @@ export function pipelineTicks(host: TickHost): Tick[] {
       group: "treasury",
       everyMs: timing.watchMs,
       run: coldSweepTicker(ctx, chain, host.owner, timing.leaseMs, checkMs),
+    });
+  }
+  // A retired hot wallet drained into the one in effect (README "Rotating a hot wallet"); idle: one read per tick.
+  for (const chain of enabled) {
+    if (!isNativeChain(chain) || !isAccountChain(chain)) continue;
+    ticks.push({
+      name: `hot drain ${chain}`,
+      group: "treasury",
+      everyMs: timing.watchMs,
+      run: () => drainTick(ctx, chain, host.owner, timing.leaseMs),
     });
   }
   // Redeemed uAssets burned from the transfer address, in batches (docs/onchain-burn.md).

@@ -288,8 +288,8 @@ export interface ChainReader {
  *   XRPL transaction expires (LastLedgerSequence) without using its Sequence, and the next one must take that same
  *   Sequence again, so the lock is released in the commit that records the transaction dead or failed.
  * - `hotWallet` (account chains' payouts, added by the order actor, never by an adapter): the payout holds `amount`
- *   (its amount and fee) of the hot wallet until it is final or dead, and the chain's hot-wallet epoch read before the
- *   funding check (`epoch`, its versionstamp) is checked and bumped: of two payouts checked at once only one commits
+ *   (its amount and fee) of the hot wallet at `hotIndex` until it is final or dead, and the chain's hot-wallet epoch
+ *   read before the funding check (`epoch`, its versionstamp) is checked and bumped: of two payouts checked at once only one commits
  *   (kv/hot_wallet.ts).
  */
 export type Reservation =
@@ -297,7 +297,15 @@ export type Reservation =
   | { kind: "mintNote"; chain: EvmChain; depositId: string; asset: UAsset; txHash: string }
   | { kind: "coins"; chain: ChainSymbol; outpoints: Outpoint[] }
   | { kind: "sequence"; chain: "xrp"; account: string; sequence: number }
-  | { kind: "hotWallet"; chain: "sol" | "xrp" | "sui"; amount: bigint; epoch: string | null; epochValue: bigint };
+  | {
+    kind: "hotWallet";
+    chain: "sol" | "xrp" | "sui";
+    amount: bigint;
+    epoch: string | null;
+    epochValue: bigint;
+    /** The derivation index of the hot wallet it leaves (0 when absent). */
+    hotIndex?: number;
+  };
 
 export interface PreparedTx {
   txHash: string;
@@ -326,6 +334,11 @@ export interface ChangeOutput {
   index: number;
   address: string;
   amount: bigint;
+  /**
+   * The change key's index on the change branch (chains/derivation.ts `CHANGE_PARENT_PATHS`): the one in effect when it
+   * was signed (README "Rotating a hot wallet", UTXO change). Absent: 0, the one change address before rotations.
+   */
+  derivationIndex?: number;
 }
 
 export interface MintRequest {
@@ -381,6 +394,11 @@ export interface SweepRequest {
   derivationIndex: number;
   /** The whole balance less the address's reserve and the fee, as the adapter computes it, when absent. */
   amount?: bigint;
+  /**
+   * Whose key `derivationIndex` names: a deposit address's (the default), or a retired hot wallet's, drained into the
+   * hot wallet in effect after a rotation (README "Rotating a hot wallet"): the same one payment, from another key.
+   */
+  branch?: "deposit" | "hot";
 }
 
 export interface ChainSender {
@@ -443,6 +461,14 @@ export interface UtxoPayer extends ChainSender {
    * process cannot sign for the chain (a disabled chain, config/registry.ts): it neither pays nor consolidates.
    */
   readonly changeAddress: string | null;
+  /** The change key's index of `changeAddress` (0 unless built by `atChangeIndex`); absent where it has none. */
+  readonly changeIndex?: number;
+  /**
+   * The same payer with its change address at index `index` of the change branch: new change goes there, and coins at
+   * every earlier change address stay spendable (their own change key signs them, by the coin's `derivationIndex`).
+   * Absent where the payer cannot sign for another index.
+   */
+  atChangeIndex?(index: number): UtxoPayer;
   preparePayout(req: UtxoPayoutRequest): Promise<PreparedTx>;
 }
 
@@ -457,12 +483,24 @@ export interface AccountPayer extends ChainSender {
    * the chain (a disabled chain, config/registry.ts): nothing is paid from it or swept to it, and reports say so.
    */
   readonly hotWallet: string | null;
+  /**
+   * The derivation index of `hotWallet` (chains/derivation.ts `hotWalletPath`); absent on a payer that has none.
+   * Which index is in effect is state (kv/hot_wallets.ts), and chains/ never reads KV: the actors read it and ask
+   * `atHotIndex` for the payer of that wallet, so each prepared transaction is signed by the key the caller recorded
+   * it under, and two processes never disagree about a payer's wallet in the middle of a step.
+   */
+  readonly hotIndex?: number;
+  /**
+   * The same payer with its hot wallet at derivation index `index`. Absent where the payer cannot sign for another
+   * index (a disabled chain, a test's stand-in): its chain's hot wallet cannot be rotated.
+   */
+  atHotIndex?(index: number): AccountPayer;
   preparePayout(req: PayoutRequest): Promise<PreparedTx>;
   /** Asked before `preparePayout` (see `PayoutCheck`). */
   checkPayout(req: PayoutRequest): Promise<PayoutCheck>;
   /**
    * Prepares a sweep of a deposit address into the hot wallet, recorded and broadcast like a payout (its expiry,
-   * consumes and reservations included).
+   * consumes and reservations included). With `branch: "hot"`, the drain of a retired hot wallet into this one.
    */
   prepareSweep(req: SweepRequest): Promise<PreparedTx>;
 }
@@ -582,10 +620,10 @@ export interface AccountAdapterOptions {
   /** Called once per RPC call sent (metrics, tests and benches counting calls); `failed` once per endpoint failure. */
   onRpc?: RpcHook;
   /**
-   * Signs by derivation index and branch, never handing out a key: deposit keys for sweeps, the hot wallet
-   * (`branch: "hot"`, chains/derivation.ts `HOT_WALLET_PATHS`) for payouts. Signing may answer later (the signer
-   * process, chains/signer_client.ts): payers await it and give the unsigned bytes (chains/signing.ts), which an
-   * in-process Signer ignores and the signer process checks.
+   * Signs by derivation index and branch, never handing out a key: deposit keys for sweeps, the hot wallets
+   * (`branch: "hot"`, chains/derivation.ts `hotWalletPath`, by index) for payouts and drains. Signing may answer
+   * later (the signer process, chains/signer_client.ts): payers await it and give the unsigned bytes
+   * (chains/signing.ts), which an in-process Signer ignores and the signer process checks.
    */
   signer: {
     /**

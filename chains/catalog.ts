@@ -16,6 +16,9 @@ export const CHAIN_SYMBOLS = [...NATIVE_CHAINS, ...EVM_CHAINS] as const;
 export const UTXO_CHAINS = ["doge", "zec"] as const satisfies readonly NativeChain[];
 export type UtxoChain = typeof UTXO_CHAINS[number];
 export type AccountChain = Exclude<NativeChain, UtxoChain>;
+/** Native chains whose coins are account balances: a hot wallet pays, sweeps fund it. */
+export const ACCOUNT_CHAINS = ["sol", "xrp", "sui"] as const satisfies readonly AccountChain[];
+const _accountChains = null as unknown as AccountChain satisfies typeof ACCOUNT_CHAINS[number];
 
 export type NativeToken = "SOL" | "XRP" | "SUI" | "DOGE" | "ZEC";
 export type UAsset = `u${NativeToken}`;

@@ -63,8 +63,10 @@ export const CHANGE_PARENT_PATHS = {
 export type UtxoNetworks = Partial<Record<UtxoChain, UtxoNetworkName>>;
 
 /**
- * The account chains' hot wallets (sol, xrp, sui): one key per chain that sweeps fund and payouts leave from, outside
- * every deposit path (another account, or sol's second change level), so no deposit index ever reaches it.
+ * The account chains' hot wallets (sol, xrp, sui) at index 0: the key that sweeps fund and payouts leave from, outside
+ * every deposit path (another account, or sol's second change level), so no deposit index ever reaches it. A rotation
+ * (README "Rotating a hot wallet") moves to index i of the same branch (`hotWalletPath`): index 0 is the path every
+ * deployment before rotations used, so it keeps its address.
  */
 export const HOT_WALLET_PATHS = {
   sol: "m/44'/501'/0'/1'",
@@ -72,9 +74,22 @@ export const HOT_WALLET_PATHS = {
   xrp: "m/44'/144'/1'/0/0",
 } as const;
 
+/** The hot wallet's path at derivation index `index`: the last level of `HOT_WALLET_PATHS` (sol: the account). */
+export function hotWalletPath(chain: keyof typeof HOT_WALLET_PATHS, index: number): string {
+  assertIndex(index);
+  switch (chain) {
+    case "sol":
+      return `m/44'/501'/${index}'/1'`;
+    case "sui":
+      return `m/44'/784'/1'/0'/${index}'`;
+    case "xrp":
+      return `m/44'/144'/1'/0/${index}`;
+  }
+}
+
 /**
  * Which key of a chain: a deposit address's (external chain, by index), our UTXO change (internal chain, doge and
- * zec), or an account chain's hot wallet (`HOT_WALLET_PATHS`; index 0 only).
+ * zec), or an account chain's hot wallet (`hotWalletPath`, by the index in effect: kv/hot_wallets.ts).
  */
 export type KeyBranch = "deposit" | "change" | "hot";
 

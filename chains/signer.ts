@@ -53,9 +53,12 @@ export class Signer {
   readonly #secpParents: Readonly<Record<SecpChain | "evm", HDKey>>;
   readonly #edParents: Readonly<Record<EdSignerChain, Ed25519Node>>;
   readonly #changeParents: Readonly<Record<keyof typeof CHANGE_PARENT_PATHS, HDKey>>;
-  /** The hot wallets' keys (chains/derivation.ts `HOT_WALLET_PATHS`): xrp's parent (child 0 is the key), sol's, sui's. */
+  /**
+   * The parents of the hot wallets' keys (chains/derivation.ts `hotWalletPath`): xrp's and sui's; sol's hot key i is
+   * m/44'/501'/i'/1', below the deposit parent.
+   */
   readonly #hotXrpParent: HDKey;
-  readonly #hotEd: Readonly<Record<EdSignerChain, Ed25519Node>>;
+  readonly #hotSuiParent: Ed25519Node;
   readonly #utxoNetworks: Readonly<Record<UtxoChain, UtxoNetworkName>>;
 
   private constructor(seed: Uint8Array, networks: UtxoNetworks) {
@@ -74,7 +77,7 @@ export class Signer {
     this.#hotXrpParent = master.derive(HOT_WALLET_PATHS.xrp.slice(0, HOT_WALLET_PATHS.xrp.lastIndexOf("/")));
     master.wipePrivateData();
     this.#edParents = { sol: ed25519Derive(seed, PARENT_PATHS.sol), sui: ed25519Derive(seed, PARENT_PATHS.sui) };
-    this.#hotEd = { sol: ed25519Derive(seed, HOT_WALLET_PATHS.sol), sui: ed25519Derive(seed, HOT_WALLET_PATHS.sui) };
+    this.#hotSuiParent = ed25519Derive(seed, HOT_WALLET_PATHS.sui.slice(0, HOT_WALLET_PATHS.sui.lastIndexOf("/")));
   }
 
   /**
@@ -142,7 +145,7 @@ export class Signer {
   /**
    * The public key at `index`: 32 bytes (ed25519) or 33 bytes compressed (secp256k1). `branch` "change" is the UTXO
    * chains' internal chain (chains/derivation.ts `CHANGE_PARENT_PATHS`); "hot" an account chain's hot wallet
-   * (`HOT_WALLET_PATHS`, index 0).
+   * at derivation index `index` (`hotWalletPath`).
    */
   publicKey(chain: SignerChain, index: number, branch: KeyBranch = "deposit"): Uint8Array {
     if (chain === "sol" || chain === "sui") {
@@ -180,8 +183,7 @@ export class Signer {
     }
     if (branch === "hot") {
       if (chain !== "xrp") throw new Error(`No secp256k1 hot wallet on chain ${String(chain)}`);
-      if (index !== 0) throw new RangeError("A hot wallet has one key: index 0");
-      return this.#hotXrpParent.deriveChild(0);
+      return this.#hotXrpParent.deriveChild(index);
     }
     if (isEvmChain(chain)) return this.#secpParents.evm.deriveChild(index);
     if (!SECP_DER_CHAINS.includes(chain)) throw new Error(`No secp256k1 key for chain ${String(chain)}`);
@@ -191,11 +193,19 @@ export class Signer {
   #edChild(chain: EdSignerChain, index: number, branch: KeyBranch = "deposit"): Ed25519Node {
     assertIndex(index);
     if (branch === "hot") {
-      if (index !== 0) throw new RangeError("A hot wallet has one key: index 0");
-      const hot = this.#hotEd[chain];
-      if (!hot) throw new Error(`No ed25519 hot wallet on chain ${String(chain)}`);
-      // A copy: callers zero the key they are given after use.
-      return { ...hot, key: hot.key.slice() };
+      switch (chain) {
+        case "sol": {
+          // m/44'/501'/index'/1': the second change level of the account the deposit key index' uses at 0'.
+          const account = ed25519Child(this.#edParents.sol, index);
+          const node = ed25519Child(account, 1);
+          account.key.fill(0);
+          return node;
+        }
+        case "sui":
+          return ed25519Child(this.#hotSuiParent, index);
+        default:
+          throw new Error(`No ed25519 hot wallet on chain ${String(chain)}`);
+      }
     }
     if (branch === "change") throw new Error(`No change keys on chain ${String(chain)}`);
     switch (chain) {

@@ -187,8 +187,13 @@ function verifyingPayer(inner: NativePayer, chain: NativeChain, opts: VerifyOpti
     ...spends,
   });
   if (inner.family === "utxo") {
-    // UTXO payouts and consolidations: exactly the coins given, change only to our change address.
+    // UTXO payouts and consolidations: exactly the coins given, change only to our change address (of the payer in
+    // effect: `atChangeIndex` is checked the same way against its own).
+    const atChangeIndex = inner.atChangeIndex?.bind(inner);
     return withOverrides<UtxoPayer>(inner, {
+      ...(atChangeIndex
+        ? { atChangeIndex: (index: number) => verifyingPayer(atChangeIndex(index), chain, opts) as UtxoPayer }
+        : {}),
       preparePayout: async (req: UtxoPayoutRequest) => {
         const prepared = await inner.preparePayout(req);
         const intent = payout(
@@ -220,6 +225,11 @@ function verifyingPayer(inner: NativePayer, chain: NativeChain, opts: VerifyOpti
       const prepared = await inner.prepareSweep(req);
       return await verifyPrepared(explainer, intent, prepared, `sweep:${req.sweepId}`, opts.onMismatch);
     };
+  }
+  // A rotated hot wallet's payer (README "Rotating a hot wallet") is checked the same way against its own wallet.
+  const atHotIndex = inner.atHotIndex?.bind(inner);
+  if (atHotIndex) {
+    overrides.atHotIndex = (index: number) => verifyingPayer(atHotIndex(index), chain, opts) as AccountPayer;
   }
   return withOverrides<AccountPayer>(inner, overrides);
 }

@@ -26,6 +26,7 @@ export const FAULT_POINTS = [
   "sweep-after-record",
   "burn-after-record",
   "cold-sweep-after-record",
+  "drain-after-record",
 ] as const;
 export type FaultPoint = typeof FAULT_POINTS[number];
 

@@ -50,6 +50,9 @@ export const ALERT_KINDS = [
   // bytes that do not do what the purpose's record says, a digest that is not the bytes', the hourly outflow limit);
   // subject: the purpose (`order:<id>`), the message names the chain and the reason. Nothing was signed.
   "signer_refused",
+  // A chain's hot wallet was rotated to a new derivation index (README "Rotating a hot wallet"): raised at once, like
+  // a cold address change, then counted again as the old wallet's drain is recorded and settles.
+  "hot_wallet_rotation",
 ] as const;
 export type AlertKind = typeof ALERT_KINDS[number];
 

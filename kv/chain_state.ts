@@ -145,7 +145,7 @@ function addReservation(atomic: Deno.AtomicOperation, r: Reservation, txHash: st
       return;
     }
     case "hotWallet":
-      addHotWalletHold(atomic, r.chain, r.epoch, r.epochValue, txHash, r.amount);
+      addHotWalletHold(atomic, r.chain, r.epoch, r.epochValue, txHash, r.amount, r.hotIndex ?? 0);
       return;
   }
 }

@@ -368,6 +368,11 @@ export interface SweepInput {
   /** The signed sweep (adapter `prepareSweep`): recorded with its reservations before it is broadcast. */
   tx: PreparedTx;
   at: Date;
+  /**
+   * Keys that must still be as read (the hot-wallet record the destination was chosen from: a rotation committed
+   * since refuses the sweep, which is prepared again into the wallet then in effect).
+   */
+  checks?: Deno.AtomicCheck[];
 }
 
 export type RecordSweepResult =
@@ -419,7 +424,7 @@ export async function recordSweep(kv: Deno.Kv, input: SweepInput): Promise<Recor
   const key = sweepKey(chain, sweep.sweepId);
   const lock = accountLockKey(chain, from.address);
   const atomic = kv.atomic()
-    .check({ key, versionstamp: null }, { key: lock, versionstamp: null })
+    .check({ key, versionstamp: null }, { key: lock, versionstamp: null }, ...(input.checks ?? []))
     .set(key, sweep)
     .set(lock, { sweepId: sweep.sweepId, txHash: tx.txHash } satisfies AccountLock);
   if ((await addReservations(atomic, tx).commit()).ok) return { ok: true, sweep };
@@ -428,6 +433,7 @@ export async function recordSweep(kv: Deno.Kv, input: SweepInput): Promise<Recor
   if (existing !== null) return { ok: false, reason: "exists", sweep: existing };
   const holder = await kv.get<AccountLock>(lock);
   if (holder.value !== null) return { ok: false, reason: "address_busy", openSweepId: holder.value.sweepId };
+  // A reservation taken, or a key of `checks` changed since read (both: prepare again).
   return { ok: false, reason: "reservation_taken" };
 }
 
@@ -468,6 +474,16 @@ export async function listSweeps(
     else invalid.push(parsed.error);
   }
   return { sweeps, invalid };
+}
+
+/** Every open sweep of `chain` (one per locked address): what a retired hot wallet's drain waits for. */
+export async function listOpenSweeps(kv: Deno.Kv, chain: AccountChain): Promise<Sweep[]> {
+  const open: Sweep[] = [];
+  for await (const e of kv.list<AccountLock>({ prefix: ["treasury_account_lock", chain] })) {
+    const sweep = await readSweep(kv, chain, e.value.sweepId);
+    if (sweep) open.push(sweep);
+  }
+  return open;
 }
 
 /** The open sweep of `address`, if any. */

@@ -85,6 +85,8 @@ export const ChangeSchema = z.strictObject({
   index: z.int().nonnegative(),
   address: nonEmpty,
   amount: decimal("amount"),
+  /** The change key's index that receives it; absent: 0 (written before change rotations, or index 0). */
+  derivationIndex: z.int().min(0).max(MAX_DEPOSIT_INDEX).optional(),
 });
 
 /**

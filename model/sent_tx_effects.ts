@@ -52,7 +52,8 @@ export interface OwnOutput {
 export function changeOutputsOf(tx: SentTx): OwnOutput[] {
   if (!tx.change) return [];
   const { index, address, amount } = tx.change;
-  return [{ index, address, derivationIndex: CHANGE_DERIVATION_INDEX, amount: BigInt(amount) }];
+  const derivationIndex = tx.change.derivationIndex ?? CHANGE_DERIVATION_INDEX;
+  return [{ index, address, derivationIndex, amount: BigInt(amount) }];
 }
 
 /**

@@ -87,7 +87,9 @@ for (const chain of ["sol", "xrp", "sui"] as const) {
         balance: swept.toString(),
         reserve: reserve.toString(),
         held: { count: 0, amount: "0" }, // no payout recorded yet
+        index: 0, // never rotated (README "Rotating a hot wallet")
       });
+      assert.deepEqual(r.retiredWallets, []);
       assert.deepEqual(r.swept, { count: 1, amount: swept.toString(), fees: "0" }, "the sim charges no fee");
       assert.equal(r.unswept.count, 1);
       assert.equal(r.unswept.amount, second.toString());
@@ -109,7 +111,7 @@ for (const chain of ["sol", "xrp", "sui"] as const) {
 
       const text = await runTask("admin", env, ["treasury", "--chain", chain]);
       assert.equal(text.code, 0, text.stderr);
-      assert.match(text.stdout, new RegExp(`hot wallet ${hot}: balance ${swept}; reserve ${reserve}`));
+      assert.match(text.stdout, new RegExp(`hot wallet ${hot} \\(index 0\\): balance ${swept}; reserve ${reserve}`));
       assert.match(text.stdout, new RegExp(`swept deposits: 1, ${swept} moved to the hot wallet`));
       assert.match(text.stdout, new RegExp(`unswept deposits .*: 1, ${second}; oldest ${unswept.id} waiting \\d+`));
       assert.match(text.stdout, new RegExp(`payout ${big}\\t${10n * minPayout}\\t.*NOT fundable now: hot wallet`));

@@ -13,7 +13,7 @@ import { HDKey } from "@scure/bip32";
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { ed25519 } from "@noble/curves/ed25519.js";
 import { sha256, sha512 } from "@noble/hashes/sha2.js";
-import { Deriver, HOT_WALLET_PATHS } from "../chains/derivation.ts";
+import { Deriver, HOT_WALLET_PATHS, hotWalletPath, slip10Ed25519PublicKey } from "../chains/derivation.ts";
 import { Signer } from "../chains/signer.ts";
 
 const TEST_JUNK = "test test test test test test test test test test test junk";
@@ -137,7 +137,21 @@ Deno.test("signer: each account chain's hot wallet is its own key at HOT_WALLET_
     const hot = signer.address(chain, 0, "hot");
     assert.equal(signer.address(chain, 0, "hot"), hot, "stable: the key is not consumed by use");
     for (let i = 0; i < 20; i++) assert.notEqual(hot, deriver.depositAddress(chain, i), `${chain} deposit ${i}`);
-    assert.throws(() => signer.publicKey(chain, 1, "hot"), /index 0/);
+    // A rotated hot wallet (README "Rotating a hot wallet") is index 1 of the same branch: another key, no deposit's.
+    const next = signer.address(chain, 1, "hot");
+    assert.notEqual(next, hot);
+    for (let i = 0; i < 20; i++) assert.notEqual(next, deriver.depositAddress(chain, i), `${chain} deposit ${i}`);
+  }
+  // Index i is hotWalletPath(chain, i), checked against the libraries' own derivation; index 0 is HOT_WALLET_PATHS.
+  assert.equal(hotWalletPath("xrp", 0), HOT_WALLET_PATHS.xrp);
+  assert.equal(hotWalletPath("sol", 0), HOT_WALLET_PATHS.sol);
+  assert.equal(hotWalletPath("sui", 0), HOT_WALLET_PATHS.sui);
+  assert.deepEqual(
+    signer.publicKey("xrp", 3, "hot"),
+    HDKey.fromMasterSeed(seed).derive(hotWalletPath("xrp", 3)).publicKey!,
+  );
+  for (const chain of ["sol", "sui"] as const) {
+    assert.deepEqual(signer.publicKey(chain, 3, "hot"), slip10Ed25519PublicKey(seed, hotWalletPath(chain, 3)));
   }
   // ed25519 hot keys sign and verify; the stored key survives signing (a copy is zeroed, not the original).
   const message = new TextEncoder().encode("hot wallet");

@@ -19,6 +19,7 @@ import { BURN_OPS } from "./burns.ts";
 import { OVERVIEW_OPS } from "./overview.ts";
 import { REFUND_OPS } from "./refunds.ts";
 import { COLD_OPS } from "./cold.ts";
+import { HOT_WALLET_OPS } from "./hot_wallets.ts";
 
 export const OPS: readonly AnyOp[] = [
   ...AUDIT_OPS,
@@ -37,6 +38,7 @@ export const OPS: readonly AnyOp[] = [
   ...OVERVIEW_OPS,
   ...REFUND_OPS,
   ...COLD_OPS,
+  ...HOT_WALLET_OPS,
 ];
 
 /** The operation the CLI words name (one or two words), or undefined. */

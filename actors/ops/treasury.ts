@@ -148,7 +148,15 @@ const AccountTreasurySchema = z.object({
     balanceError: z.string().optional(),
     reserve: z.string(),
     held: z.object({ count: z.number().int(), amount: z.string() }),
+    index: z.number().int().describe('the hot wallet\'s derivation index in effect (README "Rotating a hot wallet")'),
   }),
+  retiredWallets: z.array(z.object({
+    index: z.number().int(),
+    address: z.string(),
+    status: z.enum(["draining", "drained"]),
+    balance: z.string().nullable().describe("still controlled: its reserve for good, the rest until drained"),
+    drainTxHash: z.string().nullable().describe("the drain in flight, or the final one"),
+  })).describe("hot wallets rotated out, counted as controlled"),
   swept: z.object({
     count: z.number().int(),
     amount: z.string().describe("what left the deposit addresses, sweep fees included"),

@@ -159,6 +159,14 @@ export function defaultSimOperatorAddress(chain: NativeChain): string {
   return `sim-${chain}-hot-wallet`;
 }
 
+/**
+ * The sim hot wallet at derivation index `index` (README "Rotating a hot wallet"): the operator address at 0, as
+ * before rotations existed, and a name of its own for every later index.
+ */
+export function simHotWallet(operatorAddress: string, index: number): string {
+  return index === 0 ? operatorAddress : `${operatorAddress}-${index}`;
+}
+
 export function simChains(kv: Deno.Kv, opts: SimChainsOptions = {}): SimChains {
   const random = opts.random ?? Math.random;
   const operatorAddress = opts.operatorAddress ?? defaultSimOperatorAddress;
@@ -191,7 +199,12 @@ export function simChains(kv: Deno.Kv, opts: SimChainsOptions = {}): SimChains {
   }
 
   /** The hot wallet's funds less its reserve cover the amount; a new destination gets at least the reserve. */
-  async function checkPayout(l: SimLedger, chain: NativeChain, req: PayoutRequest): Promise<PayoutCheck> {
+  async function checkPayout(
+    l: SimLedger,
+    chain: NativeChain,
+    req: PayoutRequest,
+    hotWallet: string,
+  ): Promise<PayoutCheck> {
     const reserve = NATIVE[chain].reserve;
     if (req.amount < reserve && (await l.balance(req.to, "native")) === 0n) {
       return {
@@ -200,7 +213,7 @@ export function simChains(kv: Deno.Kv, opts: SimChainsOptions = {}): SimChains {
         detail: `${req.to} does not exist on ${chain} and ${req.amount} is below the ${reserve} reserve`,
       };
     }
-    const payable = await l.payable(operatorAddress(chain));
+    const payable = await l.payable(hotWallet);
     if (payable < req.amount) {
       return { ok: false, reason: "unfunded", detail: `hot wallet cannot fund this payout yet (${chain})` };
     }
@@ -297,10 +310,13 @@ export function simChains(kv: Deno.Kv, opts: SimChainsOptions = {}): SimChains {
        * coins (a sim doge/zec payout asked with `coins: []`, which only tests do: the pipeline always funds UTXO
        * payouts from treasury coins) keeps the account-style hot-wallet balance (README, sim section).
        */
-      const preparePayout = (req: PayoutRequest & { coins?: PayoutCoin[] }) =>
+      const preparePayout = (
+        req: PayoutRequest & { coins?: PayoutCoin[] },
+        from = operatorAddress(chain),
+        changeIndex = 0,
+      ) =>
         rpc(l, "preparePayout", async () => {
           const expiry = simPayoutExpiry(chain, (await l.head()).number);
-          const from = operatorAddress(chain);
           const utxo = isUtxoChain(chain) && req.coins && req.coins.length > 0
             ? await utxoSpend(l, chain, req.coins, req.amount, from)
             : null;
@@ -321,25 +337,39 @@ export function simChains(kv: Deno.Kv, opts: SimChainsOptions = {}): SimChains {
             tx.consumes = { kind: "outpoints", outpoints };
             tx.reservations = [{ kind: "coins", chain, outpoints }];
           }
-          if (utxo?.change) tx.change = { index: CHANGE_INDEX, ...utxo.change };
+          if (utxo?.change) {
+            tx.change = {
+              index: CHANGE_INDEX,
+              ...utxo.change,
+              ...(changeIndex === 0 ? {} : { derivationIndex: changeIndex }),
+            };
+          }
           if (utxo) tx.fee = utxo.fee;
           return tx;
         });
-      // UTXO chains: payouts send their change, and consolidations merge coins, to the operator address.
-      const utxoPayer = (): UtxoPayer => ({
+      // UTXO chains: payouts send their change, and consolidations merge coins, to the operator address (after a
+      // change rotation, its name at that index: `simHotWallet`).
+      const utxoPayer = (changeIndex: number): UtxoPayer => ({
         ...sender(l),
         family: "utxo",
-        changeAddress: operatorAddress(chain),
-        preparePayout,
+        changeAddress: simHotWallet(operatorAddress(chain), changeIndex),
+        changeIndex,
+        atChangeIndex: utxoPayer,
+        preparePayout: (req) => preparePayout(req, simHotWallet(operatorAddress(chain), changeIndex), changeIndex),
       });
-      const accountPayer = (): AccountPayer => ({
+      const accountPayer = (hotIndex: number): AccountPayer => ({
         ...sender(l),
         family: "account",
-        hotWallet: operatorAddress(chain),
-        preparePayout,
-        checkPayout: (req: PayoutRequest) => rpc(l, "checkPayout", () => checkPayout(l, chain, req)),
+        hotWallet: simHotWallet(operatorAddress(chain), hotIndex),
+        hotIndex,
+        atHotIndex: accountPayer,
+        preparePayout: (req) => preparePayout(req, simHotWallet(operatorAddress(chain), hotIndex)),
+        checkPayout: (req: PayoutRequest) =>
+          rpc(l, "checkPayout", () => checkPayout(l, chain, req, simHotWallet(operatorAddress(chain), hotIndex))),
         prepareSweep: (req) =>
           rpc(l, "prepareSweep", async () => {
+            const to = simHotWallet(operatorAddress(chain), hotIndex);
+            if (req.from === to) throw new RangeError(`sim ${chain}: ${to} is the hot wallet itself`);
             const reserve = NATIVE[chain].reserve;
             const amount = req.amount ?? (await l.balance(req.from, "native")) - reserve;
             if (amount <= 0n) throw new RangeError(`sim ${chain}: nothing above the reserve to sweep`);
@@ -347,7 +377,7 @@ export function simChains(kv: Deno.Kv, opts: SimChainsOptions = {}): SimChains {
             const tx = prepare(chain, {
               kind: "sweep",
               from: req.from,
-              to: operatorAddress(chain),
+              to,
               amount,
               sweepId: req.sweepId,
               nonce: simNonce(random),
@@ -357,7 +387,7 @@ export function simChains(kv: Deno.Kv, opts: SimChainsOptions = {}): SimChains {
             return tx;
           }),
       });
-      return (payerFamily(chain) === "utxo" ? utxoPayer() : accountPayer()) as PayerOf<C>;
+      return (payerFamily(chain) === "utxo" ? utxoPayer(0) : accountPayer(0)) as PayerOf<C>;
     },
   };
 }

@@ -1,5 +1,5 @@
 /**
- * The live Solana payer: payouts from the hot wallet (signer branch "hot", index 0), sweeps of deposit addresses into
+ * The live Solana payer: payouts from the hot wallet (signer branch "hot", the index in effect), sweeps of deposit addresses into
  * it. Every transaction carries a recent blockhash read at `finalized`, whose `lastValidBlockHeight` is its recorded
  * expiry: past it (finalized height above, signature unknown) the reader proves it dead, and only then is a new one
  * signed. Solana transactions consume no nonce, so there is nothing to reserve.
@@ -23,8 +23,9 @@ const FINALIZED = { commitment: "finalized" } as const;
 export function solPayer(
   rpc: SolRpc,
   signer: AccountAdapterOptions["signer"],
+  hotIndex = 0,
 ): AccountPayer & { readonly hotWallet: string } {
-  const hotWallet = solAddress(signer.address("sol", 0, "hot"), "hot wallet");
+  const hotWallet = solAddress(signer.address("sol", hotIndex, "hot"), "hot wallet");
 
   /** Balances of `addresses` at finalized, the rent-exempt minimum and a recent blockhash, in one request. */
   async function read(addresses: Address[], withBlockhash: boolean) {
@@ -85,7 +86,7 @@ export function solPayer(
         blockhash: latest!.blockhash,
         lastValidBlockHeight: BigInt(latest!.lastValidBlockHeight),
       },
-      0,
+      hotIndex,
       "hot",
     );
     return prepared(signed, latest!.lastValidBlockHeight);
@@ -99,11 +100,13 @@ export function solPayer(
   }
 
   async function prepareSweep(req: SweepRequest): Promise<PreparedTx> {
-    await signer.loadKey?.("sol", req.derivationIndex, "deposit");
-    const from = solAddress(signer.address("sol", req.derivationIndex, "deposit"), "deposit address");
+    const branch = req.branch ?? "deposit";
+    await signer.loadKey?.("sol", req.derivationIndex, branch);
+    const from = solAddress(signer.address("sol", req.derivationIndex, branch), `${branch} address`);
     if (from !== req.from) {
-      throw new Error(`sol sweep ${req.sweepId}: deposit key ${req.derivationIndex} is ${from}, not ${req.from}`);
+      throw new Error(`sol sweep ${req.sweepId}: ${branch} key ${req.derivationIndex} is ${from}, not ${req.from}`);
     }
+    if (from === hotWallet) throw new Error(`sol sweep ${req.sweepId}: ${from} is the hot wallet itself`);
     const { balances: [balance, hot], rent, latest } = await read([from, hotWallet], true);
     const fee = LAMPORTS_PER_SIGNATURE;
     // `amount` is what leaves the deposit address, the fee included (actors/sweeper.ts asks for its balance less the
@@ -146,7 +149,7 @@ export function solPayer(
         lastValidBlockHeight: BigInt(latest!.lastValidBlockHeight),
       },
       req.derivationIndex,
-      "deposit",
+      branch,
     );
     return prepared(signed, latest!.lastValidBlockHeight);
   }
@@ -168,6 +171,8 @@ export function solPayer(
     chain: "sol",
     family: "account",
     hotWallet,
+    hotIndex,
+    atHotIndex: (index) => solPayer(rpc, signer, index),
     checkPayout,
     preparePayout,
     prepareSweep,

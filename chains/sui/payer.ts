@@ -98,8 +98,9 @@ export function coinOutpoint(coin: Pick<SuiGasCoin, "objectId" | "version">): Ou
 export function suiPayer(
   gql: SuiGraphql,
   signer: AccountAdapterOptions["signer"],
+  hotIndex = 0,
 ): AccountPayer & { readonly hotWallet: string } {
-  const hotWallet = normalizeSuiAddress(signer.address("sui", 0, "hot"));
+  const hotWallet = normalizeSuiAddress(signer.address("sui", hotIndex, "hot"));
 
   async function epoch(): Promise<{ epochId: number; referenceGasPrice: bigint }> {
     const data = await suiRequest(gql, EPOCH, epochAnswer);
@@ -186,6 +187,8 @@ export function suiPayer(
     chain: "sui",
     family: "account",
     hotWallet,
+    hotIndex,
+    atHotIndex: (index: number) => suiPayer(gql, signer, index),
 
     async checkPayout(req: PayoutRequest): Promise<PayoutCheck> {
       destinationOf(req.to);
@@ -212,7 +215,7 @@ export function suiPayer(
           const [coin] = tx.splitCoins(tx.gas, [tx.pure.u64(req.amount)]);
           tx.transferObjects([coin], tx.pure.address(to));
         },
-        { address: hotWallet, index: 0, branch: "hot" },
+        { address: hotWallet, index: hotIndex, branch: "hot" },
         coins,
       );
     },
@@ -220,8 +223,10 @@ export function suiPayer(
     async prepareSweep(req: SweepRequest): Promise<PreparedTx> {
       await signer.loadKey?.("sui", req.derivationIndex, "deposit");
       const from = normalizeSuiAddress(req.from);
-      const own = normalizeSuiAddress(signer.address("sui", req.derivationIndex, "deposit"));
-      if (own !== from) throw new Error(`Sui deposit key ${req.derivationIndex} is not the key of ${req.from}`);
+      const branch = req.branch ?? "deposit";
+      const own = normalizeSuiAddress(signer.address("sui", req.derivationIndex, branch));
+      if (own !== from) throw new Error(`Sui ${branch} key ${req.derivationIndex} is not the key of ${req.from}`);
+      if (from === hotWallet) throw new Error(`Sui address ${from} is the hot wallet itself: nothing to sweep`);
       const coins = (await suiGasCoins(gql, from)).slice(0, MAX_GAS_COINS);
       const total = coins.reduce((s, c) => s + c.balance, 0n);
       if (total <= SUI_GAS_BUDGET) {
@@ -239,7 +244,7 @@ export function suiPayer(
         (tx) => {
           tx.transferObjects([tx.gas], tx.pure.address(hotWallet));
         },
-        { address: from, index: req.derivationIndex, branch: "deposit" },
+        { address: from, index: req.derivationIndex, branch },
         coins,
       );
     },

@@ -5,9 +5,10 @@
  * bytes that were recorded.
  *
  * Outputs: the destination first (index 0), our change second (index 1) when the change is not dust
- * (chains/shared/utxo_fee.ts `payoutChange`). Keys: a coin at our change address is signed with the change key
- * (branch "change", index 0); any other coin with the deposit key at its `derivationIndex`, after checking that key's
- * address is the coin's address: a coin we cannot prove ours is never signed for.
+ * (chains/shared/utxo_fee.ts `payoutChange`), at the change key in effect (`changeIndex`: 0 until a rotation, README
+ * "Rotating a hot wallet"). Keys: a coin at one of our change addresses is signed with the change key at its
+ * `derivationIndex` (branch "change"); any other coin with the deposit key at its `derivationIndex`, after checking that
+ * key's address is the coin's address: a coin we cannot prove ours is never signed for.
  */
 import { outpointsOf, type PayoutCoin, type PreparedTx, type UtxoPayer, type UtxoPayoutRequest } from "../adapter.ts";
 import type { UtxoChain } from "../catalog.ts";
@@ -19,8 +20,6 @@ import type { UtxoNode } from "./node.ts";
 import { RpcError } from "./rpc.ts";
 import type { InputKey, UtxoTxOutput, UtxoTxPlan, UtxoTxSigner } from "./tx.ts";
 
-/** The change key's index on the change branch: one change address per chain. */
-const CHANGE_INDEX = 0;
 /** Where the change output sits in every payout. */
 const CHANGE_OUTPUT = 1;
 
@@ -40,17 +39,22 @@ export interface UtxoPayerOptions {
   signer: Signer;
   settings: UtxoSettings;
   signTx: UtxoTxSigner;
+  /** The change key in effect (chains/derivation.ts `CHANGE_PARENT_PATHS`); 0 when unset. */
+  changeIndex?: number;
 }
 
 export function utxoPayer(opts: UtxoPayerOptions): UtxoPayer & { readonly changeAddress: string } {
   const { chain, network, node, signer, settings, signTx } = opts;
   if (network.chain !== chain) throw new Error(`a ${network.chain} network cannot serve the ${chain} payer`);
-  const changeAddress = p2pkhAddress(network, signer.publicKey(chain, CHANGE_INDEX, "change"));
+  const changeIndex = opts.changeIndex ?? 0;
+  const changeAddress = p2pkhAddress(network, signer.publicKey(chain, changeIndex, "change"));
 
   function keyFor(coin: PayoutCoin): InputKey {
-    const branch = coin.address === changeAddress ? "change" : "deposit";
-    const index = branch === "change" ? CHANGE_INDEX : coin.derivationIndex;
-    const publicKey = signer.publicKey(chain, index, branch);
+    // Change coins carry the index of the change key that received them: this one's, or one rotated out before.
+    const index = coin.derivationIndex;
+    const changeKey = signer.publicKey(chain, index, "change");
+    const branch = p2pkhAddress(network, changeKey) === coin.address ? "change" : "deposit";
+    const publicKey = branch === "change" ? changeKey : signer.publicKey(chain, index, branch);
     const derived = p2pkhAddress(network, publicKey);
     if (derived !== coin.address) {
       throw new Error(
@@ -76,6 +80,8 @@ export function utxoPayer(opts: UtxoPayerOptions): UtxoPayer & { readonly change
     chain,
     family: "utxo",
     changeAddress,
+    changeIndex,
+    atChangeIndex: (index: number) => utxoPayer({ ...opts, changeIndex: index }),
 
     async preparePayout(req: UtxoPayoutRequest): Promise<PreparedTx> {
       const coins = req.coins;
@@ -122,7 +128,14 @@ export function utxoPayer(opts: UtxoPayerOptions): UtxoPayer & { readonly change
         reservations: [{ kind: "coins", chain, outpoints }],
         fee: total - req.amount - (planned.change ?? 0n),
         ...(planned.change !== null
-          ? { change: { index: CHANGE_OUTPUT, address: changeAddress, amount: planned.change } }
+          ? {
+            change: {
+              index: CHANGE_OUTPUT,
+              address: changeAddress,
+              amount: planned.change,
+              ...(changeIndex === 0 ? {} : { derivationIndex: changeIndex }),
+            },
+          }
           : {}),
       };
     },

@@ -64,13 +64,16 @@ export function sha512Half(bytes: Uint8Array): Uint8Array {
 export interface XrpPayerOptions {
   rpc: XrplRpc;
   signer: AccountAdapterOptions["signer"];
+  /** The hot wallet's derivation index (chains/derivation.ts `hotWalletPath`); 0 when unset. */
+  hotIndex?: number;
 }
 
 export function xrpPayer(
   opts: XrpPayerOptions,
 ): AccountPayer & { readonly hotWallet: string } {
   const { rpc, signer } = opts;
-  const hotWallet = signer.address("xrp", 0, "hot");
+  const hotIndex = opts.hotIndex ?? 0;
+  const hotWallet = signer.address("xrp", hotIndex, "hot");
 
   async function network(): Promise<XrpNetworkFacts> {
     const v = readAnswer("server_state", serverState, await rpc.call("server_state")).state.validated_ledger;
@@ -149,6 +152,8 @@ export function xrpPayer(
     chain: "xrp",
     family: "account",
     hotWallet,
+    hotIndex,
+    atHotIndex: (index: number) => xrpPayer({ ...opts, hotIndex: index }),
 
     async checkPayout(req: PayoutRequest): Promise<PayoutCheck> {
       checkAddress(req.to, "the payout destination");
@@ -204,17 +209,19 @@ export function xrpPayer(
           Sequence: sequence,
           LastLedgerSequence: net.validatedLedger + EXPIRY_WINDOW,
         },
-        0,
+        hotIndex,
         "hot",
       );
     },
 
     async prepareSweep(req: SweepRequest): Promise<PreparedTx> {
-      await signer.loadKey?.("xrp", req.derivationIndex, "deposit");
-      const from = signer.address("xrp", req.derivationIndex, "deposit");
+      const branch = req.branch ?? "deposit";
+      await signer.loadKey?.("xrp", req.derivationIndex, branch);
+      const from = signer.address("xrp", req.derivationIndex, branch);
       if (from !== req.from) {
-        throw new RangeError(`deposit address ${req.from} is not ours at derivation index ${req.derivationIndex}`);
+        throw new RangeError(`${branch} address ${req.from} is not ours at derivation index ${req.derivationIndex}`);
       }
+      if (from === hotWallet) throw new RangeError(`${from} is the hot wallet itself: nothing to sweep into it`);
       const net = await network();
       const facts = await account(from, "validated");
       if (!facts) throw new RangeError(`deposit address ${from} does not exist on the XRP Ledger: nothing to sweep`);
@@ -228,6 +235,14 @@ export function xrpPayer(
             `and the ${feeDrops} fee to sweep`,
         );
       }
+      // A Payment below the base reserve to an account that does not exist fails on chain (tecNO_DST_INSUF_XRP) and
+      // still takes its fee: refused here instead, nothing signed (a fresh hot wallet after a rotation is one).
+      if (amount < net.reserveBase && !(await account(hotWallet, "validated"))) {
+        throw new RangeError(
+          `the XRP hot wallet ${hotWallet} does not exist yet and ${amount} drops are below the ${net.reserveBase} ` +
+            "drops base reserve needed to create it",
+        );
+      }
       return await sign(
         {
           TransactionType: "Payment",
@@ -239,7 +254,7 @@ export function xrpPayer(
           LastLedgerSequence: net.validatedLedger + EXPIRY_WINDOW,
         },
         req.derivationIndex,
-        "deposit",
+        branch,
       );
     },
 

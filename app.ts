@@ -35,7 +35,6 @@ import type { PipelineContext, PipelineSettings } from "./actors/context.ts";
 import { settingsFromConfig } from "./actors/settings_from_config.ts";
 import { buildChains, type ChainSetup, liveSigner } from "./config/registry.ts";
 import {
-  type AccountChain,
   chainsOf,
   type ChainSymbol,
   EVM_CHAINS,

@@ -26,6 +26,7 @@
  * change the alert.
  */
 import { TransientChainError } from "../chains/adapter.ts";
+import { withSigningPurpose } from "../chains/signing.ts";
 import { NATIVE, type NativeChain } from "../chains/catalog.ts";
 import { formatError } from "../chains/shared/redact.ts";
 import { addAlert, clearAlert, readAlert } from "../kv/alerts.ts";
@@ -148,12 +149,14 @@ async function decideColdSweep(
   if (!(await acquireLease(ctx.kv, `cold-sweep:${chain}`, owner, leaseMs, ctx.now().getTime()))) return "waiting";
   const destination = cold.current.address;
   const id = crypto.randomUUID();
-  const funded = await prepareFundedPayout(ctx, chain, {
-    orderId: coldSweepOrderId(id),
-    to: destination,
-    amount,
-    memo: coldSweepMemo(chain),
-  });
+  // Signed for the purpose `cold_sweep` (a separate signer process checks it: actors/signer/purposes.ts).
+  const funded = await withSigningPurpose({ kind: "cold_sweep", id }, () =>
+    prepareFundedPayout(ctx, chain, {
+      orderId: coldSweepOrderId(id),
+      to: destination,
+      amount,
+      memo: coldSweepMemo(chain),
+    }));
   if (funded.kind === "below_reserve") {
     return await blocked(ctx, chain, `${above}, but the cold address cannot receive it: ${funded.detail}`);
   }

@@ -18,6 +18,7 @@
  * rent-exempt minimum, so the old account stays open and the drain needs no special closing rule; sui has none (its
  * gas coin moves whole, less the gas charged).
  */
+import { withSigningPurpose } from "../chains/signing.ts";
 import { TransientChainError } from "../chains/adapter.ts";
 import { formatError } from "../chains/shared/redact.ts";
 import { type AccountChain, NATIVE, type UtxoChain } from "../chains/catalog.ts";
@@ -306,13 +307,15 @@ async function startDrain(
   const payer = payerAtHotIndex(ctx.chains, chain, retired.into.index);
   // Named for logs, alerts and the verify check; exactly once is the record's versionstamp check, not the name.
   const drainId = `drain-${retired.index}-${crypto.randomUUID().slice(0, 8)}`;
-  const tx = await payer.prepareSweep({
-    sweepId: drainId,
-    from: retired.address,
-    derivationIndex: retired.index,
-    branch: "hot",
-    amount,
-  });
+  // Signed for the purpose `drain` (a separate signer process checks it: actors/signer/purposes.ts).
+  const tx = await withSigningPurpose({ kind: "drain", id: drainId }, () =>
+    payer.prepareSweep({
+      sweepId: drainId,
+      from: retired.address,
+      derivationIndex: retired.index,
+      branch: "hot",
+      amount,
+    }));
   const attempt: DrainAttempt = {
     ...sentTxOf(chain, tx, ctx.now()),
     chain,

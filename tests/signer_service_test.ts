@@ -44,6 +44,9 @@ import type { Refund } from "../model/refund.ts";
 import { refundKey, validRefund } from "../kv/refunds.ts";
 import { makeOrder } from "./support/orders.ts";
 import { generatePrivateKey } from "viem/accounts";
+import { coldAddressKey } from "../kv/cold_addresses.ts";
+import { hotWalletStateKey } from "../kv/hot_wallets.ts";
+import { HotWalletStateSchema } from "../model/hot_wallet.ts";
 
 const XRP_DROPS = 5_000_000n; // 5 XRP
 const CONTRACTS = Object.fromEntries(
@@ -82,7 +85,7 @@ async function setup(
     facts: {
       explainer,
       evm: (chain) => chain === "base" ? evm("base") : undefined,
-      hotWallet: (chain) => signer.address(chain, 0, "hot"),
+      hotWallet: (chain, index) => signer.address(chain, index, "hot"),
       depositAddress: (chain, index) => signer.address(chain, index, "deposit"),
     },
     limits,
@@ -562,6 +565,101 @@ Deno.test("the signer pays a native refund exactly as its record says, counted a
       failedIntent: { chain: "xrp", txHash: "AB", raw: "00", preparedAt: refund.createdAt },
     });
     await refusal(ask(xrpPayment(t, to, 2_000_000n, undefined, 2)), /refund refund-1 is failed: nothing is signed/);
+  } finally {
+    await t.close();
+  }
+});
+
+/** An xrp Payment from the hot key at `index` (or any key of `branch`), as chains/xrp/payer.ts builds it, signed for `purpose`. */
+async function xrpTransfer(
+  t: Setup,
+  key: { index: number; branch: "hot" | "deposit" },
+  to: string,
+  drops: bigint,
+  purpose: { kind: string; id: string },
+  tag?: number,
+) {
+  await t.remote.loadKey("xrp", key.index, key.branch);
+  const tx = {
+    TransactionType: "Payment",
+    Account: t.remote.address("xrp", key.index, key.branch),
+    Destination: to,
+    Amount: drops.toString(),
+    ...(tag === undefined ? {} : { DestinationTag: tag }),
+    Fee: "12",
+    Sequence: 3,
+    LastLedgerSequence: 1000,
+    SigningPubKey: Buffer.from(t.remote.publicKey("xrp", key.index, key.branch)).toString("hex").toUpperCase(),
+  } as unknown as Payment;
+  const unsigned = encodeForSigning(tx);
+  return withSigningPurpose(
+    purpose,
+    () => t.remote.signDigest("xrp", key.index, sha512Half(hexToBytes(unsigned)), key.branch, { unsigned }),
+  );
+}
+
+/** The xrp hot wallet rotated from index 0 to 1 (README "Rotating a hot wallet"), written as a rotation writes it. */
+async function rotatedXrp(t: Setup): Promise<void> {
+  const at = new Date().toISOString();
+  const ref = (index: number) => ({ index, address: t.signer.address("xrp", index, "hot") });
+  const state = HotWalletStateSchema.parse({
+    chain: "xrp",
+    current: { ...ref(1), since: at, by: "test" },
+    retired: [{ ...ref(0), into: ref(1), retiredAt: at, by: "test", status: "draining", deadAttempts: [] }],
+  });
+  await t.kv.set(hotWalletStateKey("xrp"), state);
+}
+
+Deno.test("after a hot-wallet rotation the signer pays out only from the wallet in effect, and drains only a retired one into it", async () => {
+  const t = await setup();
+  try {
+    const order = await xrpBurnOrder(t);
+    await rotatedXrp(t);
+    const purpose = { kind: "order", id: order.id };
+    const hot1 = { index: 1, branch: "hot" as const };
+    await refusal(
+      xrpTransfer(t, { index: 0, branch: "hot" }, order.destinationWallet, XRP_DROPS, purpose, 12345),
+      /signed by the xrp hot wallet in effect \(index 1\)/,
+    );
+    assert.equal((await xrpTransfer(t, hot1, order.destinationWallet, XRP_DROPS, purpose, 12345)).format, "der");
+    // The drain: the retired key 0 into the wallet in effect, nothing else, and no outflow counted for it.
+    const before = await readOutflow(t.kv, "xrp");
+    const drain = { kind: "drain", id: "drain-0-test" };
+    const into = t.signer.address("xrp", 1, "hot");
+    assert.equal((await xrpTransfer(t, { index: 0, branch: "hot" }, into, 9_000_000n, drain)).format, "der");
+    await refusal(xrpTransfer(t, { index: 0, branch: "hot" }, t.signer.address("xrp", 99), 9_000_000n, drain), /not /);
+    await refusal(xrpTransfer(t, hot1, t.signer.address("xrp", 2, "hot"), 1n, drain), /signed by a retired xrp hot/);
+    assert.equal((await readOutflow(t.kv, "xrp")).versionstamp, before.versionstamp, "a drain is not outflow");
+    // A sweep goes into the wallet in effect, no longer into the retired one.
+    const sweep = { kind: "sweep", id: "sweep-2" };
+    await refusal(
+      xrpTransfer(t, { index: 4, branch: "deposit" }, t.signer.address("xrp", 0, "hot"), 9_000_000n, sweep),
+      /not /,
+    );
+    assert.equal((await xrpTransfer(t, { index: 4, branch: "deposit" }, into, 9_000_000n, sweep)).format, "der");
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("the signer signs a cold sweep only to the cold address in effect, counted as outflow, and none while it changes", async () => {
+  const t = await setup({ xrp: 20_000_000n });
+  try {
+    const hot = { index: 0, branch: "hot" as const };
+    const purpose = { kind: "cold_sweep", id: "cs-1" };
+    const cold = t.signer.address("xrp", 500);
+    await refusal(xrpTransfer(t, hot, cold, 9_000_000n, purpose, 0), /no cold address is in effect on xrp/);
+    const since = new Date(Date.now() - 1000).toISOString();
+    await t.kv.set(coldAddressKey("xrp"), { current: { address: cold, since }, pending: null });
+    await refusal(xrpTransfer(t, hot, t.signer.address("xrp", 99), 9_000_000n, purpose, 0), /pays .* not /);
+    assert.equal((await xrpTransfer(t, hot, cold, 9_000_000n, purpose, 0)).format, "der");
+    assert.deepEqual(Object.values((await readOutflow(t.kv, "xrp")).value ?? {}), ["9000000"]);
+    // The hourly limit bounds what a forged cold address record could move.
+    await refusal(xrpTransfer(t, hot, cold, 12_000_000n, purpose, 0), /hourly outflow limit of 20000000 on xrp/);
+    const pending = { address: t.signer.address("xrp", 501), at: since, effectiveAt: since, by: "op" };
+    const future = { ...pending, effectiveAt: new Date(Date.now() + 3_600_000).toISOString() };
+    await t.kv.set(coldAddressKey("xrp"), { current: { address: cold, since }, pending: future });
+    await refusal(xrpTransfer(t, hot, cold, 1_000_000n, purpose, 0), /cold address is changing/);
   } finally {
     await t.close();
   }

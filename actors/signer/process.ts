@@ -67,7 +67,7 @@ export async function startSignerProcess(config: Config, log = redactedLog()): P
       facts: {
         explainer: (chain) => explainer(chain),
         evm: (chain) => EVM_SET.has(chain) ? evmFacts(chain as EvmChain) : undefined,
-        hotWallet: (chain) => signer.address(chain, 0, "hot"),
+        hotWallet: (chain, index) => signer.address(chain, index, "hot"),
         depositAddress: (chain, index) => signer.address(chain, index, "deposit"),
       },
       limits: config.signerHourlyLimits,

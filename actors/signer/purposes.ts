@@ -8,9 +8,12 @@
  *   `transfer` from the transfer address (destination, amount, contract);
  * - `burn_batch`: the transfer address's `burn` of a recorded open batch (its total), or of a batch not recorded yet
  *   (the first attempt is signed before its record): at most what the due records of that uAsset redeemed.
- * - `sweep`: an account chain's deposit address (the key asked for) to the hot wallet, nothing else.
- * Every other kind is refused until its checker is written here (fail closed): UTXO consolidations, cold sweeps,
- * hot-wallet drains.
+ * - `sweep`: an account chain's deposit address (the key asked for) to the hot wallet in effect, nothing else;
+ * - `cold_sweep`: a payout from the hot wallet in effect to the cold address in effect (kv/cold_addresses.ts), counted
+ *   as outflow: a worker that forged the cold address record in KV can move no more than the hourly limit;
+ * - `drain`: a retired hot wallet (the key asked for) to the hot wallet in effect (kv/hot_wallets.ts), nothing else.
+ * The hot wallet in effect is the index kv/hot_wallets.ts records (README "Rotating a hot wallet"): a payout is signed
+ * by that key only. Every other kind is refused until its checker is written here (fail closed): UTXO consolidations.
  */
 import {
   type AccountChain,
@@ -24,16 +27,20 @@ import {
 import type { TxEffects, TxIntent } from "../../chains/effects.ts";
 import type { SignRequest } from "../../chains/signer_protocol.ts";
 import type { EvmFacts, Explainer } from "../../chains/verify.ts";
+import { coldAddressAt, readColdAddress } from "../../kv/cold_addresses.ts";
+import { hotIndexOf, readHotIndex, readHotWalletState } from "../../kv/hot_wallets.ts";
 import { burnsDueTotal, getBurnBatch } from "../../kv/onchain_burns.ts";
 import { getOrder } from "../../kv/orders.ts";
 import { getRefund } from "../../kv/refunds.ts";
+import { coldSweepMemo } from "../cold_sweep.ts";
 import { mintRequestOf, payoutRequestOf } from "../order_actor.ts";
 
 /** What the signer knows besides KV: its own keys' addresses, each chain's decoder and its EVM facts. */
 export interface SignerFacts {
   explainer(chain: SignRequest["chain"]): Explainer | undefined;
   evm(chain: SignRequest["chain"]): EvmFacts | undefined;
-  hotWallet(chain: AccountChain): string;
+  /** The signer's own hot wallet at derivation index `index` (chains/derivation.ts `hotWalletPath`). */
+  hotWallet(chain: AccountChain, index: number): string;
   /** The signer's own deposit address at `index` (what a sweep must spend from). */
   depositAddress(chain: AccountChain, index: number): string;
 }
@@ -66,6 +73,7 @@ export async function expectedFor(
   facts: SignerFacts,
   req: SignRequest,
   effects: TxEffects,
+  now: Date,
 ): Promise<Expected> {
   const purpose = req.purpose;
   if (purpose === null) throw new Refusal("the request names no purpose: the signer signs only for a recorded one");
@@ -77,7 +85,11 @@ export async function expectedFor(
     case "burn_batch":
       return await forBurnBatch(kv, facts, req, purpose.id, effects);
     case "sweep":
-      return forSweep(facts, req, purpose.id);
+      return await forSweep(kv, facts, req, purpose.id);
+    case "cold_sweep":
+      return await forColdSweep(kv, facts, req, purpose.id, effects, now);
+    case "drain":
+      return await forDrain(kv, facts, req, purpose.id);
     default:
       throw new Refusal(`the signer cannot check a ${purpose.kind} yet (not supported in signer mode)`);
   }
@@ -113,7 +125,7 @@ async function forOrder(kv: Deno.Kv, facts: SignerFacts, req: SignRequest, id: s
     };
   }
   const { request } = payoutRequestOf(order);
-  return hotWalletPayout(facts, req, order.destinationChain, `order ${id}`, request);
+  return await hotWalletPayout(kv, facts, req, order.destinationChain, `order ${id}`, request);
 }
 
 async function forRefund(kv: Deno.Kv, facts: SignerFacts, req: SignRequest, id: string): Promise<Expected> {
@@ -129,7 +141,7 @@ async function forRefund(kv: Deno.Kv, facts: SignerFacts, req: SignRequest, id: 
   }
   const amount = BigInt(refund.amount);
   if (refund.kind === "native") {
-    return hotWalletPayout(facts, req, refund.chain, `refund ${id}`, { to: refund.to, amount, memo: null });
+    return await hotWalletPayout(kv, facts, req, refund.chain, `refund ${id}`, { to: refund.to, amount, memo: null });
   }
   const chain = refund.chain;
   if (req.chain !== chain || !isEvmChain(chain)) throw new Refusal(`refund ${id} is on ${chain}, not ${req.chain}`);
@@ -189,37 +201,87 @@ async function forBurnBatch(
 }
 
 /**
- * A sweep moves a deposit address's balance to the hot wallet: both are the signer's own keys (the deposit key it is
- * asked to sign with, at `req.index`, and its hot wallet), so no record can make it pay anyone else, and its fee is
- * bounded like a payout's. Not counted as outflow. Its record is written after it is signed (actors/sweeper.ts), so
- * there is none to read yet.
+ * A sweep moves a deposit address's balance to the hot wallet in effect: both are the signer's own keys (the deposit
+ * key it is asked to sign with, at `req.index`, and its hot wallet), so no record can make it pay anyone else, and its
+ * fee is bounded like a payout's. Not counted as outflow. Its record is written after it is signed
+ * (actors/sweeper.ts), so there is none to read yet.
  */
-function forSweep(facts: SignerFacts, req: SignRequest, id: string): Expected {
-  const chain = req.chain;
-  if (chain !== "sol" && chain !== "xrp" && chain !== "sui") {
-    throw new Refusal(`sweep ${id}: ${chain} has no deposit sweeps (account chains only)`);
-  }
+async function forSweep(kv: Deno.Kv, facts: SignerFacts, req: SignRequest, id: string): Promise<Expected> {
+  const chain = accountChainOf(facts, req, `sweep ${id}`);
   if (req.branch !== "deposit") throw new Refusal(`sweep ${id} is signed by a deposit key, not the ${req.branch} key`);
-  if (!facts.explainer(chain)) throw new Refusal(`${chain} is not a live chain of this signer`);
-  return {
-    intent: { kind: "sweep", chain, from: facts.depositAddress(chain, req.index), to: facts.hotWallet(chain) },
-    outflow: null,
-  };
+  const to = facts.hotWallet(chain, await readHotIndex(kv, chain));
+  return { intent: { kind: "sweep", chain, from: facts.depositAddress(chain, req.index), to }, outflow: null };
 }
 
-/** An account chain's payout from its hot wallet, paying exactly `request`; counted as outflow. */
-function hotWalletPayout(
+/**
+ * A cold sweep (actors/cold_sweep.ts) pays the hot surplus to the cold address in effect, read here from KV at the
+ * time of signing; its record is written after it is signed, so the amount is the bytes' own, bounded by the hourly
+ * outflow limit it is counted against (the cold address is ours only as far as the record says).
+ */
+async function forColdSweep(
+  kv: Deno.Kv,
+  facts: SignerFacts,
+  req: SignRequest,
+  id: string,
+  effects: TxEffects,
+  now: Date,
+): Promise<Expected> {
+  const chain = accountChainOf(facts, req, `cold sweep ${id}`);
+  const cold = coldAddressAt((await readColdAddress(kv, chain)).value, now);
+  if (!cold.current) throw new Refusal(`cold sweep ${id}: no cold address is in effect on ${chain}`);
+  if (cold.pending) throw new Refusal(`cold sweep ${id}: the ${chain} cold address is changing; nothing is swept`);
+  // The amount is the bytes' first payment; the comparison below refuses any other shape (one payment, to cold).
+  const amount = effects.outputs[0]?.amount ?? 0n;
+  if (amount <= 0n) throw new Refusal(`cold sweep ${id} moves no amount`);
+  return await hotWalletPayout(kv, facts, req, chain, `cold sweep ${id}`, {
+    to: cold.current.address,
+    amount,
+    memo: coldSweepMemo(chain),
+  });
+}
+
+/**
+ * A drain (actors/hot_wallet_rotation.ts) moves a retired hot wallet's balance into the hot wallet in effect: the key
+ * asked for must be a retired one, the destination the wallet in effect, both read from the chain's hot-wallet record.
+ * Not counted as outflow.
+ */
+async function forDrain(kv: Deno.Kv, facts: SignerFacts, req: SignRequest, id: string): Promise<Expected> {
+  const chain = accountChainOf(facts, req, `drain ${id}`);
+  const { state } = await readHotWalletState(kv, chain);
+  if (req.branch !== "hot" || !state?.retired.some((r) => r.index === req.index)) {
+    throw new Refusal(`drain ${id} is signed by a retired ${chain} hot wallet, not the ${req.branch} key ${req.index}`);
+  }
+  const to = facts.hotWallet(chain, hotIndexOf(state));
+  return { intent: { kind: "sweep", chain, from: facts.hotWallet(chain, req.index), to }, outflow: null };
+}
+
+/** The live account chain `req` signs on, or a refusal: sweeps, cold sweeps and drains are account chains' only. */
+function accountChainOf(facts: SignerFacts, req: SignRequest, what: string): AccountChain {
+  const chain = req.chain;
+  if (chain !== "sol" && chain !== "xrp" && chain !== "sui") {
+    throw new Refusal(`${what}: ${chain} is not an account chain (not supported in signer mode)`);
+  }
+  if (!facts.explainer(chain)) throw new Refusal(`${chain} is not a live chain of this signer`);
+  return chain;
+}
+
+/** An account chain's payout from its hot wallet in effect, paying exactly `request`; counted as outflow. */
+async function hotWalletPayout(
+  kv: Deno.Kv,
   facts: SignerFacts,
   req: SignRequest,
   chain: string,
   what: string,
   request: { to: string; amount: bigint; memo: string | null },
-): Expected {
+): Promise<Expected> {
   if (req.chain !== chain || !isNativeChain(chain)) throw new Refusal(`${what} pays out on ${chain}, not ${req.chain}`);
   if (chain !== "sol" && chain !== "xrp" && chain !== "sui") {
     throw new Refusal(`${chain} payouts are not supported in signer mode`);
   }
-  if (req.branch !== "hot" || req.index !== 0) throw new Refusal(`${what}'s payout is signed by the hot wallet`);
+  const index = await readHotIndex(kv, chain);
+  if (req.branch !== "hot" || req.index !== index) {
+    throw new Refusal(`${what}'s payout is signed by the ${chain} hot wallet in effect (index ${index})`);
+  }
   const explainer = facts.explainer(chain);
   if (!explainer) throw new Refusal(`${chain} is not a live chain of this signer`);
   return {
@@ -229,7 +291,7 @@ function hotWalletPayout(
       to: request.to,
       amount: request.amount,
       memo: explainer.memoOnChain(request.memo),
-      from: facts.hotWallet(chain),
+      from: facts.hotWallet(chain, index),
     },
     outflow: { chain, amount: request.amount },
   };

@@ -112,7 +112,7 @@ async function sign(opts: SignerServiceOptions, req: SignRequest): Promise<Signe
     throw new Refusal(`the transaction cannot be read back: ${(err as Error).message}`);
   }
   // (2) The purpose's record says what the bytes must do; (3) they do exactly that.
-  const expected = await expectedFor(opts.kv, opts.facts, req, effects);
+  const expected = await expectedFor(opts.kv, opts.facts, req, effects, opts.now());
   const found = differences(expected.intent, effects, { txHash: "", raw });
   const maxFee = MAX_FEE[req.chain];
   if (maxFee !== undefined && (effects.maxFee ?? 0n) > maxFee) {

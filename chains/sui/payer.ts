@@ -221,9 +221,9 @@ export function suiPayer(
     },
 
     async prepareSweep(req: SweepRequest): Promise<PreparedTx> {
-      await signer.loadKey?.("sui", req.derivationIndex, "deposit");
       const from = normalizeSuiAddress(req.from);
       const branch = req.branch ?? "deposit";
+      await signer.loadKey?.("sui", req.derivationIndex, branch);
       const own = normalizeSuiAddress(signer.address("sui", req.derivationIndex, branch));
       if (own !== from) throw new Error(`Sui ${branch} key ${req.derivationIndex} is not the key of ${req.from}`);
       if (from === hotWallet) throw new Error(`Sui address ${from} is the hot wallet itself: nothing to sweep`);

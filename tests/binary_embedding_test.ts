@@ -58,6 +58,10 @@ const ALLOWED: Record<string, { kinds: string[]; why: string }> = {
     why: "reads a configured secret file (the *_FILE settings) and checks who may read it",
   },
   "kv/open.ts": { kinds: ["Deno file API", "Deno.openKv"], why: "creates KV_PATH's folder and opens KV_PATH" },
+  "actors/signer/service.ts": {
+    kinds: ["Deno file API"],
+    why: "the signer process's unix socket at SIGNER_SOCKET: sets its mode, removes a stale one, removes it on close",
+  },
 };
 
 interface ModuleInfo {

@@ -290,7 +290,7 @@ async function hotWalletPayout(
 ): Promise<Expected> {
   if (req.chain !== chain || !isNativeChain(chain)) throw new Refusal(`${what} pays out on ${chain}, not ${req.chain}`);
   if (chain !== "sol" && chain !== "xrp" && chain !== "sui") {
-    throw new Refusal(`${chain} payouts are not supported in signer mode`);
+    throw new Refusal(`${chain} payouts are signed by a signUtxo request, every input at once`);
   }
   const index = await readHotIndex(kv, chain);
   if (req.branch !== "hot" || req.index !== index) {

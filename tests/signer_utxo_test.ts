@@ -26,6 +26,9 @@ import { ZEC_BRANCH_IDS } from "../chains/utxo/zec_tx.ts";
 import { serveSigner } from "../actors/signer/service.ts";
 import { getAlert } from "../kv/alerts.ts";
 import { coldAddressKey } from "../kv/cold_addresses.ts";
+import { changeAddressStateKey } from "../kv/hot_wallets.ts";
+import { refundKey, validRefund } from "../kv/refunds.ts";
+import type { Refund } from "../model/refund.ts";
 import { openKv } from "../kv/open.ts";
 import { createOrder } from "../kv/orders.ts";
 import { readOutflow } from "../kv/signer_outflow.ts";
@@ -292,6 +295,78 @@ Deno.test("signer (utxo): an input that is not a treasury coin of ours, or signe
       /names no purpose/,
     );
     await refusal(ask(t, "doge", { inputs: [ours], outputs }, { kind: "sweep", id: "x" }), /cannot check a sweep/);
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("signer (utxo): a native zec refund pays its record's destination and amount, only while it is due", async () => {
+  const t = await setup();
+  try {
+    const to = strangerAddress("zec");
+    const now = new Date().toISOString();
+    const refund: Refund = validRefund({
+      id: "refund-zec-1",
+      heldId: "transfer:zec:ABC:0",
+      kind: "native",
+      chain: "zec",
+      asset: "ZEC",
+      to,
+      amount: "20000000",
+      createdBy: "operator-1",
+      createdAt: now,
+      status: "pending",
+      attempts: [],
+      updatedAt: now,
+    });
+    await t.kv.set(refundKey(refund.id), refund);
+    const coin = await t.coin("zec", 6, DOGE);
+    const fee = utxoFee("zec")(1, 2);
+    const plan = (amount: bigint) => ({
+      inputs: [coin],
+      outputs: [{ address: to, amount }, { address: changeOf(t, "zec"), amount: DOGE - amount - fee }],
+      expiryHeight: 500,
+      branchId: NU6_3,
+    });
+    const purpose = { kind: "refund", id: refund.id };
+    await refusal(ask(t, "zec", plan(20_000_001n), purpose), /pays .* 20000001, not 20000000/);
+    assert.equal((await ask(t, "zec", plan(20_000_000n), purpose)).length, 1);
+    assert.deepEqual(Object.values((await readOutflow(t.kv, "zec")).value ?? {}), ["20000000"]);
+    await t.kv.set(refundKey(refund.id), {
+      ...refund,
+      status: "failed",
+      failedIntent: { chain: "zec", txHash: "ab".repeat(32), raw: "00", preparedAt: now },
+    });
+    await refusal(ask(t, "zec", plan(20_000_000n), purpose), /refund refund-zec-1 is failed: nothing is signed/);
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("signer (utxo): change may go to a change address rotated in or out, never to a change index never used", async () => {
+  const t = await setup();
+  try {
+    const order = await burnOrder(t, "doge", DOGE);
+    const coin = await t.coin("doge", 3, 3n * DOGE);
+    const fee = utxoFee("doge")(1, 2);
+    const payTo = (change: string): UtxoTxPlan => ({
+      inputs: [coin],
+      outputs: [{ address: order.destinationWallet, amount: DOGE }, { address: change, amount: 2n * DOGE - fee }],
+    });
+    const purpose = { kind: "order", id: order.id };
+    const at = (i: number) => t.signer.address("doge", i, "change");
+    // Before any rotation only change index 0 is ours to pay change to; index 1 is a key of ours, but not in use.
+    await refusal(ask(t, "doge", payTo(at(1)), purpose), /not our change address/);
+    // Rotated to index 1 (README "Rotating a hot wallet", UTXO change): the new one and the old one both take change.
+    const since = new Date().toISOString();
+    await t.kv.set(changeAddressStateKey("doge"), {
+      chain: "doge",
+      current: { index: 1, address: at(1), since, by: "operator-1" },
+      retired: [{ index: 0, address: at(0), retiredAt: since, by: "operator-1" }],
+    });
+    assert.equal((await ask(t, "doge", payTo(at(1)), purpose)).length, 1);
+    assert.equal((await ask(t, "doge", payTo(at(0)), purpose)).length, 1);
+    await refusal(ask(t, "doge", payTo(at(2)), purpose), /not our change address/);
   } finally {
     await t.close();
   }

@@ -4,7 +4,8 @@
  * transactions built with @bitgo/utxo-lib by the payer's own steps (chains/utxo/doge_tx.ts, zec_tx.ts), signed through
  * the real client (chains/signer_client.ts). The signer reads every coin from its KV treasury records and recomputes
  * each sighash itself. A zec payout goes end to end on a Zebra-shaped RPC server (tests/support/zebra_rpc_server.ts,
- * which verifies every ZIP-244 signature as Zebra's mempool does; no Zebra runs here).
+ * which verifies every ZIP-244 signature as Zebra's mempool does; no Zebra runs here), and a doge payout on litecoind
+ * regtest (Bitcoin Core family, standing in for Dogecoin Core: same legacy P2PKH sighash, regtest address versions).
  */
 import assert from "node:assert/strict";
 import { generateMnemonic } from "@scure/bip39";
@@ -36,6 +37,9 @@ import { addCoins } from "../kv/treasury.ts";
 import type { Order } from "../model/order.ts";
 import { makeOrder } from "./support/orders.ts";
 import { ZebraShapedServer } from "./support/zebra_rpc_server.ts";
+import { litecoindAvailable, startLitecoind } from "./support/litecoind.ts";
+
+const LITECOIND = litecoindAvailable("tests/signer_utxo_test.ts");
 
 const DOGE = 100_000_000n;
 const NETWORKS = { doge: utxoNetwork("doge", "regtest"), zec: utxoNetwork("zec", "regtest") } as const;
@@ -82,10 +86,10 @@ async function setup(limits: { doge?: bigint; zec?: bigint } = { doge: 15n * DOG
     return utxoAdapters({ chain, network: NETWORKS[chain], rpc, signer: remote, settings });
   };
   /** A treasury coin of ours at deposit index `index`, recorded in KV as the watcher records one. */
-  const coin = async (chain: UtxoChain, index: number, amount: bigint, txHash = randomTxid()) => {
+  const coin = async (chain: UtxoChain, index: number, amount: bigint, txHash = randomTxid(), output = 0) => {
     const c: PayoutCoin = {
       txHash,
-      index: 0,
+      index: output,
       address: signer.address(chain, index, "deposit"),
       derivationIndex: index,
       amount,
@@ -129,12 +133,17 @@ function randomTxid(): string {
 }
 
 /** A burn order paying `sats` to a stranger's address on `chain`, in `processing` (its payout is due). */
-async function burnOrder(t: Setup, chain: UtxoChain, sats: bigint): Promise<Order & { type: "burn" }> {
+async function burnOrder(
+  t: Setup,
+  chain: UtxoChain,
+  sats: bigint,
+  to = strangerAddress(chain),
+): Promise<Order & { type: "burn" }> {
   const base = makeOrder("0x" + "ab".repeat(20), "burn", "processing", NATIVE_CHAINS.indexOf(chain));
   const order = {
     ...base,
     amount: (sats * 10n ** 10n).toString(), // 18-decimal uAsset wei for 8-decimal sats and zats
-    destinationWallet: strangerAddress(chain),
+    destinationWallet: to,
   } as Order & { type: "burn" };
   assert.ok(await createOrder(t.kv, order));
   return order;
@@ -490,6 +499,41 @@ Deno.test("signer (utxo): a zec payout signed through the signer is accepted by 
     assert.equal(status.state, "included", JSON.stringify(status));
   } finally {
     await zebra.close();
+    await t.close();
+  }
+});
+
+Deno.test({
+  name: "signer (utxo): a doge payout signed through the signer is accepted and mined by litecoind regtest " +
+    "(Bitcoin Core family, standing in for Dogecoin Core)",
+  ignore: !LITECOIND,
+}, async () => {
+  const t = await setup();
+  const node = await startLitecoind();
+  try {
+    const doge = t.payer("doge", node.url);
+    const coins: PayoutCoin[] = [];
+    for (const [index, amount] of [[8, 3n * DOGE], [9, 2n * DOGE]] as const) {
+      const address = t.signer.address("doge", index, "deposit");
+      const txHash = await node.send(address, amount);
+      await node.mine(1);
+      const out = (await doge.reader.transfersOf(txHash))!.find((o) => o.to === address && o.amount === amount)!;
+      coins.push(await t.coin("doge", index, amount, txHash, out.index));
+    }
+    const destination = await node.call<string>("getnewaddress", ["", "legacy"]);
+    const order = await burnOrder(t, "doge", 4n * DOGE, destination);
+    const prepared = await withSigningPurpose(
+      { kind: "order", id: order.id },
+      () => doge.payer.preparePayout({ orderId: order.id, to: destination, amount: 4n * DOGE, memo: null, coins }),
+    );
+    await doge.payer.broadcast(prepared);
+    await node.mine(1);
+    const status = await doge.reader.txStatus(prepared.txHash);
+    assert.equal(status.state, "included", JSON.stringify(status));
+    const paid = (await doge.reader.transfersOf(prepared.txHash))!.find((o) => o.to === destination);
+    assert.equal(paid?.amount, 4n * DOGE);
+  } finally {
+    await node.stop();
     await t.close();
   }
 });

@@ -28,6 +28,9 @@ import { ChildServer } from "./support/child_server.ts";
 import { holder, liveBase, minter } from "./support/live_base.ts";
 import { FAST_PIPELINE, type Json, terminal } from "./support/pipeline.ts";
 import { TEST_BASE_URL } from "./support/server.ts";
+import { startBitcoinCoreServer } from "./support/bitcoin_core_server.ts";
+import { ZebraShapedServer } from "./support/zebra_rpc_server.ts";
+import { utxoNetwork } from "../chains/utxo/network.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const SOL_DESTINATION = "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM";
@@ -257,6 +260,69 @@ Deno.test("what a keyless worker (SIGNER_SOCKET) builds holds no Signer, Deriver
       services.kv.close();
     }
   } finally {
+    await server.close();
+    kv.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a keyless worker (SIGNER_SOCKET) starts with live doge and zec (Dogecoin-Core- and Zebra-shaped servers), its payers' change keys loaded from the signer, no key held", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "issuance-keyless-utxo-" });
+  const kvPath = `${dir}/kv.sqlite3`;
+  const kv = await openKv(kvPath);
+  const signer = Signer.fromMnemonic(generateMnemonic(wordlist, 256), { doge: "regtest", zec: "regtest" });
+  await publishTransferAddress(kv, signer.address("base", 0));
+  const server = await serveSigner({
+    path: `${dir}/signer.sock`,
+    kv,
+    signer,
+    minter: null,
+    facts: {
+      explainer: () => undefined,
+      evm: () => undefined,
+      hotWallet: (c) => signer.address(c, 0, "hot"),
+      depositAddress: (c, i) => signer.address(c, i, "deposit"),
+    },
+    limits: {},
+    now: () => new Date(),
+    log: () => {},
+  });
+  // CHAIN_MODE=devnet: doge and zec on regtest nodes beside simulated chains (live needs an EVM chain too).
+  const doge = startBitcoinCoreServer({ chain: "regtest", network: utxoNetwork("doge", "regtest") });
+  const zec = ZebraShapedServer.start({ network: utxoNetwork("zec", "regtest") });
+  try {
+    const services = await buildServices(loadConfig({
+      ROLE: "worker",
+      KV_PATH: kvPath,
+      CHAIN_MODE: "devnet",
+      SIGNER_SOCKET: `${dir}/signer.sock`,
+      DOGE_RPC_URLS: doge.url,
+      ZEC_RPC_URLS: zec.url,
+    }));
+    try {
+      assert.deepEqual(services.chainPlan.liveUtxo.sort(), ["doge", "zec"]);
+      for (const chain of ["doge", "zec"] as const) {
+        const payer = services.pipeline!.chains.payer(chain);
+        assert.equal(payer.changeAddress, signer.address(chain, 0, "change"), `${chain}: the signer's change key`);
+        // The next change index was loaded too: a rotation needs no restart.
+        assert.equal(payer.atChangeIndex!(1).changeAddress, signer.address(chain, 1, "change"));
+      }
+      const found: string[] = [];
+      const seen = new Set<unknown>();
+      const walk = (v: unknown, path: string, depth: number) => {
+        if (v === null || typeof v !== "object" || seen.has(v) || depth > 6) return;
+        seen.add(v);
+        if (v instanceof Deriver || v instanceof Signer || v instanceof MinterKey) found.push(path);
+        for (const [k, child] of Object.entries(v)) walk(child, `${path}.${k}`, depth + 1);
+      };
+      walk(services, "services", 0);
+      assert.deepEqual(found, []);
+    } finally {
+      services.kv.close();
+    }
+  } finally {
+    await zec.close();
+    await doge.close();
     await server.close();
     kv.close();
     await Deno.remove(dir, { recursive: true });

@@ -33,7 +33,8 @@ import type { Refund } from "../model/refund.ts";
 import { openKv } from "../kv/open.ts";
 import { createOrder } from "../kv/orders.ts";
 import { readOutflow } from "../kv/signer_outflow.ts";
-import { addCoins } from "../kv/treasury.ts";
+import { addCoins, holdCoinsAbove } from "../kv/treasury.ts";
+import { addReservations } from "../kv/chain_state.ts";
 import type { Order } from "../model/order.ts";
 import { makeOrder } from "./support/orders.ts";
 import { ZebraShapedServer } from "./support/zebra_rpc_server.ts";
@@ -304,6 +305,20 @@ Deno.test("signer (utxo): an input that is not a treasury coin of ours, or signe
       /names no purpose/,
     );
     await refusal(ask(t, "doge", { inputs: [ours], outputs }, { kind: "sweep", id: "x" }), /cannot check a sweep/);
+    // A coin a recorded transaction spends (its lock, kv/chain_state.ts), or one held for an operator: refused.
+    const locked = await t.coin("doge", 5, 2n * DOGE);
+    await addReservations(t.kv.atomic(), {
+      txHash: "cd".repeat(32),
+      raw: "00",
+      reservations: [{ kind: "coins", chain: "doge", outpoints: [{ txHash: locked.txHash, index: 0 }] }],
+    }).commit();
+    await refusal(
+      ask(t, "doge", { inputs: [locked], outputs }, purpose),
+      new RegExp(`input 0 spends ${locked.txHash}:0, which recorded transaction ${"cd".repeat(32)} spends`),
+    );
+    const held = await t.coin("doge", 6, 2n * DOGE);
+    await holdCoinsAbove(t.kv, "doge", 99, { reason: "reorged past finality", at: new Date().toISOString() });
+    await refusal(ask(t, "doge", { inputs: [held], outputs }, purpose), /held for an operator: reorged past finality/);
   } finally {
     await t.close();
   }

@@ -4,8 +4,8 @@
  * reads itself, never from the request, since a lying amount is how a fee-drain attack works:
  *
  * 1. the unsigned transaction is read by the family's one decoder (chains/utxo/explain.ts, its unsigned entry point);
- * 2. each input spends a treasury coin of ours (kv/treasury.ts coin records, by outpoint: not a coinbase, not spent),
- *    and the key asked for is that coin's own (its address is the coin's);
+ * 2. each input spends a treasury coin of ours (kv/treasury.ts coin records, by outpoint: not a coinbase, not spent,
+ *    not locked by a recorded transaction, not held for an operator), and the key asked for is that coin's own;
  * 3. each input's SIGHASH_ALL digest is recomputed from the bytes and those coins (doge: the legacy sighash over the
  *    coin's P2PKH script; zec: ZIP-244 over every input's amount and script, chains/utxo/zec_tx.ts), and must be
  *    what the worker computed: a worker that knows other amounts than the treasury is refused;
@@ -20,7 +20,7 @@ import type { SignerResponse, SignUtxoRequest } from "../../chains/signer_protoc
 import { explainUnsignedUtxoTx } from "../../chains/utxo/explain.ts";
 import { outputScript, type UtxoNetwork } from "../../chains/utxo/network.ts";
 import type { UtxoTxFamily } from "../../chains/utxo/tx.ts";
-import { type Coin, readCoin } from "../../kv/treasury.ts";
+import { type Coin, coinStatesAt } from "../../kv/treasury.ts";
 import type { Signer } from "../../chains/signer.ts";
 import { type OutflowLimits, spendOutflow } from "./outflow.ts";
 import { expectedForUtxo, Refusal, type SignerFacts } from "./purposes.ts";
@@ -65,11 +65,17 @@ export async function signUtxo(opts: UtxoSignerDeps, req: SignUtxoRequest): Prom
   }
   // (2) Each input a treasury coin of ours, signed by its own key.
   const coins: Coin[] = [];
+  const states = await coinStatesAt(opts.kv, chain, outpoints);
   for (const [i, outpoint] of outpoints.entries()) {
     const at = `${outpoint.txHash}:${outpoint.index}`;
-    const coin = await readCoin(opts.kv, chain, outpoint);
-    if (!coin) throw new Refusal(`input ${i} spends ${at}, which is not an unspent treasury coin of ours`);
+    const state = states[i];
+    if (!state) throw new Refusal(`input ${i} spends ${at}, which is not an unspent treasury coin of ours`);
+    const { coin, lockedBy, hold } = state;
     if (coin.coinbase) throw new Refusal(`input ${i} spends the coinbase output ${at}, never ours to spend`);
+    // A new transaction spends only what coin selection may choose (kv/treasury.ts `isSpendable`): a coin locked by a
+    // recorded transaction is released only once that one is proven dead, and a held coin waits for an operator.
+    if (lockedBy !== null) throw new Refusal(`input ${i} spends ${at}, which recorded transaction ${lockedBy} spends`);
+    if (hold !== null) throw new Refusal(`input ${i} spends ${at}, held for an operator: ${hold.reason}`);
     const key = req.inputs[i];
     const address = opts.signer.address(chain, key.index, key.branch);
     if (key.index !== coin.derivationIndex || address !== coin.address) {

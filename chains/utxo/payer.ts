@@ -1,6 +1,8 @@
 /**
  * The shared `UtxoPayer` (doge, zec): builds a payout from the coins the caller chose (kv/treasury.ts and
- * coin selection, with the same fee rule), signs it through the chain's `UtxoTxSigner`, and returns it as data to be
+ * coin selection, with the same fee rule), signs it in the chain's three steps (tx.ts `UtxoTxFamily`: built unsigned,
+ * each input's sighash, the signatures put in) through its signing port (a Signer in this process, or the signer
+ * process, which recomputes each sighash from its own treasury records: README "Roles"), and returns it as data to be
  * recorded before it is sent (chains/adapter.ts). It never writes KV and never re-signs: `nudge` re-sends the very
  * bytes that were recorded.
  *

@@ -5,7 +5,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { Deriver } from "./chains/derivation.ts";
 import { openKv } from "./kv/open.ts";
-import { readHotIndex, readHotWalletState } from "./kv/hot_wallets.ts";
+import { readChangeAddressState, readHotIndex, readHotWalletState } from "./kv/hot_wallets.ts";
 import { uAssetTransferAddress } from "./chains/transfer_address.ts";
 import { authMountPath, type Config } from "./config/env.ts";
 import {
@@ -102,6 +102,7 @@ export async function buildServices(
   // Deploy mode: the platform's KV, which has no queues (the cron sweep drives the pipeline).
   const kv = await openKv(config.kvPath, { queues: config.runtimeMode !== "deploy" });
   if (signer) await announceHotWallets(kv, plan, signer);
+  if (remote) await loadChangeKeys(kv, plan, remote);
   const transferAddress = deriver
     ? uAssetTransferAddress(config, deriver)
     : config.burnTransferAddress ?? await publishedTransferAddress(kv);
@@ -132,9 +133,7 @@ export async function buildServices(
       // logged (it prints as "Signer {}") and holds no key outside #private fields.
       setup = await buildChains(kv, plan, config.evm, transferAddress, {
         hotWalletGenesis: config.simHotWalletGenesis,
-        utxo: localSigner && plan.liveUtxo.length > 0
-          ? { config: config.utxo, signer: localSigner, settings }
-          : undefined,
+        utxo: signer && plan.liveUtxo.length > 0 ? { config: config.utxo, signer, settings } : undefined,
         account: signer && plan.liveAccount.length > 0 ? { config: config.account, signer, settings } : undefined,
         rpcHook: metrics.rpcHook,
         transferSigner: remote ?? localSigner ?? Signer.fromMnemonic(loaded!.mnemonic, plan.utxoNetworks),
@@ -252,17 +251,27 @@ async function announceHotWallets(
 }
 
 /**
+ * A keyless worker knows only the public keys it loaded (chains/signer_client.ts): each live UTXO chain's change keys
+ * at index 0 (the payer is built there), in effect, rotated out (their coins stay spendable) and the next index, so one
+ * rotation (README "Rotating a hot wallet", UTXO change) needs no restart of the worker.
+ */
+async function loadChangeKeys(kv: Deno.Kv, plan: ChainPlan, remote: RemoteSigner) {
+  for (const chain of plan.liveUtxo) {
+    const { state } = await readChangeAddressState(kv, chain);
+    const current = state?.current.index ?? 0;
+    const retired = state?.retired.map((r) => r.index) ?? [];
+    for (const i of new Set([0, current, Math.max(current, ...retired) + 1, ...retired])) {
+      await remote.loadKey(chain, i, "change");
+    }
+  }
+}
+
+/**
  * A keyless worker's signer: the signer process's client, with the public keys the adapters need loaded once (each
- * live account chain's hot wallet, the transfer address, the minter). Live doge and zec are refused: the signer cannot
- * check their sighash yet (chains/signed_assembly.ts), so the worker would only fail every payout.
+ * live account chain's hot wallet, the transfer address, the minter); each live UTXO chain's change keys are loaded
+ * with the KV at hand (`loadChangeKeys`), its deposit keys when a payout spends their coins (chains/utxo/payer.ts).
  */
 async function connectSigner(config: Config, plan: ChainPlan): Promise<RemoteSigner> {
-  if (plan.liveUtxo.length > 0) {
-    throw new Error(
-      `live ${plan.liveUtxo.join(", ")} are not supported in signer mode (SIGNER_SOCKET): the signer process cannot ` +
-        'check a UTXO spend yet (README "Roles", the signer process); run them in a worker holding the mnemonic',
-    );
-  }
   const preload: KeyRef[] = [
     ...plan.liveAccount.map((chain) => ({ chain, index: 0, branch: "hot" as const })),
     ...EVM_CHAINS.map((chain) => ({ chain, index: TRANSFER_ADDRESS_INDEX, branch: "deposit" as const })),

@@ -432,13 +432,16 @@ export async function consolidate(
   }
   const id = crypto.randomUUID();
   const coins = chosen.map(payoutCoinOf);
-  const tx = await payer.preparePayout({
-    orderId: consolidationOrderId(id),
-    to: changeAddress,
-    amount,
-    memo: null,
-    coins,
-  });
+  // Signed for the purpose `consolidation` (a separate signer process checks every output is ours:
+  // actors/signer/purposes.ts); its record is written after it is signed.
+  const tx = await withSigningPurpose({ kind: "consolidation", id }, () =>
+    payer.preparePayout({
+      orderId: consolidationOrderId(id),
+      to: changeAddress,
+      amount,
+      memo: null,
+      coins,
+    }));
   const recorded = await recordConsolidation(kv, {
     id,
     chain,

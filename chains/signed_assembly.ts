@@ -7,8 +7,9 @@
  * recorded) says what it does. No second decoder: the explainers also check the signature against the signing account,
  * so the assembly is checked by them too.
  *
- * Covered: EVM (EIP-1559), xrp, sol, sui. doge and zec need the prevout amounts for their sighash, which the signer
- * would have to read from its own KV treasury coins; not built, so they throw (the signer refuses, fail closed).
+ * Covered: EVM (EIP-1559), xrp, sol, sui. doge and zec come by their own request (`signUtxo`, every input at once:
+ * actors/signer/utxo.ts), since their sighash needs what the bytes lack (the coin each input spends), which the
+ * signer reads from its own KV treasury; a one-digest `sign` request for them is refused here (fail closed).
  */
 import { Ed25519PublicKey } from "@mysten/sui/keypairs/ed25519";
 import { messageWithIntent, toSerializedSignature } from "@mysten/sui/cryptography";
@@ -40,7 +41,7 @@ export function payloadOf(chain: SignerProtocolChain, unsigned: string): Uint8Ar
       return blake2b(messageWithIntent("TransactionData", base64.decode(unsigned)), { dkLen: 32 });
     default:
       throw new Error(
-        `${chain}: the signer process cannot recompute a sighash without the prevout amounts (not supported in signer mode)`,
+        `${chain}: a UTXO transaction is signed by a signUtxo request, every input at once, never one digest`,
       );
   }
 }

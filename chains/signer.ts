@@ -29,6 +29,7 @@ import {
 } from "./derivation.ts";
 import type { UtxoNetworkName } from "./utxo/network.ts";
 import type { SigningContext } from "./signing.ts";
+import type { UtxoInputToSign } from "./utxo/tx.ts";
 
 /** Chains whose keys are secp256k1 (`signDigest`). */
 export type SecpSignerChain = SecpChain | EvmChain;
@@ -162,6 +163,19 @@ export class Signer {
     } finally {
       node.wipePrivateData();
     }
+  }
+
+  /**
+   * The UTXO payer's port (chains/utxo/tx.ts `UtxoSigningPort`): each input's sighash signed by its key, DER. In this
+   * process the unsigned bytes are not read (the payer computed the sighashes from them); the signer process's
+   * client sends them instead, and that process recomputes every sighash itself.
+   */
+  signUtxoInputs(chain: UtxoChain, _unsigned: string, inputs: readonly UtxoInputToSign[]): Uint8Array[] {
+    return inputs.map((input) => {
+      const sig = this.signDigest(chain, input.index, input.digest, input.branch);
+      if (sig.format !== "der") throw new Error(`${chain}: a ${sig.format} signature, not DER`);
+      return sig.bytes;
+    });
   }
 
   /** The address at `index`: the deposit address Deriver gives for a native chain, EIP-55 for an EVM chain. */

@@ -17,6 +17,7 @@ import { type EvmChain, isEvmChain, type NativeChain } from "./catalog.ts";
 import { evmAddressFromPublicKey, publicKeyToAddress } from "./derivation.ts";
 import type { SecpSignature } from "./signer.ts";
 import { currentSigningPurpose, type SigningContext } from "./signing.ts";
+import type { UtxoInputToSign } from "./utxo/tx.ts";
 import {
   encodeLine,
   readLine,
@@ -151,6 +152,30 @@ export class RemoteSigner {
         });
       },
     });
+  }
+
+  /**
+   * The UTXO payer's port (chains/utxo/tx.ts `UtxoSigningPort`): one request for every input of `unsigned`, with the
+   * key of each and the sighash computed here, which the signer recomputes from its own reading of the coins before
+   * it signs. Answers one DER signature per input.
+   */
+  async signUtxoInputs(
+    chain: "doge" | "zec",
+    unsigned: string,
+    inputs: readonly UtxoInputToSign[],
+  ): Promise<Uint8Array[]> {
+    const answer = await this.#ask({
+      op: "signUtxo",
+      chain,
+      inputs: inputs.map((i) => ({ index: i.index, branch: i.branch, payload: bytesToHex(i.digest).slice(2) })),
+      purpose: currentSigningPurpose(),
+      unsigned,
+    });
+    const signatures = answer.signatures;
+    if (!signatures || signatures.length !== inputs.length) {
+      throw new SignerRefusedError(`the signer gave no signature for each of the ${inputs.length} inputs`, "failed");
+    }
+    return signatures.map((s) => hexToBytes(`0x${s}`));
   }
 
   #sign(

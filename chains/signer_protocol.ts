@@ -8,6 +8,7 @@
 import { z } from "zod";
 import { EVM_CHAINS } from "./catalog.ts";
 import { TransientChainError } from "./adapter.ts";
+import { MAX_TX_INPUTS } from "./shared/coin_select.ts";
 
 /** The most one request line may hold (an unsigned Sui transaction with many coins stays far below it). */
 export const MAX_SIGNER_LINE_BYTES = 64 * 1024;
@@ -47,9 +48,28 @@ export const SignerRequestSchema = z.discriminatedUnion("op", [
     /** The unsigned transaction the payload was computed from (chains/signing.ts `SigningContext.unsigned`). */
     unsigned: z.string().min(1).max(MAX_SIGNER_LINE_BYTES),
   }),
+  z.strictObject({
+    /**
+     * A doge or zec transaction, every input at once: one decision, one outflow count, one transaction read back. The
+     * signer recomputes each input's sighash from the unsigned bytes and its own reading of the coins they spend
+     * (README "Roles", the signer process), never from amounts a request could give.
+     */
+    op: z.literal("signUtxo"),
+    chain: z.enum(["doge", "zec"]),
+    /** Per input, in input order: the key that signs it and the sighash the worker computed (compared, not used). */
+    inputs: z.array(z.strictObject({
+      index: KeyRef.index,
+      branch: z.enum(["deposit", "change"]),
+      payload: hex("payload").length(64),
+    })).min(1).max(MAX_TX_INPUTS),
+    purpose: PurposeSchema.nullable(),
+    /** The unsigned transaction (hex, every scriptSig empty: chains/utxo/tx.ts `UtxoTxFamily.build`). */
+    unsigned: hex("unsigned").min(2).max(MAX_SIGNER_LINE_BYTES),
+  }),
 ]);
 export type SignerRequest = z.infer<typeof SignerRequestSchema>;
 export type SignRequest = Extract<SignerRequest, { op: "sign" }>;
+export type SignUtxoRequest = Extract<SignerRequest, { op: "signUtxo" }>;
 
 export const SignerResponseSchema = z.discriminatedUnion("ok", [
   z.strictObject({
@@ -62,6 +82,8 @@ export const SignerResponseSchema = z.discriminatedUnion("ok", [
       bytes: hex("signature"),
       recovery: z.union([z.literal(0), z.literal(1)]).optional(),
     }).optional(),
+    /** signUtxo: one DER signature (without the hash type) per input, in input order. */
+    signatures: z.array(hex("signature")).optional(),
   }),
   z.strictObject({
     ok: z.literal(false),

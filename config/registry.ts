@@ -42,6 +42,7 @@ import { simChains } from "../chains/sim/adapters.ts";
 import type { FeeFunction } from "../chains/shared/coin_select.ts";
 import { Signer } from "../chains/signer.ts";
 import { type UtxoAdapters, utxoAdapters } from "../chains/utxo/index.ts";
+import type { UtxoSigningPort } from "../chains/utxo/tx.ts";
 import { utxoNetwork } from "../chains/utxo/network.ts";
 import { utxoRpc } from "../chains/utxo/rpc.ts";
 import { type EvmConfig, minterKeyOf } from "./evm.ts";
@@ -62,8 +63,11 @@ export interface ChainSetup {
 /** What the live UTXO chains of the plan need: their configuration, the signer and the pipeline's own settings. */
 export interface UtxoChainsOptions {
   config: UtxoConfig;
-  /** From the master mnemonic, on the plan's networks (`Signer.fromMnemonic(mnemonic, plan.utxoNetworks)`). */
-  signer: Signer;
+  /**
+   * From the master mnemonic, on the plan's networks (`Signer.fromMnemonic(mnemonic, plan.utxoNetworks)`), or the
+   * signer process's client (a keyless worker: chains/signer_client.ts).
+   */
+  signer: UtxoSigningPort;
   /** The pipeline settings' rules (actors/context.ts), so the adapters count and charge exactly as the actors do. */
   settings: { confirmations(chain: UtxoChain): number; utxoFee(chain: UtxoChain): FeeFunction };
 }

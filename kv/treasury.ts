@@ -213,6 +213,22 @@ export async function coinStates(kv: Deno.Kv, chain: UtxoChain): Promise<CoinSta
   }));
 }
 
+/** The recorded coins at `outpoints` with their lock and hold, null where no unspent coin is recorded. */
+export async function coinStatesAt(
+  kv: Deno.Kv,
+  chain: UtxoChain,
+  outpoints: readonly Outpoint[],
+): Promise<(CoinState | null)[]> {
+  const locks = await coinLocks(kv, chain, [...outpoints]);
+  const out: (CoinState | null)[] = [];
+  for (const [i, outpoint] of outpoints.entries()) {
+    const coin = await readCoin(kv, chain, outpoint);
+    const hold = (await kv.get<CoinHold>(coinHoldKey(chain, outpoint))).value;
+    out.push(coin && { coin, lockedBy: locks[i], hold });
+  }
+  return out;
+}
+
 /** Whether a new transaction may spend it: not locked by a recorded transaction, not held, not coinbase. */
 export function isSpendable(s: CoinState): boolean {
   return s.lockedBy === null && s.hold === null && !s.coin.coinbase;

@@ -28,6 +28,17 @@ import { ChildServer } from "./support/child_server.ts";
 import { holder, liveBase, minter } from "./support/live_base.ts";
 import { FAST_PIPELINE, type Json, terminal } from "./support/pipeline.ts";
 import { TEST_BASE_URL } from "./support/server.ts";
+import { startBitcoinCoreServer } from "./support/bitcoin_core_server.ts";
+import { ZebraShapedServer } from "./support/zebra_rpc_server.ts";
+import { utxoNetwork } from "../chains/utxo/network.ts";
+import { explainUtxoTx } from "../chains/utxo/explain.ts";
+import { NATIVE_CHAINS } from "../chains/catalog.ts";
+import { withSigningPurpose } from "../chains/signing.ts";
+import { startSignerProcess } from "../actors/signer/process.ts";
+import { createOrder } from "../kv/orders.ts";
+import { addCoins } from "../kv/treasury.ts";
+import type { Order } from "../model/order.ts";
+import { makeOrder } from "./support/orders.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const SOL_DESTINATION = "9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM";
@@ -259,6 +270,101 @@ Deno.test("what a keyless worker (SIGNER_SOCKET) builds holds no Signer, Deriver
   } finally {
     await server.close();
     kv.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("ROLE=signer and a keyless worker with live doge and zec (regtest-shaped nodes): the worker holds no key, and its doge payer's payout is signed by the signer process", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "issuance-keyless-utxo-" });
+  const kvPath = `${dir}/kv.sqlite3`;
+  const mnemonic = generateMnemonic(wordlist, 256);
+  const mnemonicFile = `${dir}/mnemonic.txt`;
+  await Deno.writeTextFile(mnemonicFile, mnemonic + "\n", { mode: 0o600 });
+  const keys = Signer.fromMnemonic(mnemonic, { doge: "regtest", zec: "regtest" });
+  // CHAIN_MODE=devnet: doge and zec on regtest nodes beside simulated chains (live needs an EVM chain too).
+  const doge = startBitcoinCoreServer({ chain: "regtest", network: utxoNetwork("doge", "regtest") });
+  const zec = ZebraShapedServer.start({ network: utxoNetwork("zec", "regtest") });
+  const chains = { KV_PATH: kvPath, CHAIN_MODE: "devnet", DOGE_RPC_URLS: doge.url, ZEC_RPC_URLS: zec.url };
+  const signer = await startSignerProcess(
+    loadConfig({
+      ...chains,
+      ROLE: "signer",
+      SIGNER_SOCKET: `${dir}/signer.sock`,
+      MASTER_MNEMONIC_FILE: mnemonicFile,
+      SIGNER_HOURLY_LIMITS: "doge=1000000000",
+    }),
+    () => {},
+  );
+  try {
+    const services = await buildServices(
+      loadConfig({ ...chains, ROLE: "worker", SIGNER_SOCKET: `${dir}/signer.sock` }),
+    );
+    try {
+      assert.deepEqual(services.chainPlan.liveUtxo.sort(), ["doge", "zec"]);
+      for (const chain of ["doge", "zec"] as const) {
+        const payer = services.pipeline!.chains.payer(chain);
+        assert.equal(payer.changeAddress, keys.address(chain, 0, "change"), `${chain}: the signer's change key`);
+        // The next change index was loaded too: a rotation needs no restart.
+        assert.equal(payer.atChangeIndex!(1).changeAddress, keys.address(chain, 1, "change"));
+      }
+      const found: string[] = [];
+      const seen = new Set<unknown>();
+      const walk = (v: unknown, path: string, depth: number) => {
+        if (v === null || typeof v !== "object" || seen.has(v) || depth > 6) return;
+        seen.add(v);
+        if (v instanceof Deriver || v instanceof Signer || v instanceof MinterKey) found.push(path);
+        for (const [k, child] of Object.entries(v)) walk(child, `${path}.${k}`, depth + 1);
+      };
+      walk(services, "services", 0);
+      assert.deepEqual(found, []);
+
+      // A burn order's doge payout from a treasury coin: the worker's payer builds it, the signer process signs it.
+      const kv = services.kv;
+      const coin = {
+        txHash: "ab".repeat(32),
+        index: 0,
+        address: keys.address("doge", 4, "deposit"),
+        derivationIndex: 4,
+        amount: 500_000_000n,
+        height: 3,
+      };
+      await addCoins(kv, [{
+        chain: "doge",
+        outpoint: { txHash: coin.txHash, index: 0 },
+        address: coin.address,
+        derivationIndex: 4,
+        amount: coin.amount,
+        height: 3,
+        coinbase: false,
+      }]);
+      const to = Signer.fromMnemonic(generateMnemonic(wordlist, 128), { doge: "regtest" }).address("doge", 0);
+      const order = {
+        ...makeOrder("0x" + "ab".repeat(20), "burn", "processing", NATIVE_CHAINS.indexOf("doge")),
+        amount: (200_000_000n * 10n ** 10n).toString(),
+        destinationWallet: to,
+      } as Order;
+      assert.ok(await createOrder(kv, order));
+      const prepared = await withSigningPurpose(
+        { kind: "order", id: order.id },
+        () =>
+          services.pipeline!.chains.payer("doge").preparePayout({
+            orderId: order.id,
+            to,
+            amount: 200_000_000n,
+            memo: null,
+            coins: [coin],
+          }),
+      );
+      const effects = await explainUtxoTx(prepared.raw, utxoNetwork("doge", "regtest"));
+      assert.deepEqual(effects.outputs[0], { to, amount: 200_000_000n });
+      assert.equal(effects.outputs[1].to, keys.address("doge", 0, "change"));
+    } finally {
+      services.kv.close();
+    }
+  } finally {
+    await signer.close();
+    await zec.close();
+    await doge.close();
     await Deno.remove(dir, { recursive: true });
   }
 });

@@ -17,6 +17,9 @@ import { uAssetTransferAddress } from "../../chains/transfer_address.ts";
 import { chainPlan } from "../../config/chain_mode.ts";
 import type { Config } from "../../config/env.ts";
 import { minterKeyOf } from "../../config/evm.ts";
+import { configuredUtxoFee } from "../../config/utxo.ts";
+import { UTXO_TX } from "../../chains/utxo/index.ts";
+import { utxoNetwork } from "../../chains/utxo/network.ts";
 import { loadWorkerSecrets } from "../../config/secrets.ts";
 import { refillDepositPool } from "../../kv/mint_wallets.ts";
 import { openKv } from "../../kv/open.ts";
@@ -52,10 +55,16 @@ export async function startSignerProcess(config: Config, log = redactedLog()): P
       }]),
     );
     // Live chains only: a simulated chain signs nothing, and a chain this signer does not decode is refused.
+    // UTXO chains: the network and fee rule the worker's payer builds with (the same configuration).
+    const utxo = new Map(plan.liveUtxo.map((chain) => [chain, {
+      network: utxoNetwork(chain, plan.utxoNetworks[chain]),
+      family: UTXO_TX[chain],
+      fee: configuredUtxoFee(chain, config.utxo),
+    }]));
     const explainer = explainerOf({
       simulated: new Set(),
       liveEvm: new Set(plan.live),
-      liveUtxo: new Map(),
+      liveUtxo: utxo,
       liveAccount: new Set(plan.liveAccount),
     });
     const evmFacts = evmFactsOf({ simulated: new Set(), transferAddress, live });
@@ -69,7 +78,9 @@ export async function startSignerProcess(config: Config, log = redactedLog()): P
         evm: (chain) => EVM_SET.has(chain) ? evmFacts(chain as EvmChain) : undefined,
         hotWallet: (chain, index) => signer.address(chain, index, "hot"),
         depositAddress: (chain, index) => signer.address(chain, index, "deposit"),
+        changeAddress: (chain, index) => signer.address(chain, index, "change"),
       },
+      utxo: (chain) => utxo.get(chain),
       limits: config.signerHourlyLimits,
       now: () => new Date(),
       log: (m) => log(m),

@@ -13,7 +13,17 @@
  *   as outflow: a worker that forged the cold address record in KV can move no more than the hourly limit;
  * - `drain`: a retired hot wallet (the key asked for) to the hot wallet in effect (kv/hot_wallets.ts), nothing else.
  * The hot wallet in effect is the index kv/hot_wallets.ts records (README "Rotating a hot wallet"): a payout is signed
- * by that key only. Every other kind is refused until its checker is written here (fail closed): UTXO consolidations.
+ * by that key only.
+ *
+ * UTXO chains (doge, zec; `expectedForUtxo`): every input is a treasury coin of ours, read from KV by the signer
+ * (actors/signer/utxo.ts), and every output other than the one the record names goes to one of our change addresses
+ * (the change index in effect or one rotated out: kv/hot_wallets.ts change address state), fee within the coin
+ * selection's rule (`Explainer.maxFee`):
+ * - `order`: a burn order's payout (its destination once, with its amount), counted as outflow;
+ * - `refund`: a native refund's payout, counted as outflow;
+ * - `consolidation`: every output ours (actors/sweeper.ts `consolidate`); not counted;
+ * - `cold_sweep`: the cold address in effect once (none while a change of it waits), counted as outflow.
+ * Every other kind is refused (fail closed).
  */
 import {
   type AccountChain,
@@ -23,12 +33,14 @@ import {
   type NativeChain,
   type UAsset,
   UASSETS,
+  type UtxoChain,
 } from "../../chains/catalog.ts";
 import type { TxEffects, TxIntent } from "../../chains/effects.ts";
-import type { SignRequest } from "../../chains/signer_protocol.ts";
+import type { SignRequest, SignUtxoRequest } from "../../chains/signer_protocol.ts";
+import type { Coin } from "../../kv/treasury.ts";
 import type { EvmFacts, Explainer } from "../../chains/verify.ts";
 import { coldAddressAt, readColdAddress } from "../../kv/cold_addresses.ts";
-import { hotIndexOf, readHotIndex, readHotWalletState } from "../../kv/hot_wallets.ts";
+import { hotIndexOf, readChangeAddressState, readHotIndex, readHotWalletState } from "../../kv/hot_wallets.ts";
 import { burnsDueTotal, getBurnBatch } from "../../kv/onchain_burns.ts";
 import { getOrder } from "../../kv/orders.ts";
 import { getRefund } from "../../kv/refunds.ts";
@@ -43,6 +55,8 @@ export interface SignerFacts {
   hotWallet(chain: AccountChain, index: number): string;
   /** The signer's own deposit address at `index` (what a sweep must spend from). */
   depositAddress(chain: AccountChain, index: number): string;
+  /** UTXO chains: the signer's change address at change index `index` (chains/derivation.ts `CHANGE_PARENT_PATHS`). */
+  changeAddress?(chain: UtxoChain, index: number): string;
 }
 
 export interface Expected {
@@ -276,7 +290,7 @@ async function hotWalletPayout(
 ): Promise<Expected> {
   if (req.chain !== chain || !isNativeChain(chain)) throw new Refusal(`${what} pays out on ${chain}, not ${req.chain}`);
   if (chain !== "sol" && chain !== "xrp" && chain !== "sui") {
-    throw new Refusal(`${chain} payouts are not supported in signer mode`);
+    throw new Refusal(`${chain} payouts are signed by a signUtxo request, every input at once`);
   }
   const index = await readHotIndex(kv, chain);
   if (req.branch !== "hot" || req.index !== index) {
@@ -306,4 +320,130 @@ function evmFactsOf(facts: SignerFacts, chain: EvmChain): EvmFacts {
 /** The transfer address is the mnemonic's EVM key 0 (chains/evm `TRANSFER_ADDRESS_INDEX`). */
 function transferAddressKey(req: SignRequest, what: string): void {
   if (req.branch !== "deposit" || req.index !== 0) throw new Refusal(`${what} is signed by the transfer address`);
+}
+
+// ---------------------------------------------------------------- UTXO chains
+
+/** What a UTXO transaction must do, and the change output it is compared with (an output at one of ours). */
+export interface ExpectedUtxo extends Expected {
+  change: { index: number; address: string; amount: bigint } | undefined;
+}
+
+/**
+ * The transaction `req` must be for its purpose on a UTXO chain: `coins` are the treasury coins its inputs spend, as
+ * the signer read them from KV (their amounts bound the fee; never the request's), `effects` what its signed bytes do.
+ */
+export async function expectedForUtxo(
+  kv: Deno.Kv,
+  facts: SignerFacts,
+  req: SignUtxoRequest,
+  coins: readonly Coin[],
+  effects: TxEffects,
+  now: Date,
+): Promise<ExpectedUtxo> {
+  const purpose = req.purpose;
+  if (purpose === null) throw new Refusal("the request names no purpose: the signer signs only for a recorded one");
+  const chain = req.chain;
+  const ours = await changeAddressesOf(kv, facts, chain);
+  const what = `${purpose.kind} ${purpose.id}`;
+  switch (purpose.kind) {
+    case "order": {
+      const entry = await getOrder(kv, purpose.id);
+      if (entry.versionstamp === null) throw new Refusal(`no order ${purpose.id} is recorded`);
+      if (entry.invalid) throw new Refusal(`order ${purpose.id} is invalid: ${entry.invalid.message}`);
+      const order = entry.value;
+      if (!ORDER_SIGNING.has(order.status)) {
+        throw new Refusal(`order ${purpose.id} is ${order.status}: nothing is signed for it`);
+      }
+      if (order.type !== "burn" || order.destinationChain !== chain) {
+        throw new Refusal(`order ${purpose.id} is not a burn paying out on ${chain}`);
+      }
+      const { request } = payoutRequestOf(order);
+      return utxoPayout(facts, chain, coins, effects, ours, { to: request.to, amount: request.amount }, true);
+    }
+    case "refund": {
+      let refund;
+      try {
+        refund = (await getRefund(kv, purpose.id)).value;
+      } catch (err) {
+        throw new Refusal(`refund ${purpose.id} is invalid: ${(err as Error).message}`);
+      }
+      if (!refund) throw new Refusal(`no refund ${purpose.id} is recorded`);
+      if (!REFUND_SIGNING.has(refund.status)) {
+        throw new Refusal(`refund ${purpose.id} is ${refund.status}: nothing is signed for it`);
+      }
+      if (refund.kind !== "native" || refund.chain !== chain) {
+        throw new Refusal(`refund ${purpose.id} is not a native refund on ${chain}`);
+      }
+      return utxoPayout(facts, chain, coins, effects, ours, { to: refund.to, amount: BigInt(refund.amount) }, true);
+    }
+    case "cold_sweep": {
+      const cold = coldAddressAt((await readColdAddress(kv, chain)).value, now);
+      if (!cold.current) throw new Refusal(`${what}: no cold address is in effect on ${chain}`);
+      if (cold.pending) throw new Refusal(`${what}: the ${chain} cold address is changing; nothing is swept`);
+      const to = cold.current.address;
+      // Its record is written after it is signed (actors/cold_sweep.ts): the amount is the bytes' own, bounded by
+      // the hourly outflow limit it is counted against.
+      const amount = effects.outputs.find((o) => o.to === to)?.amount ?? 0n;
+      if (amount <= 0n) throw new Refusal(`${what} pays nothing to the ${chain} cold address in effect ${to}`);
+      return utxoPayout(facts, chain, coins, effects, ours, { to, amount }, true);
+    }
+    case "consolidation": {
+      // Every output ours: the first names which of our change addresses it merges into (any other is refused by
+      // the comparison), and its amount is the bytes' own; the fee stays within the rule.
+      const first = effects.outputs[0];
+      const to = first && ours.has(first.to) ? first.to : ours.inEffect;
+      return utxoPayout(facts, chain, coins, effects, ours, { to, amount: first?.amount ?? 0n }, false);
+    }
+    default:
+      throw new Refusal(`the signer cannot check a ${purpose.kind} on ${chain} (not supported in signer mode)`);
+  }
+}
+
+/** Our change addresses on `chain`: the one in effect and every one rotated out (their coins stay ours). */
+async function changeAddressesOf(
+  kv: Deno.Kv,
+  facts: SignerFacts,
+  chain: UtxoChain,
+): Promise<{ inEffect: string; has(address: string): boolean }> {
+  if (!facts.changeAddress) throw new Refusal(`${chain} is not a live chain of this signer`);
+  const { state } = await readChangeAddressState(kv, chain);
+  const indexes = [state?.current.index ?? 0, ...(state?.retired.map((r) => r.index) ?? [])];
+  const addresses = indexes.map((i) => facts.changeAddress!(chain, i));
+  const set = new Set(addresses);
+  return { inEffect: addresses[0], has: (a) => set.has(a) };
+}
+
+/**
+ * A UTXO payout of exactly `pay` from `coins`, any other output to one of our change addresses: compared by the one
+ * comparison (chains/effects.ts `differences`) with the change output found among ours. `outflow`: the amount paid
+ * counts against the hourly limit (a consolidation's does not: every output is ours).
+ */
+function utxoPayout(
+  facts: SignerFacts,
+  chain: UtxoChain,
+  coins: readonly Coin[],
+  effects: TxEffects,
+  ours: { inEffect: string; has(address: string): boolean },
+  pay: { to: string; amount: bigint },
+  outflow: boolean,
+): ExpectedUtxo {
+  const explainer = facts.explainer(chain);
+  if (!explainer?.maxFee) throw new Refusal(`${chain} is not a live chain of this signer`);
+  const others = effects.outputs.map((o, index) => ({ ...o, index })).filter((o) => o.to !== pay.to);
+  const change = others.length === 1 && ours.has(others[0].to) ? others[0] : undefined;
+  return {
+    intent: {
+      kind: "payout",
+      chain,
+      to: pay.to,
+      amount: pay.amount,
+      memo: null,
+      coins: coins.map((c) => ({ ...c.outpoint, amount: c.amount })),
+      changeAddress: outflow ? (change?.to ?? ours.inEffect) : pay.to,
+      maxFee: explainer.maxFee(coins.length),
+    },
+    change: change && { index: change.index, address: change.to, amount: change.amount },
+    outflow: outflow ? { chain, amount: pay.amount } : null,
+  };
 }

@@ -11,7 +11,7 @@
  * waits like any failed prepare: nothing is recorded or broadcast.
  */
 import { bytesToHex } from "viem";
-import { type ChainSymbol, isEvmChain, isNativeChain } from "../../chains/catalog.ts";
+import { type ChainSymbol, isEvmChain, isNativeChain, type UtxoChain } from "../../chains/catalog.ts";
 import { differences } from "../../chains/effects.ts";
 import type { MinterKey } from "../../chains/minter_key.ts";
 import { type AnySignature, payloadOf, signedRawOf } from "../../chains/signed_assembly.ts";
@@ -23,6 +23,7 @@ import {
   SignerRequestSchema,
   type SignerResponse,
   type SignRequest,
+  type SignUtxoRequest,
 } from "../../chains/signer_protocol.ts";
 import { writeAll } from "../../chains/signer_client.ts";
 import { MAX_FEE_DROPS } from "../../chains/xrp/payer.ts";
@@ -31,6 +32,7 @@ import { raiseAlert } from "../../kv/alerts.ts";
 import type { KeyBranch } from "../../chains/derivation.ts";
 import { type OutflowLimits, spendOutflow } from "./outflow.ts";
 import { expectedFor, Refusal, type SignerFacts } from "./purposes.ts";
+import { signUtxo, type UtxoFacts } from "./utxo.ts";
 
 export interface SignerServiceOptions {
   kv: Deno.Kv;
@@ -41,6 +43,8 @@ export interface SignerServiceOptions {
   limits: OutflowLimits;
   now: () => Date;
   log: (msg: string) => void;
+  /** The live UTXO chains of this signer (their network and transaction steps); absent: none. */
+  utxo?: (chain: UtxoChain) => UtxoFacts | undefined;
 }
 
 /** The most an account chain's payout may burn in fee: the payer's own bound (chains/<chain>/payer.ts). */
@@ -68,18 +72,19 @@ export async function answer(opts: SignerServiceOptions, line: string): Promise<
   const req = parsed.data;
   try {
     if (req.op === "publicKey") return { ok: true, publicKey: bytesToHex(publicKeyOf(opts, req)).slice(2) };
+    if (req.op === "signUtxo") return await signUtxo(opts, req);
     return await sign(opts, req);
   } catch (err) {
-    if (req.op === "sign" && err instanceof Refusal) return await refuse(opts, req, err.message);
+    if (req.op !== "publicKey" && err instanceof Refusal) return await refuse(opts, req, err.message);
     const reason = err instanceof Error ? err.message : String(err);
-    opts.log(`signer: ${req.op} ${req.chain} ${req.branch} ${req.index} failed: ${reason}`);
+    opts.log(`signer: ${req.op} ${req.chain} ${keysOf(req)} failed: ${reason}`);
     // A sign request that failed on its way is refused all the same: nothing was released.
-    if (req.op === "sign") return await refuse(opts, req, reason);
+    if (req.op !== "publicKey") return await refuse(opts, req, reason);
     return { ok: false, kind: "failed", error: reason };
   }
 }
 
-function publicKeyOf(opts: SignerServiceOptions, req: Pick<SignerRequest, "chain" | "index" | "branch">): Uint8Array {
+function publicKeyOf(opts: SignerServiceOptions, req: Pick<SignRequest, "chain" | "index" | "branch">): Uint8Array {
   if (req.branch === "minter") {
     if (!isEvmChain(req.chain) || !opts.minter) throw new Error(`this signer holds no minter key for ${req.chain}`);
     return opts.minter.publicKey();
@@ -148,9 +153,19 @@ function signPayload(opts: SignerServiceOptions, req: SignRequest, payload: Uint
   return opts.signer.signDigest(req.chain as SecpSignerChain, req.index, payload, branch);
 }
 
-async function refuse(opts: SignerServiceOptions, req: SignRequest, reason: string): Promise<SignerResponse> {
+/** The keys a request names, as a refusal says them. */
+function keysOf(req: SignerRequest): string {
+  if (req.op !== "signUtxo") return `${req.branch} key ${req.index}`;
+  return [...new Set(req.inputs.map((i) => `${i.branch} key ${i.index}`))].join(", ");
+}
+
+async function refuse(
+  opts: SignerServiceOptions,
+  req: SignRequest | SignUtxoRequest,
+  reason: string,
+): Promise<SignerResponse> {
   const subject = req.purpose ? `${req.purpose.kind}:${req.purpose.id}` : "no purpose";
-  const message = `refused to sign on ${req.chain} (${req.branch} key ${req.index}) for ${subject}: ${reason}`;
+  const message = `refused to sign on ${req.chain} (${keysOf(req)}) for ${subject}: ${reason}`;
   opts.log(`signer: ${message}`);
   try {
     await raiseAlert(opts.kv, {

@@ -1,18 +1,16 @@
 /**
  * Dogecoin transaction signing: legacy P2PKH only (Dogecoin has no segwit), version 1, SIGHASH_ALL, built and hashed
- * with bitcoinjs-lib's `Transaction` (`hashForSignature` is the legacy sighash, which Dogecoin shares with Bitcoin).
- * Addresses go through chains/utxo/network.ts, never bitcoinjs's address module (it knows no Dogecoin versions).
+ * with bitcoinjs-lib's `Transaction` (`hashForSignature` is the legacy sighash, which Dogecoin shares with Bitcoin: it
+ * commits to the script of the coin each input spends, not to its amount). Addresses go through
+ * chains/utxo/network.ts, never bitcoinjs's address module (it knows no Dogecoin versions).
  *
- * scriptSig = <DER signature + 0x01> <33-byte compressed public key>, each a direct push (a low-S DER signature with
- * its sighash byte is at most 72 bytes, under OP_PUSHDATA1's 0x4c), which is what standardness rules ask for.
+ * scriptSig = <DER signature + 0x01> <33-byte compressed public key>, each a direct push (tx.ts `p2pkhScriptSig`),
+ * which is what standardness rules ask for.
  */
-import { concatBytes } from "@noble/hashes/utils.js";
 import { Transaction } from "bitcoinjs-lib";
-import type { PayoutCoin } from "../adapter.ts";
 import { outputScript, p2pkhAddress } from "./network.ts";
-import type { InputKey, SignedUtxoTx, UtxoTxPlan, UtxoTxSigner } from "./tx.ts";
+import { p2pkhScriptSig, SIGHASH_ALL, signWith, type UtxoTxFamily, type UtxoTxSigner } from "./tx.ts";
 
-const SIGHASH_ALL = 0x01;
 const FINAL_SEQUENCE = 0xffffffff;
 
 /** A txid as nodes show it (big-endian hex) to the byte order inside a transaction. */
@@ -23,44 +21,42 @@ export function txidBytes(txid: string): Uint8Array {
   return bytes.reverse();
 }
 
-function pushData(data: Uint8Array): Uint8Array {
-  if (data.length >= 0x4c) throw new Error(`a ${data.length}-byte push is not a direct push`);
-  const out = new Uint8Array(1 + data.length);
-  out[0] = data.length;
-  out.set(data, 1);
-  return out;
+/** The unsigned transaction as bitcoinjs-lib reads it; throws for anything but whole transaction bytes. */
+function parseUnsigned(unsigned: string): Transaction {
+  const tx = Transaction.fromHex(unsigned);
+  if (tx.toHex() !== unsigned.toLowerCase()) throw new Error("doge: the transaction is not its own serialization");
+  return tx;
 }
 
-export const signDogeTx: UtxoTxSigner = (network, plan: UtxoTxPlan, keyFor): SignedUtxoTx => {
-  if (network.chain !== "doge") throw new Error(`signDogeTx signs doge transactions, not ${network.chain}`);
-  if (plan.inputs.length === 0) throw new Error("doge: a transaction needs at least one input");
-  if (plan.outputs.length === 0) throw new Error("doge: a transaction needs at least one output");
-  const tx = new Transaction();
-  tx.version = 1;
-  for (const coin of plan.inputs) tx.addInput(txidBytes(coin.txHash), coin.index, FINAL_SEQUENCE);
-  for (const out of plan.outputs) {
-    if (out.amount <= 0n) throw new Error(`doge: output to ${out.address} must be positive, got ${out.amount}`);
-    tx.addOutput(outputScript(network, out.address), out.amount);
-  }
-  // Every key is checked before anything is signed: a coin we cannot prove ours is never signed for.
-  const keys: InputKey[] = plan.inputs.map((coin: PayoutCoin) => {
-    const key = keyFor(coin);
-    const address = p2pkhAddress(network, key.publicKey);
-    if (address !== coin.address) {
-      throw new Error(
-        `doge: the key for coin ${coin.txHash}:${coin.index} is for ${address}, not the coin's address ` +
-          `${coin.address}: refusing to sign`,
-      );
+export const DOGE_TX: UtxoTxFamily = {
+  build(network, plan) {
+    if (network.chain !== "doge") throw new Error(`signDogeTx signs doge transactions, not ${network.chain}`);
+    if (plan.inputs.length === 0) throw new Error("doge: a transaction needs at least one input");
+    if (plan.outputs.length === 0) throw new Error("doge: a transaction needs at least one output");
+    const tx = new Transaction();
+    tx.version = 1;
+    for (const coin of plan.inputs) tx.addInput(txidBytes(coin.txHash), coin.index, FINAL_SEQUENCE);
+    for (const out of plan.outputs) {
+      if (out.amount <= 0n) throw new Error(`doge: output to ${out.address} must be positive, got ${out.amount}`);
+      tx.addOutput(outputScript(network, out.address), out.amount);
     }
-    return key;
-  });
-  plan.inputs.forEach((coin, i) => {
-    const digest = tx.hashForSignature(i, outputScript(network, coin.address), SIGHASH_ALL);
-    const der = keys[i].sign(digest);
-    tx.setInputScript(
-      i,
-      concatBytes(pushData(concatBytes(der, Uint8Array.of(SIGHASH_ALL))), pushData(keys[i].publicKey)),
-    );
-  });
-  return { raw: tx.toHex(), txid: tx.getId() };
+    return tx.toHex();
+  },
+
+  sighashes(network, unsigned, spent) {
+    if (network.chain !== "doge") throw new Error(`doge sighashes, not ${network.chain}`);
+    const tx = parseUnsigned(unsigned);
+    if (spent.length !== tx.ins.length) throw new Error("doge: a sighash needs the coin of every input");
+    return spent.map((coin, i) => tx.hashForSignature(i, coin.script, SIGHASH_ALL));
+  },
+
+  assemble(network, unsigned, signatures) {
+    if (network.chain !== "doge") throw new Error(`doge assembly, not ${network.chain}`);
+    const tx = parseUnsigned(unsigned);
+    if (signatures.length !== tx.ins.length) throw new Error("doge: every input needs its signature");
+    signatures.forEach((sig, i) => tx.setInputScript(i, p2pkhScriptSig(sig)));
+    return { raw: tx.toHex(), txid: tx.getId() };
+  },
 };
+
+export const signDogeTx: UtxoTxSigner = signWith(DOGE_TX, p2pkhAddress, outputScript);

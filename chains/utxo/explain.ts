@@ -36,10 +36,25 @@ const DOGE_VERSION = 1;
 /** The decoded effects of `raw` (hex, as `PreparedTx.raw`) on `network`; throws for anything the payer never builds. */
 export async function explainUtxoTx(raw: string, network: UtxoNetwork): Promise<TxEffects> {
   await Promise.resolve(); // pure: async only to share the family-wide explain contract (chains/effects.ts)
+  return explainBytes(raw, network, "signed");
+}
+
+/**
+ * The same reading of a transaction not signed yet (chains/utxo/tx.ts `UtxoTxFamily.build`: every scriptSig empty),
+ * as the signer process is shown it: the same refusals, except that each input must carry no scriptSig at all.
+ */
+export function explainUnsignedUtxoTx(unsigned: string, network: UtxoNetwork): TxEffects {
+  return explainBytes(unsigned, network, "unsigned");
+}
+
+/** Whether the inputs must be signed P2PKH spends (a transaction to record) or empty (one to sign). */
+type InputsAre = "signed" | "unsigned";
+
+function explainBytes(raw: string, network: UtxoNetwork, inputsAre: InputsAre): TxEffects {
   if (typeof raw !== "string" || !/^(?:[0-9a-fA-F]{2})+$/.test(raw)) {
     throw new Error(`${network.chain}: cannot explain the transaction: its raw bytes are not hex`);
   }
-  return network.chain === "doge" ? explainDoge(raw, network) : explainZec(raw, network);
+  return network.chain === "doge" ? explainDoge(raw, network, inputsAre) : explainZec(raw, network, inputsAre);
 }
 
 // --- doge ----------------------------------------------------------------------------------------------------------
@@ -60,7 +75,7 @@ function dogeLibraryNetwork(network: UtxoNetwork): Network {
   };
 }
 
-function explainDoge(raw: string, network: UtxoNetwork): TxEffects {
+function explainDoge(raw: string, network: UtxoNetwork, inputsAre: InputsAre): TxEffects {
   let tx: Transaction;
   try {
     tx = Transaction.fromHex(raw);
@@ -77,7 +92,7 @@ function explainDoge(raw: string, network: UtxoNetwork): TxEffects {
   if (tx.outs.length === 0) throw new Error("doge: the transaction has no output");
   if (tx.isCoinbase()) throw new Error("doge: a coinbase transaction is never ours to sign");
   const inputs = tx.ins.map((input, i): Outpoint => {
-    checkInput("doge", i, input.sequence, input.script);
+    checkInput("doge", i, input.sequence, input.script, inputsAre);
     return { txHash: displayTxid(input.hash), index: input.index };
   });
   const outputs = tx.outs.map((out, i): TxOutput => ({ to: dogeAddress(out.script, lib, i), amount: out.value }));
@@ -111,7 +126,7 @@ function zecLibraryNetwork(network: UtxoNetwork): utxolib.Network {
   return lib;
 }
 
-function explainZec(raw: string, network: UtxoNetwork): TxEffects {
+function explainZec(raw: string, network: UtxoNetwork, inputsAre: InputsAre): TxEffects {
   const lib = zecLibraryNetwork(network);
   const bytes = Uint8Array.from(raw.match(/../g)!.map((b) => parseInt(b, 16)));
   let tx: ReturnType<typeof parseZecV5>;
@@ -154,7 +169,7 @@ function explainZec(raw: string, network: UtxoNetwork): TxEffects {
     if (input.prevHash.every((b) => b === 0) && input.prevIndex === 0xffffffff) {
       throw new Error("zec: a coinbase transaction is never ours to sign");
     }
-    checkInput("zec", i, input.sequence, input.scriptSig);
+    checkInput("zec", i, input.sequence, input.scriptSig, inputsAre);
     return { txHash: displayTxid(input.prevHash), index: input.prevIndex };
   });
   const outputs = tx.outputs.map((out, i): TxOutput => {
@@ -178,9 +193,13 @@ function explainZec(raw: string, network: UtxoNetwork): TxEffects {
  * An input as the payer signs it: final sequence, scriptSig <DER signature + SIGHASH_ALL> <33-byte public key> (a P2PKH
  * spend, decoded by bitcoinjs-lib's `payments.p2pkh`; the same script in Zcash's transparent part).
  */
-function checkInput(chain: string, index: number, sequence: number, scriptSig: Uint8Array) {
+function checkInput(chain: string, index: number, sequence: number, scriptSig: Uint8Array, inputsAre: InputsAre) {
   if (sequence !== FINAL_SEQUENCE) {
     throw new Error(`${chain}: input ${index} has sequence 0x${sequence.toString(16)}; the payer signs final inputs`);
+  }
+  if (inputsAre === "unsigned") {
+    if (scriptSig.length !== 0) throw new Error(`${chain}: input ${index} of an unsigned transaction has a scriptSig`);
+    return;
   }
   let signature: Uint8Array | undefined;
   try {

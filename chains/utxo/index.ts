@@ -7,24 +7,27 @@
  */
 import type { ChainReader, UtxoPayer } from "../adapter.ts";
 import type { UtxoChain } from "../catalog.ts";
-import type { Signer } from "../signer.ts";
+import type { UtxoSigningPort, UtxoTxFamily } from "./tx.ts";
 import type { UtxoNetwork } from "./network.ts";
 import type { UtxoRpc } from "./rpc.ts";
 import { bitcoinCoreNode } from "./bitcoin_core.ts";
-import { signDogeTx } from "./doge_tx.ts";
+import { DOGE_TX } from "./doge_tx.ts";
 import { utxoPayer, type UtxoSettings } from "./payer.ts";
 
 // Defined beside the payer that reads it (so payer.ts need not import this factory); the family's callers take it from here.
 export type { UtxoSettings };
 import { utxoReader } from "./reader.ts";
 import { zebraNode } from "./zebra.ts";
-import { signZecTx } from "./zec_tx.ts";
+import { ZEC_TX } from "./zec_tx.ts";
+
+/** Each chain's transaction steps: the payer's, and the signer process's when it checks a request (actors/signer/utxo.ts). */
+export const UTXO_TX: Readonly<Record<UtxoChain, UtxoTxFamily>> = { doge: DOGE_TX, zec: ZEC_TX };
 
 export interface UtxoAdapterOptions {
   chain: UtxoChain;
   network: UtxoNetwork;
   rpc: UtxoRpc;
-  signer: Signer;
+  signer: UtxoSigningPort;
   settings: UtxoSettings;
 }
 
@@ -41,14 +44,14 @@ export function utxoAdapters(opts: UtxoAdapterOptions): UtxoAdapters {
       const node = bitcoinCoreNode(rpc, network);
       return {
         reader: utxoReader(node, { chain, confirmations: settings.confirmations }),
-        payer: utxoPayer({ chain, network, node, signer, settings, signTx: signDogeTx }),
+        payer: utxoPayer({ chain, network, node, signer, settings, family: UTXO_TX.doge }),
       };
     }
     case "zec": {
       const node = zebraNode(rpc, network);
       return {
         reader: utxoReader(node, { chain, confirmations: settings.confirmations }),
-        payer: utxoPayer({ chain, network, node, signer, settings, signTx: signZecTx }),
+        payer: utxoPayer({ chain, network, node, signer, settings, family: UTXO_TX.zec }),
       };
     }
   }

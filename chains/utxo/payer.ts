@@ -1,6 +1,8 @@
 /**
  * The shared `UtxoPayer` (doge, zec): builds a payout from the coins the caller chose (kv/treasury.ts and
- * coin selection, with the same fee rule), signs it through the chain's `UtxoTxSigner`, and returns it as data to be
+ * coin selection, with the same fee rule), signs it in the chain's three steps (tx.ts `UtxoTxFamily`: built unsigned,
+ * each input's sighash, the signatures put in) through its signing port (a Signer in this process, or the signer
+ * process, which recomputes each sighash from its own treasury records: README "Roles"), and returns it as data to be
  * recorded before it is sent (chains/adapter.ts). It never writes KV and never re-signs: `nudge` re-sends the very
  * bytes that were recorded.
  *
@@ -14,11 +16,17 @@ import { outpointsOf, type PayoutCoin, type PreparedTx, type UtxoPayer, type Utx
 import type { UtxoChain } from "../catalog.ts";
 import type { FeeFunction } from "../shared/coin_select.ts";
 import { changeDustLimit, payoutChange } from "../shared/utxo_fee.ts";
-import type { Signer } from "../signer.ts";
-import { decodeAddress, p2pkhAddress, type UtxoNetwork } from "./network.ts";
+import { decodeAddress, outputScript, p2pkhAddress, type UtxoNetwork } from "./network.ts";
 import type { UtxoNode } from "./node.ts";
 import { RpcError } from "./rpc.ts";
-import type { InputKey, UtxoTxOutput, UtxoTxPlan, UtxoTxSigner } from "./tx.ts";
+import type { UtxoSigningPort, UtxoTxFamily, UtxoTxOutput, UtxoTxPlan } from "./tx.ts";
+
+/** The key that signs a coin of ours: by derivation index and branch, and its public key. */
+interface CoinKey {
+  index: number;
+  branch: "deposit" | "change";
+  publicKey: Uint8Array;
+}
 
 /** Where the change output sits in every payout. */
 const CHANGE_OUTPUT = 1;
@@ -36,24 +44,28 @@ export interface UtxoPayerOptions {
   chain: UtxoChain;
   network: UtxoNetwork;
   node: UtxoNode;
-  signer: Signer;
+  signer: UtxoSigningPort;
   settings: UtxoSettings;
-  signTx: UtxoTxSigner;
+  /** The chain's transaction steps (doge_tx.ts `DOGE_TX`, zec_tx.ts `ZEC_TX`). */
+  family: UtxoTxFamily;
   /** The change key in effect (chains/derivation.ts `CHANGE_PARENT_PATHS`); 0 when unset. */
   changeIndex?: number;
 }
 
 export function utxoPayer(opts: UtxoPayerOptions): UtxoPayer & { readonly changeAddress: string } {
-  const { chain, network, node, signer, settings, signTx } = opts;
+  const { chain, network, node, signer, settings, family } = opts;
   if (network.chain !== chain) throw new Error(`a ${network.chain} network cannot serve the ${chain} payer`);
   const changeIndex = opts.changeIndex ?? 0;
   const changeAddress = p2pkhAddress(network, signer.publicKey(chain, changeIndex, "change"));
 
-  function keyFor(coin: PayoutCoin): InputKey {
+  /** The key that signs `coin`, checked to be the coin's address's: a coin we cannot prove ours is never signed for. */
+  async function keyFor(coin: PayoutCoin): Promise<CoinKey> {
     // Change coins carry the index of the change key that received them: this one's, or one rotated out before.
     const index = coin.derivationIndex;
+    await signer.loadKey?.(chain, index, "change");
     const changeKey = signer.publicKey(chain, index, "change");
     const branch = p2pkhAddress(network, changeKey) === coin.address ? "change" : "deposit";
+    if (branch === "deposit") await signer.loadKey?.(chain, index, "deposit");
     const publicKey = branch === "change" ? changeKey : signer.publicKey(chain, index, branch);
     const derived = p2pkhAddress(network, publicKey);
     if (derived !== coin.address) {
@@ -62,14 +74,23 @@ export function utxoPayer(opts: UtxoPayerOptions): UtxoPayer & { readonly change
           `${derived}: refusing to sign a coin we cannot prove ours`,
       );
     }
-    return {
-      publicKey,
-      sign(digest) {
-        const sig = signer.signDigest(chain, index, digest, branch);
-        if (sig.format !== "der") throw new Error(`${chain}: the signer gave a ${sig.format} signature, not DER`);
-        return sig.bytes;
-      },
-    };
+    return { index, branch, publicKey };
+  }
+
+  /** Builds `plan` unsigned, has each input's sighash signed by its coin's key, and puts the signatures in. */
+  async function sign(plan: UtxoTxPlan) {
+    const unsigned = family.build(network, plan);
+    const keys: CoinKey[] = [];
+    for (const coin of plan.inputs) keys.push(await keyFor(coin));
+    const spent = plan.inputs.map((c) => ({ amount: c.amount, script: outputScript(network, c.address) }));
+    const digests = family.sighashes(network, unsigned, spent);
+    const ders = await signer.signUtxoInputs(
+      chain,
+      unsigned,
+      keys.map((k, i) => ({ index: k.index, branch: k.branch, digest: digests[i] })),
+    );
+    if (ders.length !== keys.length) throw new Error(`${chain}: the signer gave ${ders.length} signatures`);
+    return family.assemble(network, unsigned, ders.map((der, i) => ({ der, publicKey: keys[i].publicKey })));
   }
 
   async function send(raw: string) {
@@ -118,7 +139,7 @@ export function utxoPayer(opts: UtxoPayerOptions): UtxoPayer & { readonly change
         plan.expiryHeight = expiry.value;
         plan.branchId = await node.nextBranchId();
       }
-      const signed = signTx(network, plan, keyFor);
+      const signed = await sign(plan);
       const outpoints = outpointsOf(coins);
       return {
         txHash: signed.txid,

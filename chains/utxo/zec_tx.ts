@@ -15,10 +15,9 @@
  *   of producing transactions the node rejects.
  */
 import * as utxolib from "@bitgo/utxo-lib";
-import type { PayoutCoin } from "../adapter.ts";
 import { ChainError } from "../errors.ts";
 import { outputScript, p2pkhAddress, type UtxoNetwork } from "./network.ts";
-import type { InputKey, SignedUtxoTx, UtxoTxPlan } from "./tx.ts";
+import { p2pkhScriptSig, signWith, type UtxoTxFamily, type UtxoTxSigner } from "./tx.ts";
 import { fromHex, parseZecV5, SIGHASH_ALL, toHex, transparentSighash, zecTxid } from "./zec_zip244.ts";
 
 /** Consensus branch ids (ZIP-200 family) whose transactions are v5 with ZIP-244 digests. */
@@ -67,67 +66,82 @@ function libraryNetwork(network: UtxoNetwork): utxolib.bitgo.ZcashNetwork {
   return network.name === "mainnet" ? utxolib.networks.zcash : utxolib.networks.zcashTest;
 }
 
-/** Minimal push of `data` (< 76 bytes: a signature or a public key). */
-function push(data: Uint8Array): number[] {
-  if (data.length >= 0x4c) throw new Error("zec: scriptSig push too long");
-  return [data.length, ...data];
+/** The library's reading of `unsigned`, a v5 transaction for a branch id we sign for. */
+function libraryTx(network: UtxoNetwork, bytes: Uint8Array): utxolib.bitgo.ZcashTransaction<bigint> {
+  const tx = utxolib.bitgo.ZcashTransaction.fromBuffer<bigint>(
+    Buffer.from(bytes),
+    false,
+    "bigint",
+    libraryNetwork(network),
+  );
+  if (tx.version !== 5) throw new Error(`zec: a v${tx.version} transaction; the payer builds v5 only`);
+  return tx;
 }
 
-/** Builds and signs the v5 transaction of `plan`: see the module comment. */
-export function signZecTx(
-  network: UtxoNetwork,
-  plan: UtxoTxPlan,
-  keyFor: (coin: PayoutCoin) => InputKey,
-): SignedUtxoTx {
-  if (network.chain !== "zec") throw new Error(`signZecTx signs zec only, not ${network.chain}`);
-  if (plan.branchId === undefined) throw new Error("zec: a payout needs the consensus branch id it commits to");
-  assertKnownBranchId(plan.branchId);
-  const expiry = plan.expiryHeight;
-  if (expiry === undefined || !Number.isSafeInteger(expiry) || expiry <= 0 || expiry > MAX_EXPIRY_HEIGHT) {
-    throw new Error(`zec: a payout needs an expiry height between 1 and ${MAX_EXPIRY_HEIGHT}, got ${expiry}`);
-  }
-  if (plan.inputs.length === 0) throw new Error("zec: a payout spends at least one coin");
-  if (plan.outputs.length === 0) throw new Error("zec: a payout has at least one output");
+/** Our parse of `unsigned` (v5, no trailing bytes), for a branch id we sign for. */
+function parseUnsigned(network: UtxoNetwork, unsigned: string) {
+  if (network.chain !== "zec") throw new Error(`zec signing, not ${network.chain}`);
+  const parsed = parseZecV5(fromHex(unsigned));
+  assertKnownBranchId(parsed.consensusBranchId);
+  return parsed;
+}
 
-  const txb = utxolib.bitgo.createTransactionBuilderForNetwork<bigint>(libraryNetwork(network), {
-    version: LIBRARY_V5_VERSION,
-  }) as utxolib.bitgo.ZcashTransactionBuilder<bigint>;
-  txb.setConsensusBranchId(plan.branchId);
-  txb.setExpiryHeight(expiry);
-  const spent = plan.inputs.map((coin) => {
-    if (coin.amount <= 0n) throw new Error(`zec: coin ${coin.txHash}:${coin.index} has no value`);
-    return { value: coin.amount, script: outputScript(network, coin.address) };
-  });
-  plan.inputs.forEach((coin, i) => {
-    if (!/^[0-9a-f]{64}$/.test(coin.txHash)) throw new Error(`zec: coin txid ${coin.txHash} is not 64 hex digits`);
-    // The library takes the previous txid in internal byte order, the reverse of the displayed one.
-    txb.addInput(Buffer.from(fromHex(coin.txHash).reverse()), coin.index, SEQUENCE_FINAL, Buffer.from(spent[i].script));
-  });
-  for (const out of plan.outputs) {
-    if (out.amount <= 0n) throw new Error(`zec: output to ${out.address} must be positive, got ${out.amount}`);
-    txb.addOutput(Buffer.from(outputScript(network, out.address)), out.amount);
-  }
-  const tx = txb.buildIncomplete();
-  if (tx.version !== 5 || tx.consensusBranchId !== plan.branchId) {
-    throw new Error("zec: the library did not build a v5 transaction for the branch id asked");
-  }
-
-  const unsigned = parseZecV5(tx.toBuffer());
-  plan.inputs.forEach((coin, i) => {
-    const key = keyFor(coin);
-    if (p2pkhAddress(network, key.publicKey) !== coin.address) {
-      throw new Error(`zec: the key for coin ${coin.txHash}:${coin.index} does not own ${coin.address}`);
+/** Builds and signs v5 transactions step by step: see the module comment. */
+export const ZEC_TX: UtxoTxFamily = {
+  build(network, plan) {
+    if (network.chain !== "zec") throw new Error(`signZecTx signs zec only, not ${network.chain}`);
+    if (plan.branchId === undefined) throw new Error("zec: a payout needs the consensus branch id it commits to");
+    assertKnownBranchId(plan.branchId);
+    const expiry = plan.expiryHeight;
+    if (expiry === undefined || !Number.isSafeInteger(expiry) || expiry <= 0 || expiry > MAX_EXPIRY_HEIGHT) {
+      throw new Error(`zec: a payout needs an expiry height between 1 and ${MAX_EXPIRY_HEIGHT}, got ${expiry}`);
     }
-    const digest = transparentSighash(unsigned, i, spent, SIGHASH_ALL);
-    const der = key.sign(digest);
-    tx.ins[i].script = Buffer.from([...push(Uint8Array.of(...der, SIGHASH_ALL)), ...push(key.publicKey)]);
-  });
+    if (plan.inputs.length === 0) throw new Error("zec: a payout spends at least one coin");
+    if (plan.outputs.length === 0) throw new Error("zec: a payout has at least one output");
 
-  const raw = tx.toBuffer();
-  const txid = zecTxid(parseZecV5(raw));
-  if (txid !== tx.getId()) throw new Error("zec: our ZIP-244 txid and the library's disagree; refusing to send");
-  return { raw: toHex(raw), txid };
-}
+    const txb = utxolib.bitgo.createTransactionBuilderForNetwork<bigint>(libraryNetwork(network), {
+      version: LIBRARY_V5_VERSION,
+    }) as utxolib.bitgo.ZcashTransactionBuilder<bigint>;
+    txb.setConsensusBranchId(plan.branchId);
+    txb.setExpiryHeight(expiry);
+    plan.inputs.forEach((coin) => {
+      if (coin.amount <= 0n) throw new Error(`zec: coin ${coin.txHash}:${coin.index} has no value`);
+      if (!/^[0-9a-f]{64}$/.test(coin.txHash)) throw new Error(`zec: coin txid ${coin.txHash} is not 64 hex digits`);
+      // The library takes the previous txid in internal byte order, the reverse of the displayed one.
+      const script = Buffer.from(outputScript(network, coin.address));
+      txb.addInput(Buffer.from(fromHex(coin.txHash).reverse()), coin.index, SEQUENCE_FINAL, script);
+    });
+    for (const out of plan.outputs) {
+      if (out.amount <= 0n) throw new Error(`zec: output to ${out.address} must be positive, got ${out.amount}`);
+      txb.addOutput(Buffer.from(outputScript(network, out.address)), out.amount);
+    }
+    const tx = txb.buildIncomplete();
+    if (tx.version !== 5 || tx.consensusBranchId !== plan.branchId) {
+      throw new Error("zec: the library did not build a v5 transaction for the branch id asked");
+    }
+    return toHex(tx.toBuffer());
+  },
+
+  sighashes(network, unsigned, spent) {
+    const parsed = parseUnsigned(network, unsigned);
+    const coins = spent.map((s) => ({ value: s.amount, script: s.script }));
+    return parsed.inputs.map((_, i) => transparentSighash(parsed, i, coins, SIGHASH_ALL));
+  },
+
+  assemble(network, unsigned, signatures) {
+    parseUnsigned(network, unsigned);
+    const tx = libraryTx(network, fromHex(unsigned));
+    if (signatures.length !== tx.ins.length) throw new Error("zec: every input needs its signature");
+    signatures.forEach((sig, i) => tx.ins[i].script = Buffer.from(p2pkhScriptSig(sig)));
+    const raw = tx.toBuffer();
+    const txid = zecTxid(parseZecV5(raw));
+    if (txid !== tx.getId()) throw new Error("zec: our ZIP-244 txid and the library's disagree; refusing to send");
+    return { raw: toHex(raw), txid };
+  },
+};
+
+/** Builds and signs the v5 transaction of `plan` in this process: see the module comment. */
+export const signZecTx: UtxoTxSigner = signWith(ZEC_TX, p2pkhAddress, outputScript);
 
 const ZIP317_MARGINAL_FEE = 5_000n;
 const ZIP317_GRACE_ACTIONS = 2;

@@ -329,7 +329,11 @@ export async function listOrderChanges(
     let hasMore = false;
     let scanned = 0;
     if (q.after.at >= q.settledBefore) return { orders, next, hasMore };
-    const entries = kv.list<Order>({ start, end }, { ...STRONG, limit: scanCap + 2, batchSize: scanCap + 2 });
+    const entries = kv.list<Order>({ start, end }, {
+      ...STRONG,
+      limit: scanCap + 2,
+      batchSize: Math.min(scanCap + 2, MAX_LIST_BATCH),
+    });
     for await (const e of entries) {
       if (e.key.length === start.length && e.key[2] === q.after.at && e.key[3] === q.after.id) continue; // exclusive
       if (orders.length === q.limit || scanned === scanCap) {

@@ -6,9 +6,10 @@
  * - `client/messages.generated.ts`: the exact messages a partner can meet (messages.ts: API errors, address formats,
  *   order `errorMessage`s), so partner code can `switch` on them with the compiler checking each case.
  *
- * The document is the one a sim-mode server with the pipeline on serves (every partner route and the `/sim` routes
- * the walkthrough drives). tests/client_types_test.ts regenerates both from a started server and fails when the
- * committed files differ. This module is a build tool: nothing the server runs imports it (`deno info main.ts`).
+ * The document is the one a sim-mode server with the pipeline on serves (`deno task dev`: every partner route and the
+ * `/sim` routes the walkthrough drives): `deno task build:client [<url of /openapi.json>]` reads it from the running
+ * server. tests/client_types_test.ts regenerates both from a started server and fails when the committed files
+ * differ. This module is a build tool: nothing the server runs imports it (`deno info main.ts`).
  */
 import openapiTS, { astToString } from "openapi-typescript";
 import { API_ERRORS, INVALID_ADDRESS_FORMAT, ORDER_ERRORS } from "../messages.ts";
@@ -71,30 +72,16 @@ export async function generateMessages(): Promise<string> {
   );
 }
 
-/** The document a sim-mode server with the pipeline on serves, from a throwaway KV (nothing is started). */
-export async function servedDocument(): Promise<Record<string, unknown>> {
-  const { buildServices, createApp } = await import("../app.ts");
-  const { loadConfig } = await import("../config/env.ts");
-  const { loadSecrets } = await import("../config/secrets.ts");
-  const dir = await Deno.makeTempDir({ prefix: "client-types-" });
-  try {
-    const config = loadConfig({ KV_PATH: `${dir}/kv.sqlite3`, PIPELINE: "on", CHAIN_MODE: "sim" });
-    const services = await buildServices(config, await loadSecrets(config, () => {}));
-    try {
-      const res = await createApp(services).request("/openapi.json");
-      return await res.json();
-    } finally {
-      services.shutdown.abort();
-      services.kv.close();
-    }
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
-
 if (import.meta.main) {
-  const document = await servedDocument();
-  await Deno.writeTextFile(TYPES_MODULE, await generateTypes(document));
+  // The document of a running sim-mode server (`deno task dev`): the one partners fetch, `/sim` routes included.
+  const from = Deno.args[0] ?? `${Deno.env.get("BASE_URL") ?? "http://localhost:8000"}/openapi.json`;
+  const res = await fetch(from).catch((err) => {
+    throw new Error(
+      `cannot read ${from} (start the server with \`deno task dev\`, or pass the document's URL): ${err}`,
+    );
+  });
+  if (!res.ok) throw new Error(`${from} answered ${res.status}`);
+  await Deno.writeTextFile(TYPES_MODULE, await generateTypes(await res.json()));
   await Deno.writeTextFile(MESSAGES_MODULE, await generateMessages());
-  console.log(`wrote ${TYPES_MODULE.pathname} and ${MESSAGES_MODULE.pathname}`);
+  console.log(`wrote ${TYPES_MODULE.pathname} and ${MESSAGES_MODULE.pathname} from ${from}`);
 }

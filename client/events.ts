@@ -15,8 +15,11 @@ export type Order = paths["/orders/{id}"]["get"]["responses"][200]["content"]["a
 export interface OrderEvent {
   /** UUIDv7, the same on SSE and webhooks: deduplicate on it when consuming both. */
   id: string;
-  /** `order.<status>`: the status the order entered. */
-  type: `order.${Order["status"]}`;
+  /**
+   * `order.<status>`: the status the order entered; `order.confirmations`: a pending order's source transfer has a
+   * new count of confirmations (`order.confirmations`/`order.requiredConfirmations`; docs/streaming.md).
+   */
+  type: `order.${Order["status"]}` | "order.confirmations";
   createdAt: string;
   owner: string;
   /** The wallet's event counter (the SSE id): gapless from 1. */

@@ -10,6 +10,7 @@
 import { createRoute } from "@hono/zod-openapi";
 import { base64urlnopad, utf8 } from "@scure/base";
 import { z } from "zod";
+import { confirmationRule } from "../actors/confirmation_events.ts";
 import type { PipelineSettings } from "../actors/context.ts";
 import type { ChainSymbol } from "../chains/catalog.ts";
 import { type Log, redactedLog } from "../chains/shared/redact.ts";
@@ -210,7 +211,7 @@ export function orderRoutes(kv: Deno.Kv, opts: OrderRoutesOptions | Log = {}) {
     let rule = rules.get(chain);
     if (rule === undefined) {
       const s = o.settings;
-      rule = s ? { required: s.confirmations(chain), flag: s.finality(chain).kind === "flag" } : null;
+      rule = s ? confirmationRule(s, chain) : null;
       rules.set(chain, rule);
     }
     return rule;

@@ -9,7 +9,10 @@ import { backoffMs, type RetryPolicy } from "./transport.ts";
 import type { paths } from "./openapi.generated.ts";
 
 /** An order as `GET /orders` and `GET /orders/{id}` show it (spec 2.4, with docs/order-reads.md's additions). */
-export type Order = paths["/orders/{id}"]["get"]["responses"][200]["content"]["application/json"]["data"];
+export type Order =
+  paths["/orders/{id}"]["get"]["responses"][200]["content"]["application/json"][
+    "data"
+  ];
 
 /** One order event: the SSE `data` and the webhook body alike (docs/streaming.md "The event"). */
 export interface OrderEvent {
@@ -46,7 +49,10 @@ export interface WatchDeps {
 }
 
 /** Reconnects for as long as it is iterated: a drop, a deploy or a 5xx only delays events. 4xx ends it (ApiError). */
-export async function* watchOrders(d: WatchDeps, opts: WatchOptions = {}): AsyncGenerator<OrderEvent, void, undefined> {
+export async function* watchOrders(
+  d: WatchDeps,
+  opts: WatchOptions = {},
+): AsyncGenerator<OrderEvent, void, undefined> {
   let last = opts.lastEventId;
   let failures = 0;
   const url = `${d.baseUrl.replace(/\/+$/, "")}/orders/stream`;
@@ -59,10 +65,14 @@ export async function* watchOrders(d: WatchDeps, opts: WatchOptions = {}): Async
       if (last !== undefined) headers.set("Last-Event-ID", String(last));
       let res: Response;
       try {
-        res = await d.fetch(new Request(url, { headers, signal: connection.signal }));
+        res = await d.fetch(
+          new Request(url, { headers, signal: connection.signal }),
+        );
       } catch (err) {
         if (opts.signal?.aborted) return;
-        if (!(err instanceof TransportError) && !(err instanceof TypeError)) throw err;
+        if (!(err instanceof TransportError) && !(err instanceof TypeError)) {
+          throw err;
+        }
         await d.sleep(backoffMs(d.retry, Math.min(++failures, 8), d.random));
         continue;
       }
@@ -86,8 +96,12 @@ export async function* watchOrders(d: WatchDeps, opts: WatchOptions = {}): Async
           received.push(JSON.parse(message.data) as OrderEvent);
         },
       });
+      // A reader rather than `for await` over the stream: the DOM typings of some runtimes lack its async iterator.
+      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
       try {
-        for await (const chunk of res.body.pipeThrough(new TextDecoderStream())) {
+        for (;;) {
+          const { done, value: chunk } = await reader.read();
+          if (done) break;
           parser.feed(chunk);
           for (const event of received.splice(0)) {
             // The service never repeats an id after Last-Event-ID; this guard keeps that promise here too.
@@ -101,6 +115,8 @@ export async function* watchOrders(d: WatchDeps, opts: WatchOptions = {}): Async
         if (opts.signal?.aborted) return;
         if (err instanceof ApiError) throw err;
         // The connection dropped mid-stream: reconnect from `last`.
+      } finally {
+        await reader.cancel().catch(() => {}); // the consumer stopped, or the stream ended: release it
       }
       await d.sleep(backoffMs(d.retry, Math.min(++failures, 8), d.random));
     } finally {

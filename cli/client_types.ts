@@ -22,13 +22,13 @@ const HEADER = (what: string) =>
   "// tests/client_types_test.ts fails when this file differs from what the server serves.\n";
 
 /**
- * Formats TypeScript source as `deno fmt` formats files in client/ (so the committed files pass `deno fmt --check`):
- * from that folder, since its package.json (for Node) makes it a configuration scope of its own.
+ * Formats TypeScript source as the repository's `deno fmt` does (deno.json: line width 120), so the committed files
+ * pass `deno fmt --check`. The width is given rather than read: from standard input, `deno fmt` would take it from
+ * whatever configuration the working folder falls under.
  */
 async function fmt(source: string): Promise<string> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["fmt", "--ext=ts", "-"],
-    cwd: new URL("../client/", import.meta.url).pathname,
+    args: ["fmt", "--ext=ts", "--line-width=120", "-"],
     stdin: "piped",
     stdout: "piped",
     stderr: "piped",

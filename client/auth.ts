@@ -33,10 +33,12 @@ export class TokenSource {
   /** The token to send now: a new one the first time, a renewed one once it is within `refreshBeforeMs` of expiry. */
   token(opts: { refresh?: boolean } = {}): Promise<string> {
     const c = this.#current;
-    const due = c === null || opts.refresh || this.#o.now() >= c.expiresAt * 1000 - this.#o.refreshBeforeMs;
+    const due = c === null || opts.refresh ||
+      this.#o.now() >= c.expiresAt * 1000 - this.#o.refreshBeforeMs;
     if (!due) return Promise.resolve(c.token);
     // One exchange at a time: concurrent calls share it.
-    this.#inFlight ??= this.#exchange(c === null ? "/token" : "/token/refresh").finally(() => this.#inFlight = null);
+    this.#inFlight ??= this.#exchange(c === null ? "/token" : "/token/refresh")
+      .finally(() => this.#inFlight = null);
     return this.#inFlight;
   }
 
@@ -50,17 +52,25 @@ export class TokenSource {
     const res = await this.#o.fetch(
       new Request(url, {
         method: "POST",
-        headers: { "X-API-Key": this.#o.apiKey, "Content-Type": "application/json" },
+        headers: {
+          "X-API-Key": this.#o.apiKey,
+          "Content-Type": "application/json",
+        },
         body: JSON.stringify({ walletAddress: this.#o.walletAddress }),
       }),
     );
     const body = await res.json().catch(() => null);
-    if (!res.ok) throw apiErrorOf(res.status, body, `POST ${new URL(url).pathname}`);
+    if (!res.ok) {
+      throw apiErrorOf(res.status, body, `POST ${new URL(url).pathname}`);
+    }
     this.#current = body as TokenResponse;
     return this.#current.token;
   }
 
   toJSON() {
-    return { walletAddress: this.#o.walletAddress, expiresAtMs: this.expiresAtMs };
+    return {
+      walletAddress: this.#o.walletAddress,
+      expiresAtMs: this.expiresAtMs,
+    };
   }
 }

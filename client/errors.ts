@@ -51,8 +51,6 @@ export function apiErrorOf(
 ): ApiError {
   const b = body as { message?: unknown; error?: { issues?: unknown } } | null;
   const message = typeof b?.message === "string" ? b.message : `HTTP ${status}`;
-  const issues = Array.isArray(b?.error?.issues)
-    ? b.error.issues as ValidationIssue[]
-    : [];
+  const issues = Array.isArray(b?.error?.issues) ? b.error.issues as ValidationIssue[] : [];
   return new ApiError(status, message, issues, operation);
 }

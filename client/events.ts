@@ -9,10 +9,9 @@ import { backoffMs, type RetryPolicy } from "./transport.ts";
 import type { paths } from "./openapi.generated.ts";
 
 /** An order as `GET /orders` and `GET /orders/{id}` show it (spec 2.4, with docs/order-reads.md's additions). */
-export type Order =
-  paths["/orders/{id}"]["get"]["responses"][200]["content"]["application/json"][
-    "data"
-  ];
+export type Order = paths["/orders/{id}"]["get"]["responses"][200]["content"]["application/json"][
+  "data"
+];
 
 /** One order event: the SSE `data` and the webhook body alike (docs/streaming.md "The event"). */
 export interface OrderEvent {

@@ -50,7 +50,8 @@ export interface ClientOptions {
 }
 
 type Json<P extends keyof paths, M extends keyof paths[P], S extends number> = paths[P][M] extends
-  { responses: { [K in S]: { content: { "application/json": infer B } } } } ? B : never;
+  { responses: { [K in S]: { content: { "application/json": infer B } } } } ? B
+  : never;
 type Data<P extends keyof paths, M extends keyof paths[P], S extends number> = Json<P, M, S> extends { data: infer D }
   ? D
   : never;
@@ -59,7 +60,9 @@ type Body<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends
   : paths[P][M] extends { requestBody?: { content: { "application/json": infer B } } } ? B
   : never;
 
-export type OrdersQuery = NonNullable<paths["/orders"]["get"]["parameters"]["query"]>;
+export type OrdersQuery = NonNullable<
+  paths["/orders"]["get"]["parameters"]["query"]
+>;
 export type OrdersPage = Data<"/orders", "get", 200>;
 
 /** Paths that take the access token (spec 4's JWT routes); the others are public or take the API key. */
@@ -91,15 +94,23 @@ export function createClient(o: ClientOptions) {
     token: ({ refresh }) => tokens.token({ refresh }),
     needsToken: (url) => {
       const path = url.pathname.slice(basePath.length);
-      return TOKEN_PATHS.some((p) => path === p.replace(/\/$/, "") || path.startsWith(p.endsWith("/") ? p : `${p}/`));
+      return TOKEN_PATHS.some((p) =>
+        path === p.replace(/\/$/, "") ||
+        path.startsWith(p.endsWith("/") ? p : `${p}/`)
+      );
     },
   });
   const raw = createFetchClient<paths>({ baseUrl, fetch: transport });
 
   /** The `data` of a success envelope, or the ApiError of the answer. */
-  async function unwrap<T>(operation: string, call: Promise<{ data?: unknown; error?: unknown; response: Response }>) {
+  async function unwrap<T>(
+    operation: string,
+    call: Promise<{ data?: unknown; error?: unknown; response: Response }>,
+  ) {
     const r = await call;
-    if (!r.response.ok) throw apiErrorOf(r.response.status, r.error ?? null, operation);
+    if (!r.response.ok) {
+      throw apiErrorOf(r.response.status, r.error ?? null, operation);
+    }
     return (r.data as { data: T }).data;
   }
 
@@ -110,19 +121,34 @@ export function createClient(o: ClientOptions) {
         raw.GET("/orders/{id}", { params: { path: { id } } }),
       ),
     /** One page as the service answers it: offset paging (spec 4.7), or incremental sync with `cursor`/`updatedSince`. */
-    page: (query: OrdersQuery = {}) => unwrap<OrdersPage>("GET /orders", raw.GET("/orders", { params: { query } })),
+    page: (query: OrdersQuery = {}) =>
+      unwrap<OrdersPage>(
+        "GET /orders",
+        raw.GET("/orders", { params: { query } }),
+      ),
     /**
      * Every order matching `type`/`status` (changed at or after `updatedSince`, default: all), oldest change first,
      * through the cursor: no order is missed or repeated while others are created meanwhile. Changes of the last
      * couple of seconds appear on the next call (docs/order-reads.md "Incremental sync").
      */
-    async *list(query: Omit<OrdersQuery, "cursor" | "offset"> = {}): AsyncGenerator<Order, void, undefined> {
-      let page = await orders.page({ updatedSince: EPOCH, ...query, limit: query.limit ?? "100" });
+    async *list(
+      query: Omit<OrdersQuery, "cursor" | "offset"> = {},
+    ): AsyncGenerator<Order, void, undefined> {
+      let page = await orders.page({
+        updatedSince: EPOCH,
+        ...query,
+        limit: query.limit ?? "100",
+      });
       for (;;) {
         yield* page.orders;
         if (!page.pagination.hasMore) return;
         const cursor = page.pagination.nextCursor;
-        page = await orders.page({ ...query, limit: query.limit ?? "100", updatedSince: undefined, cursor });
+        page = await orders.page({
+          ...query,
+          limit: query.limit ?? "100",
+          updatedSince: undefined,
+          cursor,
+        });
       }
     },
     /**
@@ -135,19 +161,35 @@ export function createClient(o: ClientOptions) {
     ) {
       const changed: Order[] = [];
       let page = await orders.page(
-        from.cursor
-          ? { ...query, cursor: from.cursor, limit: "100" }
-          : { ...query, updatedSince: from.updatedSince ?? EPOCH, limit: "100" },
+        from.cursor ? { ...query, cursor: from.cursor, limit: "100" } : {
+          ...query,
+          updatedSince: from.updatedSince ?? EPOCH,
+          limit: "100",
+        },
       );
       for (;;) {
         changed.push(...page.orders);
-        if (!page.pagination.hasMore) return { orders: changed, nextCursor: page.pagination.nextCursor! };
-        page = await orders.page({ ...query, cursor: page.pagination.nextCursor, limit: "100" });
+        if (!page.pagination.hasMore) {
+          return { orders: changed, nextCursor: page.pagination.nextCursor! };
+        }
+        page = await orders.page({
+          ...query,
+          cursor: page.pagination.nextCursor,
+          limit: "100",
+        });
       }
     },
     /** The wallet's order events, live, resuming after drops (events.ts). */
-    watch: (opts: WatchOptions = {}): AsyncGenerator<OrderEvent, void, undefined> =>
-      watchOrders({ baseUrl, fetch: transport, retry, sleep: deps.sleep, random: deps.random }, opts),
+    watch: (
+      opts: WatchOptions = {},
+    ): AsyncGenerator<OrderEvent, void, undefined> =>
+      watchOrders({
+        baseUrl,
+        fetch: transport,
+        retry,
+        sleep: deps.sleep,
+        random: deps.random,
+      }, opts),
   };
 
   return {
@@ -164,19 +206,44 @@ export function createClient(o: ClientOptions) {
     },
     mint: {
       createWallet: (body: Body<"/mint/wallets", "post">) =>
-        unwrap<Data<"/mint/wallets", "post", 201>>("POST /mint/wallets", raw.POST("/mint/wallets", { body })),
-      listWallets: () => unwrap<Data<"/mint/wallets", "get", 200>>("GET /mint/wallets", raw.GET("/mint/wallets")),
+        unwrap<Data<"/mint/wallets", "post", 201>>(
+          "POST /mint/wallets",
+          raw.POST("/mint/wallets", { body }),
+        ),
+      listWallets: () =>
+        unwrap<Data<"/mint/wallets", "get", 200>>(
+          "GET /mint/wallets",
+          raw.GET("/mint/wallets"),
+        ),
     },
     burn: {
       createWallet: (body: Body<"/burn/wallets", "post">) =>
-        unwrap<Data<"/burn/wallets", "post", 201>>("POST /burn/wallets", raw.POST("/burn/wallets", { body })),
-      listWallets: () => unwrap<Data<"/burn/wallets", "get", 200>>("GET /burn/wallets", raw.GET("/burn/wallets")),
+        unwrap<Data<"/burn/wallets", "post", 201>>(
+          "POST /burn/wallets",
+          raw.POST("/burn/wallets", { body }),
+        ),
+      listWallets: () =>
+        unwrap<Data<"/burn/wallets", "get", 200>>(
+          "GET /burn/wallets",
+          raw.GET("/burn/wallets"),
+        ),
       updateWallet: (body: Body<"/burn/wallets", "put">) =>
-        unwrap<Data<"/burn/wallets", "put", 200>>("PUT /burn/wallets", raw.PUT("/burn/wallets", { body })),
+        unwrap<Data<"/burn/wallets", "put", 200>>(
+          "PUT /burn/wallets",
+          raw.PUT("/burn/wallets", { body }),
+        ),
     },
     config: {
-      mint: () => unwrap<Data<"/config/mint", "get", 200>>("GET /config/mint", raw.GET("/config/mint")),
-      burn: () => unwrap<Data<"/config/burn", "get", 200>>("GET /config/burn", raw.GET("/config/burn")),
+      mint: () =>
+        unwrap<Data<"/config/mint", "get", 200>>(
+          "GET /config/mint",
+          raw.GET("/config/mint"),
+        ),
+      burn: () =>
+        unwrap<Data<"/config/burn", "get", 200>>(
+          "GET /config/burn",
+          raw.GET("/config/burn"),
+        ),
     },
     orders,
     webhooks: {
@@ -186,7 +253,10 @@ export function createClient(o: ClientOptions) {
           raw.POST("/webhooks/endpoints", { body }),
         ),
       listEndpoints: () =>
-        unwrap<Data<"/webhooks/endpoints", "get", 200>>("GET /webhooks/endpoints", raw.GET("/webhooks/endpoints")),
+        unwrap<Data<"/webhooks/endpoints", "get", 200>>(
+          "GET /webhooks/endpoints",
+          raw.GET("/webhooks/endpoints"),
+        ),
       /**
        * True when a delivery is genuine: `rawBody` exactly as received, its headers, the endpoint's secret (or the
        * secrets you hold while rotating). docs/webhooks.md "Verifying the signature".
@@ -201,12 +271,25 @@ export function createClient(o: ClientOptions) {
     /** Sim and devnet servers only: drive the simulated chains (the walkthrough uses them). */
     sim: {
       deposit: (body: Body<"/sim/deposits", "post">) =>
-        unwrap<Data<"/sim/deposits", "post", 201>>("POST /sim/deposits", raw.POST("/sim/deposits", { body })),
+        unwrap<Data<"/sim/deposits", "post", 201>>(
+          "POST /sim/deposits",
+          raw.POST("/sim/deposits", { body }),
+        ),
       faucet: (body: Body<"/sim/faucet", "post">) =>
-        unwrap<Data<"/sim/faucet", "post", 201>>("POST /sim/faucet", raw.POST("/sim/faucet", { body })),
+        unwrap<Data<"/sim/faucet", "post", 201>>(
+          "POST /sim/faucet",
+          raw.POST("/sim/faucet", { body }),
+        ),
       transfer: (body: Body<"/sim/transfers", "post">) =>
-        unwrap<Data<"/sim/transfers", "post", 201>>("POST /sim/transfers", raw.POST("/sim/transfers", { body })),
-      balance: (query: NonNullable<paths["/sim/balances"]["get"]["parameters"]["query"]>) =>
+        unwrap<Data<"/sim/transfers", "post", 201>>(
+          "POST /sim/transfers",
+          raw.POST("/sim/transfers", { body }),
+        ),
+      balance: (
+        query: NonNullable<
+          paths["/sim/balances"]["get"]["parameters"]["query"]
+        >,
+      ) =>
         unwrap<Data<"/sim/balances", "get", 200>>(
           "GET /sim/balances",
           raw.GET("/sim/balances", { params: { query } }),

@@ -14,7 +14,11 @@ export interface RetryPolicy {
   maxDelayMs: number;
 }
 
-export const DEFAULT_RETRY: RetryPolicy = { attempts: 5, baseDelayMs: 250, maxDelayMs: 8_000 };
+export const DEFAULT_RETRY: RetryPolicy = {
+  attempts: 5,
+  baseDelayMs: 250,
+  maxDelayMs: 8_000,
+};
 
 export interface TransportOptions {
   fetch: typeof fetch;
@@ -30,8 +34,15 @@ export interface TransportOptions {
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Full jitter: uniformly random up to the exponential bound, so many clients retrying never move in step. */
-export function backoffMs(policy: RetryPolicy, retry: number, random: () => number): number {
-  return Math.floor(random() * Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (retry - 1)));
+export function backoffMs(
+  policy: RetryPolicy,
+  retry: number,
+  random: () => number,
+): number {
+  return Math.floor(
+    random() *
+      Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (retry - 1)),
+  );
 }
 
 /**
@@ -42,25 +53,39 @@ function retryable(status: number, keyed: boolean): boolean {
   return status >= 500 || (keyed && status === 409);
 }
 
-export function transportFetch(o: TransportOptions): (input: Request) => Promise<Response> {
+export function transportFetch(
+  o: TransportOptions,
+): (input: Request) => Promise<Response> {
   return async (input: Request) => {
     const url = new URL(input.url);
     const method = input.method.toUpperCase();
     const body = input.body === null ? undefined : await input.arrayBuffer(); // sent again, byte for byte, on a retry
     const headers = new Headers(input.headers);
-    if (method === "POST" && !headers.has("Idempotency-Key")) headers.set("Idempotency-Key", crypto.randomUUID());
+    if (method === "POST" && !headers.has("Idempotency-Key")) {
+      headers.set("Idempotency-Key", crypto.randomUUID());
+    }
     const keyed = headers.has("Idempotency-Key");
     const withToken = o.needsToken(url) && o.token !== undefined;
     let refreshed = false;
     for (let attempt = 1;; attempt++) {
-      if (withToken) headers.set("Authorization", `Bearer ${await o.token!({ refresh: false })}`);
+      if (withToken) {
+        headers.set(
+          "Authorization",
+          `Bearer ${await o.token!({ refresh: false })}`,
+        );
+      }
       let res: Response;
       try {
-        res = await o.fetch(new Request(url, { method, headers, body, signal: input.signal }));
+        res = await o.fetch(
+          new Request(url, { method, headers, body, signal: input.signal }),
+        );
       } catch (err) {
         if (input.signal?.aborted) throw err;
         if (attempt >= o.retry.attempts) {
-          throw new TransportError(`${method} ${url.pathname}: no answer after ${attempt} attempts`, err);
+          throw new TransportError(
+            `${method} ${url.pathname}: no answer after ${attempt} attempts`,
+            err,
+          );
         }
         await o.sleep(backoffMs(o.retry, attempt, o.random));
         continue;

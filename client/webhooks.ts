@@ -6,7 +6,9 @@
  * so it runs unchanged on Deno, Node 18+, Bun and edge runtimes; `crypto.subtle.verify` compares in constant time.
  */
 
-export type HeaderSource = Headers | Record<string, string | string[] | undefined>;
+export type HeaderSource =
+  | Headers
+  | Record<string, string | string[] | undefined>;
 
 export interface VerifyOptions {
   /** How far the signing time may be from now (seconds). */
@@ -21,7 +23,9 @@ export const DEFAULT_TOLERANCE_SEC = 300;
 function header(headers: HeaderSource, name: string): string | null {
   if (headers instanceof Headers) return headers.get(name);
   for (const [key, value] of Object.entries(headers)) {
-    if (key.toLowerCase() === name) return Array.isArray(value) ? value.join(",") : value ?? null;
+    if (key.toLowerCase() === name) {
+      return Array.isArray(value) ? value.join(",") : value ?? null;
+    }
   }
   return null;
 }
@@ -30,7 +34,10 @@ const encoder = new TextEncoder();
 
 function hexBytes(hex: string): Uint8Array | null {
   if (!/^[0-9a-fA-F]{64}$/.test(hex)) return null;
-  return Uint8Array.from({ length: 32 }, (_, i) => parseInt(hex.slice(i * 2, i * 2 + 2), 16));
+  return Uint8Array.from(
+    { length: 32 },
+    (_, i) => parseInt(hex.slice(i * 2, i * 2 + 2), 16),
+  );
 }
 
 /**
@@ -59,7 +66,10 @@ export async function verifyWebhook(
     }
   }
   const now = opts.nowSec ?? Math.floor(Date.now() / 1000);
-  if (!Number.isSafeInteger(t) || Math.abs(now - t) > (opts.toleranceSec ?? DEFAULT_TOLERANCE_SEC)) return false;
+  if (
+    !Number.isSafeInteger(t) ||
+    Math.abs(now - t) > (opts.toleranceSec ?? DEFAULT_TOLERANCE_SEC)
+  ) return false;
   const body = typeof rawBody === "string" ? encoder.encode(rawBody) : rawBody;
   const prefix = encoder.encode(`${t}.`);
   const signed = new Uint8Array(prefix.length + body.length);
@@ -74,7 +84,14 @@ export async function verifyWebhook(
       ["verify"],
     );
     for (const candidate of candidates) {
-      if (await crypto.subtle.verify("HMAC", key, candidate as Uint8Array<ArrayBuffer>, signed)) return true;
+      if (
+        await crypto.subtle.verify(
+          "HMAC",
+          key,
+          candidate as Uint8Array<ArrayBuffer>,
+          signed,
+        )
+      ) return true;
     }
   }
   return false;

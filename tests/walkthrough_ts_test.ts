@@ -14,7 +14,7 @@ Deno.test("scripts/walkthrough.ts completes a mint and a burn through the client
   const server = await startTestServer(FAST_PIPELINE);
   try {
     const out = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", "scripts/walkthrough.ts"],
+      args: ["run", "--check", "-A", "scripts/walkthrough.ts"], // type-checked too: no task checks scripts/
       cwd: ROOT,
       env: { BASE_URL: server.url, KV_PATH: server.kvPath, WAIT_SECONDS: "60" },
       stdout: "piped",

@@ -49,7 +49,7 @@ import { PipelineRuntime, type RuntimeOptions } from "./actors/runtime.ts";
 import { checkWatchPlan, watchedChains } from "./config/watch_plan.ts";
 import { CRON_LEASE_MS } from "./actors/cron.ts";
 import { SimLedger } from "./chains/sim/ledger.ts";
-import { orderRoutes, orderRoutesPrefetch } from "./routes/orders.ts";
+import { orderIdFallbackRoutes, orderRoutes, orderRoutesPrefetch } from "./routes/orders.ts";
 import { orderStreamRoutes } from "./routes/order_stream.ts";
 import { redactedLog } from "./chains/shared/redact.ts";
 import { Signer } from "./chains/signer.ts";
@@ -450,6 +450,7 @@ export function createApp(s: Services, readiness: Readiness = new Readiness("rea
   const streams = { shutdown: s.shutdown.signal, maxPerPartner: limits.streamsPerPartner };
   app.route("/orders", orderStreamRoutes(s.kv, streams)); // before /orders/:id
   app.route("/orders", orderRoutes(s.kv, { settings: readSettings(s) }));
+  app.route("/orders", orderIdFallbackRoutes()); // after every /orders router: a malformed id is an unknown order
   const webhooks = { chainMode: s.config.chainMode, maxPerPartner: limits.webhookEndpointsPerPartner };
   app.route("/webhooks", webhookRoutes(s.kv, webhooks));
   app.route(UI_PATH, adminUiRoutes(s)); // HTML, not in /openapi.json (docs/dashboard.md)

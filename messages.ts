@@ -130,6 +130,10 @@ export const ISSUE_MESSAGES = {
   zeroAddress: "Must not be the zero address",
   transferAddress: "Must not be the service's uAsset transfer address",
   nonNegativeInteger: "Must be a non-negative integer",
+  /** docs/order-reads.md "Incremental sync": a `cursor` that no answer of GET /orders gave. */
+  invalidCursor: "Must be a nextCursor from an earlier answer",
+  /** docs/order-reads.md "Incremental sync": positions come from the cursor, never from an offset. */
+  offsetWithCursor: "Must be 0 (or absent) with cursor or updatedSince",
 } as const;
 
 /**

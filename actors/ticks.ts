@@ -22,6 +22,7 @@ import {
   isNativeChain,
   type NativeChain,
 } from "../chains/catalog.ts";
+import { ConfirmationEvents } from "./confirmation_events.ts";
 import { onchainBurnTick } from "./onchain_burn.ts";
 import { acquireLease, listDue, pruneExpiredLeases } from "../kv/pipeline.ts";
 import { listLeases } from "../kv/pipeline.ts";
@@ -208,6 +209,14 @@ export function pipelineTicks(host: TickHost): Tick[] {
     group: "events",
     everyMs: host.eventsMs,
     run: (b) => sequenceEventsTick(host, b),
+  });
+  // A pending order's new count of confirmations as an event, when a watcher scanned a block (docs/streaming.md).
+  const confirmations = new ConfirmationEvents(ctx.kv, ctx.settings);
+  ticks.push({
+    name: "confirmation events",
+    group: "events",
+    everyMs: timing.watchMs,
+    run: () => confirmations.tick(),
   });
   const webhooks = host.webhooks;
   if (webhooks) {

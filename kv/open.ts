@@ -1,3 +1,4 @@
+import { indexOrderChanges } from "./orders.ts";
 import { indexHeldTransfers } from "./pipeline.ts";
 
 /**
@@ -24,6 +25,8 @@ export async function openKv(path: string, opts: { queues?: boolean } = {}): Pro
   }
   // Before anything lists or resolves held transfers: those stored before their index get it (one read afterwards).
   await indexHeldTransfers(kv);
+  // Before anything serves incremental sync: orders stored before the change index get their entry.
+  await indexOrderChanges(kv);
   return kv;
 }
 

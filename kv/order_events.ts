@@ -12,14 +12,18 @@
  *    in one atomic per batch. Per-order order holds because an order's changes commit one after another.
  * 3. Readers: `GET /orders/stream` (SSE, `id:` = seq, `Last-Event-ID` resumes) reads `listOwnerEvents`.
  */
-import type { OrderStatus, OrderView } from "../model/order.ts";
+import type { Confirmations, OrderStatus, OrderView } from "../model/order.ts";
 
 /** An order event as partners receive it (SSE `data:` and the webhook body). */
 export interface OrderEvent {
   /** Globally unique, stable across re-deliveries and replays (UUIDv7 made when the change committed). */
   id: string;
-  /** `order.<status>`: the status the order entered (`order.pending` for a new deposit's order, and so on). */
-  type: `order.${OrderStatus}`;
+  /**
+   * `order.<status>`: the status the order entered (`order.pending` for a new deposit's order, and so on); or
+   * `order.confirmations`: a pending order's source transfer has a new count of confirmations
+   * (actors/confirmation_events.ts).
+   */
+  type: `order.${OrderStatus}` | "order.confirmations";
   /** ISO time of the change (the order's `updatedAt`, or `createdAt` for a new order). */
   createdAt: string;
   /** The partner's wallet (lowercase) the order belongs to. */
@@ -27,7 +31,7 @@ export interface OrderEvent {
   /** Gapless per owner, from 1, in commit order: SSE's `id:`. */
   seq: number;
   /** The order as `GET /orders` shows it, at the time of the change. */
-  order: OrderView;
+  order: OrderView & Partial<Confirmations>;
 }
 
 /**

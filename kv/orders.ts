@@ -40,6 +40,22 @@ function ownerCounterKey(owner: string, f: Filter): Deno.KvKey {
 export function ownerVersionKey(owner: string): Deno.KvKey {
   return ["order_version", owner];
 }
+/**
+ * The per-owner change index that serves incremental sync (`GET /orders?updatedSince=` and `cursor`, docs/order-reads.md):
+ * every order once, under the moment it last changed (`updatedAt`, or `createdAt` before its first change; ISO 8601
+ * strings in one format, so they sort as the times do), oldest change first.
+ */
+function changeIndexPrefix(owner: string): Deno.KvKey {
+  return ["order_by_change", owner];
+}
+function changeIndexKey(o: Order): Deno.KvKey {
+  return [...changeIndexPrefix(o.owner), changedAt(o), o.id];
+}
+/** When the order last changed: what the change index sorts it by. */
+export function changedAt(o: Pick<Order, "createdAt" | "updatedAt">): string {
+  return o.updatedAt ?? o.createdAt;
+}
+const CHANGE_INDEX_READY_KEY: Deno.KvKey = ["order_by_change_ready"];
 function statusIndexPrefix(status: OrderStatus): Deno.KvKey {
   return ["order_by_status", status];
 }
@@ -68,6 +84,7 @@ export function addOrderCreate(atomic: Deno.AtomicOperation, order: Order): Deno
   for (const f of filtersOf(o)) {
     atomic.set(ownerIndexKey(o.owner, f, o.id), o).sum(ownerCounterKey(o.owner, f), ONE);
   }
+  atomic.set(changeIndexKey(o), o);
   addStatusEvent(atomic, o, o.createdAt);
   return atomic.set(statusIndexKey(o.status, o.id), o.id).sum(ownerVersionKey(o.owner), ONE);
 }
@@ -112,6 +129,9 @@ export function addOrderUpdate(
     atomic.set(ownerIndexKey(o.owner, f, o.id), o); // denormalized copies must follow every change
     if (!was.has(filterId(f))) atomic.sum(ownerCounterKey(o.owner, f), ONE);
   }
+  // The change index holds the order once, under its latest change: the previous entry goes in the same commit.
+  if (changedAt(before) !== changedAt(o)) atomic.delete(changeIndexKey(before));
+  atomic.set(changeIndexKey(o), o);
   if (before.status !== o.status) {
     atomic.delete(statusIndexKey(before.status, o.id)).set(statusIndexKey(o.status, o.id), o.id);
     addStatusEvent(atomic, o, o.updatedAt ?? new Date().toISOString());
@@ -255,6 +275,108 @@ export class OrderPageCache<T = OrderPage> {
     if (this.#pages.size > this.maxEntries) this.#pages.delete(this.#pages.keys().next().value!);
     return value;
   }
+}
+
+/** A place in an owner's change index: after the order `id` changed at `at` (`id` "" is before every order at `at`). */
+export interface ChangePosition {
+  at: string;
+  id: string;
+}
+
+/**
+ * How long a change stays out of incremental sync after its `updatedAt`. That time is read from the writer's clock
+ * just before its commit (updateOrder; a new order's `createdAt` when the watcher records it), so a write can commit a
+ * moment after another one with a later time: a reader that had already moved its position past the later one would
+ * never see the earlier one. Serving only changes older than this margin (commit latency plus clock skew between the
+ * processes sharing one KV, with room to spare) keeps every position final: nothing can still land behind it.
+ */
+export const ORDER_SYNC_SETTLE_MS = 2_000;
+/** At most this many index entries are read for one filtered sync page (a page may then hold fewer orders). */
+const MAX_SYNC_SCAN = 1_000;
+
+export interface OrderChangesQuery {
+  type?: OrderType;
+  status?: OrderStatus;
+  limit: number;
+  /** Start after this position (exclusive). */
+  after: ChangePosition;
+  /** Changes at or after this time are not served yet (ORDER_SYNC_SETTLE_MS before now). */
+  settledBefore: string;
+}
+
+/**
+ * One page of an owner's orders by last change, oldest first, after `q.after`: the orders matching `type`/`status`,
+ * the position to continue from (the last entry read, matching or not) and whether entries remain before
+ * `settledBefore`. One list of at most `limit + 1` entries without a filter, at most MAX_SYNC_SCAN + 1 with one.
+ * Inserts and changes land after every served position (they are newer than `settledBefore`), so paging on never
+ * misses nor repeats an order that did not change meanwhile; one that changed shows again at its new place.
+ */
+export async function listOrderChanges(
+  kv: Deno.Kv,
+  owner: string,
+  q: OrderChangesQuery,
+): Promise<{ orders: Order[]; next: ChangePosition; hasMore: boolean; total: number }> {
+  if (!Number.isSafeInteger(q.limit) || q.limit < 1) throw new RangeError(`bad limit ${q.limit}`);
+  const who = owner.toLowerCase();
+  const prefix = changeIndexPrefix(who);
+  const filtered = q.type !== undefined || q.status !== undefined;
+  const scanCap = filtered ? MAX_SYNC_SCAN : q.limit;
+  const start = [...prefix, q.after.at, q.after.id];
+  const end = [...prefix, q.settledBefore];
+  const page = async () => {
+    const orders: Order[] = [];
+    let next = q.after;
+    let hasMore = false;
+    let scanned = 0;
+    if (q.after.at >= q.settledBefore) return { orders, next, hasMore };
+    const entries = kv.list<Order>({ start, end }, {
+      ...STRONG,
+      limit: scanCap + 2,
+      batchSize: Math.min(scanCap + 2, MAX_LIST_BATCH),
+    });
+    for await (const e of entries) {
+      if (e.key.length === start.length && e.key[2] === q.after.at && e.key[3] === q.after.id) continue; // exclusive
+      if (orders.length === q.limit || scanned === scanCap) {
+        hasMore = true;
+        break;
+      }
+      scanned++;
+      next = { at: e.key[2] as string, id: e.key[3] as string };
+      const o = e.value;
+      if ((q.type === undefined || o.type === q.type) && (q.status === undefined || o.status === q.status)) {
+        orders.push(o);
+      }
+    }
+    return { orders, next, hasMore };
+  };
+  const filter: Filter = { type: q.type, status: q.status };
+  const [result, counter] = await Promise.all([page(), kv.get<Deno.KvU64>(ownerCounterKey(who, filter), STRONG)]);
+  return { ...result, total: Number(counter.value?.value ?? 0n) };
+}
+
+/**
+ * Adds orders stored before the change index existed to it, once per KV (kv/open.ts runs it at every open; afterwards
+ * one read). Each order is added in its own atomic checked against the order as read, so an update racing it either
+ * commits after it (and moves the entry) or makes it re-read the order and find the entry the update wrote.
+ */
+export async function indexOrderChanges(kv: Deno.Kv): Promise<void> {
+  if ((await kv.get(CHANGE_INDEX_READY_KEY)).value !== null) return;
+  let found = false;
+  for await (const e of kv.list<unknown>({ prefix: ["order"] }, { batchSize: MAX_LIST_BATCH })) {
+    found = true;
+    for (let entry: Deno.KvEntryMaybe<unknown> = e; entry.versionstamp !== null;) {
+      const parsed = parseOrder(entry.value);
+      if (!parsed.ok) {
+        // Never indexed on a guess (getOrder refuses it too); named so an operator can repair it.
+        console.error(`order ${String(entry.key[1])} fails its schema; not added to the change index`);
+        break;
+      }
+      if ((await kv.atomic().check(entry).set(changeIndexKey(parsed.order), parsed.order).commit()).ok) break;
+      entry = await kv.get<unknown>(entry.key, STRONG); // changed meanwhile: index it as it is now
+    }
+  }
+  // A KV with no order is left unwritten; orders added later are indexed as they are written.
+  if (found) await kv.set(CHANGE_INDEX_READY_KEY, true);
 }
 
 /** Ids of orders in `status` across all owners, oldest first: the pipeline's sweep of due work. */

@@ -8,12 +8,23 @@
  * a pending order's confirmations are spliced into those bytes, and the result is kept per tip snapshot.
  */
 import { createRoute } from "@hono/zod-openapi";
+import { base64urlnopad, utf8 } from "@scure/base";
 import { z } from "zod";
+import { confirmationRule } from "../actors/confirmation_events.ts";
 import type { PipelineSettings } from "../actors/context.ts";
 import type { ChainSymbol } from "../chains/catalog.ts";
 import { type Log, redactedLog } from "../chains/shared/redact.ts";
 import { ChainTips, type TipSnapshot } from "../kv/chain_tips.ts";
-import { getOrder, type OrderPage, OrderPageCache, type OrderQuery, ownerVersionKey } from "../kv/orders.ts";
+import {
+  type ChangePosition,
+  getOrder,
+  listOrderChanges,
+  ORDER_SYNC_SETTLE_MS,
+  type OrderPage,
+  OrderPageCache,
+  type OrderQuery,
+  ownerVersionKey,
+} from "../kv/orders.ts";
 import {
   type ConfirmationRule,
   type Order,
@@ -33,25 +44,68 @@ const integerParam = (min: number, max: number, fallback: number) =>
     .transform((v) => (v === undefined ? fallback : Number(v)))
     .pipe(z.number().int().min(min).max(max));
 
+/** An order id: a UUID (orders have UUIDv7 ids), any case. */
+const UUID_PATTERN = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}";
+const UUID = new RegExp(`^${UUID_PATTERN}$`);
+/** `Date.prototype.toISOString`'s format, the one the change index sorts by. */
+const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/**
+ * The incremental-sync cursor (docs/order-reads.md): base64url of the change-index position `[changedAt, id]` as
+ * JSON. Opaque to partners; decoded strictly, so a made-up value is a validation error rather than a guess.
+ */
+export function encodeCursor(p: ChangePosition): string {
+  return base64urlnopad.encode(utf8.decode(JSON.stringify([p.at, p.id])));
+}
+export function decodeCursor(cursor: string): ChangePosition | null {
+  try {
+    const v = JSON.parse(utf8.encode(base64urlnopad.decode(cursor)));
+    if (!Array.isArray(v) || v.length !== 2) return null;
+    const [at, id] = v;
+    if (typeof at !== "string" || !ISO_MS.test(at) || Number.isNaN(Date.parse(at))) return null;
+    if (typeof id !== "string" || (id !== "" && !UUID.test(id))) return null;
+    return { at, id: id.toLowerCase() };
+  } catch {
+    return null;
+  }
+}
+
 export const OrdersQuery = z.object({
   limit: integerParam(1, 100, 20),
   offset: integerParam(0, Number.MAX_SAFE_INTEGER, 0),
   type: z.enum(ORDER_TYPES).optional(),
   status: z.enum(ORDER_STATUSES).optional(),
+  cursor: z.string().max(256).optional().transform((v, ctx) => {
+    if (v === undefined) return undefined;
+    const position = decodeCursor(v);
+    if (position === null) ctx.addIssue({ code: "custom", message: ISSUE_MESSAGES.invalidCursor });
+    return position ?? undefined;
+  }).describe(
+    "Incremental sync: the `nextCursor` of an earlier answer. Orders then come by last change, oldest first, after " +
+      "that position (docs/order-reads.md).",
+  ),
+  updatedSince: z.iso.datetime({ offset: true }).optional().describe(
+    "Incremental sync: orders whose last change (`updatedAt`, else `createdAt`) is at or after this ISO 8601 time, " +
+      "oldest change first. Ignored when `cursor` is given.",
+  ),
+}).superRefine((q, ctx) => {
+  if ((q.cursor !== undefined || q.updatedSince !== undefined) && q.offset !== 0) {
+    ctx.addIssue({ code: "custom", path: ["offset"], message: ISSUE_MESSAGES.offsetWithCursor });
+  }
 });
+type ListQuery = z.output<typeof OrdersQuery>;
 
-/** An order id as a path segment: a UUID (orders have UUIDv7 ids), any case. */
-const UUID_PATTERN = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}";
-
-const OrdersPage = okEnvelope(z.object({
-  orders: z.array(OrderViewSchema),
-  pagination: z.object({
-    limit: z.int(),
-    offset: z.int(),
-    total: z.int().min(0),
-    hasMore: z.boolean(),
-  }),
-}));
+const Pagination = z.object({
+  limit: z.int(),
+  offset: z.int(),
+  total: z.int().min(0),
+  hasMore: z.boolean(),
+  nextCursor: z.string().optional().describe(
+    "Incremental sync only (with `cursor` or `updatedSince`): where the next request continues. Always present " +
+      "there, also on the last page: keep it and ask again later for the changes made since.",
+  ),
+});
+const OrdersPage = okEnvelope(z.object({ orders: z.array(OrderViewSchema), pagination: Pagination }));
 
 const listDoc = {
   method: "get" as const,
@@ -59,7 +113,8 @@ const listDoc = {
   summary: "List the caller's orders",
   tags: [TAGS.orders],
   description: "Newest first, scoped to the token's wallet (spec 4.7). Pending orders also show `confirmations` and " +
-    "`requiredConfirmations`.",
+    "`requiredConfirmations`. With `cursor` or `updatedSince`: incremental sync, by last change, oldest first, " +
+    "with `pagination.nextCursor` (docs/order-reads.md).",
   security: bearerSecurity,
   request: { query: OrdersQuery },
   responses: {
@@ -77,7 +132,7 @@ class QueryMemo {
   readonly #outcomes = new Map<string, ReturnType<typeof OrdersQuery.safeParse>>();
   constructor(private readonly maxEntries = 1_000) {}
 
-  parse(raw: string, query: () => Record<string, string>): OrderQuery {
+  parse(raw: string, query: () => Record<string, string>): ListQuery {
     let outcome = this.#outcomes.get(raw);
     if (outcome === undefined) {
       outcome = OrdersQuery.safeParse(query());
@@ -90,14 +145,14 @@ class QueryMemo {
 }
 
 const byIdParams = z.object({
-  id: z.string().regex(new RegExp(`^${UUID_PATTERN}$`)).describe("The order's id (UUIDv7)"),
+  id: z.string().describe("The order's id (UUIDv7, any case); anything else is an unknown order"),
 });
 const byIdDoc = {
   method: "get" as const,
   summary: "One of the caller's orders",
   tags: [TAGS.orders],
-  description: "The order as GET /orders shows it. 404 `Order not found` for an unknown id and for another " +
-    "wallet's order alike.",
+  description: "The order as GET /orders shows it. 404 `Order not found` for an unknown id, an id that is not a " +
+    "UUID and another wallet's order alike.",
   security: bearerSecurity,
   request: { params: byIdParams },
   responses: {
@@ -105,10 +160,24 @@ const byIdDoc = {
     ...errorResponses(401, 403, 404, 500),
   },
 };
-// The document shows `/orders/{id}`; Hono serves the id only where it is UUID-shaped, so `/orders/stream` and any
-// other word can never be taken for an id whatever the mounting order (`{...}` patterns are not OpenAPI paths).
+// The document shows `/orders/{id}`; Hono serves the id here only where it is UUID-shaped, so `/orders/stream` and
+// any other word can never be taken for an id whatever the mounting order (`{...}` patterns are not OpenAPI paths).
+// Any other single segment answers as an unknown order from `orderIdFallbackRoutes`, mounted after every /orders route.
 const byIdDocRoute = createRoute({ ...byIdDoc, path: "/{id}" });
 const byIdRoute = createRoute({ ...byIdDoc, path: `/:id{${UUID_PATTERN}}`, hide: true });
+const byIdFallbackRoute = createRoute({ ...byIdDoc, path: "/:id", hide: true });
+
+/**
+ * `GET /orders/<segment>` for a segment no route above took (not a UUID, not `stream`): `404 Order not found`, as an
+ * unknown id, since a malformed id names no order either (docs/order-reads.md). Mount it after every /orders router.
+ */
+export function orderIdFallbackRoutes() {
+  const app = router<{ Variables: AuthVariables }>();
+  app.openapi(byIdFallbackRoute, () => {
+    throw apiError(API_ERRORS.orderNotFound);
+  });
+  return app;
+}
 
 /** Mount behind `requireJwt(kv, tokens, orderRoutesPrefetch)`: the gate then reads the owner's order version. */
 export const orderRoutesPrefetch = (wallet: string) => [ownerVersionKey(wallet)];
@@ -142,7 +211,7 @@ export function orderRoutes(kv: Deno.Kv, opts: OrderRoutesOptions | Log = {}) {
     let rule = rules.get(chain);
     if (rule === undefined) {
       const s = o.settings;
-      rule = s ? { required: s.confirmations(chain), flag: s.finality(chain).kind === "flag" } : null;
+      rule = s ? confirmationRule(s, chain) : null;
       rules.set(chain, rule);
     }
     return rule;
@@ -202,12 +271,45 @@ export function orderRoutes(kv: Deno.Kv, opts: OrderRoutesOptions | Log = {}) {
     return body;
   };
 
+  /** Incremental sync (docs/order-reads.md): a page of the change index, not cached (each position is read once). */
+  const syncPage = async (wallet: string, q: ListQuery) => {
+    const after = q.cursor ?? { at: new Date(q.updatedSince!).toISOString(), id: "" };
+    const settledBefore = new Date(Date.now() - ORDER_SYNC_SETTLE_MS).toISOString();
+    try {
+      const page = await listOrderChanges(kv, wallet, {
+        type: q.type,
+        status: q.status,
+        limit: q.limit,
+        after,
+        settledBefore,
+      });
+      const snapshot = page.orders.some(needsTips) ? tips.fresh() ?? await tips.snapshot() : null;
+      return {
+        success: true as const,
+        data: {
+          orders: page.orders.map((order) => ({ ...toOrderView(order), ...confirmationsOf(order, snapshot) })),
+          pagination: {
+            limit: q.limit,
+            offset: 0,
+            total: page.total,
+            hasMore: page.hasMore,
+            nextCursor: encodeCursor(page.next),
+          },
+        },
+      };
+    } catch (err) {
+      log("syncing orders failed", err);
+      throw apiError(API_ERRORS.ordersUnavailable);
+    }
+  };
+
   const queries = new QueryMemo();
   app.openAPIRegistry.registerPath(listDocRoute);
   app.openapi(listRoute, async (c) => {
     const url = c.req.url;
     const at = url.indexOf("?");
     const q = queries.parse(at < 0 ? "" : url.slice(at + 1), () => c.req.query());
+    if (q.cursor !== undefined || q.updatedSince !== undefined) return c.json(await syncPage(c.get("wallet"), q), 200);
     let body: Uint8Array;
     try {
       const wallet = c.get("wallet");

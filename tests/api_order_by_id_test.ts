@@ -57,12 +57,17 @@ Deno.test("GET /orders/:id", async (t) => {
       }
     });
 
-    await t.step("a path that is not an order id is no order route", async () => {
-      for (const path of ["/orders/not-an-id", `/orders/${completed.id}x`, `/orders/${completed.id}/more`]) {
+    await t.step("an id that is not a UUID is an unknown order; a deeper path is no order route", async () => {
+      for (const path of ["/orders/not-an-id", `/orders/${completed.id}x`, "/orders/%20", "/orders/42"]) {
         const res = await call(server, "GET", path, { token: aliceToken });
         assert.equal(res.status, 404, path);
-        assert.deepEqual(res.body, { success: false, message: API_ERRORS.notFound.message });
+        assert.deepEqual(res.body, NOT_FOUND, path);
       }
+      const deeper = await call(server, "GET", `/orders/${completed.id}/more`, { token: aliceToken });
+      assert.equal(deeper.status, 404);
+      assert.deepEqual(deeper.body, { success: false, message: API_ERRORS.notFound.message });
+      const gated = await call(server, "GET", "/orders/not-an-id");
+      assert.equal(gated.status, 401, "the JWT gate answers before the id is looked at");
     });
 
     await t.step("the JWT gate comes first", async () => {

@@ -35,7 +35,9 @@ import { type DepositAddressSet, depositAddressSet } from "../kv/address_index.t
 import { clearAlert, raiseAlert } from "../kv/alerts.ts";
 import { getBurnConfig } from "../kv/burn_configs.ts";
 import { addOrderCreate, getOrder } from "../kv/orders.ts";
-import { newOrderId, type Order, type SourceTransfer, validOrder } from "../model/order.ts";
+import { addAnnouncedConfirmations } from "../kv/order_confirmations.ts";
+import { confirmationRule } from "./confirmation_events.ts";
+import { newOrderId, type Order, pendingConfirmations, type SourceTransfer, validOrder } from "../model/order.ts";
 import { holdCoinsAbove } from "../kv/treasury.ts";
 import {
   acquireLease,
@@ -737,7 +739,11 @@ export function addTransferRecord(
   atomic.check({ key, versionstamp: null }).set(key, seen);
   if (record.kind === "held") return addHeldTransfer(atomic, record.held);
   const order = record.order;
-  addOrderCreate(atomic, order);
+  // Its `order.pending` event carries the first count of confirmations (the block it was seen in is the one being
+  // scanned: docs/streaming.md "Confirmations"), marked as announced so the confirmations tick sends only changes.
+  const counted = pendingConfirmations(order, confirmationRule(ctx.settings, chain), order.details.source.blockNumber);
+  addOrderCreate(atomic, order, counted ?? undefined);
+  if (counted) addAnnouncedConfirmations(atomic, order.id, counted.confirmations);
   if (isDepthFinal(chain) && revision === 0) {
     atomic.set(depositBlockKey(chain, order.details.source.blockNumber, t.txHash, t.index), order.id);
   }

@@ -45,9 +45,18 @@ export async function listPendingForConfirmations(kv: Deno.Kv, limit: number): P
   return out;
 }
 
+/**
+ * Marks `count` as announced for `orderId` in `atomic`: by the tick's events below, and by the commit creating the
+ * order whose `order.pending` event already carries its first count (actors/watcher.ts), so that count is not sent
+ * twice.
+ */
+export function addAnnouncedConfirmations(atomic: Deno.AtomicOperation, orderId: string, count: number) {
+  return atomic.set(announcedConfirmationsKey(orderId), count, { expireIn: MARKER_TTL_MS });
+}
+
 /** Adds the event announcing `c` for `o` and its marker to `atomic` (the caller checks the order and the marker). */
 export function addConfirmationsEvent(atomic: Deno.AtomicOperation, o: Order, c: Confirmations, at: string) {
-  atomic.set(announcedConfirmationsKey(o.id), c.confirmations, { expireIn: MARKER_TTL_MS });
+  addAnnouncedConfirmations(atomic, o.id, c.confirmations);
   return addOutboxEvent(atomic, {
     id: newOrderId(),
     type: "order.confirmations",

@@ -5,6 +5,7 @@
  */
 import { addOutboxEvent } from "./order_events.ts";
 import {
+  type Confirmations,
   InvalidOrderError,
   newOrderId,
   type Order,
@@ -78,14 +79,18 @@ const MAX_UPDATE_ATTEMPTS = 100;
 // ---- writes (composable into the caller's atomic) ----
 
 /** Adds a new order, its indexes and counters to `atomic`; the commit fails if the id exists. */
-export function addOrderCreate(atomic: Deno.AtomicOperation, order: Order): Deno.AtomicOperation {
+export function addOrderCreate(
+  atomic: Deno.AtomicOperation,
+  order: Order,
+  confirmations?: Confirmations,
+): Deno.AtomicOperation {
   const o = validOrder(order);
   atomic.check({ key: orderKey(o.id), versionstamp: null }).set(orderKey(o.id), o);
   for (const f of filtersOf(o)) {
     atomic.set(ownerIndexKey(o.owner, f, o.id), o).sum(ownerCounterKey(o.owner, f), ONE);
   }
   atomic.set(changeIndexKey(o), o);
-  addStatusEvent(atomic, o, o.createdAt);
+  addStatusEvent(atomic, o, o.createdAt, confirmations);
   return atomic.set(statusIndexKey(o.status, o.id), o.id).sum(ownerVersionKey(o.owner), ONE);
 }
 
@@ -93,13 +98,13 @@ export function addOrderCreate(atomic: Deno.AtomicOperation, order: Order): Deno
  * The order event of `o` entering its status (kv/order_events.ts), in the same atomic as the change: an event exists
  * exactly when the change committed.
  */
-function addStatusEvent(atomic: Deno.AtomicOperation, o: Order, at: string) {
+function addStatusEvent(atomic: Deno.AtomicOperation, o: Order, at: string, confirmations?: Confirmations) {
   addOutboxEvent(atomic, {
     id: newOrderId(),
     type: `order.${o.status}`,
     createdAt: at,
     owner: o.owner,
-    order: toOrderView(o),
+    order: confirmations ? { ...toOrderView(o), ...confirmations } : toOrderView(o),
   });
 }
 

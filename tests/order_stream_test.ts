@@ -161,6 +161,12 @@ Deno.test("SSE: a deposit's order live, a reconnect with Last-Event-ID gets exac
     assertWellFormed(first, ownerA);
     consecutive(first, 0);
     assert.equal(first[0].event, "order.pending");
+    // The pending event carries the deposit's first count (the block it was seen in: one confirmation on sim sol,
+    // final by depth), and the confirmation events after it only later counts, each once (docs/streaming.md).
+    assert.equal(first[0].data.order.confirmations, 1);
+    assert.ok(first[0].data.order.requiredConfirmations! >= 1);
+    const counts = first.filter((e) => e.event === "order.confirmations").map((e) => e.data.order.confirmations!);
+    assert.ok(counts.every((c, i) => c > (i === 0 ? 1 : counts[i - 1])), `counts after the first: ${counts}`);
     assert.deepEqual(new Set(first.map((e) => e.data.order.id)).size, 1);
     const statuses = first.filter((e) => e.event !== "order.confirmations").map((e) => e.data.order.status);
     assert.deepEqual(statuses, [...new Set(statuses)], `each status once: ${statuses}`);

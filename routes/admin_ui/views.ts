@@ -26,7 +26,7 @@ td.num{font-variant-numeric:tabular-nums;text-align:right}
 code{font-size:.85rem;word-break:break-all}
 .badge{display:inline-block;padding:.05rem .45rem;border-radius:9px;font-size:.8rem;font-weight:600}
 .ok{background:#dff5e3;color:#17692b}.lagging{background:#fff3cd;color:#7a5a00}.erroring{background:#fde2e1;color:#9b1c1c}
-.paused{background:#e3e8ff;color:#2c3e9b}.disabled{background:#eee;color:#666}
+.paused{background:#e3e8ff;color:#2c3e9b}.disabled{background:#eee;color:#666}.unwatched{background:#ffe4cc;color:#8a3b00}
 .notice{padding:.5rem .8rem;border-radius:5px;margin-bottom:1rem}.notice.good{background:#dff5e3}.notice.bad{background:#fde2e1}
 .na{color:#888;font-style:italic}
 form.inline{display:inline-flex;gap:.3rem;margin:0 .3rem .2rem 0}
@@ -195,7 +195,7 @@ export function chainsSection(rows: ChainRow[], csrf: string, canPause: boolean,
             <th>Tip</th>
             <th>Watcher cursor</th>
             <th>Lag (blocks / threshold; chain time)</th>
-            <th>Lease holder</th>
+            <th>Last look (process)</th>
             <th>Open alerts</th>
             <th>Why</th>
             <th>Actions</th>
@@ -213,7 +213,9 @@ export function chainsSection(rows: ChainRow[], csrf: string, canPause: boolean,
           <td class="num">${dash(r.lag)}<span class="muted"> / ${r.lagThreshold}</span>${r.lagMs === null
             ? ""
             : html`<br><span class="muted lag-time">${chainTime(r.lagMs)}</span>`}</td>
-          <td><code>${dash(r.leaseHolder)}</code></td>
+          <td>${r.lookedAt
+            ? html`<span title="${r.lookedAt}">${r.lookedAt.slice(11, 19)}</span>`
+            : "–"}<br><code class="muted">${dash(r.lookedBy ?? r.leaseHolder)}</code></td>
           <td class="num">${r.alerts.length}</td>
           <td>${r.why}</td>
           <td>${r.mode === "disabled"
@@ -236,8 +238,9 @@ export function chainsSection(rows: ChainRow[], csrf: string, canPause: boolean,
         </tbody>
       </table>
       <p class="muted">Health, the first that holds: disabled (not in the chain plan), erroring (tip unreadable, or an open
-    alert that stops the chain's work), paused, lagging (no cursor yet, no watcher lease, or more blocks behind the tip than
-    the threshold), ok. docs/dashboard.md.</p>
+    alert that stops the chain's work), paused, unwatched (no process looked at it for longer than
+    WATCHER_UNWATCHED_SECONDS), lagging (more blocks behind the tip than the threshold), ok (watched and within it,
+    whether or not blocks arrive). docs/dashboard.md.</p>
     </section>
   `;
 }

@@ -1,0 +1,60 @@
+/**
+ * The watchers' looks, kept in memory and stored at most once per `recordMs` per process in one commit for all its
+ * chains (kv/watcher_looks.ts). This is the dashboard's "is anybody watching" signal at rest: an idle watcher takes
+ * no lease and commits nothing (actors/watcher.ts `WatchOptions`), so the lease alone cannot say it. KV cost: one
+ * commit per `recordMs` per process (60 s by default: bench/idle.ts's goal of at most one commit per minute per
+ * process at rest), none while no watcher looked since the last one.
+ *
+ * `recordMs` is a third of the time after which a chain nobody looked at is `unwatched` (WATCHER_UNWATCHED_SECONDS,
+ * config/watch_plan.ts), at most 60 s: a healthy process's record is never older than that time at a reader, even
+ * with one write lost.
+ */
+import type { ChainSymbol } from "../chains/catalog.ts";
+import { type ChainLook, writeWatcherLooks } from "../kv/watcher_looks.ts";
+
+/** The longest period between two records of one process. */
+export const MAX_LOOK_RECORD_MS = 60_000;
+
+export function lookRecordMs(unwatchedAfterMs: number): number {
+  return Math.min(MAX_LOOK_RECORD_MS, Math.max(1_000, Math.floor(unwatchedAfterMs / 3)));
+}
+
+export class WatcherLookRecorder {
+  readonly #looks = new Map<ChainSymbol, ChainLook>();
+  #fresh = false;
+  #writtenAt = -Infinity;
+  #writing: Promise<void> | null = null;
+
+  constructor(
+    private readonly kv: Deno.Kv,
+    private readonly owner: string,
+    private readonly recordMs: number,
+    private readonly log: (msg: string, err?: unknown) => void,
+  ) {}
+
+  /** A watcher step of `chain` that read the tip (it held the lease, or found nothing new without it). */
+  note(chain: ChainSymbol, nowMs: number, scannedTo: number, lag: number) {
+    this.#looks.set(chain, { at: new Date(nowMs).toISOString(), scannedTo, lag });
+    this.#fresh = true;
+  }
+
+  /** Stores the looks when the last record is `recordMs` old (or `force`), and something was looked at since. */
+  async flush(nowMs: number, force = false): Promise<void> {
+    if (this.#writing) return await this.#writing;
+    if (!this.#fresh || (!force && nowMs - this.#writtenAt < this.recordMs)) return;
+    this.#fresh = false;
+    const record = { owner: this.owner, at: new Date(nowMs).toISOString(), chains: Object.fromEntries(this.#looks) };
+    this.#writing = writeWatcherLooks(this.kv, record)
+      .then(() => {
+        this.#writtenAt = nowMs;
+      })
+      .catch((err) => {
+        this.#fresh = true;
+        this.log("storing the watchers' looks failed; the next tick retries", err);
+      })
+      .finally(() => {
+        this.#writing = null;
+      });
+    await this.#writing;
+  }
+}

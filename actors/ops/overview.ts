@@ -33,6 +33,7 @@ import { type Order, ORDER_STATUSES, ORDER_TYPES, type OrderStatus, parseOrder }
 import { type OrderHold, orderHoldKey, readLease } from "../../kv/pipeline.ts";
 import { readPayoutObservation } from "../../kv/treasury.ts";
 import { listWatcherLooks, newestLooks } from "../../kv/watcher_looks.ts";
+import { displayAmount } from "../../model/amounts.ts";
 import { ageSince, formatAge } from "../treasury_report.ts";
 import { defineOp, type OpContext } from "./op.ts";
 
@@ -211,6 +212,10 @@ export const chainsOverview = defineOp({
 
 // ---- orders ----
 
+/** `amount` for people (model/amounts.ts): `1.5 SOL`, `1.5 uSOL`; the `amount` field keeps the exact smallest units. */
+const DisplayAmountSchema = z.object({ amount: z.string() });
+const shown = (amount: string, token: string) => ({ amount: displayAmount(amount, token) });
+
 const OrderRowSchema = z.object({
   id: z.string(),
   type: z.enum(ORDER_TYPES),
@@ -229,6 +234,7 @@ const OrderRowSchema = z.object({
   heldReason: z.string().nullable(),
   /** An operator hold (kv/pipeline.ts orderHoldKey: a reorg past finality, a cap): it does not move until released. */
   hold: z.object({ reason: z.string(), at: z.string() }).nullable(),
+  display: DisplayAmountSchema,
 });
 export type OrderRow = z.infer<typeof OrderRowSchema>;
 
@@ -258,6 +264,7 @@ async function rowsOf(kv: Deno.Kv, orders: Order[]): Promise<OrderRow[]> {
     errorMessage: o.errorMessage,
     heldReason: o.details.heldReason ?? null,
     hold: holds[i] ? { reason: holds[i]!.reason, at: holds[i]!.at } : null,
+    display: shown(o.amount, o.token),
   }));
 }
 
@@ -339,7 +346,7 @@ export const ordersOverview = defineOp({
         o.type,
         o.status,
         `${o.sourceChain}->${o.destinationChain}`,
-        `${o.amount} ${o.token}`,
+        o.display.amount,
         o.owner,
         o.createdAt,
         o.hold ? `HOLD: ${o.hold.reason}` : o.heldReason ? `held: ${o.heldReason}` : "",
@@ -366,6 +373,7 @@ const StuckTxSchema = z.object({
   token: z.string(),
   /** The last status the pipeline saw of a payout (kv/treasury.ts), when one was stored. */
   lastStatus: z.unknown().nullable(),
+  display: DisplayAmountSchema,
 });
 
 const WaitingSchema = z.object({
@@ -380,6 +388,7 @@ const WaitingSchema = z.object({
   heldReason: z.string(),
   since: z.string(),
   age: z.string(),
+  display: DisplayAmountSchema,
 });
 
 export const stuckOverview = defineOp({
@@ -412,6 +421,8 @@ export const stuckOverview = defineOp({
         const ageMs = ageSince(intent.preparedAt, now);
         if (ageMs <= minutes * 60_000) continue;
         const payout = o.type === "burn";
+        const amount = payout && o.type === "burn" ? o.details.nativeAmount ?? o.amount : o.amount;
+        const token = payout && isNativeChain(o.destinationChain) ? NATIVE[o.destinationChain].token.symbol : o.token;
         transactions.push({
           orderId: o.id,
           type: o.type,
@@ -422,9 +433,10 @@ export const stuckOverview = defineOp({
           recordedAt: intent.preparedAt,
           ageMs,
           age: formatAge(ageMs),
-          amount: payout && o.type === "burn" ? o.details.nativeAmount ?? o.amount : o.amount,
-          token: payout && isNativeChain(o.destinationChain) ? NATIVE[o.destinationChain].token.symbol : o.token,
+          amount,
+          token,
           lastStatus: payout ? await readPayoutObservation(ctx.kv, o.id) : null,
+          display: shown(amount, token),
         });
       }
     }
@@ -451,6 +463,7 @@ export const stuckOverview = defineOp({
           heldReason: o.details.heldReason!,
           since,
           age: formatAge(ageSince(since, now)),
+          display: shown(o.amount, o.token),
         });
       }
     }
@@ -459,11 +472,11 @@ export const stuckOverview = defineOp({
   text: (r) => [
     `recorded transactions not counted after ${r.thresholdMinutes} min: ${r.transactions.length}`,
     ...r.transactions.map((t) =>
-      `  ${t.orderId}\t${t.type}\t${t.chain}\t${t.txHash}\t${t.amount} ${t.token}\trecorded ${t.recordedAt} (${t.age} ago)`
+      `  ${t.orderId}\t${t.type}\t${t.chain}\t${t.txHash}\t${t.display.amount}\trecorded ${t.recordedAt} (${t.age} ago)`
     ),
     `orders waiting with a reason: ${r.waiting.length}`,
     ...r.waiting.map((w) =>
-      `  ${w.orderId}\t${w.type}\t${w.status}\t${w.sourceChain}->${w.destinationChain}\t${w.heldReason}`
+      `  ${w.orderId}\t${w.type}\t${w.status}\t${w.sourceChain}->${w.destinationChain}\t${w.display.amount}\t${w.heldReason}`
     ),
     ...(r.truncated ? [`(a scan stopped after ${MAX_SCAN} orders of one status: more may exist)`] : []),
   ],

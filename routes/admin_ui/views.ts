@@ -6,7 +6,7 @@
 import { html, raw } from "hono/html";
 import type { ChainRow, OrderRow } from "../../actors/ops/overview.ts";
 import type { StoredReconciliation } from "../../kv/reconciliation.ts";
-import { isNativeChain, NATIVE, UASSET_DECIMALS } from "../../chains/catalog.ts";
+import { displayAmount } from "../../model/amounts.ts";
 import { chainTime } from "../../actors/watcher_lag.ts";
 
 type Html = ReturnType<typeof html>;
@@ -162,19 +162,13 @@ export function refused(what: string, message: string): Html {
   return html`<p class="notice bad">${what}: ${message}</p>`;
 }
 
-/** The decimals of an order's token: a uAsset's 18, or the native coin's. */
-function decimalsOf(o: { token: string; sourceChain: string }): number {
-  if (o.token.startsWith("u")) return UASSET_DECIMALS;
-  return isNativeChain(o.sourceChain) ? NATIVE[o.sourceChain].token.decimals : 0;
-}
-
-/** `amount` smallest units as a decimal number of whole units, exactly (bigint digits, never a float). */
-export function units(amount: string, decimals: number): string {
-  if (!/^\d+$/.test(amount) || decimals === 0) return amount;
-  const padded = amount.padStart(decimals + 1, "0");
-  const whole = padded.slice(0, -decimals);
-  const fraction = padded.slice(-decimals).replace(/0+$/, "");
-  return fraction ? `${whole}.${fraction}` : whole;
+/**
+ * An amount for people with its exact smallest units in the title (model/amounts.ts): `shown` from the operation's
+ * `display` field, `exact` the integer the record holds.
+ */
+export function amountCell(shown: string | undefined, exact: string, token?: string): Html {
+  const human = shown ?? (token ? displayAmount(exact, token) : exact);
+  return html`<span class="amount" title="${exact} smallest units">${human}</span>`;
 }
 
 /** An element id from any text: characters other than letters, digits, `_` and `-` become `_`. */
@@ -401,6 +395,7 @@ export interface StuckView {
     age: string;
     amount: string;
     token: string;
+    display?: { amount: string };
   }[];
   waiting: {
     orderId: string;
@@ -412,6 +407,7 @@ export interface StuckView {
     token: string;
     heldReason: string;
     age: string;
+    display?: { amount: string };
   }[];
   truncated: boolean;
 }
@@ -440,11 +436,11 @@ ${
       ${stuck.transactions.map((t) =>
         html`
           <tr>
-            <td><code>${t.orderId}</code></td>
+            <td><a href="/admin/ui/orders/${t.orderId}"><code>${t.orderId}</code></a></td>
             <td>${t.type}</td>
             <td>${t.chain}</td>
             <td><code>${t.txHash}</code></td>
-            <td class="num">${t.amount} ${t.token}</td>
+            <td class="num">${amountCell(t.display?.amount, t.amount, t.token)}</td>
             <td>${t.recordedAt}</td>
             <td>${t.age}</td>
           </tr>
@@ -474,11 +470,11 @@ ${
       ${stuck.waiting.map((w) =>
         html`
           <tr>
-            <td><code>${w.orderId}</code></td>
+            <td><a href="/admin/ui/orders/${w.orderId}"><code>${w.orderId}</code></a></td>
             <td>${w.type}</td>
             <td>${w.status}</td>
             <td>${w.sourceChain} → ${w.destinationChain}</td>
-            <td class="num">${w.amount} ${w.token}</td>
+            <td class="num">${amountCell(w.display?.amount, w.amount, w.token)}</td>
             <td>${w.heldReason}</td>
             <td>${w.age}</td>
           </tr>
@@ -559,11 +555,11 @@ ${
       html`
         <tr>
           <td>${o.createdAt}</td>
-          <td><code>${o.id}</code></td>
+          <td><a href="/admin/ui/orders/${o.id}"><code>${o.id}</code></a></td>
           <td>${o.type}</td>
           <td>${o.status}</td>
           <td>${o.sourceChain} → ${o.destinationChain}</td>
-          <td class="num" title="${o.amount} smallest units">${units(o.amount, decimalsOf(o))} ${o.token}</td>
+          <td class="num">${amountCell(o.display?.amount, o.amount, o.token)}</td>
           <td><code>${o.owner}</code></td>
           <td><code>${dash(o.transactionHash)}</code></td>
           <td>${o.hold ? html`<strong>hold:</strong> ${o.hold.reason}<br>` : ""}${o.heldReason ?? ""}${o.errorMessage ??
@@ -588,7 +584,21 @@ export function treasurySection(
     return html`<section id="treasury-${chain}"><h2>${chain}</h2>${refused("Treasury", report.message)}</section>`;
   }
   const r = (report.result ?? {}) as Record<string, unknown>;
-  const kv = (o: unknown) =>
+  // Every amount in the chain's coin from the operation's `display` (model/amounts.ts), the exact integer in its title;
+  // a nested record (`held`: count and amount) as words, never as JSON.
+  const display = (r.display ?? {}) as Record<string, string>;
+  const cell = (v: unknown, path: string): Html => {
+    if (display[path] !== undefined) return amountCell(display[path], String(v));
+    if (Array.isArray(v)) return html`${v.length} item(s)`;
+    if (v !== null && typeof v === "object") {
+      const parts = Object.entries(v).filter(([, x]) => x !== undefined && x !== null);
+      return html`${
+        parts.map(([k, x], i) => html`${i > 0 ? " · " : ""}<span class="muted">${k}</span> ${cell(x, `${path}.${k}`)}`)
+      }`;
+    }
+    return html`${dash(v)}`;
+  };
+  const kv = (o: unknown, base: string) =>
     o && typeof o === "object"
       ? html`
         <table>
@@ -596,7 +606,7 @@ export function treasurySection(
             html`
               <tr>
                 <th>${k}</th>
-                <td class="num">${typeof v === "object" && v !== null ? JSON.stringify(v) : dash(v)}</td>
+                <td class="num">${cell(v, `${base}.${k}`)}</td>
               </tr>
             `
           )}</tbody>
@@ -605,10 +615,12 @@ export function treasurySection(
       : "";
   const count = (k: string) => Array.isArray(r[k]) ? (r[k] as unknown[]).length : null;
   return html`<section id="treasury-${chain}"><h2>${chain}</h2>
-${r.balances ? html`<h3>Treasury balances (smallest units)</h3>${kv(r.balances)}` : ""}
-${r.hotWallet ? html`<h3>Hot wallet</h3>${kv(r.hotWallet)}` : ""}
-${r.custody ? html`<h3>Hot / cold / in flight to cold</h3>${kv(r.custody)}` : ""}
-${r.unswept ? html`<h3>Unswept deposits</h3>${kv({ ...(r.unswept as object), deposits: undefined })}` : ""}
+${r.balances ? html`<h3>Treasury balances</h3>${kv(r.balances, "balances")}` : ""}
+${r.hotWallet ? html`<h3>Hot wallet</h3>${kv(r.hotWallet, "hotWallet")}` : ""}
+${r.custody ? html`<h3>Hot / cold / in flight to cold</h3>${kv(r.custody, "custody")}` : ""}
+${r.unswept ? html`<h3>Unswept deposits</h3>${kv({ ...(r.unswept as object), deposits: undefined }, "unswept")}` : ""}
+<p class="muted">Amounts in ${chain}'s coin; the exact smallest units in each one's title and in
+<code>deno task admin treasury --chain ${chain} --json</code>.</p>
 <p>Payouts waiting: ${dash(count("pendingPayouts"))} · stuck payouts (recorded, not yet counted): ${
     dash(count("stuckPayouts"))
   }</p>

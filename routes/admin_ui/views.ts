@@ -5,6 +5,7 @@
  */
 import { html, raw } from "hono/html";
 import type { ChainRow, OrderRow } from "../../actors/ops/overview.ts";
+import type { OrderDetail } from "../../actors/ops/order_detail.ts";
 import type { StoredReconciliation } from "../../kv/reconciliation.ts";
 import { displayAmount } from "../../model/amounts.ts";
 import { chainTime } from "../../actors/watcher_lag.ts";
@@ -626,4 +627,159 @@ ${r.unswept ? html`<h3>Unswept deposits</h3>${kv({ ...(r.unswept as object), dep
   }</p>
 <details><summary>The whole report</summary><pre>${JSON.stringify(r, null, 2)}</pre></details>
 </section>`;
+}
+
+/** A transaction hash, linked to its chain's explorer when there is a template for it (config/explorers.ts). */
+function txLink(hash: string, url: string | null): Html {
+  return url ? html`<a href="${url}" rel="noopener noreferrer"><code>${hash}</code></a>` : html`<code>${hash}</code>`;
+}
+
+/** The order page (`/admin/ui/orders/:id`): the `order detail` operation's answer. */
+export function orderDetailPage(d: OrderDetail): Html {
+  const o = d.order;
+  const empty = (what: string) => html`<p class="muted">${what}</p>`;
+  return html`
+    <section id="order"><h2>Order <code>${o.id}</code></h2>
+    <table><tbody>
+    <tr><th>Type</th><td>${o.type}</td></tr>
+    <tr><th>Status</th><td id="order-status">${o.status}</td></tr>
+    <tr><th>Amount</th><td>${amountCell(o.display.amount, o.amount)}</td></tr>
+    <tr><th>Chains</th><td>${o.sourceChain} → ${o.destinationChain}</td></tr>
+    <tr><th>Owner</th><td><code>${o.owner}</code></td></tr>
+    <tr><th>Created</th><td>${o.createdAt}</td></tr>
+    <tr><th>Updated</th><td>${dash(o.updatedAt)}</td></tr>
+    ${o.heldReason
+      ? html`
+        <tr>
+          <th>Waiting</th>
+          <td>${o.heldReason}</td>
+        </tr>
+      `
+      : ""}
+    ${o.errorMessage
+      ? html`
+        <tr>
+          <th>Error</th>
+          <td>${o.errorMessage}</td>
+        </tr>
+      `
+      : ""}
+    </tbody></table>
+    ${d.hold
+      ? html`<p class="notice bad" id="order-hold"><strong>Hold:</strong> ${d.hold.reason} (since ${d.hold.at})</p>`
+      : ""}
+    </section>
+    <section id="order-transitions"><h2>Transitions (${d.transitions.length})</h2>
+    ${d.transitions.length === 0 ? empty("None recorded.") : html`
+      <table>
+        <thead>
+          <tr>
+            <th>At</th>
+            <th>Status</th>
+            <th>Event</th>
+          </tr>
+        </thead>
+        <tbody>
+      ${d.transitions.map((t) =>
+        html`
+          <tr>
+            <td>${t.at}</td>
+            <td>${t.status}</td>
+            <td class="muted">${t.seq === null ? "not yet sequenced" : `seq ${t.seq}`}</td>
+          </tr>
+        `
+      )}</tbody>
+      </table>
+    `}
+    ${d.transitionsComplete
+      ? ""
+      : empty("The owner's event log was read back only so far: older transitions are not shown.")}
+    </section>
+    <section id="order-transactions">
+      <h2>Transactions (${d.transactions.length})</h2>
+      <table>
+        <thead>
+          <tr>
+            <th>Role</th>
+            <th>Chain</th>
+            <th>Transaction</th>
+            <th>Status</th>
+            <th>At</th>
+          </tr>
+        </thead>
+        <tbody>
+    ${d.transactions.map((t) =>
+      html`
+        <tr data-role="${t.role}">
+          <td>${t.role}</td>
+          <td>${t.chain}</td>
+          <td>${txLink(t.txHash, t.url)}</td>
+          <td>${t.status}</td>
+          <td>${dash(t.at)}</td>
+        </tr>
+      `
+    )}</tbody>
+      </table>
+      <p
+        class="muted">Links follow <code>&lt;CHAIN&gt;_EXPLORER_TX_URL</code>; a simulated chain has none unless it is set.</p>
+    </section>
+    <section id="order-webhooks"><h2>Webhook deliveries (${d.webhooks.length})</h2>
+    ${d.webhooks.length === 0 ? empty("None.") : html`
+      <table>
+        <thead>
+          <tr>
+            <th>Created</th>
+            <th>Event</th>
+            <th>Endpoint</th>
+            <th>State</th>
+            <th>Attempts</th>
+            <th>Last attempt</th>
+          </tr>
+        </thead>
+        <tbody>
+      ${d.webhooks.map((w) =>
+        html`
+          <tr>
+            <td>${w.createdAt}</td>
+            <td>${w.eventType}</td>
+            <td><code>${w.url}</code></td>
+            <td>${w.state}</td>
+            <td class="num">${w.attemptCount}</td>
+            <td>${w.lastAttempt
+              ? `${w.lastAttempt.at}: ${w.lastAttempt.status ?? w.lastAttempt.error ?? ""}`
+              : "–"}</td>
+          </tr>
+        `
+      )}</tbody>
+      </table>
+    `}
+    </section>
+    <section id="order-audit"><h2>Audit entries (${d.audit.length})</h2>
+    ${d.audit.length === 0 ? empty("None.") : html`
+      <table>
+        <thead>
+          <tr>
+            <th>At</th>
+            <th>Action</th>
+            <th>By</th>
+            <th>Subject</th>
+          </tr>
+        </thead>
+        <tbody>
+      ${d.audit.map((a) =>
+        html`
+          <tr>
+            <td>${a.at}</td>
+            <td>${a.action}</td>
+            <td>${a.by}</td>
+            <td><code>${a.subject}</code></td>
+          </tr>
+        `
+      )}
+        </tbody>
+      </table>
+    `}
+    ${d.auditComplete ? "" : empty("The audit log was read back only so far: older entries are not shown.")}
+    </section>
+  `;
 }

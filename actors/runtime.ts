@@ -163,6 +163,7 @@ export class PipelineRuntime {
   startCronOnly() {
     this.#running = true;
     this.#cronOnly = true;
+    this.looks.onlyWhenForced = true;
   }
 
   /** The time budget of this process's cron runs (`CRON_RUN_MS`), when configured. */

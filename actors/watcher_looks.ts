@@ -21,9 +21,16 @@ export function lookRecordMs(unwatchedAfterMs: number): number {
 
 export class WatcherLookRecorder {
   readonly #looks = new Map<ChainSymbol, ChainLook>();
+  /** Chains looked at and in no record yet: stored at the next tick, so a process that starts is watched at once. */
+  readonly #unwritten = new Set<ChainSymbol>();
   #fresh = false;
   #writtenAt = -Infinity;
   #writing: Promise<void> | null = null;
+  /**
+   * Cron alone (actors/runtime.ts `startCronOnly`): the ticks of a run do not store the looks, the run does once at its
+   * end (`flush(now, true)`), so a run with every chain's look costs one commit, not one per chain that finished first.
+   */
+  onlyWhenForced = false;
 
   constructor(
     private readonly kv: Deno.Kv,
@@ -34,15 +41,22 @@ export class WatcherLookRecorder {
 
   /** A watcher step of `chain` that read the tip (it held the lease, or found nothing new without it). */
   note(chain: ChainSymbol, nowMs: number, scannedTo: number, lag: number) {
+    if (!this.#looks.has(chain)) this.#unwritten.add(chain);
     this.#looks.set(chain, { at: new Date(nowMs).toISOString(), scannedTo, lag });
     this.#fresh = true;
   }
 
-  /** Stores the looks when the last record is `recordMs` old (or `force`), and something was looked at since. */
+  /**
+   * Stores the looks when something was looked at since the last record and that record is `recordMs` old, a chain is
+   * in none yet, or `force`.
+   */
   async flush(nowMs: number, force = false): Promise<void> {
+    if (this.onlyWhenForced && !force) return;
     if (this.#writing) return await this.#writing;
-    if (!this.#fresh || (!force && nowMs - this.#writtenAt < this.recordMs)) return;
+    if (!this.#fresh || (!force && this.#unwritten.size === 0 && nowMs - this.#writtenAt < this.recordMs)) return;
     this.#fresh = false;
+    const including = [...this.#unwritten];
+    this.#unwritten.clear();
     const record = { owner: this.owner, at: new Date(nowMs).toISOString(), chains: Object.fromEntries(this.#looks) };
     this.#writing = writeWatcherLooks(this.kv, record)
       .then(() => {
@@ -50,6 +64,7 @@ export class WatcherLookRecorder {
       })
       .catch((err) => {
         this.#fresh = true;
+        for (const chain of including) this.#unwritten.add(chain);
         this.log("storing the watchers' looks failed; the next tick retries", err);
       })
       .finally(() => {

@@ -279,6 +279,7 @@ async function watchTick(host: TickHost, chain: ChainSymbol, b: Budget, leaseFor
       batchCursorMs: timing.batchCursorMs,
       maxBytes: b.bytes - read,
       lagAlertMs: timing.lagAlertMs,
+      rideOnLease: host.looks ? () => host.looks!.rideAlong(ctx.now().getTime()) : undefined,
     });
     read += r.bytes ?? 0;
     // A step that read the tip is a look, whether or not it found blocks (null: another process holds the lease).

@@ -5,12 +5,15 @@
  * commit per `recordMs` per process (60 s by default: bench/idle.ts's goal of at most one commit per minute per
  * process at rest), none while no watcher looked since the last one.
  *
+ * When a watcher renews its lease anyway (a live chain making blocks renews once a minute), the looks ride on that
+ * commit once half a period has passed (`rideAlong`), so such a process also commits once a minute, not twice.
+ *
  * `recordMs` is a third of the time after which a chain nobody looked at is `unwatched` (WATCHER_UNWATCHED_SECONDS,
  * config/watch_plan.ts), at most 60 s: a healthy process's record is never older than that time at a reader, even
  * with one write lost.
  */
 import type { ChainSymbol } from "../chains/catalog.ts";
-import { type ChainLook, writeWatcherLooks } from "../kv/watcher_looks.ts";
+import { addWatcherLooks, type ChainLook, type WatcherLooks, writeWatcherLooks } from "../kv/watcher_looks.ts";
 
 /** The longest period between two records of one process. */
 export const MAX_LOOK_RECORD_MS = 60_000;
@@ -47,6 +50,29 @@ export class WatcherLookRecorder {
   }
 
   /**
+   * The looks to add to a commit the caller makes anyway, when half a period has passed since the last record; call
+   * `committed` once that commit succeeded. Undefined when not worth it (cron runs store at their end).
+   */
+  rideAlong(nowMs: number): { add(op: Deno.AtomicOperation): void; committed(): void } | undefined {
+    if (this.onlyWhenForced || this.#writing || !this.#fresh) return undefined;
+    if (this.#unwritten.size === 0 && nowMs - this.#writtenAt < this.recordMs / 2) return undefined;
+    const record = this.#record(nowMs);
+    const including = [...this.#unwritten];
+    return {
+      add: (op) => addWatcherLooks(op, record),
+      committed: () => {
+        this.#writtenAt = nowMs;
+        this.#fresh = false;
+        for (const chain of including) this.#unwritten.delete(chain);
+      },
+    };
+  }
+
+  #record(nowMs: number): WatcherLooks {
+    return { owner: this.owner, at: new Date(nowMs).toISOString(), chains: Object.fromEntries(this.#looks) };
+  }
+
+  /**
    * Stores the looks when something was looked at since the last record and that record is `recordMs` old, a chain is
    * in none yet, or `force`.
    */
@@ -57,8 +83,7 @@ export class WatcherLookRecorder {
     this.#fresh = false;
     const including = [...this.#unwritten];
     this.#unwritten.clear();
-    const record = { owner: this.owner, at: new Date(nowMs).toISOString(), chains: Object.fromEntries(this.#looks) };
-    this.#writing = writeWatcherLooks(this.kv, record)
+    this.#writing = writeWatcherLooks(this.kv, this.#record(nowMs))
       .then(() => {
         this.#writtenAt = nowMs;
       })

@@ -35,6 +35,11 @@ export async function writeWatcherLooks(kv: Deno.Kv, looks: WatcherLooks): Promi
   await kv.set(looksKey(looks.owner), looks, { expireIn: KEPT_MS });
 }
 
+/** The same write added to `op`: the looks ride on a commit made anyway (a watcher's lease renewal). */
+export function addWatcherLooks(op: Deno.AtomicOperation, looks: WatcherLooks): Deno.AtomicOperation {
+  return op.set(looksKey(looks.owner), looks, { expireIn: KEPT_MS });
+}
+
 /** Every process's record (at most MAX_RECORDS). */
 export async function listWatcherLooks(kv: Deno.Kv): Promise<WatcherLooks[]> {
   const out: WatcherLooks[] = [];

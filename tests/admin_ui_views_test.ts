@@ -34,6 +34,25 @@ Deno.test("held section: records from any held list shape, escaped, with release
   assert.match(page, /name="op" value="held refund"/);
   assert.match(page, /name="csrf" value="tok"/);
   assert.match(String(await heldSection({ kind: "absent" }, "tok", false, false)), /not available/);
+  // Amounts in the unit of the record's token or asset, the exact integer after it.
+  const amounts = String(
+    await heldSection(
+      {
+        kind: "ok",
+        items: [
+          { id: "transfer:doge:t:0", transfer: { chain: "doge", asset: "native", amount: "150000000" } },
+          { id: "transfer:base:t:1", transfer: { chain: "base", asset: "uSOL", amount: "2500000000000000000" } },
+          { id: "order:x", order: { token: "XRP", amount: "1000001" } },
+        ],
+      },
+      "tok",
+      true,
+      true,
+    ),
+  );
+  assert.match(amounts, /amount 1\.5 DOGE \(150000000\)/);
+  assert.match(amounts, /amount 2\.5 uSOL \(2500000000000000000\)/);
+  assert.match(amounts, /amount 1\.000001 XRP \(1000001\)/);
 });
 
 Deno.test("held section: how many of how many held records it shows, from the held list's total", async () => {

@@ -7,7 +7,8 @@ import { html, raw } from "hono/html";
 import type { ChainRow, OrderRow } from "../../actors/ops/overview.ts";
 import type { OrderDetail } from "../../actors/ops/order_detail.ts";
 import type { StoredReconciliation } from "../../kv/reconciliation.ts";
-import { displayAmount } from "../../model/amounts.ts";
+import { displayAmount, nativeUnit, unitOf } from "../../model/amounts.ts";
+import { isNativeChain } from "../../chains/catalog.ts";
 import { chainTime } from "../../actors/watcher_lag.ts";
 
 type Html = ReturnType<typeof html>;
@@ -313,12 +314,25 @@ export function heldTotal(result: unknown): number | null {
 
 function fieldsText(item: Record<string, unknown>): Html {
   const empty = (v: unknown) => v === null || v === undefined || (Array.isArray(v) && v.length === 0);
-  const flat = (v: unknown): string =>
-    Array.isArray(v)
-      ? v.map(flat).join(", ")
-      : v !== null && typeof v === "object"
-      ? Object.entries(v).filter(([, x]) => !empty(x)).map(([k, x]) => `${k} ${flat(x)}`).join(" · ")
-      : String(v);
+  // A record's `amount` beside its `token` (an order) or its `asset` (a held transfer; "native": the chain's coin) is
+  // shown in that unit, the exact integer after it (model/amounts.ts).
+  const unitOfRecord = (o: Record<string, unknown>) =>
+    typeof o.token === "string"
+      ? unitOf(o.token)
+      : o.asset === "native" && isNativeChain(o.chain)
+      ? nativeUnit(o.chain)
+      : typeof o.asset === "string"
+      ? unitOf(o.asset)
+      : null;
+  const flat = (v: unknown): string => {
+    if (Array.isArray(v)) return v.map(flat).join(", ");
+    if (v === null || typeof v !== "object") return String(v);
+    const o = v as Record<string, unknown>;
+    const unit = unitOfRecord(o);
+    return Object.entries(o).filter(([, x]) => !empty(x)).map(([k, x]) =>
+      k === "amount" && unit && typeof x === "string" ? `${k} ${displayAmount(x, unit)} (${x})` : `${k} ${flat(x)}`
+    ).join(" · ");
+  };
   const entries = Object.entries(item).filter(([k, v]) => k !== "id" && !empty(v));
   return html`${entries.map(([k, v]) => html`<span class="muted">${k}:</span> ${flat(v)}<br>`)}`;
 }

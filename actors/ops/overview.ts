@@ -1,5 +1,5 @@
 /**
- * The operator's overview reads (issue 14, the dashboard's data; docs/dashboard.md): `chains` (each chain's mode, tip,
+ * The operator's overview reads (the dashboard's data; docs/dashboard.md): `chains` (each chain's mode, tip,
  * watcher cursor and lag, lease holder, open alerts, pause and health), `orders` (recent orders across every partner,
  * newest first, bounded) and `stuck` (recorded transactions not counted after a threshold, and orders waiting with a
  * held reason). Read only: nothing here writes to KV. The API, the CLI and the dashboard run these same operations.
@@ -193,7 +193,7 @@ export const chainsOverview = defineOp({
   output: z.object({ at: z.string(), chains: z.array(ChainRowSchema) }),
   run: async (ctx) => ({ at: ctx.now().toISOString(), chains: await chainRows(ctx) }),
   text: ({ chains }) => [
-    "chain\tmode\thealth\ttip\tcursor\tlag\tlease\talerts\twhy",
+    "chain\tmode\thealth\ttip\tcursor\tlag\tlooked\tlease\talerts\twhy",
     ...chains.map((c) =>
       [
         c.chain,
@@ -202,6 +202,7 @@ export const chainsOverview = defineOp({
         c.tip ?? "-",
         c.cursor ?? "-",
         c.lag ?? "-",
+        c.lookedAt ? `${c.lookedAt} (${c.lookedBy})` : "-",
         c.leaseHolder ?? "-",
         c.alerts.length,
         c.why,

@@ -6,7 +6,9 @@
  * process at rest), none while no watcher looked since the last one.
  *
  * When a watcher renews its lease anyway (a live chain making blocks renews once a minute), the looks ride on that
- * commit once half a period has passed (`rideAlong`), so such a process also commits once a minute, not twice.
+ * commit (`rideAlong`), and while they do a record of their own waits half a period longer than usual, so it does not
+ * race the next renewal: such a process also commits once a minute, not twice. The record is then at most 1.5 periods
+ * old, still within the unwatched time with one write lost.
  *
  * `recordMs` is a third of the time after which a chain nobody looked at is `unwatched` (WATCHER_UNWATCHED_SECONDS,
  * config/watch_plan.ts), at most 60 s: a healthy process's record is never older than that time at a reader, even
@@ -28,6 +30,8 @@ export class WatcherLookRecorder {
   readonly #unwritten = new Set<ChainSymbol>();
   #fresh = false;
   #writtenAt = -Infinity;
+  /** When the looks last rode on another commit. */
+  #rodeAt = -Infinity;
   #writing: Promise<void> | null = null;
   /**
    * Cron alone (actors/runtime.ts `startCronOnly`): the ticks of a run do not store the looks, the run does once at its
@@ -50,18 +54,19 @@ export class WatcherLookRecorder {
   }
 
   /**
-   * The looks to add to a commit the caller makes anyway, when half a period has passed since the last record; call
-   * `committed` once that commit succeeded. Undefined when not worth it (cron runs store at their end).
+   * The looks to add to a commit the caller makes anyway, when something was looked at since the last record; call
+   * `committed` once that commit succeeded. Undefined when there is nothing new (or in cron runs, which store at
+   * their end).
    */
   rideAlong(nowMs: number): { add(op: Deno.AtomicOperation): void; committed(): void } | undefined {
     if (this.onlyWhenForced || this.#writing || !this.#fresh) return undefined;
-    if (this.#unwritten.size === 0 && nowMs - this.#writtenAt < this.recordMs / 2) return undefined;
     const record = this.#record(nowMs);
     const including = [...this.#unwritten];
     return {
       add: (op) => addWatcherLooks(op, record),
       committed: () => {
         this.#writtenAt = nowMs;
+        this.#rodeAt = nowMs;
         this.#fresh = false;
         for (const chain of including) this.#unwritten.delete(chain);
       },
@@ -79,7 +84,9 @@ export class WatcherLookRecorder {
   async flush(nowMs: number, force = false): Promise<void> {
     if (this.onlyWhenForced && !force) return;
     if (this.#writing) return await this.#writing;
-    if (!this.#fresh || (!force && this.#unwritten.size === 0 && nowMs - this.#writtenAt < this.recordMs)) return;
+    // While the looks ride on lease renewals, a record of their own waits for a renewal that did not come.
+    const period = nowMs - this.#rodeAt <= this.recordMs * 1.5 ? this.recordMs * 1.5 : this.recordMs;
+    if (!this.#fresh || (!force && this.#unwritten.size === 0 && nowMs - this.#writtenAt < period)) return;
     this.#fresh = false;
     const including = [...this.#unwritten];
     this.#unwritten.clear();

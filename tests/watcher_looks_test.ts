@@ -78,15 +78,14 @@ Deno.test("looks: the period is a third of the unwatched time, at most a minute"
   assert.equal(lookRecordMs(86_400_000), 60_000);
 });
 
-Deno.test("looks: ride on a commit made anyway once half a period has passed, and then need no write of their own", async () => {
+Deno.test("looks: ride on a commit made anyway, and then need no write of their own until a renewal fails to come", async () => {
   await withKv("watcher-looks-", async (kv) => {
     const sets = counted(kv);
     const r = new WatcherLookRecorder(kv, "proc-b", 60_000, () => {});
     r.note("base", 0, 100, 0);
     await r.flush(0);
     assert.equal(sets.length, 1);
-    r.note("base", 20_000, 120, 0);
-    assert.equal(r.rideAlong(20_000), undefined, "less than half a period since the record");
+    assert.equal(r.rideAlong(20_000), undefined, "nothing looked at since the record");
     r.note("base", 40_000, 140, 1);
     const ride = r.rideAlong(40_000)!;
     const op = kv.atomic().set(["lease", "watch:base"], { owner: "proc-b", expiresAt: 160_000 });
@@ -99,6 +98,11 @@ Deno.test("looks: ride on a commit made anyway once half a period has passed, an
     await r.flush(70_000);
     assert.equal(sets.length, 1, "the ride reset the period: no write of its own a minute after the first");
     await r.flush(100_000);
-    assert.equal(sets.length, 2, "a period after the ride");
+    assert.equal(sets.length, 1, "riding: a write of its own waits 1.5 periods for the next renewal");
+    await r.flush(130_000);
+    assert.equal(sets.length, 2, "no renewal came: its own write, 1.5 periods after the ride");
+    r.note("base", 140_000, 180, 0);
+    await r.flush(190_000);
+    assert.equal(sets.length, 3, "the ride long past: the usual period again");
   });
 });

@@ -55,6 +55,14 @@ export function displayAmount(amount: string | bigint, unit: Unit | string | nul
   return `${formatUnits(BigInt(text), u.decimals)} ${u.symbol}${tail}`;
 }
 
+/** An amount of `asset` on `chain`: a symbol (SOL, uSOL), or "native" for the chain's own coin (held transfers). */
+export function displayAssetAmount(amount: string | bigint, asset: string, chain: string): string {
+  const unit = asset === "native" && (NATIVE_CHAINS as readonly string[]).includes(chain)
+    ? nativeUnit(chain as NativeChain)
+    : unitOf(asset);
+  return unit ? displayAmount(amount, unit) : displayAmount(amount, asset);
+}
+
 /** "1,234": a count, thousands separated. */
 export function formatCount(n: number | bigint): string {
   return BigInt(n).toString().replace(/\B(?=(\d{3})+$)/g, ",");

@@ -1,6 +1,6 @@
 /** model/amounts.ts: exact human units from base units, on edge cases (0, one base unit, huge, negative). */
 import assert from "node:assert/strict";
-import { displayAmount, formatCount, formatUnits, nativeUnit, unitOf } from "../model/amounts.ts";
+import { displayAmount, displayAssetAmount, formatCount, formatUnits, nativeUnit, unitOf } from "../model/amounts.ts";
 
 Deno.test("formatUnits: exact decimals, thousands separated, trailing zeros dropped", () => {
   assert.equal(formatUnits(0n, 9), "0");
@@ -35,6 +35,13 @@ Deno.test("displayAmount: the unit of a native coin, a uAsset, ETH; anything els
   assert.equal(displayAmount("", "SOL"), " SOL");
   assert.deepEqual(unitOf("uDOGE"), { symbol: "uDOGE", decimals: 18 });
   assert.equal(unitOf("sol"), null, "symbols are case-sensitive: a chain name is not a unit");
+  assert.equal(
+    displayAssetAmount("150000000", "native", "doge"),
+    "1.5 DOGE",
+    "a held native deposit: the chain's coin",
+  );
+  assert.equal(displayAssetAmount("1000", "uSOL", "base"), "0.000000000000001 uSOL");
+  assert.equal(displayAssetAmount("7", "native", "base"), "7 native", "no coin known: as given");
   assert.equal(formatCount(1234567), "1,234,567");
   assert.equal(formatCount(0), "0");
 });

@@ -364,6 +364,7 @@ export function pipelineRuntime(s: Services): PipelineRuntime | null {
     cronRunMs: s.config.watch.cronRunMs,
     watchBytesPerRun: s.config.watch.bytesPerRun,
     lagAlertMs: s.config.watch.lagAlertMs,
+    unwatchedAfterMs: s.config.watch.unwatchedAfterMs,
     // The worker fills the pool the api processes allocate from; ROLE=all derives on request as it always did.
     depositPool: s.config.role === "worker" && s.deriver ? depositPool(s, s.deriver) : undefined,
     // Deploy mode: cron runs once a minute in whatever isolate; a lease outlives a run, not the period.

@@ -8,6 +8,7 @@
 import type { Chains, PayoutCheck } from "../chains/adapter.ts";
 import { type AccountChain, NATIVE, weiToNative } from "../chains/catalog.ts";
 import { formatError } from "../chains/shared/redact.ts";
+import { displayAmount, nativeUnit } from "../model/amounts.ts";
 import { getOrder } from "../kv/orders.ts";
 import { listSweeps, type PayoutObservation, type SweepDue } from "../kv/treasury.ts";
 import { ageSince, formatAge, ordersIn, stuckPayoutsOf } from "./treasury_report.ts";
@@ -228,42 +229,47 @@ export async function accountTreasuryReport(
 /** The report as lines for people. */
 export function accountTreasuryText(r: AccountTreasuryReport): string[] {
   const h = r.hotWallet;
-  const unit = NATIVE[r.chain].token.symbol;
+  // Human units (model/amounts.ts); the exact integers are in `--json`.
+  const $ = (v: string) => displayAmount(v, nativeUnit(r.chain));
   const lines = [
-    `treasury ${r.chain} at ${r.at} (amounts in the smallest unit of ${unit})`,
+    `treasury ${r.chain} at ${r.at} (exact smallest units with --json)`,
     `hot wallet ${h.address ?? "(none)"} (index ${h.index}): balance ${
-      h.balance ?? `unknown (${h.balanceError})`
-    }; reserve ${h.reserve}`,
-    `held by recorded payouts not yet final: ${h.held.count}, ${h.held.amount}`,
+      h.balance === null ? `unknown (${h.balanceError})` : $(h.balance)
+    }; reserve ${$(h.reserve)}`,
+    `held by recorded payouts not yet final: ${h.held.count}, ${$(h.held.amount)}`,
     ...r.retiredWallets.map((w) =>
-      `retired hot wallet ${w.address} (index ${w.index}): ${w.status}, balance ${w.balance ?? "unknown"}` +
+      `retired hot wallet ${w.address} (index ${w.index}): ${w.status}, balance ${
+        w.balance === null ? "unknown" : $(w.balance)
+      }` +
       (w.drainTxHash ? `, drain ${w.drainTxHash}` : "")
     ),
-    `swept deposits: ${r.swept.count}, ${r.swept.amount} moved to the hot wallet (sweep fees included: ` +
-    `${r.swept.fees} recorded)`,
-    `unswept deposits (minted, waiting for their sweep): ${r.unswept.count}, ${r.unswept.amount}` +
+    `swept deposits: ${r.swept.count}, ${$(r.swept.amount)} moved to the hot wallet (sweep fees included: ` +
+    `${$(r.swept.fees)} recorded)`,
+    `unswept deposits (minted, waiting for their sweep): ${r.unswept.count}, ${$(r.unswept.amount)}` +
     (r.unswept.oldest ? `; oldest ${r.unswept.oldest.orderId} waiting ${r.unswept.oldest.age}` : ""),
   ];
   for (const d of r.unswept.deposits) {
     lines.push(
-      `  deposit ${d.orderId}\t${d.amount}\t${d.source}\tminted ${d.mintedAt} (${d.age} ago)` +
+      `  deposit ${d.orderId}\t${$(d.amount)}\t${d.source}\tminted ${d.mintedAt} (${d.age} ago)` +
         (d.deadSweeps ? `\t${d.deadSweeps} dead sweep(s)` : ""),
     );
   }
   lines.push(`open sweeps (recorded, not yet final): ${r.openSweeps.length}; dead sweeps: ${r.deadSweeps}`);
   for (const s of r.openSweeps) {
-    lines.push(`  sweep ${s.sweepId}\tfrom ${s.from}\t${s.amount} (leaves ${s.leave})\ttx ${s.txHash}\tage ${s.age}`);
+    lines.push(
+      `  sweep ${s.sweepId}\tfrom ${s.from}\t${$(s.amount)} (leaves ${$(s.leave)})\ttx ${s.txHash}\tage ${s.age}`,
+    );
   }
   for (const invalid of r.invalidSweeps ?? []) lines.push(`  INVALID sweep record, counted nowhere: ${invalid}`);
   lines.push(`pending payouts (processing): ${r.pendingPayouts.length}`);
   for (const p of r.pendingPayouts) {
     const funding = p.fundable ? "fundable now" : `NOT fundable now: ${p.why}`;
-    lines.push(`  payout ${p.orderId}\t${p.amount}\tto ${p.to}\twaiting ${p.age}\t${funding}`);
+    lines.push(`  payout ${p.orderId}\t${$(p.amount)}\tto ${p.to}\twaiting ${p.age}\t${funding}`);
   }
   lines.push(`stuck payouts (recorded, not yet counted): ${r.stuckPayouts.length}`);
   for (const p of r.stuckPayouts) {
     const last = p.lastStatus ? `${p.lastStatus.state} at ${p.lastStatus.at}` : "not looked at yet";
-    lines.push(`  payout ${p.orderId}\ttx ${p.txHash}\t${p.amount}\tage ${p.age} (since ${p.recordedAt})\t${last}`);
+    lines.push(`  payout ${p.orderId}\ttx ${p.txHash}\t${$(p.amount)}\tage ${p.age} (since ${p.recordedAt})\t${last}`);
   }
   return lines;
 }

@@ -15,6 +15,8 @@ import { stepOrder } from "./order_actor.ts";
 import { WAKE, type WakeMessage } from "./wake.ts";
 import { flushWatchCursors } from "./watcher.ts";
 import { releaseLeases } from "../kv/pipeline.ts";
+import { lookRecordMs, WatcherLookRecorder } from "./watcher_looks.ts";
+import { DEFAULT_UNWATCHED_AFTER_MS } from "../config/watch_plan.ts";
 import { type WebhookDeliveryOptions, WebhookDeliveryWorker } from "./webhook_delivery.ts";
 import type { EventSink } from "../kv/order_events.ts";
 import {
@@ -64,6 +66,11 @@ export interface RuntimeOptions {
   watchBytesPerRun?: number;
   /** How long a watcher stays behind its threshold before `watcher_lagging` is raised (actors/watcher_lag.ts). */
   lagAlertMs?: number;
+  /**
+   * After how long without a look a chain is `unwatched` (WATCHER_UNWATCHED_SECONDS, config/watch_plan.ts): the
+   * watchers' looks are stored every third of it, at most once a minute (actors/watcher_looks.ts); unset, 180 s.
+   */
+  unwatchedAfterMs?: number;
   /** ROLE=worker: the deposit pool's refill (actors/ticks.ts `TickHost.depositPool`). */
   depositPool?: TickHost["depositPool"];
 }
@@ -92,9 +99,17 @@ export class PipelineRuntime {
   readonly ticks: Tick[];
   /** The webhook delivery worker (its clock is injectable for tests); null without `opts.webhooks`. */
   readonly webhooks: WebhookDeliveryWorker | null;
+  /** The watchers' looks (actors/watcher_looks.ts), read by the dashboard's health. */
+  readonly looks: WatcherLookRecorder;
 
   constructor(private readonly ctx: PipelineContext, private readonly opts: RuntimeOptions) {
     this.webhooks = opts.webhooks ? new WebhookDeliveryWorker(ctx.kv, opts.id, opts.webhooks, ctx.log) : null;
+    this.looks = new WatcherLookRecorder(
+      ctx.kv,
+      opts.id,
+      lookRecordMs(opts.unwatchedAfterMs ?? DEFAULT_UNWATCHED_AFTER_MS),
+      ctx.log,
+    );
     const timing: TickTiming = {
       watchMs: opts.watchMs,
       sweepMs: opts.sweepMs,
@@ -120,6 +135,7 @@ export class PipelineRuntime {
       blockChains: opts.blockChains ?? ALL_CHAINS,
       watchChains: opts.watchChains,
       depositPool: opts.depositPool,
+      looks: this.looks,
       wake: (orderId) => this.wake(orderId),
       isInFlight: (orderId) => this.#inFlight.has(orderId),
       settle: (deadline) => this.#settle(deadline),
@@ -147,6 +163,7 @@ export class PipelineRuntime {
   startCronOnly() {
     this.#running = true;
     this.#cronOnly = true;
+    this.looks.onlyWhenForced = true;
   }
 
   /** The time budget of this process's cron runs (`CRON_RUN_MS`), when configured. */
@@ -176,6 +193,8 @@ export class PipelineRuntime {
       await flushWatchCursors(this.ctx, this.opts.id).catch((err) =>
         this.ctx.log("storing watcher cursors failed", err)
       );
+      // Once a run (a minute): the next run's isolate does not remember when this one stored its looks.
+      await this.looks.flush(this.ctx.now().getTime(), true);
     }
   }
 

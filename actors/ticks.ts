@@ -36,6 +36,7 @@ import { drainTick } from "./hot_wallet_rotation.ts";
 import { scheduledReconcile } from "./reconcile_schedule.ts";
 import { refundsTick } from "./refunds.ts";
 import { watchOnce } from "./watcher.ts";
+import type { WatcherLookRecorder } from "./watcher_looks.ts";
 import type { WebhookDeliveryWorker } from "./webhook_delivery.ts";
 import { type EventSink, hasOutboxEvents, sequenceOrderEvents } from "../kv/order_events.ts";
 
@@ -97,6 +98,8 @@ export interface TickHost {
    * which hold no mnemonic (kv/mint_wallets.ts `refillDepositPool`); returns how many it wrote. Unset, no pool tick.
    */
   readonly depositPool?: { chains: readonly NativeChain[]; refill(chain: NativeChain): Promise<number> };
+  /** The watchers' looks, stored at most once per period (actors/watcher_looks.ts); unset, none are stored. */
+  readonly looks?: WatcherLookRecorder;
   /** Steps the order soon (bounded concurrency, one step per order at a time). */
   wake(orderId: string): void;
   isInFlight(orderId: string): boolean;
@@ -145,7 +148,11 @@ export function pipelineTicks(host: TickHost): Tick[] {
       name: `watch ${chain}`,
       group: "watch",
       everyMs: timing.watchMs,
-      run: (b) => watchTick(host, chain, b, leaseFor),
+      run: async (b) => {
+        const r = await watchTick(host, chain, b, leaseFor);
+        await host.looks?.flush(ctx.now().getTime());
+        return r;
+      },
     });
   }
   // Sweeps fund the hot wallet from minted deposits (account chains) and open consolidations of a UTXO treasury are
@@ -281,8 +288,11 @@ async function watchTick(host: TickHost, chain: ChainSymbol, b: Budget, leaseFor
       batchCursorMs: timing.batchCursorMs,
       maxBytes: b.bytes - read,
       lagAlertMs: timing.lagAlertMs,
+      rideOnLease: host.looks ? () => host.looks!.rideAlong(ctx.now().getTime()) : undefined,
     });
     read += r.bytes ?? 0;
+    // A step that read the tip is a look, whether or not it found blocks (null: another process holds the lease).
+    if (r.scannedTo !== null && !r.halted) host.looks?.note(chain, ctx.now().getTime(), r.scannedTo, r.lag ?? 0);
     // Caught up, not ours or halted: the next run goes on. Cron runs go on while blocks are left.
     if (!b.drain || r.scannedTo === null || r.scannedTo === before) return r;
     const spent = read >= b.bytes ? "byte" : outOfBudget(b) ? "time" : null;

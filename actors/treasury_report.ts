@@ -11,6 +11,7 @@ import { changeDustLimit, utxoFee } from "../chains/shared/utxo_fee.ts";
 import type { FeeFunction } from "../chains/shared/coin_select.ts";
 import { type Consolidation, openConsolidation } from "../kv/consolidations.ts";
 import { InvalidRecordError } from "../model/sent_tx.ts";
+import { displayAmount, nativeUnit } from "../model/amounts.ts";
 import { getOrder, listOrderIdsByStatus } from "../kv/orders.ts";
 import { type Order, type OrderStatus } from "../model/order.ts";
 import { coinStates, isSpendable, type PayoutObservation, readPayoutObservation } from "../kv/treasury.ts";
@@ -217,23 +218,27 @@ export function formatAge(ms: number): string {
 /** The report as lines for people. */
 export function treasuryText(r: TreasuryReport): string[] {
   const b = r.balances;
+  // Human units (model/amounts.ts); the exact integers are in `--json`.
+  const $ = (v: string) => displayAmount(v, nativeUnit(r.chain));
   const lines = [
-    `treasury ${r.chain} at ${r.at} (read from KV; no node was asked)`,
-    `confirmed ${b.confirmed} in ${r.utxoCount} coin(s); spendable ${b.spendable} in ${r.spendableCount}; ` +
-    `locked ${b.locked}; held ${b.held}; coinbase ${b.coinbase}`,
-    `pending deposits (seen, not yet confirmed): ${b.pending} in ${r.pendingDeposits.length}`,
+    `treasury ${r.chain} at ${r.at} (read from KV; no node was asked; exact smallest units with --json)`,
+    `confirmed ${$(b.confirmed)} in ${r.utxoCount} coin(s); spendable ${$(b.spendable)} in ${r.spendableCount}; ` +
+    `locked ${$(b.locked)}; held ${$(b.held)}; coinbase ${$(b.coinbase)}`,
+    `pending deposits (seen, not yet confirmed): ${$(b.pending)} in ${r.pendingDeposits.length}`,
   ];
   for (const d of r.pendingDeposits) {
     lines.push(
-      `  deposit ${d.orderId}\t${d.amount}\t${d.outpoint}\tblock ${d.blockNumber}${d.note ? `\t${d.note}` : ""}`,
+      `  deposit ${d.orderId}\t${$(d.amount)}\t${d.outpoint}\tblock ${d.blockNumber}${d.note ? `\t${d.note}` : ""}`,
     );
   }
   lines.push(`held coins (not spent until an operator looks): ${r.heldCoins.length}`);
-  for (const c of r.heldCoins) lines.push(`  coin ${c.outpoint}\t${c.amount}\theight ${c.height}\t${c.reason}`);
+  for (const c of r.heldCoins) lines.push(`  coin ${c.outpoint}\t${$(c.amount)}\theight ${c.height}\t${c.reason}`);
   lines.push(`pending payouts (processing): ${r.pendingPayouts.length}`);
   for (const p of r.pendingPayouts) {
-    const funding = p.fundable ? `fundable now (${p.inputs} input(s), fee ${p.fee})` : `NOT fundable now: ${p.why}`;
-    lines.push(`  payout ${p.orderId}\t${p.amount}\t${funding}${p.heldReason ? `\theld: ${p.heldReason}` : ""}`);
+    const funding = p.fundable
+      ? `fundable now (${p.inputs} input(s), fee ${p.fee === undefined ? "?" : $(p.fee)})`
+      : `NOT fundable now: ${p.why}`;
+    lines.push(`  payout ${p.orderId}\t${$(p.amount)}\t${funding}${p.heldReason ? `\theld: ${p.heldReason}` : ""}`);
   }
   lines.push(`stuck payouts (recorded, not yet counted): ${r.stuckPayouts.length}`);
   for (const p of r.stuckPayouts) {
@@ -252,8 +257,8 @@ export function treasuryText(r: TreasuryReport): string[] {
   if (r.consolidationInvalid) lines.push(`INVALID open consolidation record, not driven: ${r.consolidationInvalid}`);
   lines.push(
     c
-      ? `open consolidation ${c.id}: tx ${c.txHash}, ${c.inputs.length} input(s) -> ${c.output.amount} at ` +
-        `${c.output.address}, fee ${c.fee}, recorded ${c.preparedAt} by ${c.by}`
+      ? `open consolidation ${c.id}: tx ${c.txHash}, ${c.inputs.length} input(s) -> ${$(c.output.amount)} at ` +
+        `${c.output.address}, fee ${$(c.fee)}, recorded ${c.preparedAt} by ${c.by}`
       : "no open consolidation",
   );
   return lines;

@@ -108,6 +108,8 @@ export interface WatchOptions {
   maxBytes?: number;
   /** How long the watcher may stay behind its threshold before `watcher_lagging` is raised (actors/watcher_lag.ts). */
   lagAlertMs?: number;
+  /** Writes to add to a batched lease renewal (the process's watchers' looks, actors/watcher_looks.ts `rideAlong`). */
+  rideOnLease?: () => { add(op: Deno.AtomicOperation): void; committed(): void } | undefined;
 }
 
 /** A cursor this process scanned to, and whether it is stored: `base` is the stored entry's version it matches. */
@@ -195,17 +197,22 @@ async function watchStep(
     }
     // A batched cursor rides on the lease's renewal commit when there is one.
     const carried = memo?.dirty ? memo : undefined;
+    const ride = opts.rideOnLease?.();
     lease = await acquireLease(
       ctx.kv,
       job,
       owner,
       leaseMs,
       nowMs,
-      carried
-        ? (op) => op.set(cursorKey(chain), carried.cursor).set(recentBlocksKey(chain), carried.recent)
+      carried || ride
+        ? (op) => {
+          if (carried) op.set(cursorKey(chain), carried.cursor).set(recentBlocksKey(chain), carried.recent);
+          ride?.add(op);
+        }
         : undefined,
     );
     if (!lease) return { scannedTo: null, recorded: 0 };
+    if (lease.renewed) ride?.committed();
     if (carried && lease.renewed) {
       memo = { ...carried, base: lease.versionstamp, savedAt: nowMs, dirty: false };
       memoMap(ctx.kv).set(memoKey, memo);

@@ -7,6 +7,7 @@ import { type EvmConfig, loadEvmConfig } from "./evm.ts";
 import { loadUtxoConfig, type UtxoConfig } from "./utxo.ts";
 import { type AccountConfig, loadAccountConfig } from "./account.ts";
 import { loadWatchConfig, type WatchConfig } from "./watch_plan.ts";
+import { type ExplorerConfig, loadExplorerConfig } from "./explorers.ts";
 import { type HotBands, loadHotBands } from "./hot_band.ts";
 import type { NativeChain } from "../chains/catalog.ts";
 
@@ -141,6 +142,8 @@ export interface Config {
   account: AccountConfig;
   /** Which chains this process watches and a cron run's budgets (`WATCH_CHAINS`, ...): config/watch_plan.ts. */
   watch: WatchConfig;
+  /** `<CHAIN>_EXPLORER_TX_URL`: the transaction links of the order page (config/explorers.ts). */
+  explorers: ExplorerConfig;
   /** Webhook deliveries: the timeout of one request and the first retry's delay (doubling, capped at 1 h). */
   webhookTimeoutMs: number;
   webhookBackoffBaseMs: number;
@@ -338,6 +341,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     utxo: loadUtxoConfig(env),
     account: loadAccountConfig(env),
     watch: loadWatchConfig(env),
+    explorers: loadExplorerConfig(env),
     hotBands: loadHotBands(env),
     webhookTimeoutMs: Number(e.WEBHOOK_TIMEOUT_MS ?? 10_000),
     webhookBackoffBaseMs: Number(e.WEBHOOK_BACKOFF_BASE_MS ?? 10_000),

@@ -11,6 +11,9 @@
  * - `CRON_RUN_MS` (default actors/cron.ts `CRON_BUDGET_MS`): the time budget of every cron run.
  * - `WATCHER_LAG_ALERT_MINUTES` (default 15, as docs/alerts.yml's IssuanceWatcherLagging): how long a watcher may stay
  *   behind its chain's threshold before the `watcher_lagging` alert is raised (actors/watcher_lag.ts).
+ * - `WATCHER_UNWATCHED_SECONDS` (default 180, from 3 to 86400): a chain no process has looked at for longer is
+ *   `unwatched` on the dashboard (actors/ops/overview.ts); each process stores its watchers' looks every third of it,
+ *   at most once a minute (actors/watcher_looks.ts). Every process on one KV should use the same value.
  *
  * Deploy mode refuses at start to watch a live chain whose mainnet volume (chains/watch_volume.ts) a cron run cannot
  * read with `DEPLOY_HEADROOM`: a minute's volume must fit its per-run budget that many times over, so a backlog shrinks.
@@ -30,6 +33,8 @@ export interface WatchConfig {
   cronRunMs: number;
   /** How long a watcher stays behind its threshold before it is alerted, in ms. */
   lagAlertMs: number;
+  /** A chain no process looked at for longer than this is `unwatched`, in ms. */
+  unwatchedAfterMs: number;
 }
 
 const MiB = 1024 * 1024;
@@ -47,6 +52,9 @@ export const DEFAULT_CRON_RUN_MS = 45_000;
 /** Below the cron lease (actors/cron.ts `CRON_LEASE_MS`, 55 s), so a run ends before its lease does. */
 const MAX_CRON_RUN_MS = 50_000;
 export const DEFAULT_LAG_ALERT_MINUTES = 15;
+/** Three records of a process at rest (one a minute): one lost write does not make a watched chain `unwatched`. */
+export const DEFAULT_UNWATCHED_SECONDS = 180;
+export const DEFAULT_UNWATCHED_AFTER_MS = DEFAULT_UNWATCHED_SECONDS * 1000;
 
 type Env = Record<string, string | undefined>;
 
@@ -84,6 +92,9 @@ export function loadWatchConfig(env: Env): WatchConfig {
     cronRunMs: wholeFromEnv(env, "CRON_RUN_MS", DEFAULT_CRON_RUN_MS, 1_000, MAX_CRON_RUN_MS, " of ms"),
     lagAlertMs: wholeFromEnv(env, "WATCHER_LAG_ALERT_MINUTES", DEFAULT_LAG_ALERT_MINUTES, 1, 24 * 60, " of minutes") *
       60_000,
+    unwatchedAfterMs:
+      wholeFromEnv(env, "WATCHER_UNWATCHED_SECONDS", DEFAULT_UNWATCHED_SECONDS, 3, 86_400, " of seconds") *
+      1000,
   };
 }
 

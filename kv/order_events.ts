@@ -352,3 +352,29 @@ export async function listOwnerEvents(
 export async function ownerLastSeq(kv: Deno.Kv, owner: string): Promise<number> {
   return (await kv.get<number>(ownerSeqKey(owner.toLowerCase()), STRONG)).value ?? 0;
 }
+
+/**
+ * The owner's events newest first, at most `limit`, stopping at the first one `stop` accepts (the order page reads back
+ * to its order's creation and no further: actors/ops/order_detail.ts). `complete`: it stopped there or the log ended,
+ * rather than at `limit`.
+ */
+export async function listOwnerEventsNewest(
+  kv: Deno.Kv,
+  owner: string,
+  limit: number,
+  stop: (e: OrderEvent) => boolean,
+): Promise<{ events: OrderEvent[]; complete: boolean }> {
+  const events: OrderEvent[] = [];
+  let read = 0;
+  const entries = kv.list<OrderEvent>({ prefix: ["order_event", owner.toLowerCase()] }, {
+    reverse: true,
+    limit,
+    batchSize: Math.min(limit, 500),
+  });
+  for await (const e of entries) {
+    read++;
+    if (stop(e.value)) return { events, complete: true };
+    events.push(e.value);
+  }
+  return { events, complete: read < limit };
+}

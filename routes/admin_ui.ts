@@ -19,6 +19,7 @@ import type { Services } from "./services.ts";
 import { findOp } from "../actors/ops/index.ts";
 import { type AnyOp, OpError } from "../actors/ops/op.ts";
 import type { ChainRow, OrderRow } from "../actors/ops/overview.ts";
+import { ORDER_ID, type OrderDetail } from "../actors/ops/order_detail.ts";
 import { NATIVE_CHAINS } from "../chains/catalog.ts";
 import { listAlerts } from "../kv/alerts.ts";
 import { operatorActor, type OperatorKeyRecord, verifyOperatorKey } from "../kv/operator_keys.ts";
@@ -267,6 +268,24 @@ ${sections.length ? sections : html`<p class="muted">No native chain is enabled.
       ORDER_TYPES,
       out?.truncated ?? false,
     );
+  });
+
+  // One order (actors/ops/order_detail.ts): an unknown id and one that is not an order id alike are a 404 page.
+  app.get("/orders/:id", async (c) => {
+    const active = await session(c);
+    if (!active) return c.redirect(`${UI_PATH}/login`, 303);
+    const id = c.req.param("id");
+    const r = ORDER_ID.test(id)
+      ? await runOpAs(s, active.key, "order detail", { id })
+      : { kind: "refused" as const, status: 404, message: `no order ${id}` };
+    if (r.kind !== "ok") {
+      const status = r.kind === "refused" ? r.status : 404;
+      const message = r.kind === "refused" ? r.message : "order detail: not available on this server";
+      return c.html(v.errorPage(status, message), status as 400 | 403 | 404 | 409 | 503);
+    }
+    const flash = await takeFlash(s.kv, active);
+    const chrome = { title: `Order ${id}`, here: "orders" as const, who: operatorActor(active.key) };
+    return c.html(v.page({ ...chrome, csrf: active.session.csrf, flash }, v.orderDetailPage(r.result as OrderDetail)));
   });
 
   app.post("/action", async (c) => {

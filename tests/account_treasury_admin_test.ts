@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { sweepOnce } from "../actors/sweeper.ts";
 import { accountTreasuryReport } from "../actors/account_treasury_report.ts";
 import { type AccountChain, NATIVE } from "../chains/catalog.ts";
+import { displayAmount, nativeUnit } from "../model/amounts.ts";
 import { SIM_DEPOSIT_SENDER } from "../chains/sim/commands.ts";
 import { defaultSimOperatorAddress } from "../chains/sim/adapters.ts";
 import { createMintWallet } from "../kv/mint_wallets.ts";
@@ -111,11 +112,17 @@ for (const chain of ["sol", "xrp", "sui"] as const) {
 
       const text = await runTask("admin", env, ["treasury", "--chain", chain]);
       assert.equal(text.code, 0, text.stderr);
-      assert.match(text.stdout, new RegExp(`hot wallet ${hot} \\(index 0\\): balance ${swept}; reserve ${reserve}`));
-      assert.match(text.stdout, new RegExp(`swept deposits: 1, ${swept} moved to the hot wallet`));
-      assert.match(text.stdout, new RegExp(`unswept deposits .*: 1, ${second}; oldest ${unswept.id} waiting \\d+`));
-      assert.match(text.stdout, new RegExp(`payout ${big}\\t${10n * minPayout}\\t.*NOT fundable now: hot wallet`));
-      assert.match(text.stdout, new RegExp(`payout ${small}\\t${minPayout}\\t.*fundable now`));
+      // The text is in the chain's coin (model/amounts.ts); `--json` above keeps the exact integers.
+      const $ = (v: bigint) => displayAmount(v, nativeUnit(chain)).replaceAll(".", "\\.");
+      assert.match(
+        text.stdout,
+        new RegExp(`hot wallet ${hot} \\(index 0\\): balance ${$(swept)}; reserve ${$(reserve)}`),
+      );
+      assert.match(text.stdout, new RegExp(`swept deposits: 1, ${$(swept)} moved to the hot wallet`));
+      assert.match(text.stdout, new RegExp(`unswept deposits .*: 1, ${$(second)}; oldest ${unswept.id} waiting \\d+`));
+      assert.match(text.stdout, new RegExp(`payout ${big}\\t${$(10n * minPayout)}\\t.*NOT fundable now: hot wallet`));
+      assert.match(text.stdout, new RegExp(`payout ${small}\\t${$(minPayout)}\\t.*fundable now`));
+      assert.equal(r.display["hotWallet.reserve"], displayAmount(reserve, nativeUnit(chain)));
 
       // The sweep of the second deposit, run now, moves it: the report's unswept becomes swept.
       for (let i = 0; i < 10 && (await countKeys(p.kv, ["treasury_sweep_due", chain])) > 0; i++) {

@@ -3,12 +3,12 @@
  * playwright-core, with every request to another host refused. An operator logs in with an operator key, acts from
  * the page, and the test checks KV: the change, and its audit entry naming the key. A wrong key, a POST without the
  * CSRF token and one from another origin are refused and change nothing; a revoked key ends its session. Screenshots
- * are saved in the test's temporary folder (paths printed). Without chromium the tests are skipped with a loud message,
- * except under CI=true, where they fail.
+ * are saved in SCREENSHOT_DIR, else a temporary folder (paths printed). Without chromium the tests are skipped with a
+ * loud message, except under CI=true, where they fail.
  */
 import assert from "node:assert/strict";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { browserAvailable, launchChromium, offlinePage } from "./support/browser.ts";
+import { browserAvailable, launchChromium, offlinePage, screenshot } from "./support/browser.ts";
 import { findOp } from "../actors/ops/index.ts";
 import { getAlert, raiseAlert } from "../kv/alerts.ts";
 import { listAudit } from "../kv/audit.ts";
@@ -57,10 +57,8 @@ async function open(): Promise<Harness> {
     refused,
     pageErrors,
     async shot(name) {
-      dir ||= await Deno.makeTempDir({ prefix: "dashboard-browser-test-" });
-      const path = `${dir}/${name}.png`;
-      await page.screenshot({ path, fullPage: true });
-      console.log(`dashboard screenshot: ${path}`);
+      const path = await screenshot(page, name);
+      dir ||= path.slice(0, path.lastIndexOf("/"));
       return path;
     },
     async close() {

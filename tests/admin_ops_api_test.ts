@@ -221,7 +221,10 @@ Deno.test("admin API: every ported operation over HTTP, its effect in KV, its sc
       assert.deepEqual(res.body.data, { held: [held], heldTotal: 1, dust: [] });
       assert.deepEqual(await cliJson(server, "orders", "held"), res.body.data);
       const text = await cli(server, "orders", "held");
-      assert.match(text.stdout, new RegExp(`^base\\t${held.txHash}:3\\tfrom=${held.from}\\t1000 uSOL\\tblock=9\\t`));
+      assert.match(
+        text.stdout,
+        new RegExp(`^base\\t${held.txHash}:3\\tfrom=${held.from}\\t0\\.000000000000001 uSOL\\tblock=9\\t`),
+      );
     });
 
     const pending = makeOrder(OWNER, "mint", "pending", 1);

@@ -10,6 +10,7 @@ import { controlsKey } from "../kv/controls.ts";
 import { createOrder } from "../kv/orders.ts";
 import { type Order, withDetails } from "../model/order.ts";
 import { acquireLease, cursorKey, orderHoldKey } from "../kv/pipeline.ts";
+import { writeWatcherLooks } from "../kv/watcher_looks.ts";
 import { runTask } from "./support/cli.ts";
 import { makeOrder } from "./support/orders.ts";
 import { call, operatorKeyFor, randomWallet, startTestServer } from "./support/server.ts";
@@ -27,11 +28,24 @@ Deno.test("overview reads: chains, orders and stuck over the API and the CLI", a
 
     await t.step("chains: sim mode, the tip from the sim ledger, the health rule in order", async () => {
       // sol: a cursor and a live lease, close to the tip: ok. xrp: paused. sui: erroring by a deep_reorg alert.
-      // doge: a cursor but no lease: lagging. zec: no cursor: lagging.
+      // doge: a cursor, no lease, a look older than WATCHER_UNWATCHED_SECONDS: unwatched. zec: no cursor, a recent
+      // look 100 blocks behind (threshold 60): lagging. base: no lease, a recent look at the tip: ok (an idle watcher).
+      // arbitrum: nothing ever: unwatched.
       for (const chain of ["sol", "xrp", "sui", "doge"] as const) {
         await kv.set(cursorKey(chain), { number: 0, hash: "h" });
       }
       await acquireLease(kv, "watch:sol", "proc-1", 60_000);
+      const ago = (s: number) => new Date(Date.now() - s * 1000).toISOString();
+      await writeWatcherLooks(kv, {
+        owner: "proc-2",
+        at: ago(5),
+        chains: { zec: { at: ago(5), scannedTo: 0, lag: 100 }, base: { at: ago(5), scannedTo: 0, lag: 0 } },
+      });
+      await writeWatcherLooks(kv, {
+        owner: "proc-gone",
+        at: ago(600),
+        chains: { doge: { at: ago(600), scannedTo: 0, lag: 0 }, base: { at: ago(600), scannedTo: 0, lag: 0 } },
+      });
       await kv.set(controlsKey, {
         pausedChains: { xrp: { by: "alice (op_x)", at: new Date().toISOString(), reason: "maintenance" } },
         pausedAssets: {},
@@ -53,10 +67,17 @@ Deno.test("overview reads: chains, orders and stuck over the API and the CLI", a
       assert.deepEqual(rows.xrp.paused.reason, "maintenance");
       assert.equal(rows.sui.health, "erroring");
       assert.equal(rows.sui.alerts[0].kind, "deep_reorg");
-      assert.equal(rows.doge.health, "lagging");
-      assert.match(rows.doge.why, /lease/);
-      assert.equal(rows.zec.health, "lagging");
-      assert.match(rows.zec.why, /no cursor/);
+      assert.equal(rows.doge.health, "unwatched", rows.doge.why);
+      assert.match(rows.doge.why, /no process has looked at this chain since .*10m 0s ago.*unwatched after 180 s/);
+      assert.equal(rows.doge.lookedBy, "proc-gone");
+      assert.equal(rows.zec.health, "lagging", rows.zec.why);
+      assert.equal(rows.zec.lag, 100);
+      assert.match(rows.zec.why, /100 blocks behind the tip \(threshold 60\)/);
+      assert.equal(rows.base.health, "ok", rows.base.why);
+      assert.equal(rows.base.leaseHolder, null);
+      assert.equal(rows.base.lookedBy, "proc-2");
+      assert.equal(rows.arbitrum.health, "unwatched");
+      assert.match(rows.arbitrum.why, /no process has ever looked at this chain/);
     });
 
     const owners = [randomWallet().toLowerCase(), randomWallet().toLowerCase()];

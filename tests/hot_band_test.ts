@@ -145,8 +145,8 @@ Deno.test("hot_wallet_refill (sim sol, real KV, admin API over HTTP): below the 
       assert.match(
         text.stdout,
         new RegExp(
-          `hot-wallet band: floor ${2n * SOL}, target ${5n * SOL}, ceiling ${10n * SOL}; hot ${3n * SOL}, waiting ` +
-            `${4n * SOL}; REFILL wanted: send ${6n * SOL} from cold \\(${COLD}\\)`,
+          `hot-wallet band: floor 2 SOL, target 5 SOL, ceiling 10 SOL; hot 3 SOL, waiting ` +
+            `4 SOL; REFILL wanted: send 6 SOL from cold \\(${COLD}\\)`,
         ),
       );
       assert.deepEqual(r.pendingPayouts.map((x: { orderId: string; fundable: boolean }) => [x.orderId, x.fundable]), [

@@ -2,6 +2,7 @@
  * The on-chain burn report (docs/onchain-burn.md): what completed burn orders left to burn per EVM chain and uAsset,
  * and the burn batches (open ones and the most recent final ones), read from KV alone.
  */
+import { displayAmount } from "../../model/amounts.ts";
 import { z } from "zod";
 import { EVM_CHAINS, type EvmChain } from "../../chains/catalog.ts";
 import {
@@ -116,12 +117,16 @@ export const burnsReport = defineOp({
   },
   text: ({ transferAddress, burnsDisabled, due, leftOut, batches }) => [
     `transfer address ${transferAddress}${burnsDisabled ? `: NOT BURNING (${burnsDisabled})` : ""}`,
-    ...due.map((d) => `due\t${d.chain}\t${d.asset}\t${d.orders} order(s)\t${d.totalWei} wei\tsince ${d.oldestAt}`),
+    ...due.map((d) =>
+      `due\t${d.chain}\t${d.asset}\t${d.orders} order(s)\t${displayAmount(d.totalWei, d.asset)}\tsince ${d.oldestAt}`
+    ),
     ...leftOut.map((l) =>
-      `LEFT OUT\t${l.chain}\t${l.asset}\torder ${l.orderId}\t${l.amountWei} wei\t${l.at}\t${l.why}`
+      `LEFT OUT\t${l.chain}\t${l.asset}\torder ${l.orderId}\t${displayAmount(l.amountWei, l.asset)}\t${l.at}\t${l.why}`
     ),
     ...batches.map((b) =>
-      `batch\t${b.id}\t${b.chain}\t${b.asset}\t${b.status}\t${b.orderIds.length} order(s)\t${b.totalWei} wei\t` +
+      `batch\t${b.id}\t${b.chain}\t${b.asset}\t${b.status}\t${b.orderIds.length} order(s)\t${
+        displayAmount(b.totalWei, b.asset)
+      }\t` +
       `attempts=${b.attempts}\t${b.txHash}${b.burnedAt ? `\tburned ${b.burnedAt}` : ""}`
     ),
     `${due.reduce((n, d) => n + d.orders, 0)} order(s) due, ${batches.length} batch(es) shown`,

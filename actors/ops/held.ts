@@ -12,7 +12,8 @@
  * Every change is one atomic, checked against what was read, with its audit entry; a refusal changes nothing.
  */
 import { z } from "zod";
-import { isEvmChain, nativeChainOfUAsset, type UAsset } from "../../chains/catalog.ts";
+import { isEvmChain, isNativeChain, nativeChainOfUAsset, type UAsset } from "../../chains/catalog.ts";
+import { displayAmount, nativeUnit } from "../../model/amounts.ts";
 import { appendAudit } from "../../kv/audit.ts";
 import { getBurnConfig } from "../../kv/burn_configs.ts";
 import { addOrderCreate, addOrderUpdate, getOrder } from "../../kv/orders.ts";
@@ -174,10 +175,13 @@ export const heldList = defineOp({
   },
   text: ({ held, total }) => [
     ...held.map((h) => {
+      const t = h.transfer;
       const what = h.order
-        ? `${h.order.type} ${h.order.amount} ${h.order.token} ${h.order.sourceChain}->${h.order.destinationChain} ` +
-          `(${h.order.status}, owner ${h.order.owner})`
-        : `${h.transfer!.amount} ${h.transfer!.asset} from ${h.transfer!.from} (block ${h.transfer!.blockNumber})`;
+        ? `${h.order.type} ${displayAmount(h.order.amount, h.order.token)} ` +
+          `${h.order.sourceChain}->${h.order.destinationChain} (${h.order.status}, owner ${h.order.owner})`
+        : `${
+          displayAmount(t!.amount, t!.asset === "native" && isNativeChain(t!.chain) ? nativeUnit(t!.chain) : t!.asset)
+        } from ${t!.from} (block ${t!.blockNumber})`;
       return `${h.id}\t${h.kind}\t${h.at}\t${what}\t${h.reason}`;
     }),
     heldCountLine(held.length, total, "held record(s)"),

@@ -20,6 +20,7 @@ import { OVERVIEW_OPS } from "./overview.ts";
 import { REFUND_OPS } from "./refunds.ts";
 import { COLD_OPS } from "./cold.ts";
 import { HOT_WALLET_OPS } from "./hot_wallets.ts";
+import { ORDER_DETAIL_OPS } from "./order_detail.ts";
 
 export const OPS: readonly AnyOp[] = [
   ...AUDIT_OPS,
@@ -39,6 +40,7 @@ export const OPS: readonly AnyOp[] = [
   ...REFUND_OPS,
   ...COLD_OPS,
   ...HOT_WALLET_OPS,
+  ...ORDER_DETAIL_OPS,
 ];
 
 /** The operation the CLI words name (one or two words), or undefined. */

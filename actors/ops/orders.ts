@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { appendAudit } from "../../kv/audit.ts";
+import { displayAssetAmount } from "../../model/amounts.ts";
 import { getOrder } from "../../kv/orders.ts";
 import { type Order, OrderSchema } from "../../model/order.ts";
 import { countHeld, listDust, listHeldNewest } from "../../kv/pipeline.ts";
@@ -65,11 +66,13 @@ export const ordersHeld = defineOp({
   }),
   text: ({ held, heldTotal, dust }) => [
     ...held.map((h) =>
-      `${h.chain}\t${h.txHash}:${h.index}\tfrom=${h.from}\t${h.amount} ${h.asset}\tblock=${h.blockNumber}\t${h.reason}`
+      `${h.chain}\t${h.txHash}:${h.index}\tfrom=${h.from}\t${
+        displayAssetAmount(h.amount, h.asset, h.chain)
+      }\tblock=${h.blockNumber}\t${h.reason}`
     ),
     `${heldCountLine(held.length, heldTotal, "held transfer(s)")}; they are never paid automatically`,
     ...dust.map((d) =>
-      `${d.chain}\tdust\tfrom=${d.sender}\t${d.sum} ${d.asset} in ${d.count} transfer(s)\t` +
+      `${d.chain}\tdust\tfrom=${d.sender}\t${displayAssetAmount(d.sum, d.asset, d.chain)} in ${d.count} transfer(s)\t` +
       `first=${d.firstSeenAt}\tlast=${d.lastSeenAt}\t${d.reason}`
     ),
     `${dust.length} dust aggregate(s): sub-minimum transfers from outsiders, counted, never paid`,

@@ -1,5 +1,5 @@
 /**
- * The operator's overview reads (issue 14, the dashboard's data; docs/dashboard.md): `chains` (each chain's mode, tip,
+ * The operator's overview reads (the dashboard's data; docs/dashboard.md): `chains` (each chain's mode, tip,
  * watcher cursor and lag, lease holder, open alerts, pause and health), `orders` (recent orders across every partner,
  * newest first, bounded) and `stuck` (recorded transactions not counted after a threshold, and orders waiting with a
  * held reason). Read only: nothing here writes to KV. The API, the CLI and the dashboard run these same operations.
@@ -10,10 +10,16 @@
  *    means its work stopped or fails (`ERRORING_ALERTS`: a reorg deeper than the watcher's memory halted it, a fee cap
  *    was reached, a nonce was used elsewhere, steps keep failing).
  * 3. `paused`: an operator paused it (kv/controls.ts).
- * 4. `lagging`: no watcher has stored a cursor yet, no process holds its watcher lease (nobody watches it), or the
- *    watcher is more than `lagThreshold` blocks behind the tip: the blocks of LAG_BUDGET_MS at the chain's block time
- *    (SIM_BLOCK_MS for a simulated chain), at least MIN_LAG_THRESHOLD.
- * 5. `ok`.
+ * 4. `unwatched`: no process has looked at the chain (read its tip: kv/watcher_looks.ts) for longer than
+ *    WATCHER_UNWATCHED_SECONDS (config/watch_plan.ts, default 180) and none holds its watcher lease. An idle watcher
+ *    holds no lease and commits nothing per tick; its process stores its looks at most once a minute
+ *    (actors/watcher_looks.ts), which is what says "watched" at rest.
+ * 5. `lagging`: the watcher is more than `lagThreshold` blocks behind the tip: the blocks of LAG_BUDGET_MS at the
+ *    chain's block time (SIM_BLOCK_MS for a simulated chain), at least MIN_LAG_THRESHOLD. The lag is the watcher's own
+ *    at its last look (the tip it read minus what it had scanned), or, with no recent look (a live lease only), the
+ *    tip read now minus the stored cursor. A stored cursor alone is not compared with the tip read now: a watcher
+ *    stores it at most once a minute (actors/watcher.ts `batchCursorMs`), so on a busy chain it trails by design.
+ * 6. `ok`: watched and within its threshold, whether or not blocks arrive.
  */
 import { withTimeout } from "../timeout.ts";
 import { z } from "zod";
@@ -26,6 +32,8 @@ import { orderKey } from "../../kv/orders.ts";
 import { type Order, ORDER_STATUSES, ORDER_TYPES, type OrderStatus, parseOrder } from "../../model/order.ts";
 import { type OrderHold, orderHoldKey, readLease } from "../../kv/pipeline.ts";
 import { readPayoutObservation } from "../../kv/treasury.ts";
+import { listWatcherLooks, newestLooks } from "../../kv/watcher_looks.ts";
+import { displayAmount } from "../../model/amounts.ts";
 import { ageSince, formatAge } from "../treasury_report.ts";
 import { defineOp, type OpContext } from "./op.ts";
 
@@ -50,7 +58,7 @@ export const DEFAULT_ORDERS = 50;
 export const MAX_SCAN = 5_000;
 
 const MODES = ["live", "sim", "disabled"] as const;
-const HEALTH = ["ok", "lagging", "erroring", "paused", "disabled"] as const;
+const HEALTH = ["ok", "lagging", "unwatched", "erroring", "paused", "disabled"] as const;
 const GET_MANY = 10; // Deno KV refuses more keys in one getMany
 
 const PauseSchema = z.object({ by: z.string(), at: z.string(), reason: z.string() });
@@ -69,7 +77,10 @@ const ChainRowSchema = z.object({
   /** The lag as chain time: blocks times the chain's block time (SIM_BLOCK_MS for a simulated chain), in ms. */
   lagMs: z.number().int().nullable(),
   lagThreshold: z.number().int(),
-  /** The process holding the watcher lease now, or null when no live lease is held. */
+  /** The newest look of any process's watcher at this chain (kv/watcher_looks.ts), or null when none is recorded. */
+  lookedAt: z.string().nullable(),
+  lookedBy: z.string().nullable(),
+  /** The process holding the watcher lease now, or null when no live lease is held (an idle watcher holds none). */
   leaseHolder: z.string().nullable(),
   leaseExpiresAt: z.string().nullable(),
   alerts: z.array(z.object({ kind: z.string(), subject: z.string(), message: z.string(), lastAt: z.string() })),
@@ -111,11 +122,14 @@ async function readTip(ctx: OpContext, chain: ChainSymbol): Promise<{ tip: numbe
 export async function chainRows(ctx: OpContext): Promise<ChainRow[]> {
   const mode = modeOf(ctx);
   const now = ctx.now();
-  const [{ controls }, alerts, cursors] = await Promise.all([
+  const [{ controls }, alerts, cursors, lookRecords] = await Promise.all([
     getControls(ctx.kv),
     listAlerts(ctx.kv),
     new ChainTips(ctx.kv, 0).snapshot(),
+    listWatcherLooks(ctx.kv),
   ]);
+  const looks = newestLooks(lookRecords);
+  const unwatchedAfterMs = ctx.config.watch.unwatchedAfterMs;
   return await Promise.all(CHAIN_SYMBOLS.map(async (chain): Promise<ChainRow> => {
     const m = mode(chain);
     const blockMs = blockMsOf(ctx, chain, m);
@@ -126,17 +140,27 @@ export async function chainRows(ctx: OpContext): Promise<ChainRow[]> {
     const live = lease && lease.expiresAt > now.getTime() ? lease : null;
     const mine = alerts.filter((a) => a.chain === chain || (a.kind === "deep_reorg" && a.subject === chain));
     const paused = controls.pausedChains[chain] ?? null;
-    const lag = tip !== null && cursor !== null ? Math.max(0, tip - cursor) : null;
+    const seen = looks.get(chain) ?? null;
+    const recent = seen && now.getTime() - Date.parse(seen.at) <= unwatchedAfterMs ? seen : null;
+    const lag = recent ? recent.lag : tip !== null && cursor !== null ? Math.max(0, tip - cursor) : null;
     const stopping = mine.filter((a) => ERRORING_ALERTS.includes(a.kind));
     const [health, why] = ((): [typeof HEALTH[number], string] => {
       if (m === "disabled") return ["disabled", "not in the chain plan: no RPC configured for it in live mode"];
       if (tipError !== null) return ["erroring", `the tip could not be read: ${tipError}`];
       if (stopping.length > 0) return ["erroring", `open ${stopping.map((a) => a.kind).join(", ")} alert`];
       if (paused) return ["paused", `paused by ${paused.by} at ${paused.at}: ${paused.reason}`];
-      if (cursor === null) return ["lagging", "the watcher has stored no cursor yet"];
-      if (!live) return ["lagging", "no process holds the watcher lease: nothing watches this chain"];
-      if (lag !== null && lag > threshold) return ["lagging", `${lag} blocks behind the tip (threshold ${threshold})`];
-      return ["ok", `${lag ?? 0} blocks behind the tip`];
+      if (!recent && !live) {
+        const none = seen
+          ? `no process has looked at this chain since ${seen.at} (${
+            formatAge(now.getTime() - Date.parse(seen.at))
+          } ago)`
+          : "no process has ever looked at this chain";
+        return ["unwatched", `${none}; unwatched after ${unwatchedAfterMs / 1000} s (WATCHER_UNWATCHED_SECONDS)`];
+      }
+      if (lag === null) return ["lagging", "the watcher has stored no cursor yet"];
+      if (lag > threshold) return ["lagging", `${lag} blocks behind the tip (threshold ${threshold})`];
+      const by = recent ? `, looked ${formatAge(Math.max(0, now.getTime() - Date.parse(recent.at)))} ago` : "";
+      return ["ok", `${lag} blocks behind the tip${by}`];
     })();
     return {
       chain,
@@ -148,6 +172,8 @@ export async function chainRows(ctx: OpContext): Promise<ChainRow[]> {
       lag,
       lagMs: lag === null ? null : lag * blockMs,
       lagThreshold: threshold,
+      lookedAt: seen?.at ?? null,
+      lookedBy: seen?.owner ?? null,
       leaseHolder: live?.owner ?? null,
       leaseExpiresAt: live ? new Date(live.expiresAt).toISOString() : null,
       alerts: mine.map((a) => ({ kind: a.kind, subject: a.subject, message: a.message, lastAt: a.lastAt })),
@@ -167,7 +193,7 @@ export const chainsOverview = defineOp({
   output: z.object({ at: z.string(), chains: z.array(ChainRowSchema) }),
   run: async (ctx) => ({ at: ctx.now().toISOString(), chains: await chainRows(ctx) }),
   text: ({ chains }) => [
-    "chain\tmode\thealth\ttip\tcursor\tlag\tlease\talerts\twhy",
+    "chain\tmode\thealth\ttip\tcursor\tlag\tlooked\tlease\talerts\twhy",
     ...chains.map((c) =>
       [
         c.chain,
@@ -176,6 +202,7 @@ export const chainsOverview = defineOp({
         c.tip ?? "-",
         c.cursor ?? "-",
         c.lag ?? "-",
+        c.lookedAt ? `${c.lookedAt} (${c.lookedBy})` : "-",
         c.leaseHolder ?? "-",
         c.alerts.length,
         c.why,
@@ -185,6 +212,10 @@ export const chainsOverview = defineOp({
 });
 
 // ---- orders ----
+
+/** `amount` for people (model/amounts.ts): `1.5 SOL`, `1.5 uSOL`; the `amount` field keeps the exact smallest units. */
+const DisplayAmountSchema = z.object({ amount: z.string() });
+const shown = (amount: string, token: string) => ({ amount: displayAmount(amount, token) });
 
 const OrderRowSchema = z.object({
   id: z.string(),
@@ -204,6 +235,7 @@ const OrderRowSchema = z.object({
   heldReason: z.string().nullable(),
   /** An operator hold (kv/pipeline.ts orderHoldKey: a reorg past finality, a cap): it does not move until released. */
   hold: z.object({ reason: z.string(), at: z.string() }).nullable(),
+  display: DisplayAmountSchema,
 });
 export type OrderRow = z.infer<typeof OrderRowSchema>;
 
@@ -233,6 +265,7 @@ async function rowsOf(kv: Deno.Kv, orders: Order[]): Promise<OrderRow[]> {
     errorMessage: o.errorMessage,
     heldReason: o.details.heldReason ?? null,
     hold: holds[i] ? { reason: holds[i]!.reason, at: holds[i]!.at } : null,
+    display: shown(o.amount, o.token),
   }));
 }
 
@@ -314,7 +347,7 @@ export const ordersOverview = defineOp({
         o.type,
         o.status,
         `${o.sourceChain}->${o.destinationChain}`,
-        `${o.amount} ${o.token}`,
+        o.display.amount,
         o.owner,
         o.createdAt,
         o.hold ? `HOLD: ${o.hold.reason}` : o.heldReason ? `held: ${o.heldReason}` : "",
@@ -341,6 +374,7 @@ const StuckTxSchema = z.object({
   token: z.string(),
   /** The last status the pipeline saw of a payout (kv/treasury.ts), when one was stored. */
   lastStatus: z.unknown().nullable(),
+  display: DisplayAmountSchema,
 });
 
 const WaitingSchema = z.object({
@@ -355,6 +389,7 @@ const WaitingSchema = z.object({
   heldReason: z.string(),
   since: z.string(),
   age: z.string(),
+  display: DisplayAmountSchema,
 });
 
 export const stuckOverview = defineOp({
@@ -387,6 +422,8 @@ export const stuckOverview = defineOp({
         const ageMs = ageSince(intent.preparedAt, now);
         if (ageMs <= minutes * 60_000) continue;
         const payout = o.type === "burn";
+        const amount = payout && o.type === "burn" ? o.details.nativeAmount ?? o.amount : o.amount;
+        const token = payout && isNativeChain(o.destinationChain) ? NATIVE[o.destinationChain].token.symbol : o.token;
         transactions.push({
           orderId: o.id,
           type: o.type,
@@ -397,9 +434,10 @@ export const stuckOverview = defineOp({
           recordedAt: intent.preparedAt,
           ageMs,
           age: formatAge(ageMs),
-          amount: payout && o.type === "burn" ? o.details.nativeAmount ?? o.amount : o.amount,
-          token: payout && isNativeChain(o.destinationChain) ? NATIVE[o.destinationChain].token.symbol : o.token,
+          amount,
+          token,
           lastStatus: payout ? await readPayoutObservation(ctx.kv, o.id) : null,
+          display: shown(amount, token),
         });
       }
     }
@@ -426,6 +464,7 @@ export const stuckOverview = defineOp({
           heldReason: o.details.heldReason!,
           since,
           age: formatAge(ageSince(since, now)),
+          display: shown(o.amount, o.token),
         });
       }
     }
@@ -434,11 +473,11 @@ export const stuckOverview = defineOp({
   text: (r) => [
     `recorded transactions not counted after ${r.thresholdMinutes} min: ${r.transactions.length}`,
     ...r.transactions.map((t) =>
-      `  ${t.orderId}\t${t.type}\t${t.chain}\t${t.txHash}\t${t.amount} ${t.token}\trecorded ${t.recordedAt} (${t.age} ago)`
+      `  ${t.orderId}\t${t.type}\t${t.chain}\t${t.txHash}\t${t.display.amount}\trecorded ${t.recordedAt} (${t.age} ago)`
     ),
     `orders waiting with a reason: ${r.waiting.length}`,
     ...r.waiting.map((w) =>
-      `  ${w.orderId}\t${w.type}\t${w.status}\t${w.sourceChain}->${w.destinationChain}\t${w.heldReason}`
+      `  ${w.orderId}\t${w.type}\t${w.status}\t${w.sourceChain}->${w.destinationChain}\t${w.display.amount}\t${w.heldReason}`
     ),
     ...(r.truncated ? [`(a scan stopped after ${MAX_SCAN} orders of one status: more may exist)`] : []),
   ],

@@ -3,6 +3,7 @@
  * creates the refund in one atomic with the held record's removal (or the held order's cancellation) and its audit
  * entry; the refund actor (actors/refunds.ts) then sends it write-ahead. `refunds` lists them.
  */
+import { displayAmount } from "../../model/amounts.ts";
 import { z } from "zod";
 import { InvalidRecordError } from "./errors.ts";
 import { listRefunds, REFUND_STATUSES, RefundSchema, refundView } from "../../kv/refunds.ts";
@@ -61,7 +62,9 @@ export const heldRefund = defineOp({
     }
   },
   text: ({ refund, cancelledOrderId, auditId }) => [
-    `refund ${refund.id}: ${refund.amount} ${refund.asset} on ${refund.chain} to ${refund.to} (${refund.status})`,
+    `refund ${refund.id}: ${
+      displayAmount(refund.amount, refund.asset)
+    } on ${refund.chain} to ${refund.to} (${refund.status})`,
     ...(cancelledOrderId ? [`order ${cancelledOrderId} cancelled: refunded by operator`] : []),
     `held record ${refund.heldId} resolved; audit ${auditId}`,
   ],
@@ -90,7 +93,7 @@ export const refundsList = defineOp({
       [
         r.id,
         r.status,
-        `${r.amount} ${r.asset}`,
+        displayAmount(r.amount, r.asset),
         r.chain,
         `to=${r.to}`,
         `held=${r.heldId}`,

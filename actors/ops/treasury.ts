@@ -18,6 +18,7 @@ import { defineOp, type OpContext } from "./op.ts";
 import { formatError } from "../../chains/shared/redact.ts";
 import { type BandShown, bandShown, readHotFunds } from "../hot_band.ts";
 import { readColdHoldings } from "../cold_balance.ts";
+import { displayAmount, displayPaths, nativeUnit, type Unit } from "../../model/amounts.ts";
 
 const ACCOUNT_CHAINS = chainsOf("account", NATIVE_CHAINS) as [
   AccountChain,
@@ -45,6 +46,34 @@ const CustodySchema = z.object({
   inFlight: z.string().nullable().describe("cold sweeps recorded, not yet settled (still counted hot)"),
   inFlightCount: z.number().int().nullable(),
 }).describe("Hot, cold and in flight to cold, in the chain's smallest unit");
+
+/** The amount fields of a treasury report: base-unit strings under these keys are shown in `display`. */
+export const TREASURY_AMOUNT_KEYS: ReadonlySet<string> = new Set([
+  "amount",
+  "balance",
+  "reserve",
+  "fee",
+  "fees",
+  "leave",
+  "floor",
+  "target",
+  "ceiling",
+  "hot",
+  "waiting",
+  "refill",
+  "cold",
+  "inFlight",
+  "confirmed",
+  "locked",
+  "spendable",
+  "held",
+  "coinbase",
+  "pending",
+]);
+const DisplaySchema = z.record(z.string(), z.string()).describe(
+  "Each amount of this report in the chain's coin, for people (`hotWallet.reserve`: `0.00089088 SOL`), by its path; " +
+    "the fields themselves keep the exact smallest units (model/amounts.ts)",
+);
 
 const PayoutObservationSchema = z.object({
   state: z.enum(["pending", "unknown", "included"]),
@@ -137,6 +166,7 @@ const UtxoTreasurySchema = z.object({
   consolidationInvalid: z.string().optional().describe("the open consolidation's record fails its schema"),
   band: BandSchema,
   custody: CustodySchema,
+  display: DisplaySchema,
 }).describe("A UTXO treasury (doge, zec), read from KV only but for its cold outputs (gettxout)");
 
 const AccountTreasurySchema = z.object({
@@ -208,6 +238,7 @@ const AccountTreasurySchema = z.object({
   })),
   band: BandSchema,
   custody: CustodySchema,
+  display: DisplaySchema,
 }).describe("An account-chain treasury (sol, xrp, sui): the hot wallet's balance is read through the chain");
 
 export const treasury = defineOp({
@@ -222,23 +253,31 @@ export const treasury = defineOp({
     const family = chainFamily(chain);
     const band = await bandOf(ctx, chain);
     const custody = await custodyOf(ctx, chain);
+    const withDisplay = <T extends object>(r: T) => ({
+      ...r,
+      display: displayPaths(r, nativeUnit(chain), TREASURY_AMOUNT_KEYS),
+    });
     switch (family.family) {
       case "utxo":
-        return {
+        return withDisplay({
           ...await treasuryReport(ctx.kv, family.chain, ctx.settings().utxoFee(family.chain), ctx.now()),
           band,
           custody,
-        };
+        });
       case "account":
-        return { ...await accountTreasuryReport(ctx.kv, await ctx.chains(), family.chain, ctx.now()), band, custody };
+        return withDisplay({
+          ...await accountTreasuryReport(ctx.kv, await ctx.chains(), family.chain, ctx.now()),
+          band,
+          custody,
+        });
     }
   },
   text: (r) => [
     ...(chainFamily(r.chain).family === "utxo"
       ? treasuryText(r as TreasuryReport)
       : accountTreasuryText(r as AccountTreasuryReport)),
-    bandText(r.band),
-    custodyText(r.custody),
+    bandText(r.band, nativeUnit(r.chain)),
+    custodyText(r.custody, nativeUnit(r.chain)),
   ],
 });
 
@@ -262,8 +301,9 @@ async function custodyOf(ctx: OpContext, chain: NativeChain): Promise<Custody> {
   return out;
 }
 
-function custodyText(c: Custody): string {
-  const part = (v: string | null, err?: string) => v ?? `unknown (${err ?? "not read"})`;
+function custodyText(c: Custody, unit: Unit): string {
+  const part = (v: string | null, err?: string) =>
+    v === null ? `unknown (${err ?? "not read"})` : displayAmount(v, unit);
   return `custody: hot ${part(c.hot, c.hotError)}, cold ${part(c.cold, c.coldError)}, in flight to cold ` +
     `${part(c.inFlight, c.coldError)}${c.inFlightCount ? ` (${c.inFlightCount} cold sweep open)` : ""}`;
 }
@@ -282,16 +322,17 @@ async function bandOf(ctx: OpContext, chain: NativeChain): Promise<BandShown | n
   return await bandShown(ctx.kv, band, chain, funds, ctx.now());
 }
 
-function bandText(b: BandShown | null): string {
+function bandText(b: BandShown | null, unit: Unit): string {
   if (!b) return "hot-wallet band: none (<CHAIN>_HOT_BAND unset)";
-  if (b.error) {
-    return `hot-wallet band: floor ${b.floor}, target ${b.target}, ceiling ${b.ceiling}; unknown: ${b.error}`;
-  }
-  return `hot-wallet band: floor ${b.floor}, target ${b.target}, ceiling ${b.ceiling}; hot ${b.hot}, waiting ` +
-    `${b.waiting}; ` +
+  const $ = (v: string | null) => v === null ? "unknown" : displayAmount(v, unit);
+  const range = `floor ${$(b.floor)}, target ${$(b.target)}, ceiling ${$(b.ceiling)}`;
+  if (b.error) return `hot-wallet band: ${range}; unknown: ${b.error}`;
+  return `hot-wallet band: ${range}; hot ${$(b.hot)}, waiting ${$(b.waiting)}; ` +
     (b.refill === null
       ? "within the band, no refill wanted"
-      : `REFILL wanted: send ${b.refill} from cold${b.coldAddress ? ` (${b.coldAddress})` : " (no cold address set)"}`);
+      : `REFILL wanted: send ${$(b.refill)} from cold${
+        b.coldAddress ? ` (${b.coldAddress})` : " (no cold address set)"
+      }`);
 }
 
 export const TREASURY_OPS = [treasury];

@@ -5,8 +5,10 @@
  */
 import { html, raw } from "hono/html";
 import type { ChainRow, OrderRow } from "../../actors/ops/overview.ts";
+import type { OrderDetail } from "../../actors/ops/order_detail.ts";
 import type { StoredReconciliation } from "../../kv/reconciliation.ts";
-import { isNativeChain, NATIVE, UASSET_DECIMALS } from "../../chains/catalog.ts";
+import { displayAmount, nativeUnit, unitOf } from "../../model/amounts.ts";
+import { isNativeChain } from "../../chains/catalog.ts";
 import { chainTime } from "../../actors/watcher_lag.ts";
 
 type Html = ReturnType<typeof html>;
@@ -26,7 +28,7 @@ td.num{font-variant-numeric:tabular-nums;text-align:right}
 code{font-size:.85rem;word-break:break-all}
 .badge{display:inline-block;padding:.05rem .45rem;border-radius:9px;font-size:.8rem;font-weight:600}
 .ok{background:#dff5e3;color:#17692b}.lagging{background:#fff3cd;color:#7a5a00}.erroring{background:#fde2e1;color:#9b1c1c}
-.paused{background:#e3e8ff;color:#2c3e9b}.disabled{background:#eee;color:#666}
+.paused{background:#e3e8ff;color:#2c3e9b}.disabled{background:#eee;color:#666}.unwatched{background:#ffe4cc;color:#8a3b00}
 .notice{padding:.5rem .8rem;border-radius:5px;margin-bottom:1rem}.notice.good{background:#dff5e3}.notice.bad{background:#fde2e1}
 .na{color:#888;font-style:italic}
 form.inline{display:inline-flex;gap:.3rem;margin:0 .3rem .2rem 0}
@@ -162,19 +164,13 @@ export function refused(what: string, message: string): Html {
   return html`<p class="notice bad">${what}: ${message}</p>`;
 }
 
-/** The decimals of an order's token: a uAsset's 18, or the native coin's. */
-function decimalsOf(o: { token: string; sourceChain: string }): number {
-  if (o.token.startsWith("u")) return UASSET_DECIMALS;
-  return isNativeChain(o.sourceChain) ? NATIVE[o.sourceChain].token.decimals : 0;
-}
-
-/** `amount` smallest units as a decimal number of whole units, exactly (bigint digits, never a float). */
-export function units(amount: string, decimals: number): string {
-  if (!/^\d+$/.test(amount) || decimals === 0) return amount;
-  const padded = amount.padStart(decimals + 1, "0");
-  const whole = padded.slice(0, -decimals);
-  const fraction = padded.slice(-decimals).replace(/0+$/, "");
-  return fraction ? `${whole}.${fraction}` : whole;
+/**
+ * An amount for people with its exact smallest units in the title (model/amounts.ts): `shown` from the operation's
+ * `display` field, `exact` the integer the record holds.
+ */
+export function amountCell(shown: string | undefined, exact: string, token?: string): Html {
+  const human = shown ?? (token ? displayAmount(exact, token) : exact);
+  return html`<span class="amount" title="${exact} smallest units">${human}</span>`;
 }
 
 /** An element id from any text: characters other than letters, digits, `_` and `-` become `_`. */
@@ -195,7 +191,7 @@ export function chainsSection(rows: ChainRow[], csrf: string, canPause: boolean,
             <th>Tip</th>
             <th>Watcher cursor</th>
             <th>Lag (blocks / threshold; chain time)</th>
-            <th>Lease holder</th>
+            <th>Last look (process)</th>
             <th>Open alerts</th>
             <th>Why</th>
             <th>Actions</th>
@@ -213,7 +209,9 @@ export function chainsSection(rows: ChainRow[], csrf: string, canPause: boolean,
           <td class="num">${dash(r.lag)}<span class="muted"> / ${r.lagThreshold}</span>${r.lagMs === null
             ? ""
             : html`<br><span class="muted lag-time">${chainTime(r.lagMs)}</span>`}</td>
-          <td><code>${dash(r.leaseHolder)}</code></td>
+          <td>${r.lookedAt
+            ? html`<span title="${r.lookedAt}">${r.lookedAt.slice(11, 19)}</span>`
+            : "–"}<br><code class="muted">${dash(r.lookedBy ?? r.leaseHolder)}</code></td>
           <td class="num">${r.alerts.length}</td>
           <td>${r.why}</td>
           <td>${r.mode === "disabled"
@@ -236,8 +234,9 @@ export function chainsSection(rows: ChainRow[], csrf: string, canPause: boolean,
         </tbody>
       </table>
       <p class="muted">Health, the first that holds: disabled (not in the chain plan), erroring (tip unreadable, or an open
-    alert that stops the chain's work), paused, lagging (no cursor yet, no watcher lease, or more blocks behind the tip than
-    the threshold), ok. docs/dashboard.md.</p>
+    alert that stops the chain's work), paused, unwatched (no process looked at it for longer than
+    WATCHER_UNWATCHED_SECONDS), lagging (more blocks behind the tip than the threshold), ok (watched and within it,
+    whether or not blocks arrive). docs/dashboard.md.</p>
     </section>
   `;
 }
@@ -315,12 +314,25 @@ export function heldTotal(result: unknown): number | null {
 
 function fieldsText(item: Record<string, unknown>): Html {
   const empty = (v: unknown) => v === null || v === undefined || (Array.isArray(v) && v.length === 0);
-  const flat = (v: unknown): string =>
-    Array.isArray(v)
-      ? v.map(flat).join(", ")
-      : v !== null && typeof v === "object"
-      ? Object.entries(v).filter(([, x]) => !empty(x)).map(([k, x]) => `${k} ${flat(x)}`).join(" · ")
-      : String(v);
+  // A record's `amount` beside its `token` (an order) or its `asset` (a held transfer; "native": the chain's coin) is
+  // shown in that unit, the exact integer after it (model/amounts.ts).
+  const unitOfRecord = (o: Record<string, unknown>) =>
+    typeof o.token === "string"
+      ? unitOf(o.token)
+      : o.asset === "native" && isNativeChain(o.chain)
+      ? nativeUnit(o.chain)
+      : typeof o.asset === "string"
+      ? unitOf(o.asset)
+      : null;
+  const flat = (v: unknown): string => {
+    if (Array.isArray(v)) return v.map(flat).join(", ");
+    if (v === null || typeof v !== "object") return String(v);
+    const o = v as Record<string, unknown>;
+    const unit = unitOfRecord(o);
+    return Object.entries(o).filter(([, x]) => !empty(x)).map(([k, x]) =>
+      k === "amount" && unit && typeof x === "string" ? `${k} ${displayAmount(x, unit)} (${x})` : `${k} ${flat(x)}`
+    ).join(" · ");
+  };
   const entries = Object.entries(item).filter(([k, v]) => k !== "id" && !empty(v));
   return html`${entries.map(([k, v]) => html`<span class="muted">${k}:</span> ${flat(v)}<br>`)}`;
 }
@@ -398,6 +410,7 @@ export interface StuckView {
     age: string;
     amount: string;
     token: string;
+    display?: { amount: string };
   }[];
   waiting: {
     orderId: string;
@@ -409,6 +422,7 @@ export interface StuckView {
     token: string;
     heldReason: string;
     age: string;
+    display?: { amount: string };
   }[];
   truncated: boolean;
 }
@@ -437,11 +451,11 @@ ${
       ${stuck.transactions.map((t) =>
         html`
           <tr>
-            <td><code>${t.orderId}</code></td>
+            <td><a href="/admin/ui/orders/${t.orderId}"><code>${t.orderId}</code></a></td>
             <td>${t.type}</td>
             <td>${t.chain}</td>
             <td><code>${t.txHash}</code></td>
-            <td class="num">${t.amount} ${t.token}</td>
+            <td class="num">${amountCell(t.display?.amount, t.amount, t.token)}</td>
             <td>${t.recordedAt}</td>
             <td>${t.age}</td>
           </tr>
@@ -471,11 +485,11 @@ ${
       ${stuck.waiting.map((w) =>
         html`
           <tr>
-            <td><code>${w.orderId}</code></td>
+            <td><a href="/admin/ui/orders/${w.orderId}"><code>${w.orderId}</code></a></td>
             <td>${w.type}</td>
             <td>${w.status}</td>
             <td>${w.sourceChain} → ${w.destinationChain}</td>
-            <td class="num">${w.amount} ${w.token}</td>
+            <td class="num">${amountCell(w.display?.amount, w.amount, w.token)}</td>
             <td>${w.heldReason}</td>
             <td>${w.age}</td>
           </tr>
@@ -556,11 +570,11 @@ ${
       html`
         <tr>
           <td>${o.createdAt}</td>
-          <td><code>${o.id}</code></td>
+          <td><a href="/admin/ui/orders/${o.id}"><code>${o.id}</code></a></td>
           <td>${o.type}</td>
           <td>${o.status}</td>
           <td>${o.sourceChain} → ${o.destinationChain}</td>
-          <td class="num" title="${o.amount} smallest units">${units(o.amount, decimalsOf(o))} ${o.token}</td>
+          <td class="num">${amountCell(o.display?.amount, o.amount, o.token)}</td>
           <td><code>${o.owner}</code></td>
           <td><code>${dash(o.transactionHash)}</code></td>
           <td>${o.hold ? html`<strong>hold:</strong> ${o.hold.reason}<br>` : ""}${o.heldReason ?? ""}${o.errorMessage ??
@@ -585,7 +599,21 @@ export function treasurySection(
     return html`<section id="treasury-${chain}"><h2>${chain}</h2>${refused("Treasury", report.message)}</section>`;
   }
   const r = (report.result ?? {}) as Record<string, unknown>;
-  const kv = (o: unknown) =>
+  // Every amount in the chain's coin from the operation's `display` (model/amounts.ts), the exact integer in its title;
+  // a nested record (`held`: count and amount) as words, never as JSON.
+  const display = (r.display ?? {}) as Record<string, string>;
+  const cell = (v: unknown, path: string): Html => {
+    if (display[path] !== undefined) return amountCell(display[path], String(v));
+    if (Array.isArray(v)) return html`${v.length} item(s)`;
+    if (v !== null && typeof v === "object") {
+      const parts = Object.entries(v).filter(([, x]) => x !== undefined && x !== null);
+      return html`${
+        parts.map(([k, x], i) => html`${i > 0 ? " · " : ""}<span class="muted">${k}</span> ${cell(x, `${path}.${k}`)}`)
+      }`;
+    }
+    return html`${dash(v)}`;
+  };
+  const kv = (o: unknown, base: string) =>
     o && typeof o === "object"
       ? html`
         <table>
@@ -593,7 +621,7 @@ export function treasurySection(
             html`
               <tr>
                 <th>${k}</th>
-                <td class="num">${typeof v === "object" && v !== null ? JSON.stringify(v) : dash(v)}</td>
+                <td class="num">${cell(v, `${base}.${k}`)}</td>
               </tr>
             `
           )}</tbody>
@@ -602,13 +630,170 @@ export function treasurySection(
       : "";
   const count = (k: string) => Array.isArray(r[k]) ? (r[k] as unknown[]).length : null;
   return html`<section id="treasury-${chain}"><h2>${chain}</h2>
-${r.balances ? html`<h3>Treasury balances (smallest units)</h3>${kv(r.balances)}` : ""}
-${r.hotWallet ? html`<h3>Hot wallet</h3>${kv(r.hotWallet)}` : ""}
-${r.custody ? html`<h3>Hot / cold / in flight to cold</h3>${kv(r.custody)}` : ""}
-${r.unswept ? html`<h3>Unswept deposits</h3>${kv({ ...(r.unswept as object), deposits: undefined })}` : ""}
+${r.balances ? html`<h3>Treasury balances</h3>${kv(r.balances, "balances")}` : ""}
+${r.hotWallet ? html`<h3>Hot wallet</h3>${kv(r.hotWallet, "hotWallet")}` : ""}
+${r.custody ? html`<h3>Hot / cold / in flight to cold</h3>${kv(r.custody, "custody")}` : ""}
+${r.unswept ? html`<h3>Unswept deposits</h3>${kv({ ...(r.unswept as object), deposits: undefined }, "unswept")}` : ""}
+<p class="muted">Amounts in ${chain}'s coin; the exact smallest units in each one's title and in
+<code>deno task admin treasury --chain ${chain} --json</code>.</p>
 <p>Payouts waiting: ${dash(count("pendingPayouts"))} · stuck payouts (recorded, not yet counted): ${
     dash(count("stuckPayouts"))
   }</p>
 <details><summary>The whole report</summary><pre>${JSON.stringify(r, null, 2)}</pre></details>
 </section>`;
+}
+
+/** A transaction hash, linked to its chain's explorer when there is a template for it (config/explorers.ts). */
+function txLink(hash: string, url: string | null): Html {
+  return url ? html`<a href="${url}" rel="noopener noreferrer"><code>${hash}</code></a>` : html`<code>${hash}</code>`;
+}
+
+/** The order page (`/admin/ui/orders/:id`): the `order detail` operation's answer. */
+export function orderDetailPage(d: OrderDetail): Html {
+  const o = d.order;
+  const empty = (what: string) => html`<p class="muted">${what}</p>`;
+  return html`
+    <section id="order"><h2>Order <code>${o.id}</code></h2>
+    <table><tbody>
+    <tr><th>Type</th><td>${o.type}</td></tr>
+    <tr><th>Status</th><td id="order-status">${o.status}</td></tr>
+    <tr><th>Amount</th><td>${amountCell(o.display.amount, o.amount)}</td></tr>
+    <tr><th>Chains</th><td>${o.sourceChain} → ${o.destinationChain}</td></tr>
+    <tr><th>Owner</th><td><code>${o.owner}</code></td></tr>
+    <tr><th>Created</th><td>${o.createdAt}</td></tr>
+    <tr><th>Updated</th><td>${dash(o.updatedAt)}</td></tr>
+    ${o.heldReason
+      ? html`
+        <tr>
+          <th>Waiting</th>
+          <td>${o.heldReason}</td>
+        </tr>
+      `
+      : ""}
+    ${o.errorMessage
+      ? html`
+        <tr>
+          <th>Error</th>
+          <td>${o.errorMessage}</td>
+        </tr>
+      `
+      : ""}
+    </tbody></table>
+    ${d.hold
+      ? html`<p class="notice bad" id="order-hold"><strong>Hold:</strong> ${d.hold.reason} (since ${d.hold.at})</p>`
+      : ""}
+    </section>
+    <section id="order-transitions"><h2>Transitions (${d.transitions.length})</h2>
+    ${d.transitions.length === 0 ? empty("None recorded.") : html`
+      <table>
+        <thead>
+          <tr>
+            <th>At</th>
+            <th>Status</th>
+            <th>Event</th>
+          </tr>
+        </thead>
+        <tbody>
+      ${d.transitions.map((t) =>
+        html`
+          <tr>
+            <td>${t.at}</td>
+            <td>${t.status}</td>
+            <td class="muted">${t.seq === null ? "not yet sequenced" : `seq ${t.seq}`}</td>
+          </tr>
+        `
+      )}</tbody>
+      </table>
+    `}
+    ${d.transitionsComplete
+      ? ""
+      : empty("The owner's event log was read back only so far: older transitions are not shown.")}
+    </section>
+    <section id="order-transactions">
+      <h2>Transactions (${d.transactions.length})</h2>
+      <table>
+        <thead>
+          <tr>
+            <th>Role</th>
+            <th>Chain</th>
+            <th>Transaction</th>
+            <th>Status</th>
+            <th>At</th>
+          </tr>
+        </thead>
+        <tbody>
+    ${d.transactions.map((t) =>
+      html`
+        <tr data-role="${t.role}">
+          <td>${t.role}</td>
+          <td>${t.chain}</td>
+          <td>${txLink(t.txHash, t.url)}</td>
+          <td>${t.status}</td>
+          <td>${dash(t.at)}</td>
+        </tr>
+      `
+    )}</tbody>
+      </table>
+      <p
+        class="muted">Links follow <code>&lt;CHAIN&gt;_EXPLORER_TX_URL</code>; a simulated chain has none unless it is set.</p>
+    </section>
+    <section id="order-webhooks"><h2>Webhook deliveries (${d.webhooks.length})</h2>
+    ${d.webhooks.length === 0 ? empty("None.") : html`
+      <table>
+        <thead>
+          <tr>
+            <th>Created</th>
+            <th>Event</th>
+            <th>Endpoint</th>
+            <th>State</th>
+            <th>Attempts</th>
+            <th>Last attempt</th>
+          </tr>
+        </thead>
+        <tbody>
+      ${d.webhooks.map((w) =>
+        html`
+          <tr>
+            <td>${w.createdAt}</td>
+            <td>${w.eventType}</td>
+            <td><code>${w.url}</code></td>
+            <td>${w.state}</td>
+            <td class="num">${w.attemptCount}</td>
+            <td>${w.lastAttempt
+              ? `${w.lastAttempt.at}: ${w.lastAttempt.status ?? w.lastAttempt.error ?? ""}`
+              : "–"}</td>
+          </tr>
+        `
+      )}</tbody>
+      </table>
+    `}
+    </section>
+    <section id="order-audit"><h2>Audit entries (${d.audit.length})</h2>
+    ${d.audit.length === 0 ? empty("None.") : html`
+      <table>
+        <thead>
+          <tr>
+            <th>At</th>
+            <th>Action</th>
+            <th>By</th>
+            <th>Subject</th>
+          </tr>
+        </thead>
+        <tbody>
+      ${d.audit.map((a) =>
+        html`
+          <tr>
+            <td>${a.at}</td>
+            <td>${a.action}</td>
+            <td>${a.by}</td>
+            <td><code>${a.subject}</code></td>
+          </tr>
+        `
+      )}
+        </tbody>
+      </table>
+    `}
+    ${d.auditComplete ? "" : empty("The audit log was read back only so far: older entries are not shown.")}
+    </section>
+  `;
 }

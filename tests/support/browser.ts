@@ -61,3 +61,22 @@ export async function offlinePage(
   page.on("pageerror", (err) => pageErrors.push(err.message));
   return { context, page, refused, pageErrors };
 }
+
+let shotDir: Promise<string> | undefined;
+
+/**
+ * Saves a full-page screenshot as `<name>.png` in `SCREENSHOT_DIR` (created if missing), or else in one temporary
+ * folder per test process, and prints its path. Screenshots are never committed.
+ */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  shotDir ??= (async () => {
+    const dir = Deno.env.get("SCREENSHOT_DIR");
+    if (!dir) return await Deno.makeTempDir({ prefix: "dashboard-screenshots-" });
+    await Deno.mkdir(dir, { recursive: true });
+    return dir;
+  })();
+  const path = `${await shotDir}/${name}.png`;
+  await page.screenshot({ path, fullPage: true });
+  console.log(`dashboard screenshot: ${path}`);
+  return path;
+}

@@ -4,6 +4,7 @@
  * surplus above the band's ceiling goes to cold each time it appears, exactly once each, burns are paid from what the
  * band keeps, and at the end the hot wallet is within its band and reconciliation is ok with the cold balance counted.
  */
+import { displayAmount, nativeUnit } from "../model/amounts.ts";
 import assert from "node:assert/strict";
 import { coldSweepOnce } from "../actors/cold_sweep.ts";
 import type { PipelineContext } from "../actors/context.ts";
@@ -143,7 +144,11 @@ Deno.test("cold sweep in the pipeline (sim sol, finite hot wallet): surplus to c
     const r = await treasury.run(opCtx, { chain: "sol" });
     assert.deepEqual(r.custody, { hot: `${band.target}`, cold: `${cold}`, inFlight: "0", inFlightCount: 0 });
     assert.ok(
-      treasury.text(r).join("\n").includes(`custody: hot ${band.target}, cold ${cold}, in flight to cold 0`),
+      treasury.text(r).join("\n").includes(
+        `custody: hot ${displayAmount(band.target, nativeUnit("sol"))}, cold ${
+          displayAmount(cold, nativeUnit("sol"))
+        }, in flight to cold ${displayAmount(0n, nativeUnit("sol"))}`,
+      ),
       "the CLI's line",
     );
 

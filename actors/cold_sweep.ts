@@ -1,5 +1,5 @@
 /**
- * The cold sweep (README "Cold addresses", docs/sent-transactions.md): when what a native chain holds hot, after the
+ * The cold sweep (docs/operations.md "Cold addresses", docs/sent-transactions.md): when what a native chain holds hot, after the
  * payouts waiting for funds, is above its band's ceiling (config/hot_band.ts), the surplus down to the band's target
  * goes to the cold address in effect (kv/cold_addresses.ts), in one transaction of ours, write-ahead and exactly once.
  *

@@ -1,5 +1,5 @@
 /**
- * Reconciliation on a schedule (issue 14): the pipeline runs the operators' reconciliation (actors/reconciliation.ts)
+ * Reconciliation on a schedule (docs/reconciliation.md): the pipeline runs the operators' reconciliation (actors/reconciliation.ts)
  * once every `RECONCILE_EVERY_MS`, under a lease so one process runs it, and stores the report where `/metrics` and
  * the dashboard read it (kv/reconciliation.ts). A report with mismatches raises one `reconciliation_mismatch` alert;
  * the next clean report clears it. Parts that could not be read (a node down) make the report not ok, which the

@@ -1,5 +1,5 @@
 /**
- * What the signer process (README "Roles", the signer process: doge and zec) costs per UTXO transaction: zec payouts
+ * What the signer process (docs/operations.md "Roles", the signer process: doge and zec) costs per UTXO transaction: zec payouts
  * of recorded burn orders, two treasury coins each, signed through its unix socket (the unsigned v5 transaction read
  * back, each coin read from the KV treasury, each ZIP-244 sighash recomputed, both inputs signed, the transaction
  * assembled and read back by the zec explainer (two parsers), the order read, the hourly window spent), against the

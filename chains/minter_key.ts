@@ -1,5 +1,5 @@
 /**
- * The EVM minter key in the signer process (README "Roles", the signer process): it signs 32-byte EVM digests as the
+ * The EVM minter key in the signer process (docs/operations.md "Roles", the signer process): it signs 32-byte EVM digests as the
  * `minter` branch of the signer's protocol, like chains/signer.ts signs the mnemonic's keys, and never hands the key
  * out (a #private field; it prints as "MinterKey {}").
  */

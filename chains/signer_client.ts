@@ -1,5 +1,5 @@
 /**
- * The worker's side of the signer process (README "Roles", the signer process): the signing port the adapters take
+ * The worker's side of the signer process (docs/operations.md "Roles", the signer process): the signing port the adapters take
  * (chains/adapter.ts `AccountAdapterOptions.signer`, chains/evm `EvmDigestSigner`) served over the signer's unix
  * socket, so a worker started with `SIGNER_SOCKET` holds no key. Each signature request carries the unsigned
  * transaction the adapter built and the purpose of the pipeline step asking (chains/signing.ts); the signer answers

@@ -1,6 +1,6 @@
 /**
  * Cold sweeps (model/cold_sweep.ts): the hot funds above a chain's band moved to its cold address, write-ahead and
- * exactly once (DESIGN.md invariant 2). The signed transaction is recorded with its reservations (UTXO coin locks, an
+ * exactly once (docs/architecture.md invariant 2). The signed transaction is recorded with its reservations (UTXO coin locks, an
  * account chain's hot-wallet hold and XRPL Sequence lock: kv/chain_state.ts) in one atomic that also claims the
  * chain's open slot (one open cold sweep per chain) and checks the cold address record's versionstamp as it was read
  * when the destination was chosen, so a change of the cold address racing the sweep can never redirect it: the commit

@@ -1,6 +1,6 @@
 /**
  * Consolidations of a UTXO treasury (doge, zec): one transaction merging many small coins into one output at our
- * change address (`deno task admin utxo consolidate`). Write-ahead like a payout (DESIGN.md invariant 2): the signed
+ * change address (`deno task admin utxo consolidate`). Write-ahead like a payout (docs/architecture.md invariant 2): the signed
  * transaction is recorded with its coins' `coins` reservation (kv/chain_state.ts) in one atomic before it is
  * broadcast, re-sent as the same bytes while the chain does not know it, and settled exactly once: final -> its inputs
  * are spent and its output becomes a treasury coin, in one atomic; proven dead -> its coins are released. One open

@@ -1,5 +1,5 @@
 /**
- * Operator controls (issue 14), one record: which chains and uAssets are paused, and the caps per order and per day
+ * Operator controls (docs/controls.md), one record: which chains and uAssets are paused, and the caps per order and per day
  * per uAsset. Read by the order actor before any value moves (actors/controls.ts), written only by the operations in
  * actors/ops/controls.ts, each change in one atomic with its audit entry. Key layout lives here and nowhere else.
  *

@@ -1,5 +1,5 @@
 /**
- * The ids operators give held records (issue 14): `order:<orderId>` for an order hold (kv/pipeline.ts `orderHoldKey`:
+ * The ids operators give held records (docs/admin-api.md): `order:<orderId>` for an order hold (kv/pipeline.ts `orderHoldKey`:
  * a reorg past finality or a cap) and `transfer:<chain>:<txHash>:<index>[:<revision>]` for a held transfer
  * (kv/pipeline.ts `heldKey`). One parser for `held list`, `held release` and `held refund`.
  */

@@ -1,5 +1,5 @@
 /**
- * The JWT signing keys every process on this KV has signed with (README "Rotating the JWT signing key"). Each process
+ * The JWT signing keys every process on this KV has signed with (docs/operations.md "Rotating the JWT signing key"). Each process
  * records the public half of its own key (`kid` = its RFC 7638 thumbprint, config/secrets.ts) when it starts and,
  * at most once per `SIGNING_RECORD_INTERVAL_MS`, when it signs; every process verifies tokens of every recorded key
  * that is not retired, so during a rolling restart tokens of the old and the new key work everywhere. An operator
@@ -40,7 +40,7 @@ export class RetiredSigningKeyError extends Error {
   constructor(readonly record: JwtKeyRecord) {
     super(
       `the JWT signing key ${record.kid} was retired at ${record.retiredAt} by ${record.retiredBy}: configure a new ` +
-        "key (JWT_PRIVATE_KEY_FILE, or JWT_PRIVATE_KEY in deploy mode) and restart; see README, rotating the JWT key",
+        "key (JWT_PRIVATE_KEY_FILE, or JWT_PRIVATE_KEY in deploy mode) and restart; see docs/operations.md, Rotating the JWT signing key",
     );
     this.name = "RetiredSigningKeyError";
   }

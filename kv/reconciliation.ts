@@ -1,5 +1,5 @@
 /**
- * The last reconciliation report (issue 14; computed by actors/reconciliation.ts), kept so `/metrics` and the
+ * The last reconciliation report (docs/reconciliation.md; computed by actors/reconciliation.ts), kept so `/metrics` and the
  * dashboard show its mismatches without recomputing it. Key layout lives here and nowhere else.
  */
 export interface StoredMismatch {

@@ -1,5 +1,5 @@
 /**
- * Security review of the operator surface (issue 14), over real HTTP: no secret an operator action returns is kept
+ * Security review of the operator surface (docs/admin-api.md), over real HTTP: no secret an operator action returns is kept
  * readable anywhere, and the operator gate holds on every path.
  */
 import assert from "node:assert/strict";

@@ -1,5 +1,5 @@
 /**
- * A pause on a live EVM chain (issue 14): anvil with the five uAssets deployed, Base live beside the simulated native
+ * A pause on a live EVM chain (docs/controls.md): anvil with the five uAssets deployed, Base live beside the simulated native
  * chains. With base paused over the admin API, a sim SOL deposit confirms but nothing is minted on anvil (the minter
  * key sends nothing); resumed, it mints once.
  */

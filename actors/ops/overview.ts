@@ -1,5 +1,5 @@
 /**
- * The operator's overview reads (issue 14, the dashboard's data; docs/dashboard.md): `chains` (each chain's mode, tip,
+ * The operator's overview reads (the dashboard's data; docs/dashboard.md): `chains` (each chain's mode, tip,
  * watcher cursor and lag, lease holder, open alerts, pause and health), `orders` (recent orders across every partner,
  * newest first, bounded) and `stuck` (recorded transactions not counted after a threshold, and orders waiting with a
  * held reason). Read only: nothing here writes to KV. The API, the CLI and the dashboard run these same operations.

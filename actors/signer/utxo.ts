@@ -1,5 +1,5 @@
 /**
- * The signer process's UTXO requests (README "Roles", the signer process): a doge or zec transaction, every input at
+ * The signer process's UTXO requests (docs/operations.md "Roles", the signer process): a doge or zec transaction, every input at
  * once (chains/signer_protocol.ts `signUtxo`). What the bytes lack to be checked (what each input spends) the signer
  * reads itself, never from the request, since a lying amount is how a fee-drain attack works:
  *

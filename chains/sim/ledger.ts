@@ -1,5 +1,5 @@
 /**
- * The simulated ledger of one chain, kept in the service's own Deno KV under `["sim", chain, ...]` (DESIGN.md "Sim
+ * The simulated ledger of one chain, kept in the service's own Deno KV under `["sim", chain, ...]` (docs/architecture.md "Sim
  * mode"). It behaves like a chain where it matters to custody code: transactions take effect when submitted, sit
  * pending until a block seals them, gain confirmations with every block, can fail, can be reorganised out, and the
  * simulated uAsset contract refuses a deposit id it has minted. A payout may carry an expiry (a height, a ledger

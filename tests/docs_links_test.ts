@@ -1,8 +1,8 @@
 /**
  * The documentation stays navigable and cites only what a reader of this repository can open (README.md "Where
  * everything else is"):
- * - every relative link in README.md and docs/*.md resolves: the file exists inside the repository and an `#anchor`
- *   names a heading of its target, slugged as GitHub slugs headings;
+ * - every relative link in a Markdown file (README.md, docs/*.md, client/README.md) resolves: the file exists inside
+ *   the repository and an `#anchor` names a heading of its target, slugged as GitHub slugs headings;
  * - no comment or document cites an issue number (`issue 12`) or a document outside the repository (a path that
  *   climbs out of it, or a `.md` file the repository does not hold);
  * - every `README "Section"` or `docs/page.md "Section"` citation names a heading (or a bold paragraph label) that
@@ -41,7 +41,7 @@ async function walk(dir: string, out: string[] = []): Promise<string[]> {
 
 const FILES = (await walk("")).sort();
 const SOURCES = FILES.filter((f) => /\.(ts|md|yml|yaml|sh)$/.test(f) && f !== "tests/docs_links_test.ts");
-const DOCS = FILES.filter((f) => f === "README.md" || /^docs\/[^/]+\.md$/.test(f));
+const DOCS = FILES.filter((f) => f.endsWith(".md"));
 const MD_BASENAMES = new Set(FILES.filter((f) => f.endsWith(".md")).map((f) => f.split("/").pop()!));
 
 const text = new Map<string, string>();
@@ -107,6 +107,18 @@ Deno.test("githubSlug slugs headings as GitHub does", () => {
     "reorg-past-finality-alert-reorg_past_finality",
   );
   assert.equal(githubSlug("Live Dogecoin and Zcash"), "live-dogecoin-and-zcash");
+});
+
+Deno.test("the scan covers the tree: the README, the docs pages and the code", () => {
+  for (const f of ["README.md", "docs/architecture.md", "client/README.md"]) assert.ok(DOCS.includes(f), f);
+  for (const f of ["main.ts", "actors/order_actor.ts", "docs/alerts.yml", "scripts/walkthrough.sh"]) {
+    assert.ok(SOURCES.includes(f), f);
+  }
+});
+
+Deno.test("README.md stays a front page: at most 250 lines, the rest in docs/", async () => {
+  const lines = (await read("README.md")).split("\n").length;
+  assert.ok(lines <= 250, `README.md has ${lines} lines: move detail to a docs/ page and link it`);
 });
 
 Deno.test("every relative link in README.md and docs/*.md resolves, anchors included", async () => {

@@ -33,14 +33,16 @@ async function walk(dir: string, out: string[] = []): Promise<string[]> {
   for await (const entry of Deno.readDir(`${ROOT}/${dir}`)) {
     const rel = dir ? `${dir}/${entry.name}` : entry.name;
     if (entry.isDirectory) {
-      if (!SKIP_DIRS.has(entry.name) && !entry.name.startsWith(".")) await walk(rel, out);
+      if (!SKIP_DIRS.has(entry.name)) await walk(rel, out);
     } else if (entry.isFile) out.push(rel);
   }
   return out;
 }
 
 const FILES = (await walk("")).sort();
-const SOURCES = FILES.filter((f) => /\.(ts|md|yml|yaml|sh)$/.test(f) && f !== "tests/docs_links_test.ts");
+const SOURCES = FILES.filter((f) =>
+  (/\.(ts|md|yml|yaml|sh)$/.test(f) || ["Dockerfile", ".ci/run"].includes(f)) && f !== "tests/docs_links_test.ts"
+);
 const DOCS = FILES.filter((f) => f.endsWith(".md"));
 const MD_BASENAMES = new Set(FILES.filter((f) => f.endsWith(".md")).map((f) => f.split("/").pop()!));
 
@@ -111,7 +113,7 @@ Deno.test("githubSlug slugs headings as GitHub does", () => {
 
 Deno.test("the scan covers the tree: the README, the docs pages and the code", () => {
   for (const f of ["README.md", "docs/architecture.md", "client/README.md"]) assert.ok(DOCS.includes(f), f);
-  for (const f of ["main.ts", "actors/order_actor.ts", "docs/alerts.yml", "scripts/walkthrough.sh"]) {
+  for (const f of ["main.ts", "actors/order_actor.ts", "docs/alerts.yml", "scripts/walkthrough.sh", "Dockerfile"]) {
     assert.ok(SOURCES.includes(f), f);
   }
 });

@@ -84,8 +84,9 @@ export async function buildServices(
   announcePlan(plan);
   if (config.role === "api") return await buildApiServices(config, plan, secrets);
   if (config.role === "signer") throw new Error("ROLE=signer runs the signer process (actors/signer/process.ts)");
-  // docs/operations.md "Roles", the signer process: a worker given SIGNER_SOCKET holds no key (config/env.ts refused them) and
-  // signs through the socket; the signer process derives deposit addresses and publishes the transfer address.
+  // docs/operations.md "Roles", the signer process: a worker given SIGNER_SOCKET holds no key (config/env.ts refused
+  // them) and signs through the socket; the signer process derives deposit addresses and publishes the transfer
+  // address.
   const remote = config.role === "worker" && config.signerSocket ? await connectSigner(config, plan) : null;
   if (!remote && secrets && !("mnemonic" in secrets)) throw new Error(`ROLE=${config.role} needs the master mnemonic`);
   // The worker serves no partner route: it neither needs nor holds the JWT key (docs/operations.md "Roles").
@@ -168,10 +169,10 @@ export async function buildServices(
 }
 
 /**
- * ROLE=api (docs/operations.md "Roles"): the JWT key and nothing else. No Deriver, no Signer, no pipeline; deposit addresses come
- * from the pool the worker fills and the transfer address from what the worker published (or BURN_TRANSFER_ADDRESS).
- * config/env.ts already refused a mnemonic or an EVM key in the environment; a caller's full `Secrets` are cut to the
- * JWT key here, so the mnemonic is never referenced by what this returns.
+ * ROLE=api (docs/operations.md "Roles"): the JWT key and nothing else. No Deriver, no Signer, no pipeline; deposit
+ * addresses come from the pool the worker fills and the transfer address from what the worker published (or
+ * BURN_TRANSFER_ADDRESS). config/env.ts already refused a mnemonic or an EVM key in the environment; a caller's full
+ * `Secrets` are cut to the JWT key here, so the mnemonic is never referenced by what this returns.
  */
 async function buildApiServices(
   config: Config,
@@ -225,8 +226,8 @@ function metricsHooks(metrics: Metrics): Pick<PipelineContext, "onOrderMoved"> {
 
 /**
  * Prints each live account chain's hot-wallet address in effect (chains/derivation.ts `hotWalletPath` at the index
- * kv/hot_wallets.ts records: docs/operations.md "Rotating a hot wallet"), which operators fund so payouts can go out before sweeps
- * do; the key itself is never printed nor stored.
+ * kv/hot_wallets.ts records: docs/operations.md "Rotating a hot wallet"), which operators fund so payouts can go out
+ * before sweeps do; the key itself is never printed nor stored.
  */
 async function announceHotWallets(
   kv: Deno.Kv,

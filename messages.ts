@@ -1,8 +1,8 @@
 /**
  * Every message a partner can see, defined once: the API's errors with their HTTP status (spec 5 and 7, and the
- * docs/partners.md "Decisions where the spec is silent"), the messages of validation issues, and the order `errorMessage`
- * values (spec 2.4). Code refers to them by name; the texts are the contract, so tests assert them literally.
- * Routes, actors, kv and cli depend on this module; it depends on nothing but a type of the catalog.
+ * docs/partners.md "Decisions where the spec is silent"), the messages of validation issues, and the order
+ * `errorMessage` values (spec 2.4). Code refers to them by name; the texts are the contract, so tests assert them
+ * literally. Routes, actors, kv and cli depend on this module; it depends on nothing but a type of the catalog.
  */
 import type { NativeChain } from "./chains/catalog.ts";
 
@@ -23,7 +23,10 @@ export const API_ERRORS = {
   tokenExpired: error(401, "Token expired"),
   invalidSignature: error(403, "Invalid token signature"),
   walletNotActive: error(403, "Wallet is not active"),
-  /** docs/partners.md "A wallet belongs to one partner": a wallet belongs to the partner whose key issued its first token. */
+  /**
+   * docs/partners.md "A wallet belongs to one partner": a wallet belongs to the partner whose key issued its first
+   * token.
+   */
   walletOfAnotherPartner: error(403, "Wallet belongs to another partner"),
 
   // Spec 7: mint wallets.
@@ -32,9 +35,9 @@ export const API_ERRORS = {
   unsupportedDestinationChain: error(400, "Unsupported destination chain"),
 
   /**
-   * docs/operations.md "Roles": the api process holds no mnemonic and the chain's pool of pre-derived addresses is empty. The
-   * spec's table has no temporary failure; spec 7 tells clients to retry 5xx with backoff, so 503 (not 500: nothing
-   * is broken, the worker refills the pool).
+   * docs/operations.md "Roles": the api process holds no mnemonic and the chain's pool of pre-derived addresses is
+   * empty. The spec's table has no temporary failure; spec 7 tells clients to retry 5xx with backoff, so 503 (not 500:
+   * nothing is broken, the worker refills the pool).
    */
   depositAddressesUnavailable: error(503, "Deposit addresses are temporarily unavailable; retry later"),
 
@@ -51,7 +54,9 @@ export const API_ERRORS = {
 
   // Spec 4.7 and 7: orders.
   ordersUnavailable: error(500, "Failed to retrieve orders"),
-  /** docs/order-reads.md: GET /orders/:id for an id that is unknown, malformed or another wallet's (never told apart). */
+  /**
+   * docs/order-reads.md: GET /orders/:id for an id that is unknown, malformed or another wallet's (never told apart).
+   */
   orderNotFound: error(404, "Order not found"),
   /** docs/order-reads.md: GET /orders/:id when the store could not be read. */
   orderUnavailable: error(500, "Failed to retrieve order"),
@@ -68,7 +73,10 @@ export const API_ERRORS = {
   ),
   // docs/streaming.md: GET /orders/stream.
   tooManyStreams: error(429, "Too many open event streams for this wallet; close one before opening another"),
-  /** docs/partners.md "Limits per partner and per API key": the partner's streams, all its wallets and server processes together (PARTNER_MAX_STREAMS). */
+  /**
+   * docs/partners.md "Limits per partner and per API key": the partner's streams, all its wallets and server processes
+   * together (PARTNER_MAX_STREAMS).
+   */
   tooManyPartnerStreams: error(
     429,
     "Too many open event streams for this partner; close one before opening another",
@@ -90,7 +98,10 @@ export const API_ERRORS = {
   // docs/partners.md "Errors": unknown routes and unexpected failures (details only in the server log).
   notFound: error(404, "Not found"),
   internal: error(500, "Internal server error"),
-  /** docs/partners.md "Request bodies are at most 64 KiB": every POST and PUT body is at most 64 KiB (routes/body_limit.ts). */
+  /**
+   * docs/partners.md "Request bodies are at most 64 KiB": every POST and PUT body is at most 64 KiB
+   * (routes/body_limit.ts).
+   */
   bodyTooLarge: error(413, "Request body too large: at most 65536 bytes"),
 } as const;
 
@@ -101,11 +112,17 @@ export const memoTooLarge = (max: bigint) => error(400, `Memo must not exceed ma
 export const webhookEndpointLimit = (max: number) =>
   error(400, `A wallet may register at most ${max} webhook endpoints`);
 
-/** docs/partners.md "Limits per partner and per API key": webhook endpoints of all a partner's wallets together (PARTNER_MAX_WEBHOOK_ENDPOINTS). */
+/**
+ * docs/partners.md "Limits per partner and per API key": webhook endpoints of all a partner's wallets together
+ * (PARTNER_MAX_WEBHOOK_ENDPOINTS).
+ */
 export const partnerWebhookEndpointLimit = (max: number) =>
   error(400, `A partner may register at most ${max} webhook endpoints`);
 
-/** docs/partners.md "Limits per partner and per API key": wallets one API key binds by their first token, per UTC day (API_KEY_MAX_NEW_WALLETS_PER_DAY). */
+/**
+ * docs/partners.md "Limits per partner and per API key": wallets one API key binds by their first token, per UTC day
+ * (API_KEY_MAX_NEW_WALLETS_PER_DAY).
+ */
 export const newWalletLimit = (max: number) =>
   error(429, `An API key may bind at most ${max} new wallets per UTC day; try again after 00:00 UTC`);
 
@@ -162,7 +179,10 @@ export const NOT_READY = {
   kvUnreachable: "KV store unreachable",
 } as const;
 
-/** Operator credentials (docs/admin-api.md: the admin API, `/metrics`; docs/operations.md "Operator control"). Never a partner's key. */
+/**
+ * Operator credentials (docs/admin-api.md: the admin API, `/metrics`; docs/operations.md "Operator control"). Never a
+ * partner's key.
+ */
 export const OPERATOR_ERRORS = {
   missingCredentials: error(
     401,

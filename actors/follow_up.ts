@@ -1,10 +1,10 @@
 /**
- * The one rule for following a transaction we signed and recorded before broadcast (docs: docs/architecture.md invariant 2,
- * "Write ahead of the chain", and the "proof of death" table): from the chain's answer about it, the confirmations its
- * chain requires and the purpose's policy, what happens next. Pure: no KV, no I/O, no clock. The caller asks the chain
- * (with the recorded bytes, so the reader can prove it dead), applies the outcome, and does its purpose's own checks
- * (a sweep's delivered amount, a reverted mint already minted by an earlier attempt, an alert on a nonce used
- * elsewhere).
+ * The one rule for following a transaction we signed and recorded before broadcast (docs: docs/architecture.md
+ * invariant 2, "Write ahead of the chain", and the "proof of death" table): from the chain's answer about it, the
+ * confirmations its chain requires and the purpose's policy, what happens next. Pure: no KV, no I/O, no clock. The
+ * caller asks the chain (with the recorded bytes, so the reader can prove it dead), applies the outcome, and does its
+ * purpose's own checks (a sweep's delivered amount, a reverted mint already minted by an earlier attempt, an alert on a
+ * nonce used elsewhere).
  *
  * Where the five followers differed, and whether on purpose (the differences in the rule itself are the policy fields
  * below; the rest is the driver's, actors/sent_tx.ts, or the purpose's own check):

@@ -255,7 +255,10 @@ interface Records {
   heldTransfers: Map<ChainSymbol, number>;
   orderHolds: number;
   alerts: Map<string, number>;
-  /** Pre-derived deposit addresses waiting per enabled native chain (docs/operations.md "Roles"; 0 unless a worker fills it). */
+  /**
+   * Pre-derived deposit addresses waiting per enabled native chain (docs/operations.md "Roles"; 0 unless a worker fills
+   * it).
+   */
   depositPool: Map<NativeChain, number>;
   reconciliation: { at: number; ok: boolean; mismatches: Map<string, number> } | null;
 }

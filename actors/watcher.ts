@@ -509,8 +509,8 @@ async function recordBlock(ctx: PipelineContext, chain: ChainSymbol, block: Scan
   for (const t of block.transfers) {
     const owner = t.asset === "native" ? owners.get(t.to) : undefined;
     if (!owner) continue;
-    // One dust rule for every native credit, held ones too (docs/partners.md, "Dust and held records"): anyone can send a
-    // held kind (an XRPL PaymentChannelClaim) for a fee. Not coinbase outputs (only miners make them), nor a held
+    // One dust rule for every native credit, held ones too (docs/partners.md, "Dust and held records"): anyone can send
+    // a held kind (an XRPL PaymentChannelClaim) for a fee. Not coinbase outputs (only miners make them), nor a held
     // transfer of 0 native units (a non-native asset, chains/adapter.ts): the dust limit says nothing of its value.
     if (!t.coinbase && t.amount < NATIVE[chain].dustDeposit && !(t.heldReason && t.amount === 0n)) {
       // No sender lookup for dust: its cost would grow with what outsiders send, not with our deposits.

@@ -47,8 +47,8 @@ export type MemoRule =
 /**
  * How long an outgoing transaction can still be mined. `height`: the chain refuses it once its counter (block height,
  * ledger index, epoch) is past the one it names in `field`, set `window` ahead when it is signed; past that (at
- * finality) and unknown, it is proven dead (docs/architecture.md "Where native coins live"). `none`: it never expires, only a
- * conflicting spend (doge) or a used nonce (EVM) proves it dead.
+ * finality) and unknown, it is proven dead (docs/architecture.md "Where native coins live"). `none`: it never expires,
+ * only a conflicting spend (doge) or a used nonce (EVM) proves it dead.
  */
 export type ExpiryRule =
   | { kind: "none" }

@@ -46,7 +46,8 @@ const isOperatorPath = (path: string) => path === "/admin" || path.startsWith("/
 /** The client's operation types for an OpenAPI 3.1 document (the parsed `/openapi.json`). */
 export async function generateTypes(document: Record<string, unknown>): Promise<string> {
   // `servers` names the serving host (BASE_URL); the types do not depend on it, so neither does the file. The
-  // operators' `/admin` routes are no partner's business (docs/operations.md "Operator control"): left out of the client.
+  // operators' `/admin` routes are no partner's business (docs/operations.md "Operator control"): left out of the
+  // client.
   const { servers: _servers, paths, ...rest } = document;
   const partnerPaths = Object.fromEntries(
     Object.entries(paths as Record<string, unknown>).filter(([path]) => !isOperatorPath(path)),

@@ -43,11 +43,11 @@ export const RUNTIME_MODES = ["process", "deploy"] as const;
 export type RuntimeMode = typeof RUNTIME_MODES[number];
 
 /**
- * docs/operations.md "Roles": `all` (the default) runs everything in one process; `api` serves the partner and admin HTTP API
- * holding the JWT key only (no mnemonic, no EVM key: deposit addresses come from the pool the worker fills); `worker`
- * runs the watchers, actors and signing and serves only health and metrics; `signer` holds the mnemonic and the EVM
- * minter key for a worker started with `SIGNER_SOCKET`, answering on that socket only after checking each request
- * against KV (actors/signer/service.ts).
+ * docs/operations.md "Roles": `all` (the default) runs everything in one process; `api` serves the partner and admin
+ * HTTP API holding the JWT key only (no mnemonic, no EVM key: deposit addresses come from the pool the worker fills);
+ * `worker` runs the watchers, actors and signing and serves only health and metrics; `signer` holds the mnemonic and
+ * the EVM minter key for a worker started with `SIGNER_SOCKET`, answering on that socket only after checking each
+ * request against KV (actors/signer/service.ts).
  */
 export const ROLES = ["all", "api", "worker", "signer"] as const;
 export type Role = typeof ROLES[number];
@@ -164,9 +164,9 @@ export interface PartnerLimits {
 }
 
 /**
- * The defaults, and why (docs/partners.md "Limits per partner and per API key"): ten wallets' worth of the per-wallet limits (10 streams, 10 endpoints)
- * for a partner, and a thousand new end users a day per key, far above an onboarding day yet a bound on what a leaked
- * key can create before an operator revokes it.
+ * The defaults, and why (docs/partners.md "Limits per partner and per API key"): ten wallets' worth of the per-wallet
+ * limits (10 streams, 10 endpoints) for a partner, and a thousand new end users a day per key, far above an onboarding
+ * day yet a bound on what a leaked key can create before an operator revokes it.
  */
 export const DEFAULT_PARTNER_LIMITS: PartnerLimits = {
   streamsPerPartner: 100,

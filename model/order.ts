@@ -290,7 +290,10 @@ export interface ConfirmationRule {
   flag: boolean;
 }
 
-/** The additions a pending order shows (docs/order-reads.md), none: what a partner sees to tell a slow chain from a stuck one. */
+/**
+ * The additions a pending order shows (docs/order-reads.md), none: what a partner sees to tell a slow chain from a
+ * stuck one.
+ */
 export interface Confirmations {
   confirmations: number;
   requiredConfirmations: number;

@@ -1,6 +1,6 @@
 /**
- * Spec sections 5 and 7 (and docs/partners.md "Decisions where the spec is silent"), row by row, over real HTTP: each test or
- * step is named after the row it checks (status and message), for the rows tests/api_*_test.ts and
+ * Spec sections 5 and 7 (and docs/partners.md "Decisions where the spec is silent"), row by row, over real HTTP: each
+ * test or step is named after the row it checks (status and message), for the rows tests/api_*_test.ts and
  * tests/wallet_ownership_test.ts do not already check. The one row that cannot apply to this API is explained at the
  * end of this file.
  */
@@ -305,7 +305,8 @@ Deno.test("docs/partners.md decisions: memo of chains without a destination tag,
  * amount. A burn is a uAsset transfer the service detects on the EVM chain (spec 1, 4.4); POST /burn/wallets only
  * registers where redeemed coins go. A detected transfer below the token's minimum becomes a failed order with
  * `errorMessage` `Amount below minimum burn` (spec 2.4), tested in tests/pipeline_failures_test.ts ("a burn below the
- * minimum"), or, from a sender with no burn configuration, a held dust record (docs/architecture.md "How the order pipeline works").
+ * minimum"), or, from a sender with no burn configuration, a held dust record (docs/architecture.md "How the order
+ * pipeline works").
  */
 
 Deno.test("spec 4.1 and 5: token endpoints at the root of {auth_url} keep the API-key statuses", async () => {

@@ -241,7 +241,8 @@ Deno.test("webhook endpoints: every bad URL or body is refused with its message 
 });
 
 Deno.test("webhook endpoints: a partner may register at most PARTNER_MAX_WEBHOOK_ENDPOINTS across its wallets; one more is 400 and stores nothing", async () => {
-  // A partner limit small enough to reach with two wallets (docs/partners.md "Limits per partner and per API key": PARTNER_MAX_WEBHOOK_ENDPOINTS).
+  // A partner limit small enough to reach with two wallets (docs/partners.md "Limits per partner and per API key":
+  // PARTNER_MAX_WEBHOOK_ENDPOINTS).
   const server = await startTestServer({ PARTNER_MAX_WEBHOOK_ENDPOINTS: "12" });
   try {
     const key = await newApiKey(server, "hook-partner");

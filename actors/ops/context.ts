@@ -56,7 +56,8 @@ export function cliOpContext(kv: Deno.Kv, config: Config, by: string): OpContext
     transferAddress: () =>
       transfer ??= (async () => {
         if (config.burnTransferAddress) return config.burnTransferAddress;
-        // ROLE=api holds no mnemonic (docs/operations.md "Roles"): the address the worker published, never a generated one.
+        // ROLE=api holds no mnemonic (docs/operations.md "Roles"): the address the worker published, never a generated
+        // one.
         if (config.role === "api") {
           const published = await publishedTransferAddress(kv);
           if (!published) throw new Error("ROLE=api: no worker has published the uAsset transfer address on this KV");

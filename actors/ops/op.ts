@@ -1,6 +1,6 @@
 /**
- * Operator operations (docs/admin-api.md): every action and report an operator has, declared once and served twice, by the
- * CLI (`deno task admin <words>`, cli/ops_cli.ts) and by the admin API (`/admin/...`, routes/admin.ts), with one
+ * Operator operations (docs/admin-api.md): every action and report an operator has, declared once and served twice, by
+ * the CLI (`deno task admin <words>`, cli/ops_cli.ts) and by the admin API (`/admin/...`, routes/admin.ts), with one
  * input schema, one implementation and one output schema. Nothing an operator does has a second code path.
  *
  * - `name`: the CLI words (`audit`, `chain pause`); `positionals` are the input fields read from bare arguments,

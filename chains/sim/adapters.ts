@@ -160,8 +160,8 @@ export function defaultSimOperatorAddress(chain: NativeChain): string {
 }
 
 /**
- * The sim hot wallet at derivation index `index` (docs/operations.md "Rotating a hot wallet"): the operator address at 0, as
- * before rotations existed, and a name of its own for every later index.
+ * The sim hot wallet at derivation index `index` (docs/operations.md "Rotating a hot wallet"): the operator address at
+ * 0, as before rotations existed, and a name of its own for every later index.
  */
 export function simHotWallet(operatorAddress: string, index: number): string {
   return index === 0 ? operatorAddress : `${operatorAddress}-${index}`;

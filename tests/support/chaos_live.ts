@@ -9,7 +9,8 @@
  *   family, regtest P2PKH version 111 like Dogecoin regtest);
  * - zec on the Zebra-shaped server, sol, xrp and sui on their local protocol servers (tests/support/
  *   zebra_rpc_server.ts, solana_rpc_server.ts, rippled_rpc_server.ts, sui_graphql_server.ts): nothing installable here
- *   runs a Zebra, validator, rippled or Sui node (docs/architecture.md "Local nodes for tests"). They verify our signatures,
+ *   runs a Zebra, validator, rippled or Sui node (docs/architecture.md "Local nodes for tests"). They verify our
+ * signatures,
  *   sequences, fees and expiries as the nodes would;
  * - katana, world and unichain simulated, as devnet does with every chain it is not given (config/chain_mode.ts): no
  *   deposit or burn of the run touches them.

@@ -3,7 +3,7 @@
 # an offline machine: `issuance` (main.ts, the service; `issuance healthcheck [/path]` probes a running one) and
 # `issuance-admin` (cli/admin.ts, the operator CLI: `docker exec <container> issuance-admin ...`). Their permission,
 # unstable and V8 flags are exactly `deno task start`'s and `deno task admin`'s (tests/binary_embedding_test.ts checks
-# it; `--optimize-for-size`: README "What watching costs").
+# it; `--optimize-for-size`: docs/benchmarks.md "What watching costs").
 # The binary embeds the node_modules folder whole (test tools included: anvil, solc, litesvm): `--node-modules-dir=none
 # --exclude-unused-npm` would embed only what main.ts reaches, but Deno 2.9.6 then fails to resolve xrpl's CommonJS
 # requires. Nothing is read at run time but KV_PATH's folder and the configured secret files.

@@ -84,11 +84,12 @@ export async function buildServices(
   announcePlan(plan);
   if (config.role === "api") return await buildApiServices(config, plan, secrets);
   if (config.role === "signer") throw new Error("ROLE=signer runs the signer process (actors/signer/process.ts)");
-  // README "Roles", the signer process: a worker given SIGNER_SOCKET holds no key (config/env.ts refused them) and
-  // signs through the socket; the signer process derives deposit addresses and publishes the transfer address.
+  // docs/operations.md "Roles", the signer process: a worker given SIGNER_SOCKET holds no key (config/env.ts refused
+  // them) and signs through the socket; the signer process derives deposit addresses and publishes the transfer
+  // address.
   const remote = config.role === "worker" && config.signerSocket ? await connectSigner(config, plan) : null;
   if (!remote && secrets && !("mnemonic" in secrets)) throw new Error(`ROLE=${config.role} needs the master mnemonic`);
-  // The worker serves no partner route: it neither needs nor holds the JWT key (README "Roles").
+  // The worker serves no partner route: it neither needs nor holds the JWT key (docs/operations.md "Roles").
   const loaded: { mnemonic: string; jwt?: Secrets["jwt"] } | null = remote ? null : (secrets as Secrets) ??
     (config.role === "worker" ? await loadWorkerSecrets(config) : await loadSecrets(config));
   const jwt = config.role === "worker" ? undefined : loaded?.jwt;
@@ -113,7 +114,7 @@ export async function buildServices(
         "process (ROLE=signer) on the same KV first (it publishes the address), or set BURN_TRANSFER_ADDRESS",
     );
   }
-  // For api processes on this KV, which cannot derive it (README "Roles").
+  // For api processes on this KV, which cannot derive it (docs/operations.md "Roles").
   if (deriver) await publishTransferAddress(kv, transferAddress);
   // prom-client's process metrics read /proc and process.* (they work under Deno 2.9.6); not tried on Deno Deploy.
   const metrics = new Metrics({ processDefaults: config.runtimeMode !== "deploy" });
@@ -168,10 +169,10 @@ export async function buildServices(
 }
 
 /**
- * ROLE=api (README "Roles"): the JWT key and nothing else. No Deriver, no Signer, no pipeline; deposit addresses come
- * from the pool the worker fills and the transfer address from what the worker published (or BURN_TRANSFER_ADDRESS).
- * config/env.ts already refused a mnemonic or an EVM key in the environment; a caller's full `Secrets` are cut to the
- * JWT key here, so the mnemonic is never referenced by what this returns.
+ * ROLE=api (docs/operations.md "Roles"): the JWT key and nothing else. No Deriver, no Signer, no pipeline; deposit
+ * addresses come from the pool the worker fills and the transfer address from what the worker published (or
+ * BURN_TRANSFER_ADDRESS). config/env.ts already refused a mnemonic or an EVM key in the environment; a caller's full
+ * `Secrets` are cut to the JWT key here, so the mnemonic is never referenced by what this returns.
  */
 async function buildApiServices(
   config: Config,
@@ -210,7 +211,7 @@ async function buildApiServices(
 /**
  * The token settings of a process holding the JWT key. Every such process records the key it signs with before it
  * serves, so every other process on this KV verifies its tokens and the JWKS publishes it; a key an operator retired
- * refuses to start (README, rotating the JWT key).
+ * refuses to start (docs/operations.md "Rotating the JWT signing key").
  */
 async function tokenSettings(config: Config, kv: Deno.Kv, keys: Secrets["jwt"]): Promise<TokenSettings> {
   const ring = new JwtKeyRing(kv, keys);
@@ -225,8 +226,8 @@ function metricsHooks(metrics: Metrics): Pick<PipelineContext, "onOrderMoved"> {
 
 /**
  * Prints each live account chain's hot-wallet address in effect (chains/derivation.ts `hotWalletPath` at the index
- * kv/hot_wallets.ts records: README "Rotating a hot wallet"), which operators fund so payouts can go out before sweeps
- * do; the key itself is never printed nor stored.
+ * kv/hot_wallets.ts records: docs/operations.md "Rotating a hot wallet"), which operators fund so payouts can go out
+ * before sweeps do; the key itself is never printed nor stored.
  */
 async function announceHotWallets(
   kv: Deno.Kv,
@@ -253,7 +254,7 @@ async function announceHotWallets(
 /**
  * A keyless worker knows only the public keys it loaded (chains/signer_client.ts): each live UTXO chain's change keys
  * at index 0 (the payer is built there), in effect, rotated out (their coins stay spendable) and the next index, so one
- * rotation (README "Rotating a hot wallet", UTXO change) needs no restart of the worker.
+ * rotation (docs/operations.md "Rotating a hot wallet", UTXO change) needs no restart of the worker.
  */
 async function loadChangeKeys(kv: Deno.Kv, plan: ChainPlan, remote: RemoteSigner) {
   for (const chain of plan.liveUtxo) {

@@ -15,8 +15,8 @@ import { startSignerProcess } from "./actors/signer/process.ts";
 // awaits only in that mode (then exits), so a serving process reaches the cron registration below with no await.
 if (Deno.args[0] === "healthcheck") Deno.exit(await healthcheck(Deno.args.slice(1), { PORT: Deno.env.get("PORT") }));
 
-// ROLE=signer (README "Roles", the signer process): the key holder of a keyless worker, on its unix socket only; no
-// HTTP, no cron, no pipeline. It awaits only in that mode (until a signal), so every other role goes on below.
+// ROLE=signer (docs/operations.md "Roles", the signer process): the key holder of a keyless worker, on its unix socket
+// only; no HTTP, no cron, no pipeline. It awaits only in that mode (until a signal), so every other role goes on below.
 if (Deno.env.get("ROLE") === "signer") Deno.exit(await runSigner());
 
 async function runSigner(): Promise<number> {

@@ -1,8 +1,8 @@
 /**
  * Every message a partner can see, defined once: the API's errors with their HTTP status (spec 5 and 7, and the
- * README's "Decisions where the spec is silent"), the messages of validation issues, and the order `errorMessage`
- * values (spec 2.4). Code refers to them by name; the texts are the contract, so tests assert them literally.
- * Routes, actors, kv and cli depend on this module; it depends on nothing but a type of the catalog.
+ * docs/partners.md "Decisions where the spec is silent"), the messages of validation issues, and the order
+ * `errorMessage` values (spec 2.4). Code refers to them by name; the texts are the contract, so tests assert them
+ * literally. Routes, actors, kv and cli depend on this module; it depends on nothing but a type of the catalog.
  */
 import type { NativeChain } from "./chains/catalog.ts";
 
@@ -23,7 +23,10 @@ export const API_ERRORS = {
   tokenExpired: error(401, "Token expired"),
   invalidSignature: error(403, "Invalid token signature"),
   walletNotActive: error(403, "Wallet is not active"),
-  /** README: a wallet belongs to the partner whose key issued its first token. */
+  /**
+   * docs/partners.md "A wallet belongs to one partner": a wallet belongs to the partner whose key issued its first
+   * token.
+   */
   walletOfAnotherPartner: error(403, "Wallet belongs to another partner"),
 
   // Spec 7: mint wallets.
@@ -32,9 +35,9 @@ export const API_ERRORS = {
   unsupportedDestinationChain: error(400, "Unsupported destination chain"),
 
   /**
-   * README "Roles": the api process holds no mnemonic and the chain's pool of pre-derived addresses is empty. The
-   * spec's table has no temporary failure; spec 7 tells clients to retry 5xx with backoff, so 503 (not 500: nothing
-   * is broken, the worker refills the pool).
+   * docs/operations.md "Roles": the api process holds no mnemonic and the chain's pool of pre-derived addresses is
+   * empty. The spec's table has no temporary failure; spec 7 tells clients to retry 5xx with backoff, so 503 (not 500:
+   * nothing is broken, the worker refills the pool).
    */
   depositAddressesUnavailable: error(503, "Deposit addresses are temporarily unavailable; retry later"),
 
@@ -42,7 +45,7 @@ export const API_ERRORS = {
   burnWalletExists: error(400, "Wallet already exists for this chain"),
   memoRequired: error(400, "Memo is required for XRP and TXRP chains"),
   memoNotNumeric: error(400, "Memo must be numeric for XRP and TXRP chains"),
-  /** README: PUT /burn/wallets without a configuration. */
+  /** docs/partners.md "PUT /burn/wallets": without a configuration. */
   burnConfigNotFound: error(404, "Burn configuration not found for this chain"),
 
   // Spec 7: request bodies and queries.
@@ -51,9 +54,11 @@ export const API_ERRORS = {
 
   // Spec 4.7 and 7: orders.
   ordersUnavailable: error(500, "Failed to retrieve orders"),
-  /** Issue 12: GET /orders/:id for an id that is unknown, malformed or another wallet's (never told apart). */
+  /**
+   * docs/order-reads.md: GET /orders/:id for an id that is unknown, malformed or another wallet's (never told apart).
+   */
   orderNotFound: error(404, "Order not found"),
-  /** Issue 12: GET /orders/:id when the store could not be read. */
+  /** docs/order-reads.md: GET /orders/:id when the store could not be read. */
   orderUnavailable: error(500, "Failed to retrieve order"),
 
   // docs/idempotency.md: the Idempotency-Key header of every POST.
@@ -68,7 +73,10 @@ export const API_ERRORS = {
   ),
   // docs/streaming.md: GET /orders/stream.
   tooManyStreams: error(429, "Too many open event streams for this wallet; close one before opening another"),
-  /** README decisions: the partner's streams, all its wallets and server processes together (PARTNER_MAX_STREAMS). */
+  /**
+   * docs/partners.md "Limits per partner and per API key": the partner's streams, all its wallets and server processes
+   * together (PARTNER_MAX_STREAMS).
+   */
   tooManyPartnerStreams: error(
     429,
     "Too many open event streams for this partner; close one before opening another",
@@ -87,10 +95,13 @@ export const API_ERRORS = {
   webhookEndpointNotFound: error(404, "Webhook endpoint not found"),
   webhookDeliveryNotFound: error(404, "Webhook delivery not found"),
 
-  // README: unknown routes and unexpected failures (details only in the server log).
+  // docs/partners.md "Errors": unknown routes and unexpected failures (details only in the server log).
   notFound: error(404, "Not found"),
   internal: error(500, "Internal server error"),
-  /** README: every POST and PUT body is at most 64 KiB (routes/body_limit.ts). */
+  /**
+   * docs/partners.md "Request bodies are at most 64 KiB": every POST and PUT body is at most 64 KiB
+   * (routes/body_limit.ts).
+   */
   bodyTooLarge: error(413, "Request body too large: at most 65536 bytes"),
 } as const;
 
@@ -101,18 +112,24 @@ export const memoTooLarge = (max: bigint) => error(400, `Memo must not exceed ma
 export const webhookEndpointLimit = (max: number) =>
   error(400, `A wallet may register at most ${max} webhook endpoints`);
 
-/** README decisions: webhook endpoints of all a partner's wallets together (PARTNER_MAX_WEBHOOK_ENDPOINTS). */
+/**
+ * docs/partners.md "Limits per partner and per API key": webhook endpoints of all a partner's wallets together
+ * (PARTNER_MAX_WEBHOOK_ENDPOINTS).
+ */
 export const partnerWebhookEndpointLimit = (max: number) =>
   error(400, `A partner may register at most ${max} webhook endpoints`);
 
-/** README decisions: wallets one API key binds by their first token, per UTC day (API_KEY_MAX_NEW_WALLETS_PER_DAY). */
+/**
+ * docs/partners.md "Limits per partner and per API key": wallets one API key binds by their first token, per UTC day
+ * (API_KEY_MAX_NEW_WALLETS_PER_DAY).
+ */
 export const newWalletLimit = (max: number) =>
   error(429, `An API key may bind at most ${max} new wallets per UTC day; try again after 00:00 UTC`);
 
 /** Sim mode's /sim routes (developers): a chain that runs live has no simulator to drive. */
 export const notSimulated = (chain: string) => error(400, `${chain} is a live chain here; it has no simulator`);
 
-/** Spec 7 gives Solana's; README: one per chain in the same style. */
+/** Spec 7 gives Solana's; docs/partners.md "Destination addresses": one per chain in the same style. */
 export const INVALID_ADDRESS_FORMAT: Readonly<Record<NativeChain, string>> = {
   sol: "Invalid Solana address format. Must be base58 encoded, 32-44 characters.",
   xrp: "Invalid XRP address format. Must be a classic address starting with r, 25-34 characters.",
@@ -126,7 +143,7 @@ export const ISSUE_MESSAGES = {
   /** Spec 7: a missing required field. */
   required: "Required",
   evmAddress: "Must be a 20-byte hex EVM address (0x followed by 40 hex)",
-  /** README "Refused wallets". */
+  /** docs/partners.md "Refused wallets". */
   zeroAddress: "Must not be the zero address",
   transferAddress: "Must not be the service's uAsset transfer address",
   nonNegativeInteger: "Must be a non-negative integer",
@@ -162,7 +179,10 @@ export const NOT_READY = {
   kvUnreachable: "KV store unreachable",
 } as const;
 
-/** Operator credentials (issue 14: the admin API, `/metrics`; README "Operator control"). Never a partner's key. */
+/**
+ * Operator credentials (docs/admin-api.md: the admin API, `/metrics`; docs/operations.md "Operator control"). Never a
+ * partner's key.
+ */
 export const OPERATOR_ERRORS = {
   missingCredentials: error(
     401,

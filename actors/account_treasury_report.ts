@@ -27,7 +27,7 @@ export interface AccountTreasuryReport {
     reserve: string;
     /** What recorded payouts not yet final will take (kv/hot_wallet.ts): amount plus fee each, and how many. */
     held: { count: number; amount: string };
-    /** Its derivation index (README "Rotating a hot wallet"). */
+    /** Its derivation index (docs/operations.md "Rotating a hot wallet"). */
     index: number;
   };
   /** Hot wallets rotated out: their balance is still ours (the reserve for good, the rest until drained). */

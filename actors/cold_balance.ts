@@ -1,6 +1,6 @@
 /**
- * What a native chain holds cold, read from the chain (docs/reconciliation.md "Cold", README "Cold addresses"): the one
- * rule reconciliation and the treasury report share.
+ * What a native chain holds cold, read from the chain (docs/reconciliation.md "Cold", docs/operations.md "Cold
+ * addresses"): the one rule reconciliation and the treasury report share.
  *
  * - Account chains (sol, xrp, sui): the balance of every cold address we know of, each once: the one in effect and the
  *   destination of every cold sweep recorded (an address replaced since still holds what was swept to it). Everything

@@ -1,7 +1,8 @@
 /**
- * The cold sweep (README "Cold addresses", docs/sent-transactions.md): when what a native chain holds hot, after the
- * payouts waiting for funds, is above its band's ceiling (config/hot_band.ts), the surplus down to the band's target
- * goes to the cold address in effect (kv/cold_addresses.ts), in one transaction of ours, write-ahead and exactly once.
+ * The cold sweep (docs/operations.md "Cold addresses", docs/sent-transactions.md): when what a native chain holds hot,
+ * after the payouts waiting for funds, is above its band's ceiling (config/hot_band.ts), the surplus down to the band's
+ * target goes to the cold address in effect (kv/cold_addresses.ts), in one transaction of ours, write-ahead and exactly
+ * once.
  *
  * - What is hot and what waits: `readHotFunds` (actors/hot_band.ts), the same numbers the `hot_wallet_refill` alert
  *   reads. Waiting payouts reduce the surplus: `hot - waiting` is compared with the ceiling and brought to the target,

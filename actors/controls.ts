@@ -1,6 +1,6 @@
 /**
- * Operator controls as the order actor applies them (issue 14): pauses per chain and per uAsset, caps per order and
- * per UTC day per uAsset (kv/controls.ts). Only the step that would record a mint or a payout is controlled: a
+ * Operator controls as the order actor applies them (docs/controls.md): pauses per chain and per uAsset, caps per order
+ * and per UTC day per uAsset (kv/controls.ts). Only the step that would record a mint or a payout is controlled: a
  * processing order with no recorded transaction. Deposits and burns are still detected and confirmed while paused,
  * and a transaction already recorded is followed to its end (it may be on chain).
  *

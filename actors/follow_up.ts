@@ -1,10 +1,10 @@
 /**
- * The one rule for following a transaction we signed and recorded before broadcast (docs: DESIGN.md invariant 2,
- * "Write ahead of the chain", and the "proof of death" table): from the chain's answer about it, the confirmations its
- * chain requires and the purpose's policy, what happens next. Pure: no KV, no I/O, no clock. The caller asks the chain
- * (with the recorded bytes, so the reader can prove it dead), applies the outcome, and does its purpose's own checks
- * (a sweep's delivered amount, a reverted mint already minted by an earlier attempt, an alert on a nonce used
- * elsewhere).
+ * The one rule for following a transaction we signed and recorded before broadcast (docs: docs/architecture.md
+ * invariant 2, "Write ahead of the chain", and the "proof of death" table): from the chain's answer about it, the
+ * confirmations its chain requires and the purpose's policy, what happens next. Pure: no KV, no I/O, no clock. The
+ * caller asks the chain (with the recorded bytes, so the reader can prove it dead), applies the outcome, and does its
+ * purpose's own checks (a sweep's delivered amount, a reverted mint already minted by an earlier attempt, an alert on a
+ * nonce used elsewhere).
  *
  * Where the five followers differed, and whether on purpose (the differences in the rule itself are the policy fields
  * below; the rest is the driver's, actors/sent_tx.ts, or the purpose's own check):
@@ -20,7 +20,7 @@
  * | 7 | final success, then nothing on chain | - | - | - | `transfersOf` null: wait, asked again | - | Yes: the sweep records what was delivered (kv/treasury.ts `sweepDelivery`); the follower's own check |
  * | 8 | a recorded transaction with no bytes (`raw === ""`) | an adopted on-chain mint: never proven dead, only waited for | not asked dead | - | - | - | Yes: nothing of ours to send. The driver (actors/sent_tx.ts) passes no `OwnTx` and never acts on `resend`/`nudge` for it |
  * | 9 | a nonce used by someone else (`dead`, `conflict` on a nonce) | `nonce_used_elsewhere` alert | no alert | alert | no alert | no alert (coins, no nonce) | No: the refund's and the sweep's silence were oversights (an EVM uAsset refund can lose its nonce, an XRPL sweep its Sequence). The driver alerts for every purpose |
- * | 10 | a reverted mint on EVM | checks `mintedBy` and the token's admin refusal first, and takes an attempt signed by a rotated-out minter key as dead (re-signed with the current key) | - | - | - | - | Yes: the contract refuses a reused deposit id (DESIGN.md invariant 2); the follower's own check |
+ * | 10 | a reverted mint on EVM | checks `mintedBy` and the token's admin refusal first, and takes an attempt signed by a rotated-out minter key as dead (re-signed with the current key) | - | - | - | - | Yes: the contract refuses a reused deposit id (docs/architecture.md invariant 2); the follower's own check |
  * | 11 | the operator's `settleStuckOrder` | acts only on `dead` with a non-`failed` proof, refuses every other answer | - | - | - | - | Yes: with the order policy that is exactly outcome `dead`; `failed` is left to the pipeline |
  * | 12 | no sender for the asset | - | waits with a reason (`noUAssetSenderReason`) | - | - | - | Yes: the follower's own precondition, before acting on `resend`/`nudge` |
  * | 13 | released on a final failure | coins (`addReleases`) | coins and the hot-wallet hold | - | - | coins | No difference in effect: the order's hold was released by a separate rule of its step. The driver's effects (model/sent_tx_effects.ts) release coins, Sequence lock and hold for every purpose |

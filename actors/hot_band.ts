@@ -1,10 +1,10 @@
 /**
- * The hot wallet's band (config/hot_band.ts; README "Cold addresses"; DESIGN.md "Layers and the sent transaction",
- * custody tiers): when what is hot falls below the floor, or the payouts waiting for funds exceed it, the
- * `hot_wallet_refill` alert (subject: the chain) says how much to send from cold to bring the hot wallet back to the
- * target with every waiting payout paid; it is cleared once the hot wallet is back within the band. Payouts keep
- * waiting visibly meanwhile (the treasury report's pending payouts). Sweeping the surplus above the ceiling to cold is
- * not done here.
+ * The hot wallet's band (config/hot_band.ts; docs/operations.md "Cold addresses"; docs/architecture.md "The sent
+ * transaction and custody tiers", custody tiers): when what is hot falls below the floor, or the payouts waiting for
+ * funds exceed it, the `hot_wallet_refill` alert (subject: the chain) says how much to send from cold to bring the hot
+ * wallet back to the target with every waiting payout paid; it is cleared once the hot wallet is back within the band.
+ * Payouts keep waiting visibly meanwhile (the treasury report's pending payouts). Sweeping the surplus above the
+ * ceiling to cold is not done here.
  *
  * What is hot: an account chain's hot-wallet balance (read through the chain's reader, as the treasury report does)
  * less the account's reserve and what recorded, not yet final payouts hold (kv/hot_wallet.ts); a UTXO chain's
@@ -48,7 +48,8 @@ export async function readHotFunds(kv: Deno.Kv, chains: Chains, chain: NativeCha
   if (family.family === "utxo") {
     hot = (await coinStates(kv, family.chain)).filter(isSpendable).reduce((sum, s) => sum + s.coin.amount, 0n);
   } else {
-    // The wallet in effect (README "Rotating a hot wallet") and its holds only: a retired wallet pays nothing more.
+    // The wallet in effect (docs/operations.md "Rotating a hot wallet") and its holds only: a retired wallet pays
+    // nothing more.
     const holds = await readHotWalletHolds(kv, family.chain);
     const address = payerAtHotIndex(chains, family.chain, holds.hotIndex).hotWallet;
     const reader = chains.reader(family.chain);

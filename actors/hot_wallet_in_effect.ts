@@ -1,9 +1,9 @@
 /**
- * The payer of the hot wallet in effect on an account chain (README "Rotating a hot wallet"). The index in effect is
- * state in KV (kv/hot_wallets.ts) and chains/ never reads KV (DESIGN.md "Layers"), so the actors read it and ask the
- * chain's payer for that wallet's payer (`AccountPayer.atHotIndex`): every payout, sweep and report of one step uses
- * the wallet it read, and the commit that records a payout checks the epoch a rotation bumps (kv/hot_wallet.ts), so a
- * payout checked against a wallet that was rotated out meanwhile is refused, never recorded.
+ * The payer of the hot wallet in effect on an account chain (docs/operations.md "Rotating a hot wallet"). The index in
+ * effect is state in KV (kv/hot_wallets.ts) and chains/ never reads KV (docs/architecture.md "Layers"), so the actors
+ * read it and ask the chain's payer for that wallet's payer (`AccountPayer.atHotIndex`): every payout, sweep and report
+ * of one step uses the wallet it read, and the commit that records a payout checks the epoch a rotation bumps
+ * (kv/hot_wallet.ts), so a payout checked against a wallet that was rotated out meanwhile is refused, never recorded.
  */
 import type { AccountPayer, Chains, UtxoPayer } from "../chains/adapter.ts";
 import type { AccountChain, UtxoChain } from "../chains/catalog.ts";
@@ -67,9 +67,9 @@ export function payerAtChangeIndex(chains: Chains, chain: UtxoChain, index: numb
 }
 
 /**
- * The payer of UTXO chain `chain` whose change goes to the change address in effect (kv/hot_wallets.ts; README
- * "Rotating a hot wallet", UTXO change). A payout prepared just before a rotation sends its change to the old address:
- * harmless, a coin there is a treasury coin its own key still signs.
+ * The payer of UTXO chain `chain` whose change goes to the change address in effect (kv/hot_wallets.ts;
+ * docs/operations.md "Rotating a hot wallet", UTXO change). A payout prepared just before a rotation sends its change
+ * to the old address: harmless, a coin there is a treasury coin its own key still signs.
  */
 export async function changePayer(ctx: { kv: Deno.Kv; chains: Chains }, chain: UtxoChain): Promise<UtxoPayer> {
   const { state } = await readChangeAddressState(ctx.kv, chain);

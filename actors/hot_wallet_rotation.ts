@@ -1,6 +1,6 @@
 /**
- * Hot-wallet rotation on the account chains (sol, xrp, sui; README "Rotating a hot wallet"): the hot wallet moves to a
- * fresh derivation index, and the old one is drained into it.
+ * Hot-wallet rotation on the account chains (sol, xrp, sui; docs/operations.md "Rotating a hot wallet"): the hot wallet
+ * moves to a fresh derivation index, and the old one is drained into it.
  *
  * - `rotateHotWallet` commits, in one atomic: the new index in effect and the old wallet retired (kv/hot_wallets.ts),
  *   a bump of the hot-wallet epoch (so a payout checked against the old wallet before this commit is refused and
@@ -14,9 +14,9 @@
  *   sweeper's `driveSweep`: recorded with its reservations before broadcast, re-sent as the same bytes, replaced only
  *   once proven dead, verified before recording (chains/verify.ts: from the old wallet, to the new one).
  *
- * Reserves (DESIGN.md "Chain facts"): xrp keeps its 1 XRP base reserve (the account is never deleted); sol keeps the
- * rent-exempt minimum, so the old account stays open and the drain needs no special closing rule; sui has none (its
- * gas coin moves whole, less the gas charged).
+ * Reserves (docs/architecture.md "Chain facts"): xrp keeps its 1 XRP base reserve (the account is never deleted); sol
+ * keeps the rent-exempt minimum, so the old account stays open and the drain needs no special closing rule; sui has
+ * none (its gas coin moves whole, less the gas charged).
  */
 import { withSigningPurpose } from "../chains/signing.ts";
 import { TransientChainError } from "../chains/adapter.ts";

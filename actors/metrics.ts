@@ -1,5 +1,5 @@
 /**
- * The service's Prometheus metrics (issue 14; every metric is described in docs/metrics.md): one prom-client registry
+ * The service's Prometheus metrics (every metric is described in docs/metrics.md): one prom-client registry
  * per service, served by `GET /metrics` (routes/metrics.ts).
  *
  * Two kinds of numbers:
@@ -255,7 +255,10 @@ interface Records {
   heldTransfers: Map<ChainSymbol, number>;
   orderHolds: number;
   alerts: Map<string, number>;
-  /** Pre-derived deposit addresses waiting per enabled native chain (README "Roles"; 0 unless a worker fills it). */
+  /**
+   * Pre-derived deposit addresses waiting per enabled native chain (docs/operations.md "Roles"; 0 unless a worker fills
+   * it).
+   */
   depositPool: Map<NativeChain, number>;
   reconciliation: { at: number; ok: boolean; mismatches: Map<string, number> } | null;
 }
@@ -536,7 +539,7 @@ class Parts {
         let available: bigint | null = null;
         if (chains.payer(chain).hotWallet && reader.balance) {
           try {
-            // The wallet in effect (README "Rotating a hot wallet"), and its holds only.
+            // The wallet in effect (docs/operations.md "Rotating a hot wallet"), and its holds only.
             const holds = await readHotWalletHolds(kv, chain);
             const hot = payerAtHotIndex(chains, chain, holds.hotIndex).hotWallet!;
             const balance = await withTimeout(
@@ -628,7 +631,7 @@ function gauges(registry: Registry) {
     alerts: gauge("issuance_alerts_open", "Open operator alerts by kind (kv/alerts.ts).", ["kind"]),
     depositPool: gauge(
       "issuance_deposit_pool_available",
-      'Pre-derived deposit addresses waiting for ROLE=api processes, by native chain (README "Roles").',
+      'Pre-derived deposit addresses waiting for ROLE=api processes, by native chain (docs/operations.md "Roles").',
       ["chain"],
     ),
     reconMismatches: gauge(

@@ -1,8 +1,9 @@
 /**
- * The `minter_allowance_low` alert (README "Minter allowance"): each mint spends the minter key's allowance on its
- * uAsset contract, which only the admin (a cold key) raises. Checked when a mint is prepared: when what it leaves is
- * below `minterAllowanceAlertPercent` of what the admin last set, an operator is told (one alert per chain and uAsset,
- * counted while it stays low) before mints start to wait; once a top-up lifts it above, the alert clears itself.
+ * The `minter_allowance_low` alert (docs/live-chains.md "Minter allowance"): each mint spends the minter key's
+ * allowance on its uAsset contract, which only the admin (a cold key) raises. Checked when a mint is prepared: when
+ * what it leaves is below `minterAllowanceAlertPercent` of what the admin last set, an operator is told (one alert per
+ * chain and uAsset, counted while it stays low) before mints start to wait; once a top-up lifts it above, the alert
+ * clears itself.
  */
 import type { EvmMinter } from "../chains/adapter.ts";
 import type { EvmChain, UAsset } from "../chains/catalog.ts";
@@ -35,7 +36,7 @@ export async function checkMinterAllowance(
       chain,
       message: `${chain} ${asset}: the minter's allowance will have ${after} wei left after this mint, ` +
         `below ${percent}% of the ${configured} wei its admin last set; the admin tops it up with configureMinter ` +
-        `before mints start to wait (README "Minter allowance")`,
+        `before mints start to wait (docs/live-chains.md "Minter allowance")`,
       now: ctx.now(),
     });
   } else {

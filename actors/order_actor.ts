@@ -473,10 +473,10 @@ async function decideFailed(
     const minter = ctx.chains.minter(intent.chain);
     const minted = await minter.mintedBy(order.details.depositId);
     if (minted !== null) return { kind: "event", event: { type: "txConfirmed", txHash: minted } };
-    // Signed by a minter key this service no longer signs with: the admin rotated it out (removeMinter, README
-    // "Rotating the minter key") while the mint was in flight, and the revert is that key's lost role, not the order's.
-    // The attempt is dead (its failed inclusion is the proof, kept on the order); the next step asks the contract again
-    // (a deposit id is minted at most once) and signs with the current key.
+    // Signed by a minter key this service no longer signs with: the admin rotated it out (removeMinter,
+    // docs/live-chains.md "Rotating the minter key") while the mint was in flight, and the revert is that key's lost
+    // role, not the order's. The attempt is dead (its failed inclusion is the proof, kept on the order); the next step
+    // asks the contract again (a deposit id is minted at most once) and signs with the current key.
     const signedBy = intent.consumes?.kind === "nonce" ? intent.consumes.account : null;
     if (signedBy !== null && minter.account !== undefined && signedBy.toLowerCase() !== minter.account.toLowerCase()) {
       return deadDecision(

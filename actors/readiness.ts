@@ -1,5 +1,6 @@
 // The process's lifecycle, shared by the shutdown sequence (actors/shutdown.ts) and the probes that report it
-// (routes/health.ts). It sits in actors/ because routes import actors, never the reverse (README.md "Layout").
+// (routes/health.ts). It sits in actors/ because routes import actors, never the reverse (docs/architecture.md
+// "Layout").
 export type ReadinessState = "starting" | "ready" | "stopping";
 
 /**

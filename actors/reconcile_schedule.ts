@@ -1,10 +1,10 @@
 /**
- * Reconciliation on a schedule (issue 14): the pipeline runs the operators' reconciliation (actors/reconciliation.ts)
- * once every `RECONCILE_EVERY_MS`, under a lease so one process runs it, and stores the report where `/metrics` and
- * the dashboard read it (kv/reconciliation.ts). A report with mismatches raises one `reconciliation_mismatch` alert;
- * the next clean report clears it. Parts that could not be read (a node down) make the report not ok, which the
- * metrics show, but raise no alert here: the RPC error metrics and the watcher alerts already speak for them.
- * Idle: one read of the stored report's time, no commit, until the next run is due.
+ * Reconciliation on a schedule (docs/reconciliation.md): the pipeline runs the operators' reconciliation
+ * (actors/reconciliation.ts) once every `RECONCILE_EVERY_MS`, under a lease so one process runs it, and stores the
+ * report where `/metrics` and the dashboard read it (kv/reconciliation.ts). A report with mismatches raises one
+ * `reconciliation_mismatch` alert; the next clean report clears it. Parts that could not be read (a node down) make the
+ * report not ok, which the metrics show, but raise no alert here: the RPC error metrics and the watcher alerts already
+ * speak for them. Idle: one read of the stored report's time, no commit, until the next run is due.
  */
 import { clearAlert, raiseAlert } from "../kv/alerts.ts";
 import { acquireLease } from "../kv/pipeline.ts";

@@ -1,6 +1,6 @@
 /**
- * Reconciliation (issue 14): does every coin add up? Three checks, per uAsset and EVM chain, from the chains themselves
- * (docs/reconciliation.md):
+ * Reconciliation (docs/reconciliation.md): does every coin add up? Three checks, per uAsset and EVM chain, from the
+ * chains themselves (docs/reconciliation.md):
  *
  * 1. **Confirmed deposits = minted.** Every completed mint order matches exactly one on-chain `Minted` event with its
  *    deposit id, amount (`nativeToWei`) and recipient, and every event has its order. Orders confirmed and not yet
@@ -117,8 +117,8 @@ export interface ReconcileInput {
   controlled: readonly ControlledFacts[];
   /**
    * What left the transfer address on chain, per EVM chain and uAsset: uAssets burned by final burn batches and sent
-   * back by final refunds of held transfers (issue 14 items 1 and 4). Absent: none (this build records neither); the
-   * module that records them passes their sums here.
+   * back by final refunds of held transfers (docs/onchain-burn.md, docs/refunds.md). Absent: none (this build records
+   * neither); the module that records them passes their sums here.
    */
   leftTransfer?: readonly {
     chain: EvmChain;
@@ -717,8 +717,8 @@ async function controlledOn(kv: Deno.Kv, chains: Chains, native: NativeChain, no
     const no = { ok: false as const, reason: `the ${chain} reader cannot read balances` };
     return { chain, parts: { hotWallet: no, unsweptDeposits: no, reserves: no, cold: no } };
   }
-  // The wallet in effect and every retired one (README "Rotating a hot wallet"): a retired wallet keeps its reserve,
-  // and holds its balance until its drain lands in the new one; a drain in flight is on one side or the other.
+  // The wallet in effect and every retired one (docs/operations.md "Rotating a hot wallet"): a retired wallet keeps its
+  // reserve, and holds its balance until its drain lands in the new one; a drain in flight is on one side or the other.
   const hot = await read(() => hotWalletsOf({ kv, chains }, chain));
   const hotWallet: Read<bigint> = !hot.ok
     ? hot

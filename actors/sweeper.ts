@@ -139,9 +139,9 @@ async function sweepDeposit(
     const kept = { chain, address, derivationIndex: owner.derivationIndex, balance, reserve };
     return await clearMark(ctx, due, "cleared", (atomic) => addAccountBalance(atomic, kept));
   }
-  // Into the hot wallet in effect now (README "Rotating a hot wallet"), checked at the recording: a rotation committed
-  // meanwhile refuses it (prepared again next tick, into the new wallet). A sweep recorded into a wallet before its
-  // rotation is followed to its end as recorded, and the retired wallet's drain waits for it.
+  // Into the hot wallet in effect now (docs/operations.md "Rotating a hot wallet"), checked at the recording: a
+  // rotation committed meanwhile refuses it (prepared again next tick, into the new wallet). A sweep recorded into a
+  // wallet before its rotation is followed to its end as recorded, and the retired wallet's drain waits for it.
   const { payer, check } = await hotPayerChecked(ctx, chain);
   const from = { address, derivationIndex: owner.derivationIndex };
   const tx = await withSigningPurpose(

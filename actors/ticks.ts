@@ -10,9 +10,9 @@
  *
  * Adding a tick is one entry in `pipelineTicks`: a name, its group (the cron job that runs it), the period of its
  * loop, and `run(budget)`. The `events` group is for the order-event sequencer and the webhook delivery worker
- * (issue 12). An idle tick must commit nothing: look first (a read), take a lease only when there is work, and pass
- * `timing.leaseMs` (short: there is work) to `acquireLease`; with `budget.drain` keep going while work is left and
- * `!outOfBudget(budget)`.
+ * (docs/streaming.md, docs/webhooks.md). An idle tick must commit nothing: look first (a read), take a lease only when
+ * there is work, and pass `timing.leaseMs` (short: there is work) to `acquireLease`; with `budget.drain` keep going
+ * while work is left and `!outOfBudget(budget)`.
  */
 import {
   chainFamily,
@@ -94,8 +94,9 @@ export interface TickHost {
   /** Webhook deliveries; null when this runtime attempts none. */
   readonly webhooks: WebhookDeliveryWorker | null;
   /**
-   * ROLE=worker (README "Roles"): tops up each chain's pool of pre-derived deposit addresses for the api processes,
-   * which hold no mnemonic (kv/mint_wallets.ts `refillDepositPool`); returns how many it wrote. Unset, no pool tick.
+   * ROLE=worker (docs/operations.md "Roles"): tops up each chain's pool of pre-derived deposit addresses for the api
+   * processes, which hold no mnemonic (kv/mint_wallets.ts `refillDepositPool`); returns how many it wrote. Unset, no
+   * pool tick.
    */
   readonly depositPool?: { chains: readonly NativeChain[]; refill(chain: NativeChain): Promise<number> };
   /** The watchers' looks, stored at most once per period (actors/watcher_looks.ts); unset, none are stored. */
@@ -179,7 +180,8 @@ export function pipelineTicks(host: TickHost): Tick[] {
       run: coldSweepTicker(ctx, chain, host.owner, timing.leaseMs, checkMs),
     });
   }
-  // A retired hot wallet drained into the one in effect (README "Rotating a hot wallet"); idle: one read per tick.
+  // A retired hot wallet drained into the one in effect (docs/operations.md "Rotating a hot wallet"); idle: one read
+  // per tick.
   for (const chain of enabled) {
     if (!isNativeChain(chain) || !isAccountChain(chain)) continue;
     ticks.push({

@@ -28,7 +28,7 @@ export const TREASURY_CANNOT_FUND = "treasury cannot fund this payout yet";
 
 /**
  * Why a burn waits while the treasury holds enough, but only in more coins than one transaction may spend
- * (chains/shared/coin_select.ts `MAX_TX_INPUTS`): an operator consolidates them (README "UTXO treasury").
+ * (chains/shared/coin_select.ts `MAX_TX_INPUTS`): an operator consolidates them (docs/operations.md "UTXO treasuries").
  */
 export const TREASURY_TOO_FRAGMENTED = `treasury holds enough only in more than ${MAX_TX_INPUTS} coins: ` +
   "consolidate it (deno task admin utxo consolidate)";

@@ -463,7 +463,7 @@ async function holdWhatReorgTouched(ctx: PipelineContext, chain: ChainSymbol, cu
   const message = `a reorg replaced ${chain} blocks ${ancestor.number + 1} to ${cursor.number}: ${depth} blocks, ` +
     `deeper than the ${required} confirmations that count as final. Touched: ${orders.length} confirmed order(s) ` +
     `(held: ${heldOrders.join(", ") || "none"}), ${coins.length} treasury coin(s) held. Check each on the node, ` +
-    `then release or cancel (README, "Reorg past finality")`;
+    `then release or cancel (docs/operations.md, "Reorg past finality")`;
   ctx.log(`watcher ${chain}: ${message}`);
   await raiseAlert(ctx.kv, {
     kind: "reorg_past_finality",
@@ -518,8 +518,8 @@ async function recordBlock(ctx: PipelineContext, chain: ChainSymbol, block: Scan
   for (const t of block.transfers) {
     const owner = t.asset === "native" ? owners.get(t.to) : undefined;
     if (!owner) continue;
-    // One dust rule for every native credit, held ones too (README, "Dust and held records"): anyone can send a
-    // held kind (an XRPL PaymentChannelClaim) for a fee. Not coinbase outputs (only miners make them), nor a held
+    // One dust rule for every native credit, held ones too (docs/partners.md, "Dust and held records"): anyone can send
+    // a held kind (an XRPL PaymentChannelClaim) for a fee. Not coinbase outputs (only miners make them), nor a held
     // transfer of 0 native units (a non-native asset, chains/adapter.ts): the dust limit says nothing of its value.
     if (!t.coinbase && t.amount < NATIVE[chain].dustDeposit && !(t.heldReason && t.amount === 0n)) {
       // No sender lookup for dust: its cost would grow with what outsiders send, not with our deposits.
@@ -616,7 +616,7 @@ class DustOfBlock {
   }
 }
 
-/** What a transfer that concerns us becomes (DESIGN.md invariant 3). */
+/** What a transfer that concerns us becomes (docs/architecture.md invariant 3). */
 export type TransferRecord = { kind: "order"; order: Order } | { kind: "held"; held: HeldTransfer };
 
 /**

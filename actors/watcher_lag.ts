@@ -74,7 +74,7 @@ export async function noteWatcherLag(
     } of chain time): it is not keeping up. Check the chain's RPC errors ` +
     "(issuance_rpc_errors_total) and its provider's limits, and in deploy mode the cron runs' logs (a run that " +
     "stops at its budget says so); run this chain's watcher in a long-running process if Deploy cannot keep up " +
-    '(README "Deploy on Deno Deploy"). Cleared when it catches up';
+    '(docs/operations.md "Deploy on Deno Deploy"). Cleared when it catches up';
   const alert = await readAlert(ctx.kv, "watcher_lagging", chain);
   const raise = { kind: "watcher_lagging" as const, subject: chain, chain, message, now: ctx.now() };
   if (await alertWatcherLag(ctx.kv, stretch, alert, raise)) {

@@ -1,5 +1,5 @@
 /**
- * The webhook delivery worker (issue 12): a loop of the pipeline runtime that attempts due deliveries
+ * The webhook delivery worker (docs/webhooks.md): a loop of the pipeline runtime that attempts due deliveries
  * (kv/webhooks.ts). Each attempt is claimed under a lease in KV (the delivery's due entry moves to the lease's end),
  * so two processes never send the same attempt at once and a process that dies mid-attempt leaves a delivery that
  * becomes due again when its lease ends: nothing is lost across restarts. Only the first unfinished delivery of an

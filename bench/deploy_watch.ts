@@ -1,5 +1,6 @@
 /**
- * Can a Deno Deploy app watch Solana mainnet? (docs/scan-budget.md "Deploy mode"; README "Deploy on Deno Deploy".)
+ * Can a Deno Deploy app watch Solana mainnet? (docs/scan-budget.md "Deploy mode"; docs/operations.md "Deploy on Deno
+ * Deploy".)
  *
  * Three processes: the Solana-RPC-shaped server serving mainnet-sized slots (bench/scale/sol.ts: ~2,000 transactions,
  * ~2.9 MiB of `getBlock` JSON each, a deposit of ours hidden in the middle); and the whole service in deploy mode

@@ -92,13 +92,16 @@ async function measure(mode: string, env: Record<string, string>) {
   }
 }
 
-/** Recorded on main at 681a839, before issue 13 (30 s windows, this machine): a past measurement, printed for comparison only. */
+/**
+ * Recorded on main at 681a839, before the idle-cost work (30 s windows, this machine): a past measurement, printed for
+ * comparison only.
+ */
 const BEFORE: Record<string, string> = {
   sim: "1,712/min (171 per chain): cursors 600, sim blocks 600, watch leases 240, sim-block leases 200, sweepers 72",
   anvil: "1,630/min (163 per chain), the same mix",
 };
 console.log(
-  `recorded before issue 13 (main at 681a839, not measured by this run): sim ${BEFORE.sim}; anvil ${BEFORE.anvil}`,
+  `recorded before the idle-cost work (main at 681a839, not measured by this run): sim ${BEFORE.sim}; anvil ${BEFORE.anvil}`,
 );
 
 for (const mode of MODES) {

@@ -1,7 +1,8 @@
 /**
- * Address matching in bulk (issue 9 item 6): a busy block's recipients against our deposit addresses, in one process
- * over one real KV file. 100,000 deposit addresses on sol (written in batches through `addMintWallet`, the records
- * `createMintWallet` writes), then blocks of 3,000 transfers, 1% of them to our addresses, matched two ways:
+ * Address matching in bulk (docs/benchmarks.md "Address matching"): a busy block's recipients against our deposit
+ * addresses, in one process over one real KV file. 100,000 deposit addresses on sol (written in batches through
+ * `addMintWallet`, the records `createMintWallet` writes), then blocks of 3,000 transfers, 1% of them to our addresses,
+ * matched two ways:
  * - reverse index: `findDepositAddresses`, one KV `getMany` per 10 distinct recipients (the watcher before);
  * - in-memory set: `DepositAddressSet.match` (kv/address_index.ts), plus the one counter read its refresh costs per
  *   watcher tick, counted here as if every tick held a single block (the worst case).

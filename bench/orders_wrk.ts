@@ -2,9 +2,10 @@
  * GET /orders throughput measured with wrk (Debian package `wrk`): one wallet holding 10,000 orders in a temporary
  * KV, the real app (JWT gate, KV reads, page cache, confirmations) against a bare Hono app in the same process that
  * answers the same body bytes from memory. Same wrk threads, connections and duration for both; the ratio is the
- * figure to compare across machines (issue 12: at least 0.5). Bare and service runs alternate, ROUNDS times each, and
- * the best run of each side is compared, so a burst of other work on the machine during one run does not decide it.
- * Run: deno task bench:orders   (WRK_THREADS, WRK_CONNECTIONS, WRK_SECONDS, WRK_ROUNDS to change the load)
+ * figure to compare across machines (docs/benchmarks.md "Order reads with wrk": at least 0.5). Bare and service runs
+ * alternate, ROUNDS times each, and the best run of each side is compared, so a burst of other work on the machine
+ * during one run does not decide it. Run: deno task bench:orders   (WRK_THREADS, WRK_CONNECTIONS, WRK_SECONDS,
+ * WRK_ROUNDS to change the load)
  */
 import { Hono } from "hono";
 import { call, newApiKey, randomWallet, startTestServer, tokenFor } from "../tests/support/server.ts";

@@ -1,9 +1,9 @@
 /**
- * What the signer process (README "Roles", the signer process) costs per signature: XRP Ledger payouts of recorded burn
- * orders signed through its unix socket (connect, JSON line, digest recomputed, signed, read back by the xrp explainer,
- * the order read from KV, the hourly window spent in one commit), against the same signature in process. One real KV
- * file, no node (the signer talks to none). Prints ms per signature and signatures per second, one at a time and with
- * `BENCH_CONCURRENCY` in flight. Figures only.
+ * What the signer process (docs/operations.md "Roles", the signer process) costs per signature: XRP Ledger payouts of
+ * recorded burn orders signed through its unix socket (connect, JSON line, digest recomputed, signed, read back by the
+ * xrp explainer, the order read from KV, the hourly window spent in one commit), against the same signature in process.
+ * One real KV file, no node (the signer talks to none). Prints ms per signature and signatures per second, one at a
+ * time and with `BENCH_CONCURRENCY` in flight. Figures only.
  * Run: deno task bench:signer   (BENCH_SIGNATURES=300, BENCH_CONCURRENCY=8)
  */
 import { generateMnemonic } from "@scure/bip39";

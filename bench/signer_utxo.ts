@@ -1,9 +1,9 @@
 /**
- * What the signer process (README "Roles", the signer process: doge and zec) costs per UTXO transaction: zec payouts
- * of recorded burn orders, two treasury coins each, signed through its unix socket (the unsigned v5 transaction read
- * back, each coin read from the KV treasury, each ZIP-244 sighash recomputed, both inputs signed, the transaction
- * assembled and read back by the zec explainer (two parsers), the order read, the hourly window spent), against the
- * same two signatures in process. One real KV file, no node (the signer talks to none). Figures only.
+ * What the signer process (docs/operations.md "Roles", the signer process: doge and zec) costs per UTXO transaction:
+ * zec payouts of recorded burn orders, two treasury coins each, signed through its unix socket (the unsigned v5
+ * transaction read back, each coin read from the KV treasury, each ZIP-244 sighash recomputed, both inputs signed, the
+ * transaction assembled and read back by the zec explainer (two parsers), the order read, the hourly window spent),
+ * against the same two signatures in process. One real KV file, no node (the signer talks to none). Figures only.
  * Run: deno task bench:signer-utxo   (BENCH_SIGNATURES=200, BENCH_CONCURRENCY=8)
  */
 import { generateMnemonic } from "@scure/bip39";

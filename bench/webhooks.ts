@@ -1,5 +1,5 @@
 /**
- * Webhook delivery figures (issue 12), in process over real HTTP to receivers on 127.0.0.1:
+ * Webhook delivery figures (docs/webhooks.md), in process over real HTTP to receivers on 127.0.0.1:
  * 1. Delivery throughput and latency: BENCH_EVENTS events (4 status changes per order) handed to the webhook fan-out
  *    in batches, as the sequencer does, for one wallet with a fast endpoint; then again with a slow endpoint
  *    (BENCH_SLOW_MS per answer) registered beside it. Events/s delivered to the fast endpoint, and latency from the

@@ -1,8 +1,8 @@
 /**
  * The one interface every chain adapter implements, simulated or live. Watchers read blocks through `ChainReader`;
- * actors move value through `ChainSender`. Outgoing transactions follow DESIGN.md invariant 2: `prepare` returns the
- * signed transaction (bytes and hash) without sending it, together with what it consumes, when it expires and what
- * must be reserved for it, all as plain data; the caller commits it and its reservations to KV in one atomic
+ * actors move value through `ChainSender`. Outgoing transactions follow docs/architecture.md invariant 2: `prepare`
+ * returns the signed transaction (bytes and hash) without sending it, together with what it consumes, when it expires
+ * and what must be reserved for it, all as plain data; the caller commits it and its reservations to KV in one atomic
  * (kv/chain_state.ts), then `broadcast`s it. After a crash the caller re-broadcasts the same bytes or asks for their
  * status, never preparing a second one while the first may still land: only `txStatus` answering `dead`, with a
  * proof, lets a new one be signed.
@@ -336,7 +336,8 @@ export interface ChangeOutput {
   amount: bigint;
   /**
    * The change key's index on the change branch (chains/derivation.ts `CHANGE_PARENT_PATHS`): the one in effect when it
-   * was signed (README "Rotating a hot wallet", UTXO change). Absent: 0, the one change address before rotations.
+   * was signed (docs/operations.md "Rotating a hot wallet", UTXO change). Absent: 0, the one change address before
+   * rotations.
    */
   derivationIndex?: number;
 }
@@ -396,7 +397,8 @@ export interface SweepRequest {
   amount?: bigint;
   /**
    * Whose key `derivationIndex` names: a deposit address's (the default), or a retired hot wallet's, drained into the
-   * hot wallet in effect after a rotation (README "Rotating a hot wallet"): the same one payment, from another key.
+   * hot wallet in effect after a rotation (docs/operations.md "Rotating a hot wallet"): the same one payment, from
+   * another key.
    */
   branch?: "deposit" | "hot";
 }
@@ -428,8 +430,8 @@ export interface EvmMinter extends ChainSender {
    */
   allowance?(asset: UAsset): Promise<{ left: bigint; configured: bigint }>;
   /**
-   * The address this minter signs with. An attempt recorded under another (a minter key the admin rotated out: README
-   * "Rotating the minter key") that reverted is that key's, not the order's. Absent on the sim.
+   * The address this minter signs with. An attempt recorded under another (a minter key the admin rotated out:
+   * docs/live-chains.md "Rotating the minter key") that reverted is that key's, not the order's. Absent on the sim.
    */
   readonly account?: string;
 }
@@ -539,8 +541,8 @@ export interface MintedEvent {
 }
 
 /**
- * The uAsset contracts of one EVM chain as the chain sees them (issue 14: reconciliation and metrics read them, never
- * KV): supply, balances, and every mint event since deployment.
+ * The uAsset contracts of one EVM chain as the chain sees them (docs/reconciliation.md: reconciliation and metrics read
+ * them, never KV): supply, balances, and every mint event since deployment.
  */
 export interface UAssetView {
   readonly chain: EvmChain;
@@ -551,8 +553,8 @@ export interface UAssetView {
 }
 
 /**
- * Transactions signed by the shared transfer address's key (chains/transfer_address.ts; issue 14), recorded and sent
- * like every outgoing transaction (write-ahead, nonce reservations, `nudge`, proof of death):
+ * Transactions signed by the shared transfer address's key (chains/transfer_address.ts; docs/onchain-burn.md), recorded
+ * and sent like every outgoing transaction (write-ahead, nonce reservations, `nudge`, proof of death):
  * - `prepareBurn`: `burn(amount)` of uAssets the transfer address holds for completed burn orders;
  * - `prepareTransfer`: `transfer(to, amount)` of uAssets back to a sender (a refunded held record).
  */
@@ -572,11 +574,14 @@ export interface Chains {
    * `AccountChain` gets its family's payer, and one with a `NativeChain` switches on `family` once.
    */
   payer<C extends NativeChain>(chain: C): PayerOf<C>;
-  /** Issue 14: the uAsset contracts as the chain sees them. Absent where not built (a process without EVM chains). */
+  /**
+   * docs/reconciliation.md: the uAsset contracts as the chain sees them. Absent where not built (a process without EVM
+   * chains).
+   */
   uAssetView?(chain: EvmChain): UAssetView;
   /**
-   * Issue 14: the transfer address's sender. Absent when its key is not ours (BURN_TRANSFER_ADDRESS names another
-   * address): then nothing is burned or refunded on chain, and an alert says so.
+   * docs/onchain-burn.md: the transfer address's sender. Absent when its key is not ours (BURN_TRANSFER_ADDRESS names
+   * another address): then nothing is burned or refunded on chain, and an alert says so.
    */
   uAssetSender?(chain: EvmChain): UAssetSender;
 }

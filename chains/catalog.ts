@@ -47,8 +47,8 @@ export type MemoRule =
 /**
  * How long an outgoing transaction can still be mined. `height`: the chain refuses it once its counter (block height,
  * ledger index, epoch) is past the one it names in `field`, set `window` ahead when it is signed; past that (at
- * finality) and unknown, it is proven dead (DESIGN.md "Where native coins live"). `none`: it never expires, only a
- * conflicting spend (doge) or a used nonce (EVM) proves it dead.
+ * finality) and unknown, it is proven dead (docs/architecture.md "Where native coins live"). `none`: it never expires,
+ * only a conflicting spend (doge) or a used nonce (EVM) proves it dead.
  */
 export type ExpiryRule =
   | { kind: "none" }
@@ -77,7 +77,7 @@ export interface NativeChainInfo {
   dustDeposit: bigint;
   /** Typical time between blocks (ledgers, checkpoints), to schedule the next look at a waiting order. */
   blockMs: number;
-  /** When a deposit (or our payout) is final on mainnet, before value moves (DESIGN.md invariant 4). */
+  /** When a deposit (or our payout) is final on mainnet, before value moves (docs/architecture.md invariant 4). */
   finality: Finality;
   /** Confirmations in sim mode, small so a local mint completes in seconds. */
   simConfirmations: number;
@@ -351,7 +351,7 @@ export function isEvmChain(value: unknown): value is EvmChain {
  * Which family a chain belongs to, with the chain narrowed to it: the one question callers outside `chains/` ask
  * (`switch (chainFamily(c).family)`), answered here from the catalog's lists so no other module keeps its own.
  * UTXO chains (doge, zec) pay from treasury coins with change; account chains (sol, xrp, sui) pay from a hot wallet
- * that sweeps fill (README.md, "UTXO treasuries" and "Account treasuries").
+ * that sweeps fill (docs/operations.md, "UTXO treasuries" and "Account treasuries").
  */
 export type ChainFamily =
   | { family: "evm"; chain: EvmChain }

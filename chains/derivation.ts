@@ -1,5 +1,6 @@
 /**
- * Deposit addresses and the EVM transfer address, all derived from the one operator mnemonic (DESIGN.md "Chains").
+ * Deposit addresses and the EVM transfer address, all derived from the one operator mnemonic (docs/architecture.md
+ * "Chains").
  *
  * Paths: sol m/44'/501'/i'/0', sui m/44'/784'/0'/0'/i' (SLIP-0010 ed25519, hardened only);
  * xrp m/44'/144'/0'/0/i, doge m/44'/3'/0'/0/i, zec m/44'/133'/0'/0/i (BIP32 secp256k1);
@@ -65,8 +66,8 @@ export type UtxoNetworks = Partial<Record<UtxoChain, UtxoNetworkName>>;
 /**
  * The account chains' hot wallets (sol, xrp, sui) at index 0: the key that sweeps fund and payouts leave from, outside
  * every deposit path (another account, or sol's second change level), so no deposit index ever reaches it. A rotation
- * (README "Rotating a hot wallet") moves to index i of the same branch (`hotWalletPath`): index 0 is the path every
- * deployment before rotations used, so it keeps its address.
+ * (docs/operations.md "Rotating a hot wallet") moves to index i of the same branch (`hotWalletPath`): index 0 is the
+ * path every deployment before rotations used, so it keeps its address.
  */
 export const HOT_WALLET_PATHS = {
   sol: "m/44'/501'/0'/1'",

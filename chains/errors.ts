@@ -2,8 +2,9 @@
  * The one root of the errors chain code raises, after viem's `BaseError` (viem `src/errors/base.ts`): an error keeps
  * what caused it in the standard ES `cause`, so a log (chains/shared/redact.ts `formatError`) shows the whole chain and
  * code can `walk` it; it says which chain it concerns when it knows; and it says whether it is `transient`: a later
- * try (or another node) may succeed, so the pipeline reschedules the step instead of failing anything (README.md:
- * "Transient RPC errors reschedule the step with exponential backoff").
+ * try (or another node) may succeed, so the pipeline reschedules the step instead of failing anything
+ * (docs/architecture.md "How the order pipeline works": transient RPC errors reschedule the step with exponential
+ * backoff).
  *
  * Unlike viem's, the message is kept exactly as given: operators read these texts and tests match them, so no
  * "Details:" or "Version:" lines are appended (our messages are already viem's `shortMessage`).

@@ -1,7 +1,7 @@
 /**
- * The EVM minter key in the signer process (README "Roles", the signer process): it signs 32-byte EVM digests as the
- * `minter` branch of the signer's protocol, like chains/signer.ts signs the mnemonic's keys, and never hands the key
- * out (a #private field; it prints as "MinterKey {}").
+ * The EVM minter key in the signer process (docs/operations.md "Roles", the signer process): it signs 32-byte EVM
+ * digests as the `minter` branch of the signer's protocol, like chains/signer.ts signs the mnemonic's keys, and never
+ * hands the key out (a #private field; it prints as "MinterKey {}").
  */
 import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { hexToBytes } from "viem";

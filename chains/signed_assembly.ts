@@ -1,7 +1,7 @@
 /**
- * The signer process's view of a transaction it is asked to sign (README "Roles", the signer process): from the
- * unsigned bytes alone, with each chain's own library, (1) what must be signed (`payloadOf`: the digest or message the
- * chain defines), so a worker cannot ask for a signature over anything but the bytes it shows; and (2) the signed
+ * The signer process's view of a transaction it is asked to sign (docs/operations.md "Roles", the signer process): from
+ * the unsigned bytes alone, with each chain's own library, (1) what must be signed (`payloadOf`: the digest or message
+ * the chain defines), so a worker cannot ask for a signature over anything but the bytes it shows; and (2) the signed
  * transaction those bytes become with a signature (`signedRawOf`), in the form `PreparedTx.raw` takes, so the one
  * decoder of each family (chains/<family>/explain.ts, the same that reads back every prepared transaction before it is
  * recorded) says what it does. No second decoder: the explainers also check the signature against the signing account,

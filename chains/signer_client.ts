@@ -1,10 +1,10 @@
 /**
- * The worker's side of the signer process (README "Roles", the signer process): the signing port the adapters take
- * (chains/adapter.ts `AccountAdapterOptions.signer`, chains/evm `EvmDigestSigner`) served over the signer's unix
- * socket, so a worker started with `SIGNER_SOCKET` holds no key. Each signature request carries the unsigned
- * transaction the adapter built and the purpose of the pipeline step asking (chains/signing.ts); the signer answers
- * only when the bytes do what the purpose's record says, and a refusal is a `SignerRefusedError` (transient: the step
- * waits and retries, nothing is recorded or broadcast).
+ * The worker's side of the signer process (docs/operations.md "Roles", the signer process): the signing port the
+ * adapters take (chains/adapter.ts `AccountAdapterOptions.signer`, chains/evm `EvmDigestSigner`) served over the
+ * signer's unix socket, so a worker started with `SIGNER_SOCKET` holds no key. Each signature request carries the
+ * unsigned transaction the adapter built and the purpose of the pipeline step asking (chains/signing.ts); the signer
+ * answers only when the bytes do what the purpose's record says, and a refusal is a `SignerRefusedError` (transient:
+ * the step waits and retries, nothing is recorded or broadcast).
  *
  * Public keys are not secret: the ones the adapters need synchronously (hot wallets, UTXO change keys, the transfer
  * address, the minter) are loaded once at start (`preload`); a key not loaded is refused by name rather than guessed.

@@ -1,7 +1,7 @@
 /**
- * The signer process's protocol (README "Roles", the signer process): one JSON line each way per connection on a
- * unix socket, validated with these schemas on both ends. A request is at most `MAX_SIGNER_LINE_BYTES`; a longer one
- * is refused unread. The worker (chains/signer_client.ts) asks for public keys and signatures; the signer
+ * The signer process's protocol (docs/operations.md "Roles", the signer process): one JSON line each way per connection
+ * on a unix socket, validated with these schemas on both ends. A request is at most `MAX_SIGNER_LINE_BYTES`; a longer
+ * one is refused unread. The worker (chains/signer_client.ts) asks for public keys and signatures; the signer
  * (actors/signer/server.ts) answers a signature only for a transaction whose own bytes do what the purpose's record in
  * KV says.
  */
@@ -52,7 +52,7 @@ export const SignerRequestSchema = z.discriminatedUnion("op", [
     /**
      * A doge or zec transaction, every input at once: one decision, one outflow count, one transaction read back. The
      * signer recomputes each input's sighash from the unsigned bytes and its own reading of the coins they spend
-     * (README "Roles", the signer process), never from amounts a request could give.
+     * (docs/operations.md "Roles", the signer process), never from amounts a request could give.
      */
     op: z.literal("signUtxo"),
     chain: z.enum(["doge", "zec"]),

@@ -1,9 +1,9 @@
 /**
  * What a signing call carries besides the key's (chain, index, branch) and the digest or message: the purpose it signs
- * for and the unsigned transaction bytes the digest was computed from (README "Roles", the signer process). An
- * in-process Signer (chains/signer.ts) needs neither; a separate signer process (`ROLE=signer`) recomputes the digest
- * from the bytes, decodes them with the chain's explainer and compares the effects with the purpose's record in KV
- * before it signs, so a worker that is taken over can only ask for what the records already say.
+ * for and the unsigned transaction bytes the digest was computed from (docs/operations.md "Roles", the signer process).
+ * An in-process Signer (chains/signer.ts) needs neither; a separate signer process (`ROLE=signer`) recomputes the
+ * digest from the bytes, decodes them with the chain's explainer and compares the effects with the purpose's record in
+ * KV before it signs, so a worker that is taken over can only ask for what the records already say.
  *
  * Why the purpose is ambient (an AsyncLocalStorage scope) and the bytes are explicit: the bytes are the payer's own
  * (only the chain adapter builds them), but the purpose is a fact of the pipeline step that asks for the transaction

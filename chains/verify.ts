@@ -226,7 +226,8 @@ function verifyingPayer(inner: NativePayer, chain: NativeChain, opts: VerifyOpti
       return await verifyPrepared(explainer, intent, prepared, `sweep:${req.sweepId}`, opts.onMismatch);
     };
   }
-  // A rotated hot wallet's payer (README "Rotating a hot wallet") is checked the same way against its own wallet.
+  // A rotated hot wallet's payer (docs/operations.md "Rotating a hot wallet") is checked the same way against its own
+  // wallet.
   const atHotIndex = inner.atHotIndex?.bind(inner);
   if (atHotIndex) {
     overrides.atHotIndex = (index: number) => verifyingPayer(atHotIndex(index), chain, opts) as AccountPayer;

@@ -1,8 +1,8 @@
 /**
  * What watching a chain reads at mainnet's rate: bytes of RPC answers per minute, the one figure deploy mode weighs
- * against its per-run byte budget (config/watch_plan.ts; README "Deploy on Deno Deploy", docs/scan-budget.md "Deploy
- * mode"). A watcher reads whole blocks (DESIGN.md "Chains"), so this grows with the chain's activity, never with our
- * number of deposit addresses.
+ * against its per-run byte budget (config/watch_plan.ts; docs/operations.md "Deploy on Deno Deploy",
+ * docs/scan-budget.md "Deploy mode"). A watcher reads whole blocks (docs/architecture.md "Chains"), so this grows with
+ * the chain's activity, never with our number of deposit addresses.
  *
  * Each figure is blocks per minute at mainnet's rate times the bytes one block's scan reads, measured by
  * `deno task bench:scale` (bench/scale/<chain>.ts: the whole service catching up on mainnet-sized blocks served by the

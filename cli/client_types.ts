@@ -46,7 +46,8 @@ const isOperatorPath = (path: string) => path === "/admin" || path.startsWith("/
 /** The client's operation types for an OpenAPI 3.1 document (the parsed `/openapi.json`). */
 export async function generateTypes(document: Record<string, unknown>): Promise<string> {
   // `servers` names the serving host (BASE_URL); the types do not depend on it, so neither does the file. The
-  // operators' `/admin` routes are no partner's business (README "Operator control"): left out of the client.
+  // operators' `/admin` routes are no partner's business (docs/operations.md "Operator control"): left out of the
+  // client.
   const { servers: _servers, paths, ...rest } = document;
   const partnerPaths = Object.fromEntries(
     Object.entries(paths as Record<string, unknown>).filter(([path]) => !isOperatorPath(path)),
@@ -67,7 +68,7 @@ export async function generateMessages(): Promise<string> {
   const list = (values: string[]) => values.map((v) => `  ${JSON.stringify(v)},`).join("\n");
   return await fmt(
     HEADER("messages.ts") +
-      "\n/** Every fixed `message` of an error envelope (spec 5 and 7; README decisions). */\n" +
+      "\n/** Every fixed `message` of an error envelope (spec 5 and 7; docs/partners.md decisions). */\n" +
       `export const API_ERROR_MESSAGES = [\n${list(api)}\n] as const;\n` +
       "export type ApiErrorMessage = typeof API_ERROR_MESSAGES[number];\n" +
       "\n/** Every `errorMessage` of a failed order (spec 2.4). */\n" +

@@ -145,7 +145,7 @@ export interface paths {
             "application/json": components["schemas"]["ErrorEnvelope"];
           };
         };
-        /** @description A limit was reached: the envelope's message names it (README decisions) */
+        /** @description A limit was reached: the envelope's message names it (docs/partners.md, decisions where the spec is silent) */
         429: {
           headers: {
             [name: string]: unknown;
@@ -268,7 +268,7 @@ export interface paths {
             "application/json": components["schemas"]["ErrorEnvelope"];
           };
         };
-        /** @description A limit was reached: the envelope's message names it (README decisions) */
+        /** @description A limit was reached: the envelope's message names it (docs/partners.md, decisions where the spec is silent) */
         429: {
           headers: {
             [name: string]: unknown;
@@ -1346,7 +1346,7 @@ export interface paths {
             "application/json": components["schemas"]["ErrorEnvelope"];
           };
         };
-        /** @description A limit was reached: the envelope's message names it (README decisions) */
+        /** @description A limit was reached: the envelope's message names it (docs/partners.md, decisions where the spec is silent) */
         429: {
           headers: {
             [name: string]: unknown;

@@ -1,6 +1,6 @@
 /**
  * Operator configuration, read from the environment once at start. Defaults make `deno task dev` work with
- * nothing set; see the README's configuration table.
+ * nothing set; see docs/configuration.md.
  */
 import { z } from "zod";
 import { type EvmConfig, loadEvmConfig } from "./evm.ts";
@@ -44,11 +44,11 @@ export const RUNTIME_MODES = ["process", "deploy"] as const;
 export type RuntimeMode = typeof RUNTIME_MODES[number];
 
 /**
- * README "Roles": `all` (the default) runs everything in one process; `api` serves the partner and admin HTTP API
- * holding the JWT key only (no mnemonic, no EVM key: deposit addresses come from the pool the worker fills); `worker`
- * runs the watchers, actors and signing and serves only health and metrics; `signer` holds the mnemonic and the EVM
- * minter key for a worker started with `SIGNER_SOCKET`, answering on that socket only after checking each request
- * against KV (actors/signer/service.ts).
+ * docs/operations.md "Roles": `all` (the default) runs everything in one process; `api` serves the partner and admin
+ * HTTP API holding the JWT key only (no mnemonic, no EVM key: deposit addresses come from the pool the worker fills);
+ * `worker` runs the watchers, actors and signing and serves only health and metrics; `signer` holds the mnemonic and
+ * the EVM minter key for a worker started with `SIGNER_SOCKET`, answering on that socket only after checking each
+ * request against KV (actors/signer/service.ts).
  */
 export const ROLES = ["all", "api", "worker", "signer"] as const;
 export type Role = typeof ROLES[number];
@@ -79,7 +79,7 @@ export interface Config {
   role: Role;
   /**
    * `SIGNER_SOCKET`: the signer process's unix socket. ROLE=signer listens on it; a worker given it holds no key and
-   * signs through it (README "Roles", the signer process).
+   * signs through it (docs/operations.md "Roles", the signer process).
    */
   signerSocket: string | undefined;
   /** `SIGNER_HOURLY_LIMITS` (ROLE=signer): the most each native chain may pay out per rolling hour, smallest units. */
@@ -124,7 +124,7 @@ export interface Config {
   sweepMs: number;
   /**
    * `minter_allowance_low` is raised when a mint leaves the minter's allowance below this percent of what the admin
-   * last set (README "Minter allowance"); 0 never raises it.
+   * last set (docs/live-chains.md "Minter allowance"); 0 never raises it.
    */
   minterAllowanceAlertPercent: number;
   /**
@@ -147,7 +147,7 @@ export interface Config {
   /** Webhook deliveries: the timeout of one request and the first retry's delay (doubling, capped at 1 h). */
   webhookTimeoutMs: number;
   webhookBackoffBaseMs: number;
-  /** What one partner and one API key may hold or do (README "Decisions where the spec is silent"). */
+  /** What one partner and one API key may hold or do (docs/partners.md "Decisions where the spec is silent"). */
   limits: PartnerLimits;
   /** Crash tests only: the process SIGKILLs itself the first time an order step reaches this point. */
   faultCrashPoint: FaultPoint | undefined;
@@ -167,9 +167,9 @@ export interface PartnerLimits {
 }
 
 /**
- * The defaults, and why (README decisions): ten wallets' worth of the per-wallet limits (10 streams, 10 endpoints)
- * for a partner, and a thousand new end users a day per key, far above an onboarding day yet a bound on what a leaked
- * key can create before an operator revokes it.
+ * The defaults, and why (docs/partners.md "Limits per partner and per API key"): ten wallets' worth of the per-wallet
+ * limits (10 streams, 10 endpoints) for a partner, and a thousand new end users a day per key, far above an onboarding
+ * day yet a bound on what a leaked key can create before an operator revokes it.
  */
 export const DEFAULT_PARTNER_LIMITS: PartnerLimits = {
   streamsPerPartner: 100,
@@ -256,7 +256,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     if (held.length > 0) {
       throw new Error(
         `ROLE=api must not hold key material, but ${held.join(", ")} ${held.length > 1 ? "are" : "is"} set: ` +
-          'unset them for the api process and give them to the worker (README "Roles")',
+          'unset them for the api process and give them to the worker (docs/operations.md "Roles")',
       );
     }
   }
@@ -265,7 +265,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     if (held.length > 0) {
       throw new Error(
         `ROLE=worker signs no tokens and must not hold the JWT key, but ${held.join(", ")} ` +
-          `${held.length > 1 ? "are" : "is"} set: give it to the api processes only (README \"Roles\")`,
+          `${held.length > 1 ? "are" : "is"} set: give it to the api processes only (docs/operations.md \"Roles\")`,
       );
     }
   }
@@ -276,19 +276,19 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       throw new Error(
         `ROLE=worker with SIGNER_SOCKET signs through the signer process and must not hold key material, but ` +
           `${held.join(", ")} ${held.length > 1 ? "are" : "is"} set: give them to the ROLE=signer process only ` +
-          '(README "Roles")',
+          '(docs/operations.md "Roles")',
       );
     }
   }
   if (role === "signer") {
     if (signerSocket === undefined) {
-      throw new Error('ROLE=signer needs SIGNER_SOCKET, the socket it listens on (README "Roles")');
+      throw new Error('ROLE=signer needs SIGNER_SOCKET, the socket it listens on (docs/operations.md "Roles")');
     }
     const held = JWT_KEY_VARIABLES.filter((name) => env[name] !== undefined && env[name] !== "");
     if (held.length > 0) {
       throw new Error(
         `ROLE=signer signs no tokens and must not hold the JWT key, but ${held.join(", ")} ` +
-          `${held.length > 1 ? "are" : "is"} set (README "Roles")`,
+          `${held.length > 1 ? "are" : "is"} set (docs/operations.md "Roles")`,
       );
     }
   }
@@ -299,7 +299,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     throw new Error(`SIGNER_SOCKET is for ROLE=worker (which signs through it) and ROLE=signer, not ROLE=${role}`);
   }
   if (role === "worker" && e.PIPELINE === "off") {
-    throw new Error('ROLE=worker with PIPELINE=off would run nothing: a worker is the pipeline (README "Roles")');
+    throw new Error(
+      'ROLE=worker with PIPELINE=off would run nothing: a worker is the pipeline (docs/operations.md "Roles")',
+    );
   }
   const port = e.PORT === undefined ? 8000 : Number(e.PORT);
   // Deno Deploy sets DENO_DEPLOYMENT_ID in every deployment; RUNTIME_MODE wins either way.

@@ -1,8 +1,8 @@
 /**
- * Each native chain's hot-wallet band (README "Cold addresses"; DESIGN.md "Layers and the sent transaction", custody
- * tiers): `<CHAIN>_HOT_BAND=floor,target,ceiling`, whole numbers in the chain's smallest unit (lamports, drops, MIST,
- * koinu, zatoshis), parsed to bigint and never through a float. Unset: no band, and nothing is alerted for that chain.
- * actors/hot_band.ts raises `hot_wallet_refill` from it.
+ * Each native chain's hot-wallet band (docs/operations.md "Cold addresses"; docs/architecture.md "The sent transaction
+ * and custody tiers", custody tiers): `<CHAIN>_HOT_BAND=floor,target,ceiling`, whole numbers in the chain's smallest
+ * unit (lamports, drops, MIST, koinu, zatoshis), parsed to bigint and never through a float. Unset: no band, and
+ * nothing is alerted for that chain. actors/hot_band.ts raises `hot_wallet_refill` from it.
  */
 import { NATIVE_CHAINS, type NativeChain } from "../chains/catalog.ts";
 

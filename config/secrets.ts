@@ -25,12 +25,17 @@ export interface Secrets {
   mnemonic: string;
 }
 
-/** ROLE=api's secrets (README "Roles"): the JWT key alone; config/env.ts refused every other key already. */
+/**
+ * ROLE=api's secrets (docs/operations.md "Roles"): the JWT key alone; config/env.ts refused every other key already.
+ */
 export interface ApiSecrets {
   jwt: JwtKeys;
 }
 
-/** ROLE=worker's secrets (README "Roles"): the mnemonic alone; it serves no partner route, so signs no token. */
+/**
+ * ROLE=worker's secrets (docs/operations.md "Roles"): the mnemonic alone; it serves no partner route, so signs no
+ * token.
+ */
 export interface WorkerSecrets {
   mnemonic: string;
 }

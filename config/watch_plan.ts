@@ -1,10 +1,11 @@
 /**
- * Which chains this process watches, and what one cron run of the watchers may spend (README "Deploy on Deno Deploy",
- * docs/scan-budget.md "Deploy mode"):
+ * Which chains this process watches, and what one cron run of the watchers may spend (docs/operations.md "Deploy on
+ * Deno Deploy", docs/scan-budget.md "Deploy mode"):
  *
  * - `WATCH_CHAINS` (default `all`): the chains whose watcher this process runs, among those its chain plan enables;
  *   `SKIP_WATCH_CHAINS` takes chains out of it. Everything else (order actors, treasuries, webhooks) runs as before:
- *   leases make several processes on one KV safe (DESIGN.md "Actors on Deno KV"), so a chain's watcher can run in a
+ *   leases make several processes on one KV safe (docs/architecture.md "Actors on Deno KV"), so a chain's watcher can
+ * run in a
  *   long-running process while a Deno Deploy app on the same KV does the rest.
  * - `WATCH_BYTES_PER_RUN` (bytes, default `DEFAULT_WATCH_BYTES_PER_RUN`): what one cron run of one chain's watcher may
  *   read, for readers that count their bytes; the run stops at the first step that reaches it, its cursor stored.
@@ -40,8 +41,8 @@ export interface WatchConfig {
 const MiB = 1024 * 1024;
 /**
  * 256 MiB: a deploy-mode cron run reading it took 2 to 3.5 s on the development machine at a peak RSS of 292-335 MiB
- * (bench/deploy_watch.ts; README "What watches where"), far within the run's 45 s and a Deploy isolate's 512 MB; a
- * minute of every chain but Solana (chains/watch_volume.ts) is under 3% of it.
+ * (bench/deploy_watch.ts; docs/operations.md "What watches where"), far within the run's 45 s and a Deploy isolate's
+ * 512 MB; a minute of every chain but Solana (chains/watch_volume.ts) is under 3% of it.
  */
 export const DEFAULT_WATCH_BYTES_PER_RUN = 256 * MiB;
 /** A minute of a chain's mainnet volume must fit a cron run's byte budget this many times. */
@@ -150,7 +151,7 @@ export function checkWatchPlan(
           : "Run"
       } that watcher in a long-running process on the same KV instead: set SKIP_WATCH_CHAINS=${list} on Deno ` +
       `Deploy, and on a machine run \`deno task start\` with RUNTIME_MODE=process WATCH_CHAINS=${list}, the same ` +
-      `configuration and KV_PATH set to the Deploy database's URL (with DENO_KV_ACCESS_TOKEN); README "Deploy on Deno ` +
-      `Deploy"`,
+      `configuration and KV_PATH set to the Deploy database's URL (with DENO_KV_ACCESS_TOKEN); ` +
+      `docs/operations.md "Deploy on Deno Deploy"`,
   );
 }

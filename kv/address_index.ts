@@ -1,6 +1,6 @@
 /**
  * Our deposit addresses of one native chain, in memory, so that a watcher matches a block's recipients without
- * reading KV (issue 9 item 6). One set per (KV handle, chain) per process, created on first use.
+ * reading KV (docs/benchmarks.md "Address matching"). One set per (KV handle, chain) per process, created on first use.
  *
  * Kept fresh by the allocation itself: `createMintWallet` advances the chain's counter and appends the address to a
  * log keyed by (chain, index) in one commit (kv/mint_wallets.ts). `refresh` reads the counter (one KV read) and, only

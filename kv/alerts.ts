@@ -15,26 +15,27 @@ export const ALERT_KINDS = [
   "invalid_record",
   "reorg_past_finality",
   "cap_exceeded",
-  // Issue 14, on-chain burns (docs/onchain-burn.md): the transfer address's key is not ours; it holds too little.
+  // On-chain burns (docs/onchain-burn.md): the transfer address's key is not ours; it holds too little.
   "burn_disabled",
   "burn_balance_short",
   "transfer_address_unfunded",
   "burn_source_missing",
-  // Issue 14: the scheduled reconciliation (actors/reconcile_schedule.ts) found coins that do not add up.
+  // docs/reconciliation.md: the scheduled reconciliation (actors/reconcile_schedule.ts) found coins that do not add up.
   "reconciliation_mismatch",
-  // Issue 14, refunds of held records (docs/refunds.md): a refund waits for an operator; one failed on chain.
+  // Refunds of held records (docs/refunds.md): a refund waits for an operator; one failed on chain.
   "refund_waiting",
   "refund_failed",
   // Verify before record (chains/effects.ts): a prepared transaction whose own bytes do not do what was asked was
   // refused, never recorded nor broadcast; the message names each difference.
   "transaction_mismatch",
-  // The minter key's allowance on a uAsset (README "Minter allowance") is running out: the admin tops it up.
+  // The minter key's allowance on a uAsset (docs/live-chains.md "Minter allowance") is running out: the admin tops it
+  // up.
   "minter_allowance_low",
   // A chain's watcher stayed behind its lag threshold for WATCHER_LAG_ALERT_MINUTES (actors/watcher_lag.ts); cleared
   // when it catches up.
   "watcher_lagging",
-  // README "Roles": a deposit address was asked of an api process while the chain's pool (filled by the worker) was
-  // empty; the partner was answered 503 and nothing was written.
+  // docs/operations.md "Roles": a deposit address was asked of an api process while the chain's pool (filled by the
+  // worker) was empty; the partner was answered 503 and nothing was written.
   "deposit_pool_empty",
   // A chain's cold address was changed or a change was cancelled (kv/cold_addresses.ts): raised at once, whoever did
   // it, so a stolen operator key cannot redirect reserves unseen during the delay before the change takes effect.
@@ -46,12 +47,13 @@ export const ALERT_KINDS = [
   // address in effect, a change of it waiting for its delay, or the cold account cannot be created by the amount;
   // cleared once a cold sweep is recorded or the hot funds are back under the ceiling.
   "cold_sweep_blocked",
-  // README "Roles", the signer process (actors/signer/service.ts): it refused to sign (an unknown or missing purpose,
-  // bytes that do not do what the purpose's record says, a digest that is not the bytes', the hourly outflow limit);
-  // subject: the purpose (`order:<id>`), the message names the chain and the reason. Nothing was signed.
+  // docs/operations.md "Roles", the signer process (actors/signer/service.ts): it refused to sign (an unknown or
+  // missing purpose, bytes that do not do what the purpose's record says, a digest that is not the bytes', the hourly
+  // outflow limit); subject: the purpose (`order:<id>`), the message names the chain and the reason. Nothing was
+  // signed.
   "signer_refused",
-  // A chain's hot wallet was rotated to a new derivation index (README "Rotating a hot wallet"): raised at once, like
-  // a cold address change, then counted again as the old wallet's drain is recorded and settles.
+  // A chain's hot wallet was rotated to a new derivation index (docs/operations.md "Rotating a hot wallet"): raised at
+  // once, like a cold address change, then counted again as the old wallet's drain is recorded and settles.
   "hot_wallet_rotation",
 ] as const;
 export type AlertKind = typeof ALERT_KINDS[number];

@@ -1,9 +1,9 @@
 /**
- * The only KV code chain adapters need (DESIGN.md "Where the chain code goes"): nonce counters, mint notes, coin
- * locks, and the versions of a recorded transaction (EVM fee-bumped replacements). Adapters never write KV to reserve: they return `Reservation`s as data, and `addReservations` turns them into
- * checks and writes of the atomic that records the transaction, so a transaction is recorded together with all it
- * reserves, or not at all. `addReleases` gives back what a transaction proven dead held, in the atomic that records
- * its death.
+ * The only KV code chain adapters need (docs/architecture.md "Where the chain code goes"): nonce counters, mint notes,
+ * coin locks, and the versions of a recorded transaction (EVM fee-bumped replacements). Adapters never write KV to
+ * reserve: they return `Reservation`s as data, and `addReservations` turns them into checks and writes of the atomic
+ * that records the transaction, so a transaction is recorded together with all it reserves, or not at all.
+ * `addReleases` gives back what a transaction proven dead held, in the atomic that records its death.
  */
 import type { ChainSymbol, EvmChain } from "../chains/catalog.ts";
 import type { Consumed, Outpoint, PreparedTx, Reservation } from "../chains/adapter.ts";

@@ -1,10 +1,10 @@
 /**
- * Each native chain's cold address: where reserves above the hot wallet's band go (DESIGN.md "Layers and the sent
- * transaction", custody tiers). Watch-only: the service never holds its key, only its address. A change is scheduled,
- * never immediate: it takes effect `config.coldAddressDelayMs` after it was asked (default 24 h), and an alert is raised
- * at once (actors/ops/cold.ts), so an operator key used by someone else cannot redirect reserves before the operators
- * see it and cancel. The effective address is computed from the record at read time (no background write), so every
- * process agrees on it from the same record. Key layout lives here and nowhere else.
+ * Each native chain's cold address: where reserves above the hot wallet's band go (docs/architecture.md "The sent
+ * transaction and custody tiers"). Watch-only: the service never holds its key, only its address. A change is
+ * scheduled, never immediate: it takes effect `config.coldAddressDelayMs` after it was asked (default 24 h), and an
+ * alert is raised at once (actors/ops/cold.ts), so an operator key used by someone else cannot redirect reserves before
+ * the operators see it and cancel. The effective address is computed from the record at read time (no background
+ * write), so every process agrees on it from the same record. Key layout lives here and nowhere else.
  */
 import { z } from "zod";
 import type { NativeChain } from "../chains/catalog.ts";

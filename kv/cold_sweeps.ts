@@ -1,11 +1,11 @@
 /**
  * Cold sweeps (model/cold_sweep.ts): the hot funds above a chain's band moved to its cold address, write-ahead and
- * exactly once (DESIGN.md invariant 2). The signed transaction is recorded with its reservations (UTXO coin locks, an
- * account chain's hot-wallet hold and XRPL Sequence lock: kv/chain_state.ts) in one atomic that also claims the
- * chain's open slot (one open cold sweep per chain) and checks the cold address record's versionstamp as it was read
- * when the destination was chosen, so a change of the cold address racing the sweep can never redirect it: the commit
- * fails and nothing is broadcast. Settled once: final (its effects, model/sent_tx_effects.ts) or proven dead (what it
- * held released). Key layout lives here.
+ * exactly once (docs/architecture.md invariant 2). The signed transaction is recorded with its reservations (UTXO coin
+ * locks, an account chain's hot-wallet hold and XRPL Sequence lock: kv/chain_state.ts) in one atomic that also claims
+ * the chain's open slot (one open cold sweep per chain) and checks the cold address record's versionstamp as it was
+ * read when the destination was chosen, so a change of the cold address racing the sweep can never redirect it: the
+ * commit fails and nothing is broadcast. Settled once: final (its effects, model/sent_tx_effects.ts) or proven dead
+ * (what it held released). Key layout lives here.
  */
 import type { DeathProof, PreparedTx } from "../chains/adapter.ts";
 import type { NativeChain } from "../chains/catalog.ts";

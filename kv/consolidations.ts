@@ -1,7 +1,7 @@
 /**
  * Consolidations of a UTXO treasury (doge, zec): one transaction merging many small coins into one output at our
- * change address (`deno task admin utxo consolidate`). Write-ahead like a payout (DESIGN.md invariant 2): the signed
- * transaction is recorded with its coins' `coins` reservation (kv/chain_state.ts) in one atomic before it is
+ * change address (`deno task admin utxo consolidate`). Write-ahead like a payout (docs/architecture.md invariant 2):
+ * the signed transaction is recorded with its coins' `coins` reservation (kv/chain_state.ts) in one atomic before it is
  * broadcast, re-sent as the same bytes while the chain does not know it, and settled exactly once: final -> its inputs
  * are spent and its output becomes a treasury coin, in one atomic; proven dead -> its coins are released. One open
  * consolidation per chain (`openKey`), so running the command twice never starts a second one. Key layout lives here.

@@ -1,7 +1,7 @@
 /**
- * Operator controls (issue 14), one record: which chains and uAssets are paused, and the caps per order and per day
- * per uAsset. Read by the order actor before any value moves (actors/controls.ts), written only by the operations in
- * actors/ops/controls.ts, each change in one atomic with its audit entry. Key layout lives here and nowhere else.
+ * Operator controls (docs/controls.md), one record: which chains and uAssets are paused, and the caps per order and per
+ * day per uAsset. Read by the order actor before any value moves (actors/controls.ts), written only by the operations
+ * in actors/ops/controls.ts, each change in one atomic with its audit entry. Key layout lives here and nowhere else.
  *
  * Paused: deposits and burns are still detected and recorded, and orders still confirm; no mint and no payout is
  * recorded until resumed (a transaction already recorded is still followed to its end: it may be on chain already).

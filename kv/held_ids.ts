@@ -1,7 +1,7 @@
 /**
- * The ids operators give held records (issue 14): `order:<orderId>` for an order hold (kv/pipeline.ts `orderHoldKey`:
- * a reorg past finality or a cap) and `transfer:<chain>:<txHash>:<index>[:<revision>]` for a held transfer
- * (kv/pipeline.ts `heldKey`). One parser for `held list`, `held release` and `held refund`.
+ * The ids operators give held records (docs/admin-api.md): `order:<orderId>` for an order hold (kv/pipeline.ts
+ * `orderHoldKey`: a reorg past finality or a cap) and `transfer:<chain>:<txHash>:<index>[:<revision>]` for a held
+ * transfer (kv/pipeline.ts `heldKey`). One parser for `held list`, `held release` and `held refund`.
  */
 import { CHAIN_SYMBOLS, type ChainSymbol } from "../chains/catalog.ts";
 import type { HeldTransfer } from "./pipeline.ts";

@@ -1,10 +1,10 @@
 /**
- * The JWT signing keys every process on this KV has signed with (README "Rotating the JWT signing key"). Each process
- * records the public half of its own key (`kid` = its RFC 7638 thumbprint, config/secrets.ts) when it starts and,
- * at most once per `SIGNING_RECORD_INTERVAL_MS`, when it signs; every process verifies tokens of every recorded key
- * that is not retired, so during a rolling restart tokens of the old and the new key work everywhere. An operator
- * retires a key (actors/ops/jwt_keys.ts) once no process signs with it: its tokens stop working at once, everywhere.
- * Only public keys are stored here: the private key never leaves the process that holds it.
+ * The JWT signing keys every process on this KV has signed with (docs/operations.md "Rotating the JWT signing key").
+ * Each process records the public half of its own key (`kid` = its RFC 7638 thumbprint, config/secrets.ts) when it
+ * starts and, at most once per `SIGNING_RECORD_INTERVAL_MS`, when it signs; every process verifies tokens of every
+ * recorded key that is not retired, so during a rolling restart tokens of the old and the new key work everywhere. An
+ * operator retires a key (actors/ops/jwt_keys.ts) once no process signs with it: its tokens stop working at once,
+ * everywhere. Only public keys are stored here: the private key never leaves the process that holds it.
  */
 import type { JWK } from "jose";
 
@@ -40,7 +40,7 @@ export class RetiredSigningKeyError extends Error {
   constructor(readonly record: JwtKeyRecord) {
     super(
       `the JWT signing key ${record.kid} was retired at ${record.retiredAt} by ${record.retiredBy}: configure a new ` +
-        "key (JWT_PRIVATE_KEY_FILE, or JWT_PRIVATE_KEY in deploy mode) and restart; see README, rotating the JWT key",
+        "key (JWT_PRIVATE_KEY_FILE, or JWT_PRIVATE_KEY in deploy mode) and restart; see docs/operations.md, Rotating the JWT signing key",
     );
     this.name = "RetiredSigningKeyError";
   }

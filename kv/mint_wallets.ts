@@ -4,10 +4,10 @@
  * (chain, address) to owner and destination says whose a deposit is; an append-only log by (chain, index), written in
  * the commit that allocates the index, lets a watcher's in-memory set (kv/address_index.ts) load only what is new.
  *
- * The deposit pool (README "Roles"): a process without the mnemonic (ROLE=api) cannot derive, since sol and sui keys
- * are ed25519 and have no public derivation. The worker therefore writes the addresses of the next indexes ahead of
- * time, one pool entry per (chain, index) from the allocation counter on; an allocation takes the entry at exactly the
- * counter's index, so indexes are still handed out in order and the log by index keeps its rule below.
+ * The deposit pool (docs/operations.md "Roles"): a process without the mnemonic (ROLE=api) cannot derive, since sol and
+ * sui keys are ed25519 and have no public derivation. The worker therefore writes the addresses of the next indexes
+ * ahead of time, one pool entry per (chain, index) from the allocation counter on; an allocation takes the entry at
+ * exactly the counter's index, so indexes are still handed out in order and the log by index keeps its rule below.
  */
 import type { EvmChain, NativeChain } from "../chains/catalog.ts";
 

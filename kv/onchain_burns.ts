@@ -1,5 +1,5 @@
 /**
- * On-chain burns of redeemed uAssets (issue 14, docs/onchain-burn.md). The commit that completes a burn order writes a
+ * On-chain burns of redeemed uAssets (docs/onchain-burn.md). The commit that completes a burn order writes a
  * "burn due" record (`addBurnDueOf`) for its EVM chain, uAsset, order and amount. The burn tick of a chain
  * (actors/onchain_burn.ts) takes due records of one uAsset into ONE batch, recorded write-ahead with its prepared
  * transaction and reservations in the atomic that deletes those due records, then broadcasts it and follows it until

@@ -1,6 +1,6 @@
 /**
- * Operator credentials for the admin API, `/metrics` and the dashboard (issue 14): separate from partner API keys
- * (another prefix, another KV prefix, never accepted where a partner key is), scoped, hashed like partner keys
+ * Operator credentials for the admin API, `/metrics` and the dashboard (docs/admin-api.md): separate from partner API
+ * keys (another prefix, another KV prefix, never accepted where a partner key is), scoped, hashed like partner keys
  * (kv/key_secrets.ts), created and revoked only by the CLI (`deno task admin operator-key ...`), each with its audit
  * entry. The key's `name` is who the audit log says acted.
  */

@@ -1,5 +1,5 @@
 /**
- * Dashboard sessions (issue 14, `/admin/ui`; docs/dashboard.md): an operator logs in with an operator key and gets a
+ * Dashboard sessions (`/admin/ui`; docs/dashboard.md): an operator logs in with an operator key and gets a
  * random session id in a cookie. Only SHA-256 of the id is stored (kv/key_secrets.ts), with the key id it is bound to,
  * a CSRF token for the session's forms, and its expiry (SESSION_TTL_MS after login, never extended). Every request
  * re-reads the operator key: a key revoked or expired ends its sessions at once, and a scope taken away is gone on the

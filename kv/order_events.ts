@@ -1,5 +1,6 @@
 /**
- * Order events (issue 12): every order creation and status change, as partners see it, for SSE and webhooks.
+ * Order events (docs/streaming.md, docs/webhooks.md): every order creation and status change, as partners see it, for
+ * SSE and webhooks.
  *
  * INTERFACE FIXED BY THE LEAD; the `events` branch implements it, the `webhooks` branch codes against it.
  *

@@ -1,7 +1,8 @@
 /**
  * Open order event streams (`GET /orders/stream`, docs/streaming.md), counted across every server process sharing
- * the KV, per wallet and per partner (README decisions). Each open stream holds a slot its process renews while the
- * stream runs and deletes when it ends; a crashed process's slots free themselves once their `expiresAt` passes.
+ * the KV, per wallet and per partner (docs/partners.md "Limits per partner and per API key"). Each open stream holds a
+ * slot its process renews while the stream runs and deletes when it ends; a crashed process's slots free themselves
+ * once their `expiresAt` passes.
  *
  * Key layout:
  * - `["order_stream_slot", partnerId, slotId]` -> `StreamSlot` (with `expireIn`, which only drops it lazily: a slot

@@ -6,7 +6,7 @@
 import type { BlockRef } from "../chains/adapter.ts";
 import { type ChainSymbol, REORG_WINDOW_BLOCKS, type UAsset } from "../chains/catalog.ts";
 
-// ---- detected transfers: (chain, txHash, index) is seen once, for ever (DESIGN.md invariant 1) ----
+// ---- detected transfers: (chain, txHash, index) is seen once, for ever (docs/architecture.md invariant 1) ----
 
 export type SeenTransfer = { kind: "order"; orderId: string } | { kind: "held" };
 
@@ -74,7 +74,7 @@ export async function listHeld(kv: Deno.Kv): Promise<HeldTransfer[]> {
 
 /**
  * Operator listings of held records show at most this many, newest first (`--limit`, up to the max), with the total
- * from a counter (README, "Dust and held records").
+ * from a counter (docs/partners.md, "Dust and held records").
  */
 export const HELD_PAGE_DEFAULT = 100;
 export const HELD_PAGE_MAX = 1000;

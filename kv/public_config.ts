@@ -1,6 +1,7 @@
 /**
  * Public facts derived from key material, written by a process that holds the keys (ROLE=worker or all) for one that
- * holds none (ROLE=api, README "Roles"): the shared uAsset transfer address (spec 2.3). Addresses only; never a key.
+ * holds none (ROLE=api, docs/operations.md "Roles"): the shared uAsset transfer address (spec 2.3). Addresses only;
+ * never a key.
  */
 const transferAddressKey: Deno.KvKey = ["public_config", "uasset_transfer_address"];
 

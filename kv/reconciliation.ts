@@ -1,6 +1,6 @@
 /**
- * The last reconciliation report (issue 14; computed by actors/reconciliation.ts), kept so `/metrics` and the
- * dashboard show its mismatches without recomputing it. Key layout lives here and nowhere else.
+ * The last reconciliation report (docs/reconciliation.md; computed by actors/reconciliation.ts), kept so `/metrics` and
+ * the dashboard show its mismatches without recomputing it. Key layout lives here and nowhere else.
  */
 export interface StoredMismatch {
   /** What does not add up, e.g. `minted_without_order`, `supply_exceeds_controlled`. */

@@ -1,5 +1,5 @@
 /**
- * Refunds of held records (issue 14, docs/refunds.md): an operator returns what a held record holds to its sender
+ * Refunds of held records (docs/refunds.md): an operator returns what a held record holds to its sender
  * instead of releasing it into the pipeline. A refund is an outgoing transaction like any payout: created in ONE
  * atomic with the removal of the held record (or the cancellation of the held order) and its audit entry
  * (actors/refund_create.ts), then stepped by actors/refunds.ts, which records each transaction with what it consumes

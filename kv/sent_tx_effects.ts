@@ -1,7 +1,7 @@
 /**
  * The one writer of a sent transaction's settling (model/sent_tx_effects.ts): turns the effects the driver returned
  * into the operations of the atomic that also changes the purpose's own record, so both are committed together or
- * not at all (DESIGN.md invariant 2).
+ * not at all (docs/architecture.md invariant 2).
  */
 import type { SentTxEffect } from "../model/sent_tx_effects.ts";
 import { addReleases } from "./chain_state.ts";

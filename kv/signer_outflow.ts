@@ -1,7 +1,7 @@
 /**
- * The signer process's outflow per chain (README "Roles", the signer process): what it signed to leave our control,
- * in buckets of one minute, so the last hour's total is a sum of at most 61 buckets. Key layout and the conditional
- * write live here; the rule (what counts, the limit) is actors/signer/outflow.ts.
+ * The signer process's outflow per chain (docs/operations.md "Roles", the signer process): what it signed to leave our
+ * control, in buckets of one minute, so the last hour's total is a sum of at most 61 buckets. Key layout and the
+ * conditional write live here; the rule (what counts, the limit) is actors/signer/outflow.ts.
  */
 import type { NativeChain } from "../chains/catalog.ts";
 

@@ -1,6 +1,6 @@
 /**
- * Webhooks (issue 12): partners' endpoints, their signing secrets and the delivery records the fan-out writes and the
- * delivery worker (actors/webhook_delivery.ts) drives. docs/webhooks.md is the partner-facing description.
+ * Webhooks (docs/webhooks.md): partners' endpoints, their signing secrets and the delivery records the fan-out writes
+ * and the delivery worker (actors/webhook_delivery.ts) drives. docs/webhooks.md is the partner-facing description.
  *
  * Key layout:
  * - `["webhook_endpoint", owner, endpointId]` -> `WebhookEndpoint` (the secret included; never shown after creation).

@@ -1,9 +1,10 @@
 /**
  * The write-ahead record of a cold sweep: the surplus of a native chain's hot funds above its band's ceiling, moved
- * down to the target to the operator's cold address in effect (README "Cold addresses", docs/sent-transactions.md).
- * A sent transaction like the others (model/sent_tx.ts `SENT_TX_FIELDS`): recorded with what it consumes (UTXO coins,
- * or an account chain's hot-wallet hold and XRPL Sequence) before it is broadcast, re-sent as the same bytes, completed
- * once final, and replaced (by a new cold sweep under a new id) only once proven dead.
+ * down to the target to the operator's cold address in effect (docs/operations.md "Cold addresses",
+ * docs/sent-transactions.md). A sent transaction like the others (model/sent_tx.ts `SENT_TX_FIELDS`): recorded with
+ * what it consumes (UTXO coins, or an account chain's hot-wallet hold and XRPL Sequence) before it is broadcast,
+ * re-sent as the same bytes, completed once final, and replaced (by a new cold sweep under a new id) only once proven
+ * dead.
  *
  * Its own fields stay plain (chain, destination, amount, id) so that anything re-checking the signed bytes against the
  * record (a signer process) reads them directly.

@@ -1,7 +1,7 @@
 /**
- * Which hot wallet an account chain (sol, xrp, sui) pays from, and the wallets it retired (README "Rotating a hot
- * wallet"). The derivation index in effect is state, not a constant: a rotation moves it to a fresh index of the hot
- * branch (chains/derivation.ts `hotWalletPath`) and retires the old wallet, whose balance above its reserve is then
+ * Which hot wallet an account chain (sol, xrp, sui) pays from, and the wallets it retired (docs/operations.md "Rotating
+ * a hot wallet"). The derivation index in effect is state, not a constant: a rotation moves it to a fresh index of the
+ * hot branch (chains/derivation.ts `hotWalletPath`) and retires the old wallet, whose balance above its reserve is then
  * drained into the new one by one write-ahead transaction (docs/sent-transactions.md: a purpose of the one driver).
  *
  * One record per chain holds it all, so the rotation, each drain attempt and its settling are single version-checked

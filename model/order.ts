@@ -1,7 +1,7 @@
 /**
  * The Order: its schema, its invariants (what a stored order must satisfy at each step) and its partner-facing view.
  * The order store (kv/orders.ts) and the state machine (actors/transition.ts) both import it, so the store keeps only
- * keys, writes and reads and the model does not live inside it (README.md "Layout").
+ * keys, writes and reads and the model does not live inside it (docs/architecture.md "Layout").
  */
 import { z } from "zod";
 import { EVM_CHAINS, NATIVE, NATIVE_CHAINS, type NativeChain, nativeToWei } from "../chains/catalog.ts";
@@ -290,7 +290,10 @@ export interface ConfirmationRule {
   flag: boolean;
 }
 
-/** The additions a pending order shows (issue 12), none: what a partner sees to tell a slow chain from a stuck one. */
+/**
+ * The additions a pending order shows (docs/order-reads.md), none: what a partner sees to tell a slow chain from a
+ * stuck one.
+ */
 export interface Confirmations {
   confirmations: number;
   requiredConfirmations: number;

@@ -1,13 +1,13 @@
 /**
  * The one record of a transaction we sign and send, whatever it is for: an order's mint or payout, a refund, a sweep,
- * a consolidation, an on-chain burn batch (DESIGN.md invariant 2: recorded with what it consumes before it is
- * broadcast, re-sent as the same bytes, replaced only once the chain proves it dead). `SentTxSchema` is its schema,
+ * a consolidation, an on-chain burn batch (docs/architecture.md invariant 2: recorded with what it consumes before it
+ * is broadcast, re-sent as the same bytes, replaced only once the chain proves it dead). `SentTxSchema` is its schema,
  * written once here; every purpose's record carries exactly these fields (an order and a refund under `intent`, a
  * sweep and a consolidation at their top level, a burn batch per attempt) and the one driver (actors/sent_tx.ts) reads
  * only them. A dead one keeps its proof (`DeadSentTxSchema`). Every record here is checked on every write and every
  * read, like the Order's (model/order.ts), so a malformed record is refused before it is committed and a malformed
  * stored one is never acted on by a guess. The stores (kv/) key, write and read them; the types come from the
- * schemas, never written twice (README.md "Layout": model/ is what the stores and the actors share).
+ * schemas, never written twice (docs/architecture.md "Layout": model/ is what the stores and the actors share).
  */
 import { z } from "zod";
 import { type AccountChain, EVM_CHAINS, NATIVE_CHAINS, UASSETS, UTXO_CHAINS } from "../chains/catalog.ts";
@@ -227,9 +227,9 @@ export const ConsolidationInputSchema = z.strictObject({
 export type ConsolidationInput = z.infer<typeof ConsolidationInputSchema>;
 
 /**
- * The write-ahead record of merging a UTXO treasury's small coins into one output at our change address (DESIGN.md
- * invariant 2): recorded with its coins' reservation before it is broadcast, then completed (its inputs spent, its
- * output a treasury coin) or proven dead (its coins released), exactly once.
+ * The write-ahead record of merging a UTXO treasury's small coins into one output at our change address
+ * (docs/architecture.md invariant 2): recorded with its coins' reservation before it is broadcast, then completed (its
+ * inputs spent, its output a treasury coin) or proven dead (its coins released), exactly once.
  */
 const ConsolidationRecordSchema = z.strictObject({
   ...SENT_TX_FIELDS,

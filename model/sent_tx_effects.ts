@@ -3,7 +3,7 @@
  * (actors/sent_tx.ts) returns these, each purpose adds its own record's change, and one writer (kv/sent_tx_effects.ts)
  * turns both into the operations of a single atomic. Pure: no KV, no clock.
  *
- * Every purpose settles the same way (DESIGN.md invariant 2, and the "proof of death" table):
+ * Every purpose settles the same way (docs/architecture.md invariant 2, and the "proof of death" table):
  * - **final**: a UTXO transaction's inputs leave the treasury (spent by the hash that was mined; their locks stay,
  *   naming it) and the outputs paying us back become treasury coins; a Sui transaction's coin-version locks go (those
  *   versions are gone); a hot-wallet hold taken for it is released (the chain's balance now shows the payout itself);

@@ -1,6 +1,6 @@
 /**
- * The admin API (issue 14): every operator operation (actors/ops/) with an `http` route, served under `/admin` from
- * the operation's own schemas, behind operator credentials (`Authorization: Bearer <operator key>`,
+ * The admin API (docs/admin-api.md): every operator operation (actors/ops/) with an `http` route, served under `/admin`
+ * from the operation's own schemas, behind operator credentials (`Authorization: Bearer <operator key>`,
  * kv/operator_keys.ts) that are never partner keys. Each route requires its operation's scope. The CLI runs the
  * same operations (cli/ops_cli.ts); nothing here decides anything an operation does not.
  */

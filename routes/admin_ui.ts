@@ -1,5 +1,5 @@
 /**
- * The operator dashboard at `/admin/ui` (issue 14; docs/dashboard.md): server-rendered HTML (routes/admin_ui/views.ts),
+ * The operator dashboard at `/admin/ui` (docs/dashboard.md): server-rendered HTML (routes/admin_ui/views.ts),
  * no script, no build step, nothing loaded from another host. An operator logs in with an operator key (scope `read`)
  * and gets a session (kv/operator_sessions.ts) in an HttpOnly, SameSite=Strict cookie. Every page and action runs the
  * SAME operations as the admin API and the CLI (actors/ops/), looked up by name at request time, with the session

@@ -1,7 +1,7 @@
 /**
- * The one request-body size limit (README "Decisions where the spec is silent"): every POST and PUT body above
- * `MAX_BODY_BYTES` is refused with 413 before any route reads it, so no caller, authenticated or not, can make the
- * service buffer, hash or store a large body. The largest body a route takes (a webhook URL and description) is far
+ * The one request-body size limit (docs/partners.md "Decisions where the spec is silent"): every POST and PUT body
+ * above `MAX_BODY_BYTES` is refused with 413 before any route reads it, so no caller, authenticated or not, can make
+ * the service buffer, hash or store a large body. The largest body a route takes (a webhook URL and description) is far
  * smaller. `documentBodyLimit` adds the answer to every POST and PUT of the generated document.
  */
 import type { Context, MiddlewareHandler } from "hono";

@@ -1,6 +1,6 @@
 /**
- * The partner reference (issue 12): `GET /openapi.json`, the OpenAPI 3.1 document generated from the routers' zod
- * schemas, and `GET /docs`, a page rendering it with Scalar's API reference (npm @scalar/api-reference, pinned in
+ * The partner reference (docs/openapi.md): `GET /openapi.json`, the OpenAPI 3.1 document generated from the routers'
+ * zod schemas, and `GET /docs`, a page rendering it with Scalar's API reference (npm @scalar/api-reference, pinned in
  * deno.json). The page needs nothing but this server: its script is served from `/docs/scalar.js` out of
  * routes/docs_bundle.generated.ts (cli/docs_bundle.ts explains why a generated module), Scalar's web fonts,
  * telemetry and AI agent are off, and the document comes from `/openapi.json`.

@@ -72,7 +72,7 @@ export function mintRoutes(
         subject: chain,
         chain,
         message: `No pre-derived ${chain} deposit address was left for POST /mint/wallets: is a worker running on ` +
-          'this KV? (it refills the pool; README "Roles")',
+          'this KV? (it refills the pool; docs/operations.md "Roles")',
       });
       throw apiError(API_ERRORS.depositAddressesUnavailable);
     }

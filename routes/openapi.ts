@@ -1,5 +1,5 @@
 /**
- * The OpenAPI side of every router (issue 12): routers are `OpenAPIHono`s whose routes are declared with
+ * The OpenAPI side of every router (docs/openapi.md): routers are `OpenAPIHono`s whose routes are declared with
  * `createRoute` from the same zod schemas that validate the requests, so `/openapi.json` is generated, never written by
  * hand. A failed validation throws the spec's `Validation error` envelope (routes/errors.ts), like `parseBody` does.
  * Shared response shapes (the envelope, the error statuses) and the security schemes live here, once.
@@ -20,7 +20,7 @@ const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json(\s*;.*)?$/i;
  * without `Content-Type`, is 400 `Invalid request body` like malformed JSON (the 415 of @hono/zod-openapi's media-type
  * gate and hono's "Malformed JSON" 400 are mapped in routes/errors.ts `onError`). The hook below covers the case the
  * gate lets through, an empty body without `Content-Type`, which hono's validator would read as `{}`: before the
- * OpenAPI routers that was `Invalid request body` too (README "Decisions where the spec is silent").
+ * OpenAPI routers that was `Invalid request body` too (docs/partners.md "Decisions where the spec is silent").
  */
 export function router<E extends Env = Env>(): OpenAPIHono<E> {
   return new OpenAPIHono<E>({
@@ -56,7 +56,8 @@ export function registerSecuritySchemes(app: OpenAPIHono<Env>) {
     type: "http",
     scheme: "bearer",
     bearerFormat: "op_<keyId>.<secret>",
-    description: "An operator key (never a partner's), created by `deno task admin operator-key create` (README)",
+    description:
+      'An operator key (never a partner\'s), created by `deno task admin operator-key create` (docs/operations.md "Operator control")',
   });
 }
 
@@ -84,7 +85,8 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   [TAGS.webhooks]: "Signed order events pushed to the partner's HTTPS endpoints (docs/webhooks.md)",
   [TAGS.sim]: "Sim and devnet modes only: drive the simulated chains (never served in live mode)",
   [TAGS.reference]: "This document and its rendered reference page",
-  [TAGS.admin]: 'Operators only, with an operator key: reports, controls and held records (README "Operator control")',
+  [TAGS.admin]:
+    'Operators only, with an operator key: reports, controls and held records (docs/operations.md "Operator control")',
 };
 /** `security` of a route behind the JWT gate. */
 export const bearerSecurity = [{ [BEARER_AUTH]: [] }];
@@ -125,7 +127,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   404: "Not found",
   409: "Conflict",
   422: "Idempotency-Key reused with a different request",
-  429: "A limit was reached: the envelope's message names it (README decisions)",
+  429: "A limit was reached: the envelope's message names it (docs/partners.md, decisions where the spec is silent)",
   500: "Internal error",
   503: "A chain cannot be asked now: the message says which and why; nothing was changed",
 };

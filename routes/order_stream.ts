@@ -1,8 +1,8 @@
 /**
- * `GET /orders/stream` (issue 12): the caller's order events as Server-Sent Events, read from the owner's event log
- * (kv/order_events.ts). Each event is `id: <seq>` (gapless per wallet), `event: order.<status>` and `data:` the event
- * JSON; a reconnect with `Last-Event-ID` (or `?lastEventId=` on a first connection) resumes right after that seq.
- * Without an id the stream starts from now; `0` replays every retained event. See docs/streaming.md.
+ * `GET /orders/stream` (docs/streaming.md): the caller's order events as Server-Sent Events, read from the owner's
+ * event log (kv/order_events.ts). Each event is `id: <seq>` (gapless per wallet), `event: order.<status>` and `data:`
+ * the event JSON; a reconnect with `Last-Event-ID` (or `?lastEventId=` on a first connection) resumes right after that
+ * seq. Without an id the stream starts from now; `0` replays every retained event. See docs/streaming.md.
  */
 import { createRoute } from "@hono/zod-openapi";
 import { type SSEStreamingApi, streamSSE } from "hono/streaming";

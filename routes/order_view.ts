@@ -24,7 +24,8 @@ export const OrderViewSchema = z.object({
   errorMessage: z.string().nullable(),
   createdAt: isoTime,
   updatedAt: isoTime.nullable(),
-  // Additions (issue 12), shown on pending orders only, after the spec 2.4 fields; absent in every other status.
+  // Additions (docs/order-reads.md), shown on pending orders only, after the spec 2.4 fields; absent in every other
+  // status.
   confirmations: z.int().min(0).optional().describe(
     "Pending orders only: blocks the deposit or uAsset transfer has on its source chain as this service's watcher " +
       "last saw them, at most requiredConfirmations. Always 0 on chains final by a flag (live sol, xrp, sui) until " +

@@ -1,7 +1,8 @@
 /**
  * Order reads: the listing (spec 4.7: newest first, scoped to the caller's wallet, exact totals from counters) and one
- * order by id (issue 12). Pending orders carry `confirmations` and `requiredConfirmations` (issue 12, additions to
- * spec 2.4), computed per response from the watchers' tips (kv/chain_tips.ts), never stored.
+ * order by id (docs/order-reads.md). Pending orders carry `confirmations` and `requiredConfirmations`
+ * (docs/order-reads.md, additions to spec 2.4), computed per response from the watchers' tips (kv/chain_tips.ts), never
+ * stored.
  *
  * Fast path (bench/orders_wrk.ts): a listing page is serialized once into response bytes and kept while the owner's
  * order version (read in the JWT gate's single KV read, shared by concurrent polls of the same wallet) is unchanged;

@@ -1,6 +1,7 @@
 /**
  * What the routers are handed: the services `app.ts` builds from a configuration. It lives beside the routers, not in
- * `app.ts`, because imports run one way (README.md "Layout"): `app.ts` mounts the routers, routers never import it.
+ * `app.ts`, because imports run one way (docs/architecture.md "Layout"): `app.ts` mounts the routers, routers never
+ * import it.
  */
 import type { Config } from "../config/env.ts";
 import type { TokenSettings } from "./jwt.ts";
@@ -13,9 +14,12 @@ import type { Metrics } from "../actors/metrics.ts";
 export interface Services {
   config: Config;
   kv: Deno.Kv;
-  /** Issues and verifies partner tokens; null in ROLE=worker, which serves no partner route (README "Roles"). */
+  /**
+   * Issues and verifies partner tokens; null in ROLE=worker, which serves no partner route (docs/operations.md
+   * "Roles").
+   */
   tokens: TokenSettings | null;
-  /** Derives deposit addresses from the mnemonic; null in ROLE=api, which holds none (README "Roles"). */
+  /** Derives deposit addresses from the mnemonic; null in ROLE=api, which holds none (docs/operations.md "Roles"). */
   deriver: Deriver | null;
   uAssetTransferAddress: string;
   /** The order pipeline's shared context; null when PIPELINE=off. */

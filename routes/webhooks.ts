@@ -1,5 +1,5 @@
 /**
- * Webhook endpoints and their delivery logs (issue 12, docs/webhooks.md). Mounted under `/webhooks` behind the JWT
+ * Webhook endpoints and their delivery logs (docs/webhooks.md). Mounted under `/webhooks` behind the JWT
  * gate: every endpoint belongs to the token's wallet, and another wallet's endpoint or delivery answers 404 like an
  * unknown one.
  */

@@ -88,7 +88,7 @@ for (const chain of ["sol", "xrp", "sui"] as const) {
         balance: swept.toString(),
         reserve: reserve.toString(),
         held: { count: 0, amount: "0" }, // no payout recorded yet
-        index: 0, // never rotated (README "Rotating a hot wallet")
+        index: 0, // never rotated (docs/operations.md "Rotating a hot wallet")
       });
       assert.deepEqual(r.retiredWallets, []);
       assert.deepEqual(r.swept, { count: 1, amount: swept.toString(), fees: "0" }, "the sim charges no fee");

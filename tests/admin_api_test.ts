@@ -1,6 +1,6 @@
 /**
- * The admin API's foundation (issue 14): operator keys made by the CLI, the operator gate and scopes over real HTTP,
- * and one operation served by both the CLI and the API with the same effect and audit entry.
+ * The admin API's foundation (docs/admin-api.md): operator keys made by the CLI, the operator gate and scopes over real
+ * HTTP, and one operation served by both the CLI and the API with the same effect and audit entry.
  */
 import assert from "node:assert/strict";
 import { runTask } from "./support/cli.ts";

@@ -1,5 +1,5 @@
 /**
- * Every operator operation ported from the admin CLI (issue 14 item 5), over real HTTP with operator keys: each one
+ * Every operator operation ported from the admin CLI (docs/admin-api.md), over real HTTP with operator keys: each one
  * through the API with its effect in KV and its audit entry, the scopes that refuse it, and the same operation through
  * the CLI (`runAdmin`, the shell's entry point, in process) giving the same result and the same refusal. A parity check
  * over the registry: every operation with a route is in /openapi.json, every operation is in the CLI usage.

@@ -1,6 +1,6 @@
 /**
- * Security review of the operator surface (issue 14), over real HTTP: no secret an operator action returns is kept
- * readable anywhere, and the operator gate holds on every path.
+ * Security review of the operator surface (docs/admin-api.md), over real HTTP: no secret an operator action returns is
+ * kept readable anywhere, and the operator gate holds on every path.
  */
 import assert from "node:assert/strict";
 import { call, operatorKeyFor, randomWallet, startTestServer, tokenFor } from "./support/server.ts";

@@ -1,6 +1,6 @@
 /**
  * The dashboard's views (routes/admin_ui/views.ts) on the reports the `treasury` and `held list` operations return,
- * which arrive with other parts of issue 14: a UTXO treasury report renders its balances, any `held list` shape with
+ * (docs/dashboard.md): a UTXO treasury report renders its balances, any `held list` shape with
  * `id`-carrying records gives its rows, and every value is escaped.
  */
 import assert from "node:assert/strict";

@@ -1,7 +1,7 @@
 /**
- * docs/alerts.yml (issue 14): `promtool check rules` accepts it (Debian package `prometheus`, installed by .ci/run;
- * skipped loudly without it, failed under CI=true), every rule has a severity, a summary and a runbook, and every
- * metric its expressions use is one a started server's GET /metrics exports (besides Prometheus's own `up`), so a
+ * docs/alerts.yml (docs/metrics.md): `promtool check rules` accepts it (Debian package `prometheus`, installed by
+ * .ci/run; skipped loudly without it, failed under CI=true), every rule has a severity, a summary and a runbook, and
+ * every metric its expressions use is one a started server's GET /metrics exports (besides Prometheus's own `up`), so a
  * renamed metric cannot leave an alert that never fires. `promtool test rules` checks what the key rules decide.
  */
 import assert from "node:assert/strict";

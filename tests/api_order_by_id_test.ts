@@ -1,4 +1,7 @@
-/** GET /orders/:id (issue 12) over real HTTP: the order as GET /orders shows it, 404 alike for unknown and foreign. */
+/**
+ * GET /orders/:id (docs/order-reads.md) over real HTTP: the order as GET /orders shows it, 404 alike for unknown and
+ * foreign.
+ */
 import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { createOrder } from "../kv/orders.ts";

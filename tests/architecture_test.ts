@@ -1,6 +1,6 @@
 // The layers of the service, held by the real module graph.
 //
-// Imports run one way, from the top of this list to the bottom (README.md "Layout" says the same in prose):
+// Imports run one way, from the top of this list to the bottom (docs/architecture.md "Layout" says the same in prose):
 //
 //   entry    main.ts, bench/, tests/        start the service, measure it or test it; nothing of the service imports them
 //   app      app.ts                         builds the services from a configuration and mounts the routers
@@ -166,7 +166,7 @@ Deno.test("architecture: the module graph has no import cycle and no import from
 
   await t.step("every module sits in a layer", () => {
     const unplaced = [...graph.keys()].filter((path) => layerOf(path) < 0).sort();
-    assert.deepEqual(unplaced, [], "place these in LAYERS (and in README.md Layout)");
+    assert.deepEqual(unplaced, [], 'place these in LAYERS (and in docs/architecture.md "Layout")');
   });
 
   await t.step("no import cycle", () => {

@@ -119,7 +119,8 @@ Deno.test("main.ts's module graph: local, npm and node builtins only; file acces
     "main.ts's graph touches the file system outside KV_PATH and the configured secret files. A compiled binary " +
       "embeds only imported modules: import the content (a JSON or text import, or a generated .ts module) instead " +
       "of reading it, or, for an operator-configured path, add it to ALLOWED in tests/binary_embedding_test.ts and " +
-      'to the --allow-read list of the run below and of the README\'s "Run the binary":\n  ' + unexpected.join("\n  "),
+      'to the --allow-read list of the run below and of docs/operations.md "Run the binary":\n  ' +
+      unexpected.join("\n  "),
   );
   // The list stays exact: an allowance nothing uses any more is removed.
   for (const [file, { kinds }] of Object.entries(ALLOWED)) {

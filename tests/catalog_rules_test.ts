@@ -1,7 +1,7 @@
 /**
  * The catalog as the one source of per-chain rules: every native chain has a finality rule, a reorg depth, an expiry
- * rule for our payouts, a memo rule and a reserve, with the chain facts of DESIGN.md written out here; and the
- * pipeline's settings take a live chain's finality and timeout from the catalog, a simulated chain's small depth.
+ * rule for our payouts, a memo rule and a reserve, with the chain facts of docs/architecture.md written out here; and
+ * the pipeline's settings take a live chain's finality and timeout from the catalog, a simulated chain's small depth.
  */
 import assert from "node:assert/strict";
 import { pipelineSettings } from "../actors/context.ts";

@@ -1,7 +1,7 @@
 /**
- * UTXO change-address rotation (README "Rotating a hot wallet", UTXO change): after `change rotate`, new payouts and
- * consolidations send their change to the next index of the change branch, and coins at every earlier change address
- * stay spendable treasury coins, each signed by the key its `derivationIndex` names.
+ * UTXO change-address rotation (docs/operations.md "Rotating a hot wallet", UTXO change): after `change rotate`, new
+ * payouts and consolidations send their change to the next index of the change branch, and coins at every earlier
+ * change address stay spendable treasury coins, each signed by the key its `derivationIndex` names.
  * - On litecoind regtest (Bitcoin Core family, standing in for Dogecoin Core): the node accepts a payout from the
  *   rotated payer spending a coin at the old change address, and one from a payer rotated once more spending the coin
  *   at the second change address.

@@ -1,9 +1,9 @@
 /**
- * The cold sweep (actors/cold_sweep.ts; README "Cold addresses") on the embedded sim ledgers, a real KV file and the
- * sim adapters verified as the registry verifies them (chains/verify.ts): no cold address -> nothing swept and the
- * `cold_sweep_blocked` alert, nothing committed at rest; with one, the surplus above the ceiling down to the target
- * goes to it exactly once although the process crashes between record and broadcast; waiting payouts are never swept; a
- * change of the cold address racing the sweep fails its recording commit and nothing is sent; a builder paying
+ * The cold sweep (actors/cold_sweep.ts; docs/operations.md "Cold addresses") on the embedded sim ledgers, a real KV
+ * file and the sim adapters verified as the registry verifies them (chains/verify.ts): no cold address -> nothing swept
+ * and the `cold_sweep_blocked` alert, nothing committed at rest; with one, the surplus above the ceiling down to the
+ * target goes to it exactly once although the process crashes between record and broadcast; waiting payouts are never
+ * swept; a change of the cold address racing the sweep fails its recording commit and nothing is sent; a builder paying
  * elsewhere is refused before anything is recorded; a UTXO treasury's coins go to one output at the cold address.
  */
 import assert from "node:assert/strict";

@@ -1,7 +1,7 @@
 /**
- * A pause on a live EVM chain (issue 14): anvil with the five uAssets deployed, Base live beside the simulated native
- * chains. With base paused over the admin API, a sim SOL deposit confirms but nothing is minted on anvil (the minter
- * key sends nothing); resumed, it mints once.
+ * A pause on a live EVM chain (docs/controls.md): anvil with the five uAssets deployed, Base live beside the simulated
+ * native chains. With base paused over the admin API, a sim SOL deposit confirms but nothing is minted on anvil (the
+ * minter key sends nothing); resumed, it mints once.
  */
 import assert from "node:assert/strict";
 import { getOrder } from "../kv/orders.ts";

@@ -1,7 +1,7 @@
 /**
- * Operator controls end to end on the sim chains, over HTTP with an operator key (issue 14): a paused chain or uAsset
- * still detects and confirms deposits and burns but records no mint or payout until resumed; caps per order and per
- * day hold orders for an operator, and `held release` approves them; held transfers are released only once a burn
+ * Operator controls end to end on the sim chains, over HTTP with an operator key (docs/controls.md): a paused chain or
+ * uAsset still detects and confirms deposits and burns but records no mint or payout until resumed; caps per order and
+ * per day hold orders for an operator, and `held release` approves them; held transfers are released only once a burn
  * configuration exists; every change has its audit entry with who; refusals change nothing.
  */
 import assert from "node:assert/strict";

@@ -2,10 +2,10 @@
  * The crash run on live chains, short and seeded (tests/support/chaos_live.ts; `CHAOS_MODE=live deno task bench:chaos`
  * is the long version): the server as a child process in `CHAIN_MODE=devnet`, SIGKILLed while deposits and burns are
  * in flight, with base and arbitrum on anvil, doge on a real litecoind regtest node, and zec, sol, xrp and sui on
- * their local protocol servers (no Zebra, validator, rippled or Sui node runs here: DESIGN.md), with sweeps into the hot
- * wallets and on-chain burns of redeemed uAssets running throughout. Afterwards, from the KV file and the chains: one
- * order (or held record) per transfer, every completed mint minted once and every completed burn paid once, the sums
- * per asset, every sweep and burn batch settled, and the operators' reconciliation ok.
+ * their local protocol servers (no Zebra, validator, rippled or Sui node runs here: docs/architecture.md), with sweeps
+ * into the hot wallets and on-chain burns of redeemed uAssets running throughout. Afterwards, from the KV file and the
+ * chains: one order (or held record) per transfer, every completed mint minted once and every completed burn paid once,
+ * the sums per asset, every sweep and burn batch settled, and the operators' reconciliation ok.
  *
  * Needs litecoind: without it the test is skipped with a loud warning; under CI=true it fails instead
  * (tests/support/litecoind.ts). CHAOS_SEED replays another plan and other kill points (timing still varies).

@@ -1,6 +1,6 @@
 /**
- * /docs in a real browser (issue 12): Debian's chromium, driven by npm playwright-core, opens the reference page with
- * every request to another host refused, so the page is proven to work offline; every operation of /openapi.json
+ * /docs in a real browser (docs/openapi.md): Debian's chromium, driven by npm playwright-core, opens the reference page
+ * with every request to another host refused, so the page is proven to work offline; every operation of /openapi.json
  * must be listed on the rendered page. A screenshot is kept in a temporary folder whose path is printed.
  * Without chromium the test is skipped with a loud message, except under CI=true, where it fails.
  */

@@ -253,8 +253,8 @@ Deno.test("order actor on anvil: the admin rotates the minter key while a mint i
     const first = intentOf(await stored(p.kv, order.id))!;
     assert.deepEqual(first.consumes, { kind: "nonce", account: minter.address, nonce: 0 });
 
-    // The rotation (README "Rotating the minter key"): the admin brings the new key in with an allowance, takes the old
-    // key's role and allowance, and the service restarts with the new key, on the same KV.
+    // The rotation (docs/live-chains.md "Rotating the minter key"): the admin brings the new key in with an allowance,
+    // takes the old key's role and allowance, and the service restarts with the new key, on the same KV.
     const admin = privateKeyToAccount(ANVIL_PRIVATE_KEYS[0]); // deployTestUAssets' admin
     const wallet = createWalletClient({ account: admin, chain: p.evm.client.chain, transport: http(p.anvil.url) });
     const next = privateKeyToAccount(ANVIL_PRIVATE_KEYS[3]);

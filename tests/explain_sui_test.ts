@@ -1,9 +1,9 @@
 /**
  * Verify before record, Sui (chains/effects.ts, chains/sui/explain.ts): transactions built and signed by the real payer
  * (chains/sui/payer.ts) against the Sui-GraphQL-shaped server (tests/support/sui_graphql_server.ts; no Sui node runs
- * here, DESIGN.md), decoded back from their own bytes with @mysten/sui and compared with what they were prepared for.
- * The tamper cases make the builder itself lie (another amount, destination, hot wallet or key) and check that
- * `differences` names the lie, or that `explainSuiTx` refuses bytes it does not understand.
+ * here, docs/architecture.md), decoded back from their own bytes with @mysten/sui and compared with what they were
+ * prepared for. The tamper cases make the builder itself lie (another amount, destination, hot wallet or key) and check
+ * that `differences` names the lie, or that `explainSuiTx` refuses bytes it does not understand.
  */
 import assert from "node:assert/strict";
 import { bcs } from "@mysten/sui/bcs";

@@ -1,9 +1,10 @@
 /**
- * The hot-wallet band and the `hot_wallet_refill` alert (config/hot_band.ts, actors/hot_band.ts; README "Cold
- * addresses"): on a real KV file with the sim sol ledger (a finite hot wallet, SIM_HOT_WALLET_GENESIS=0), the checks
- * tick's band check raises the alert below the floor with the exact amount, raises it when waiting payouts exceed
- * what is hot, clears it after a refill, and commits nothing at rest; the treasury report over the admin API (a started
- * server on the same KV file, real HTTP) shows the band and the refill wanted. Config refusals name the variable.
+ * The hot-wallet band and the `hot_wallet_refill` alert (config/hot_band.ts, actors/hot_band.ts; docs/operations.md
+ * "Cold addresses"): on a real KV file with the sim sol ledger (a finite hot wallet, SIM_HOT_WALLET_GENESIS=0), the
+ * checks tick's band check raises the alert below the floor with the exact amount, raises it when waiting payouts
+ * exceed what is hot, clears it after a refill, and commits nothing at rest; the treasury report over the admin API (a
+ * started server on the same KV file, real HTTP) shows the band and the refill wanted. Config refusals name the
+ * variable.
  */
 import assert from "node:assert/strict";
 import { hotBandCheck } from "../actors/hot_band.ts";

@@ -1,9 +1,9 @@
 /**
- * Hot-wallet rotation on sim xrp (README "Rotating a hot wallet"; sim ledgers verified before record as the registry
- * verifies them, a real KV file, order steps, sweeper and drain ticks driven by hand). Payouts are in flight when the
- * wallet rotates: one recorded from the old wallet completes from it, one recorded from it and proven dead is signed
- * again from the new one, and the next burn is paid from the new one; the old wallet is drained into the new one once,
- * although the drain crashes between its record and its broadcast; reconciliation is ok before, during and after.
+ * Hot-wallet rotation on sim xrp (docs/operations.md "Rotating a hot wallet"; sim ledgers verified before record as the
+ * registry verifies them, a real KV file, order steps, sweeper and drain ticks driven by hand). Payouts are in flight
+ * when the wallet rotates: one recorded from the old wallet completes from it, one recorded from it and proven dead is
+ * signed again from the new one, and the next burn is paid from the new one; the old wallet is drained into the new one
+ * once, although the drain crashes between its record and its broadcast; reconciliation is ok before, during and after.
  * Refusals change nothing: an unknown chain, a UTXO chain, and a second rotation while a drain is open.
  */
 import assert from "node:assert/strict";

@@ -120,7 +120,7 @@ Deno.test("xrp drain on a rippled-shaped server: below the base reserve into a n
     assert.equal((await readHotWalletState(p.kv, "xrp")).state!.retired[0].attempt, undefined);
     assert.deepEqual(h.submissions, []);
     assert.ok(p.logs.some((l) => /does not exist yet .* below the .* base reserve/.test(l)), p.logs.join("\n"));
-    // Funded from cold (README "Rotating a hot wallet"), the drain goes out.
+    // Funded from cold (docs/operations.md "Rotating a hot wallet"), the drain goes out.
     h.fund(next, 10n * XRP);
     h.validateThrough(h.closedIndex + 1);
     assert.equal(await drain(), "recorded");

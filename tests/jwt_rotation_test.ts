@@ -1,7 +1,7 @@
 /**
- * JWT signing key rotation (README, rotating the JWT signing key; kv/jwt_keys.ts), as a rolling restart runs it:
- * two servers on one KV file, each with its own key, over real HTTP. Tokens of either key work on both and the JWKS
- * of both lists both kids; the operator retires the old key with `deno task admin` (its own process), and from the
+ * JWT signing key rotation (docs/operations.md "Rotating the JWT signing key"; kv/jwt_keys.ts), as a rolling restart
+ * runs it: two servers on one KV file, each with its own key, over real HTTP. Tokens of either key work on both and the
+ * JWKS of both lists both kids; the operator retires the old key with `deno task admin` (its own process), and from the
  * next request on its tokens, cached by both servers, answer spec 5's 401 `Invalid or expired token` on both, the
  * JWKS drops it and the audit log has the entry. Refusals (the signing key itself, an unknown or malformed kid, a
  * key already retired) change nothing.

@@ -1,5 +1,5 @@
 /**
- * GET /metrics over real HTTP (issue 14, docs/metrics.md): only an operator key with scope `metrics` reads it; the text
+ * GET /metrics over real HTTP (docs/metrics.md): only an operator key with scope `metrics` reads it; the text
  * is valid Prometheus exposition; a sim mint and burn show in the order gauges and the step histograms; the gauges
  * read held records, holds, stuck transactions, alerts, payouts and the stored reconciliation from KV; RPC endpoint
  * failures of live adapters (EVM on anvil over viem, Solana over the HTTP failover) are counted per endpoint origin,

@@ -1,6 +1,6 @@
 /**
- * /openapi.json (issue 12): every route the app serves is in the document with its method and path, the document is
- * valid OpenAPI 3.1, the response checker of tests/support/server.ts catches undocumented answers, request bodies
+ * /openapi.json (docs/openapi.md): every route the app serves is in the document with its method and path, the document
+ * is valid OpenAPI 3.1, the response checker of tests/support/server.ts catches undocumented answers, request bodies
  * that are not JSON are spec 7's `Invalid request body`, and /docs serves the pinned Scalar bundle.
  */
 import assert from "node:assert/strict";

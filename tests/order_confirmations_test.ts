@@ -1,7 +1,7 @@
 /**
- * Confirmations on pending orders (issue 12) over real HTTP: a simulated doge deposit (3 confirmations required)
- * shows them rising block by block in GET /orders and GET /orders/:id, never above the requirement, and loses both
- * fields once the order moves on. The chain's own block producer is stalled; the test seals each block itself, so
+ * Confirmations on pending orders (docs/order-reads.md) over real HTTP: a simulated doge deposit (3 confirmations
+ * required) shows them rising block by block in GET /orders and GET /orders/:id, never above the requirement, and loses
+ * both fields once the order moves on. The chain's own block producer is stalled; the test seals each block itself, so
  * every value is waited for, not timed.
  */
 import assert from "node:assert/strict";

@@ -1,9 +1,9 @@
 /**
- * Security review (issue 14): what the order actor records of a failed step (the order's `lastTransientError`, read by
- * `deno task admin order show` and GET /admin/orders/{id}, and the persistent-errors alert) never quotes an RPC URL
- * whole: providers put their API key in its path, and viem's errors quote the URL. Nor do the refund paths: the refund
- * actor's waiting reason (GET /admin/refunds, the `refunds` command, the dashboard) and `held refund`'s 503 (the admin
- * API's answer, the dashboard's flash stored in KV).
+ * Security review (docs/partners.md "RPC URLs in errors"): what the order actor records of a failed step (the order's
+ * `lastTransientError`, read by `deno task admin order show` and GET /admin/orders/{id}, and the persistent-errors
+ * alert) never quotes an RPC URL whole: providers put their API key in its path, and viem's errors quote the URL. Nor
+ * do the refund paths: the refund actor's waiting reason (GET /admin/refunds, the `refunds` command, the dashboard) and
+ * `held refund`'s 503 (the admin API's answer, the dashboard's flash stored in KV).
  */
 import assert from "node:assert/strict";
 import { privateKeyToAccount } from "viem/accounts";

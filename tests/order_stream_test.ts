@@ -356,7 +356,8 @@ Deno.test("SSE: a wallet may hold at most MAX_STREAMS_PER_WALLET open streams; m
 });
 
 Deno.test("SSE: the stream limits hold per wallet and per partner across two server processes on one KV; a closed stream frees its slot", async () => {
-  // A partner limit small enough to reach with two wallets (README decisions: PARTNER_MAX_STREAMS).
+  // A partner limit small enough to reach with two wallets (docs/partners.md "Limits per partner and per API key":
+  // PARTNER_MAX_STREAMS).
   const env = { PARTNER_MAX_STREAMS: "12" };
   const server = await startTestServer(env);
   const peer = await startPeerServer(server, env);

@@ -1,8 +1,8 @@
 /**
- * Read your writes through the order read caches (issue 12 "Fast reads"): two servers on one KV file (this process
- * and a child `main.ts`) are polled without pause, so their page caches are warm and their JWT gates' shared reads are
- * always running; an order changed by this process or by a third process must show its new state in the very next
- * GET /orders, filtered GET /orders and GET /orders/:id of either server. No stale page, ever.
+ * Read your writes through the order read caches (docs/order-reads.md "Freshness"): two servers on one KV file (this
+ * process and a child `main.ts`) are polled without pause, so their page caches are warm and their JWT gates' shared
+ * reads are always running; an order changed by this process or by a third process must show its new state in the very
+ * next GET /orders, filtered GET /orders and GET /orders/:id of either server. No stale page, ever.
  */
 import assert from "node:assert/strict";
 import { createOrder } from "../kv/orders.ts";

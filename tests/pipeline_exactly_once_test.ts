@@ -1,6 +1,6 @@
 /**
- * Exactly once, under everything (DESIGN.md invariants 1, 2, 4): duplicate doorbells and concurrent steps, two
- * pipeline processes on one KV file, watchers re-scanning blocks, a crash between signing and recording and one
+ * Exactly once, under everything (docs/architecture.md invariants 1, 2, 4): duplicate doorbells and concurrent steps,
+ * two pipeline processes on one KV file, watchers re-scanning blocks, a crash between signing and recording and one
  * between recording and broadcasting, and reorgs. "Exactly once" is checked on the chain itself: every mint and payout
  * transaction the sim ledger ever accepted is counted (a second, refused mint counts too), and balances are compared
  * with sums computed here. (Killing a real process with SIGKILL is covered by a separate test.)

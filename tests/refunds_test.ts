@@ -1,5 +1,5 @@
 /**
- * Refunds of held records (issue 14 item 4, docs/refunds.md), over the admin API with an operator key: a native
+ * Refunds of held records (docs/refunds.md), over the admin API with an operator key: a native
  * deposit held because its destination chain is disabled, and a held mint order, each refunded to its sender exactly
  * once; refusals that change nothing; a crash between recording the refund's transaction and broadcasting it; dead and
  * failed attempts; a UTXO refund from the treasury; a held uAsset transfer sent back from the transfer address (and

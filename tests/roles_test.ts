@@ -1,8 +1,8 @@
 /**
- * The api and worker roles on one KV file (README "Roles"): the api process is given no mnemonic and no EVM key and
- * builds nothing that derives or signs; it hands out deposit addresses from the pool the worker pre-derives, and the
- * worker mints what is deposited to them. Two api processes racing for addresses never hand out one twice; an empty
- * pool answers 503 and raises the operator alert, writing no wallet; ROLE=api with a mnemonic refuses to start.
+ * The api and worker roles on one KV file (docs/operations.md "Roles"): the api process is given no mnemonic and no EVM
+ * key and builds nothing that derives or signs; it hands out deposit addresses from the pool the worker pre-derives,
+ * and the worker mints what is deposited to them. Two api processes racing for addresses never hand out one twice; an
+ * empty pool answers 503 and raises the operator alert, writing no wallet; ROLE=api with a mnemonic refuses to start.
  */
 import assert from "node:assert/strict";
 import { generateMnemonic } from "@scure/bip39";

@@ -1,7 +1,7 @@
 /**
- * The real order actor paying burns in XRP through the signer process (README "Roles", the signer process), on a
- * rippled-shaped server (tests/support/rippled_rpc_server.ts; no rippled runs here): the xrp payer holds no key, its
- * signer is the socket's client, and the signer reads the same KV. Within the hourly limit a payout is signed,
+ * The real order actor paying burns in XRP through the signer process (docs/operations.md "Roles", the signer process),
+ * on a rippled-shaped server (tests/support/rippled_rpc_server.ts; no rippled runs here): the xrp payer holds no key,
+ * its signer is the socket's client, and the signer reads the same KV. Within the hourly limit a payout is signed,
  * recorded and sent; the one that would exceed it is refused, and the refusal changes nothing: the order waits in
  * processing with the reason, nothing is recorded, nothing is submitted, and the operator is alerted. The same for zec
  * on a Zebra-shaped server (tests/support/zebra_rpc_server.ts, which verifies every ZIP-244 signature as Zebra's

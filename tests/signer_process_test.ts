@@ -1,6 +1,6 @@
 /**
- * The three-process deployment (README "Roles", the signer process) on one KV file, each a real `main.ts` process:
- * ROLE=signer holds the mnemonic and the EVM minter key and listens on its unix socket; ROLE=worker is given
+ * The three-process deployment (docs/operations.md "Roles", the signer process) on one KV file, each a real `main.ts`
+ * process: ROLE=signer holds the mnemonic and the EVM minter key and listens on its unix socket; ROLE=worker is given
  * SIGNER_SOCKET and no key at all; ROLE=api holds the JWT key only. Base runs on anvil (CHAIN_MODE=devnet) with the
  * uAssets deployed, the native chains are simulated. A deposit is minted on anvil by the minter key through the
  * socket, a burn of those uAssets is paid and the transfer address's on-chain burn is signed through the socket too;

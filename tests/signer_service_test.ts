@@ -1,6 +1,6 @@
 /**
- * The signer process's checks (README "Roles", the signer process; actors/signer/service.ts), over its real unix
- * socket and a real KV file, with real chain bytes: an XRP Ledger payout built with xrpl's own encoder (as
+ * The signer process's checks (docs/operations.md "Roles", the signer process; actors/signer/service.ts), over its real
+ * unix socket and a real KV file, with real chain bytes: an XRP Ledger payout built with xrpl's own encoder (as
  * chains/xrp/payer.ts builds it) and an EVM mint serialized with viem (as chains/evm/tx_sender.ts signs it). No node is
  * needed: the signer never talks to one. The worker's side is the real client (chains/signer_client.ts).
  */
@@ -598,7 +598,10 @@ async function xrpTransfer(
   );
 }
 
-/** The xrp hot wallet rotated from index 0 to 1 (README "Rotating a hot wallet"), written as a rotation writes it. */
+/**
+ * The xrp hot wallet rotated from index 0 to 1 (docs/operations.md "Rotating a hot wallet"), written as a rotation
+ * writes it.
+ */
 async function rotatedXrp(t: Setup): Promise<void> {
   const at = new Date().toISOString();
   const ref = (index: number) => ({ index, address: t.signer.address("xrp", index, "hot") });

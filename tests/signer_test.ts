@@ -137,7 +137,8 @@ Deno.test("signer: each account chain's hot wallet is its own key at HOT_WALLET_
     const hot = signer.address(chain, 0, "hot");
     assert.equal(signer.address(chain, 0, "hot"), hot, "stable: the key is not consumed by use");
     for (let i = 0; i < 20; i++) assert.notEqual(hot, deriver.depositAddress(chain, i), `${chain} deposit ${i}`);
-    // A rotated hot wallet (README "Rotating a hot wallet") is index 1 of the same branch: another key, no deposit's.
+    // A rotated hot wallet (docs/operations.md "Rotating a hot wallet") is index 1 of the same branch: another key, no
+    // deposit's.
     const next = signer.address(chain, 1, "hot");
     assert.notEqual(next, hot);
     for (let i = 0; i < 20; i++) assert.notEqual(next, deriver.depositAddress(chain, i), `${chain} deposit ${i}`);

@@ -1,6 +1,6 @@
 /**
- * The signer process's UTXO checks (README "Roles", the signer process; actors/signer/utxo.ts), over its real unix
- * socket and a real KV file, with real chain bytes: doge transactions built with bitcoinjs-lib and zec v5
+ * The signer process's UTXO checks (docs/operations.md "Roles", the signer process; actors/signer/utxo.ts), over its
+ * real unix socket and a real KV file, with real chain bytes: doge transactions built with bitcoinjs-lib and zec v5
  * transactions built with @bitgo/utxo-lib by the payer's own steps (chains/utxo/doge_tx.ts, zec_tx.ts), signed through
  * the real client (chains/signer_client.ts). The signer reads every coin from its KV treasury records and recomputes
  * each sighash itself. A zec payout goes end to end on a Zebra-shaped RPC server (tests/support/zebra_rpc_server.ts,
@@ -381,7 +381,8 @@ Deno.test("signer (utxo): change may go to a change address rotated in or out, n
     const at = (i: number) => t.signer.address("doge", i, "change");
     // Before any rotation only change index 0 is ours to pay change to; index 1 is a key of ours, but not in use.
     await refusal(ask(t, "doge", payTo(at(1)), purpose), /not our change address/);
-    // Rotated to index 1 (README "Rotating a hot wallet", UTXO change): the new one and the old one both take change.
+    // Rotated to index 1 (docs/operations.md "Rotating a hot wallet", UTXO change): the new one and the old one both
+    // take change.
     const since = new Date().toISOString();
     await t.kv.set(changeAddressStateKey("doge"), {
       chain: "doge",

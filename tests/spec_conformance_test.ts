@@ -1,6 +1,6 @@
 /**
- * Spec sections 5 and 7 (and README "Decisions where the spec is silent"), row by row, over real HTTP: each test or
- * step is named after the row it checks (status and message), for the rows tests/api_*_test.ts and
+ * Spec sections 5 and 7 (and docs/partners.md "Decisions where the spec is silent"), row by row, over real HTTP: each
+ * test or step is named after the row it checks (status and message), for the rows tests/api_*_test.ts and
  * tests/wallet_ownership_test.ts do not already check. The one row that cannot apply to this API is explained at the
  * end of this file.
  */
@@ -173,7 +173,7 @@ Deno.test("spec 5: JWT failures on the routes that write (POST /mint/wallets, PO
   }
 });
 
-Deno.test("spec 5 and README: 403 Wallet is not active from both token endpoints", async () => {
+Deno.test("spec 5 and docs/partners.md: 403 Wallet is not active from both token endpoints", async () => {
   const server = await startTestServer();
   try {
     const wallet = randomWallet();
@@ -254,7 +254,7 @@ Deno.test("spec 7: validation errors", async (t) => {
   }
 });
 
-Deno.test("README decisions: memo of chains without a destination tag, GET /orders parameters", async (t) => {
+Deno.test("docs/partners.md decisions: memo of chains without a destination tag, GET /orders parameters", async (t) => {
   const server = await startTestServer();
   try {
     const token = await tokenFor(server, randomWallet());
@@ -305,7 +305,8 @@ Deno.test("README decisions: memo of chains without a destination tag, GET /orde
  * amount. A burn is a uAsset transfer the service detects on the EVM chain (spec 1, 4.4); POST /burn/wallets only
  * registers where redeemed coins go. A detected transfer below the token's minimum becomes a failed order with
  * `errorMessage` `Amount below minimum burn` (spec 2.4), tested in tests/pipeline_failures_test.ts ("a burn below the
- * minimum"), or, from a sender with no burn configuration, a held dust record (README "How the order pipeline works").
+ * minimum"), or, from a sender with no burn configuration, a held dust record (docs/architecture.md "How the order
+ * pipeline works").
  */
 
 Deno.test("spec 4.1 and 5: token endpoints at the root of {auth_url} keep the API-key statuses", async () => {

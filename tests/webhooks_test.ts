@@ -1,5 +1,5 @@
 /**
- * Signed webhooks (issue 12, docs/webhooks.md) over real HTTP: the service started on a real KV file with its
+ * Signed webhooks (docs/webhooks.md) over real HTTP: the service started on a real KV file with its
  * pipeline runtime (whose webhook worker sends the deliveries) and a real receiver on 127.0.0.1.
  * Events enter through the webhook fan-out exactly as the sequencer calls it (`emit`), or from real orders.
  */
@@ -241,7 +241,8 @@ Deno.test("webhook endpoints: every bad URL or body is refused with its message 
 });
 
 Deno.test("webhook endpoints: a partner may register at most PARTNER_MAX_WEBHOOK_ENDPOINTS across its wallets; one more is 400 and stores nothing", async () => {
-  // A partner limit small enough to reach with two wallets (README decisions: PARTNER_MAX_WEBHOOK_ENDPOINTS).
+  // A partner limit small enough to reach with two wallets (docs/partners.md "Limits per partner and per API key":
+  // PARTNER_MAX_WEBHOOK_ENDPOINTS).
   const server = await startTestServer({ PARTNER_MAX_WEBHOOK_ENDPOINTS: "12" });
   try {
     const key = await newApiKey(server, "hook-partner");

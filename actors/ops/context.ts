@@ -56,7 +56,8 @@ export function cliOpContext(kv: Deno.Kv, config: Config, by: string): OpContext
     transferAddress: () =>
       transfer ??= (async () => {
         if (config.burnTransferAddress) return config.burnTransferAddress;
-        // ROLE=api holds no mnemonic (README "Roles"): the address the worker published, never a generated one.
+        // ROLE=api holds no mnemonic (docs/operations.md "Roles"): the address the worker published, never a generated
+        // one.
         if (config.role === "api") {
           const published = await publishedTransferAddress(kv);
           if (!published) throw new Error("ROLE=api: no worker has published the uAsset transfer address on this KV");
@@ -67,7 +68,7 @@ export function cliOpContext(kv: Deno.Kv, config: Config, by: string): OpContext
         return uAssetTransferAddress(config, deriver);
       })(),
     // The key the servers of this configuration sign with: the same secret file (or JWT_PRIVATE_KEY in deploy mode).
-    // ROLE=worker holds no JWT key, ROLE=api no mnemonic (README "Roles"): each loads only what it holds.
+    // ROLE=worker holds no JWT key, ROLE=api no mnemonic (docs/operations.md "Roles"): each loads only what it holds.
     signingKid: () =>
       kid ??= config.role === "worker"
         ? Promise.resolve(null)

@@ -1,7 +1,7 @@
 /**
- * Operator controls (issue 14): pause and resume per chain and per uAsset, caps per order and per UTC day per uAsset
- * (kv/controls.ts; the order actor applies them, actors/controls.ts). Each change is one atomic, checked against the
- * controls read, with its audit entry. A resume then makes every order waiting on a pause due now.
+ * Operator controls (docs/controls.md): pause and resume per chain and per uAsset, caps per order and per UTC day per
+ * uAsset (kv/controls.ts; the order actor applies them, actors/controls.ts). Each change is one atomic, checked against
+ * the controls read, with its audit entry. A resume then makes every order waiting on a pause due now.
  */
 import { z } from "zod";
 import { CHAIN_SYMBOLS, type ChainSymbol, type UAsset, UASSETS } from "../../chains/catalog.ts";

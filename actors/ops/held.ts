@@ -1,5 +1,6 @@
 /**
- * Held records (issue 14): what waits for an operator, listed and released through one implementation.
+ * Held records (docs/admin-api.md, docs/refunds.md): what waits for an operator, listed and released through one
+ * implementation.
  *
  * - `order:<orderId>`: an order hold (kv/pipeline.ts `orderHoldKey`), set by a reorg past finality (kind `reorg`) or
  *   by a cap (kind `cap`, actors/controls.ts). Release lifts it and makes the order due now; a cap hold's release

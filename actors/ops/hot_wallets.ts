@@ -1,7 +1,7 @@
 /**
- * Hot wallets of the account chains (README "Rotating a hot wallet"): which derivation index is in effect, the wallets
- * retired and their drains, and the rotation itself; and the UTXO chains' change addresses, rotated the same way with
- * nothing to drain. A rotation writes the new index, its audit entry and the
+ * Hot wallets of the account chains (docs/operations.md "Rotating a hot wallet"): which derivation index is in effect,
+ * the wallets retired and their drains, and the rotation itself; and the UTXO chains' change addresses, rotated the
+ * same way with nothing to drain. A rotation writes the new index, its audit entry and the
  * `hot_wallet_rotation` alert in one commit (actors/hot_wallet_rotation.ts); the old wallet is then drained into the new
  * one by the service, write-ahead, once nothing recorded against it is open.
  */

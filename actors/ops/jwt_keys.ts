@@ -1,7 +1,7 @@
 /**
- * JWT signing keys (kv/jwt_keys.ts): listed, and retired by an operator at the end of a rotation (README, rotating
- * the JWT signing key), from the shell or over the admin API with scope `keys` (as partner keys: both decide whose
- * tokens work). Retiring appends its audit entry in the same commit and ends the key's tokens at once in every
+ * JWT signing keys (kv/jwt_keys.ts): listed, and retired by an operator at the end of a rotation (docs/operations.md,
+ * "Rotating the JWT signing key"), from the shell or over the admin API with scope `keys` (as partner keys: both decide
+ * whose tokens work). Retiring appends its audit entry in the same commit and ends the key's tokens at once in every
  * process; the key this process signs with is never retired from here.
  */
 import { z } from "zod";

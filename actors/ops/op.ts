@@ -1,6 +1,6 @@
 /**
- * Operator operations (issue 14): every action and report an operator has, declared once and served twice, by the
- * CLI (`deno task admin <words>`, cli/ops_cli.ts) and by the admin API (`/admin/...`, routes/admin.ts), with one
+ * Operator operations (docs/admin-api.md): every action and report an operator has, declared once and served twice, by
+ * the CLI (`deno task admin <words>`, cli/ops_cli.ts) and by the admin API (`/admin/...`, routes/admin.ts), with one
  * input schema, one implementation and one output schema. Nothing an operator does has a second code path.
  *
  * - `name`: the CLI words (`audit`, `chain pause`); `positionals` are the input fields read from bare arguments,
@@ -35,7 +35,7 @@ export interface OpContext {
   transferAddress(): Promise<string>;
   /**
    * The `kid` of the JWT key this process signs with (the server's, or the CLI's from the same configuration), or null
-   * where the configuration holds none (`ROLE=worker`, README "Roles").
+   * where the configuration holds none (`ROLE=worker`, docs/operations.md "Roles").
    */
   signingKid(): Promise<string | null>;
 }

@@ -1,5 +1,5 @@
 /**
- * Resolution of held records by refund (issue 14 item 4, docs/refunds.md): `held refund <id> [--to <address>]`
+ * Resolution of held records by refund (docs/refunds.md): `held refund <id> [--to <address>]`
  * creates the refund in one atomic with the held record's removal (or the held order's cancellation) and its audit
  * entry; the refund actor (actors/refunds.ts) then sends it write-ahead. `refunds` lists them.
  */

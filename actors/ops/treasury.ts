@@ -178,7 +178,9 @@ const AccountTreasurySchema = z.object({
     balanceError: z.string().optional(),
     reserve: z.string(),
     held: z.object({ count: z.number().int(), amount: z.string() }),
-    index: z.number().int().describe('the hot wallet\'s derivation index in effect (README "Rotating a hot wallet")'),
+    index: z.number().int().describe(
+      'the hot wallet\'s derivation index in effect (docs/operations.md "Rotating a hot wallet")',
+    ),
   }),
   retiredWallets: z.array(z.object({
     index: z.number().int(),

@@ -1,9 +1,10 @@
 /**
- * The signer process's hourly outflow limit per chain (README "Roles", the signer process): value leaving our control
- * (a burn's payout, a refund, a cold sweep) counts; moves between our own addresses (sweeps, consolidations, drains)
- * do not, and purposes.ts says which is which. The window is the last 60 whole minutes plus the current one, so a
- * signature counts for at least an hour and at most 61 minutes: the limit errs on the side of refusing. A payout
- * signed again (a retry after its record lost a race, a re-sign after proven death) counts again, for the same reason.
+ * The signer process's hourly outflow limit per chain (docs/operations.md "Roles", the signer process): value leaving
+ * our control (a burn's payout, a refund, a cold sweep) counts; moves between our own addresses (sweeps,
+ * consolidations, drains) do not, and purposes.ts says which is which. The window is the last 60 whole minutes plus the
+ * current one, so a signature counts for at least an hour and at most 61 minutes: the limit errs on the side of
+ * refusing. A payout signed again (a retry after its record lost a race, a re-sign after proven death) counts again,
+ * for the same reason.
  *
  * The check and the spend are one conditional write (kv/signer_outflow.ts): of two signer processes on one KV, only
  * one can spend the last of the hour.

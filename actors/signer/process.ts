@@ -1,8 +1,8 @@
 /**
- * `ROLE=signer` (README "Roles", the signer process): the process that holds the master mnemonic and the EVM minter
- * key for a keyless worker (one started with the same `SIGNER_SOCKET`). It serves the socket (service.ts) and does
- * the two other things only the mnemonic can: it refills the deposit pool the api processes hand addresses out of
- * (kv/mint_wallets.ts), and publishes the uAsset transfer address the workers and api processes read. It serves no
+ * `ROLE=signer` (docs/operations.md "Roles", the signer process): the process that holds the master mnemonic and the
+ * EVM minter key for a keyless worker (one started with the same `SIGNER_SOCKET`). It serves the socket (service.ts)
+ * and does the two other things only the mnemonic can: it refills the deposit pool the api processes hand addresses out
+ * of (kv/mint_wallets.ts), and publishes the uAsset transfer address the workers and api processes read. It serves no
  * HTTP and runs no watcher or actor; it reads KV to check requests and writes only its outflow window, alerts, the
  * pool and the published address.
  */

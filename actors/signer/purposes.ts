@@ -1,7 +1,7 @@
 /**
- * What the signer process expects a transaction to do for the purpose it is asked to sign for (README "Roles", the
- * signer process), read from the purpose's own record in KV, never from the request: one checker per purpose kind.
- * Built:
+ * What the signer process expects a transaction to do for the purpose it is asked to sign for (docs/operations.md
+ * "Roles", the signer process), read from the purpose's own record in KV, never from the request: one checker per
+ * purpose kind. Built:
  * - `order`: a mint order's mint by the minter key (recipient, amount, deposit id, contract, chain id); a burn order's
  *   payout from an account chain's hot wallet (destination, amount, memo or tag), counted as outflow;
  * - `refund`: a native refund's payout from an account chain's hot wallet (counted as outflow), a uAsset refund's
@@ -12,8 +12,8 @@
  * - `cold_sweep`: a payout from the hot wallet in effect to the cold address in effect (kv/cold_addresses.ts), counted
  *   as outflow: a worker that forged the cold address record in KV can move no more than the hourly limit;
  * - `drain`: a retired hot wallet (the key asked for) to the hot wallet in effect (kv/hot_wallets.ts), nothing else.
- * The hot wallet in effect is the index kv/hot_wallets.ts records (README "Rotating a hot wallet"): a payout is signed
- * by that key only.
+ * The hot wallet in effect is the index kv/hot_wallets.ts records (docs/operations.md "Rotating a hot wallet"): a
+ * payout is signed by that key only.
  *
  * UTXO chains (doge, zec; `expectedForUtxo`): every input is a treasury coin of ours, read from KV by the signer
  * (actors/signer/utxo.ts), and every output other than the one the record names goes to one of our change addresses

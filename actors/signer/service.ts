@@ -1,10 +1,10 @@
 /**
- * The signer process (README "Roles", the signer process): it holds the master mnemonic and the EVM minter key, and
- * answers the worker's requests on a unix socket (chains/signer_protocol.ts). A signature is given only when, in order:
- * (1) what it is asked to sign is the digest or message of the unsigned bytes it is shown, recomputed here with the
- * chain's library (chains/signed_assembly.ts); (2) the purpose names a record in KV that expects a transaction now
- * (purposes.ts); (3) the bytes, signed, decode with the chain's own explainer (the one every prepared transaction is
- * read back with before it is recorded, docs/verify-before-record.md) to exactly what that record says, fee within
+ * The signer process (docs/operations.md "Roles", the signer process): it holds the master mnemonic and the EVM minter
+ * key, and answers the worker's requests on a unix socket (chains/signer_protocol.ts). A signature is given only when,
+ * in order: (1) what it is asked to sign is the digest or message of the unsigned bytes it is shown, recomputed here
+ * with the chain's library (chains/signed_assembly.ts); (2) the purpose names a record in KV that expects a transaction
+ * now (purposes.ts); (3) the bytes, signed, decode with the chain's own explainer (the one every prepared transaction
+ * is read back with before it is recorded, docs/verify-before-record.md) to exactly what that record says, fee within
  * the payer's bound; (4) value leaving our control fits the chain's hourly limit (outflow.ts), spent in the same
  * decision. The signature is computed before (2), since the explainers read signed bytes, and is released only after
  * (4). Every refusal is logged and raises `signer_refused` (subject: the purpose), and the worker's step fails and
@@ -193,8 +193,8 @@ function hex(bytes: Uint8Array): string {
  * Serves `opts` on the unix socket at `path`, mode 0660: the signer's user and the socket's group may connect (a unix
  * socket needs write permission to connect). Not 0600: that would make the worker run as the signer's own user, who
  * can read the signer's key files and its memory, which is what the separate process is there to prevent; the
- * worker's user is in the group instead (README "Roles", the signer process). A stale socket file left by a killed
- * signer is replaced; any other file at `path` is refused. One request per connection.
+ * worker's user is in the group instead (docs/operations.md "Roles", the signer process). A stale socket file left by a
+ * killed signer is replaced; any other file at `path` is refused. One request per connection.
  */
 export async function serveSigner(
   opts: SignerServiceOptions & { path: string },

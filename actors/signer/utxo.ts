@@ -1,7 +1,7 @@
 /**
- * The signer process's UTXO requests (README "Roles", the signer process): a doge or zec transaction, every input at
- * once (chains/signer_protocol.ts `signUtxo`). What the bytes lack to be checked (what each input spends) the signer
- * reads itself, never from the request, since a lying amount is how a fee-drain attack works:
+ * The signer process's UTXO requests (docs/operations.md "Roles", the signer process): a doge or zec transaction, every
+ * input at once (chains/signer_protocol.ts `signUtxo`). What the bytes lack to be checked (what each input spends) the
+ * signer reads itself, never from the request, since a lying amount is how a fee-drain attack works:
  *
  * 1. the unsigned transaction is read by the family's one decoder (chains/utxo/explain.ts, its unsigned entry point);
  * 2. each input spends a treasury coin of ours (kv/treasury.ts coin records, by outpoint: not a coinbase, not spent,

@@ -25,7 +25,7 @@ export interface DeployUAssetsOptions {
   supplyCap: Record<UAsset, bigint>;
   /**
    * What the minter may mint per uAsset before the admin tops it up (wei): all a stolen minter key could ever mint.
-   * Each mint spends it; only the admin raises it (`configureMinter`, README "Minter allowance").
+   * Each mint spends it; only the admin raises it (`configureMinter`, docs/live-chains.md "Minter allowance").
    */
   minterAllowance: Record<UAsset, bigint>;
   /** Accepts `admin` equal to `minter`. Never on a chain that carries value. */

@@ -68,7 +68,7 @@ export interface EvmChainAdapters {
   client: EvmClient;
   reader: ChainReader;
   minter: EvmMinter;
-  /** Supply, balances and `Minted` events (issue 14), from the minter's `mintedLogsFromBlock`. */
+  /** Supply, balances and `Minted` events (docs/reconciliation.md), from the minter's `mintedLogsFromBlock`. */
   view: UAssetView;
   /** The transfer address's sender; absent without `transferSigner`. */
   uAssetSender?: UAssetSender;

@@ -1,8 +1,8 @@
 /**
- * Mints uAssets on one EVM chain with the minter key, following write-ahead (DESIGN.md invariant 2): `prepareMint`
- * signs without sending and hands the pipeline its reservations as data (the nonce, checked against the counter it
- * read, and the mint note), which kv/chain_state.ts writes in the same atomic that records the transaction, so of two
- * concurrent preparations only the committed one ever exists for the chain. A transaction that
+ * Mints uAssets on one EVM chain with the minter key, following write-ahead (docs/architecture.md invariant 2):
+ * `prepareMint` signs without sending and hands the pipeline its reservations as data (the nonce, checked against the
+ * counter it read, and the mint note), which kv/chain_state.ts writes in the same atomic that records the transaction,
+ * so of two concurrent preparations only the committed one ever exists for the chain. A transaction that
  * stays pending is replaced at the same nonce when the network's fee estimate has risen above what it offers; each
  * replacement is recorded before it is sent, and the same nonce plus the contract's refusal of a reused deposit id
  * keep it to one mint. No version ever offers more than the chain's fee cap, and a transaction has at most
@@ -179,7 +179,7 @@ function adminRefusalOf(err: unknown, chain: EvmChain, req: MintRequest): string
   if (data?.errorName === "MinterAllowanceExceeded") {
     const [allowance, amount] = data.args as readonly bigint[];
     return `${chain}: minting ${amount} wei of ${req.asset} is above the minter's allowance of ${allowance} wei left; ` +
-      `the mint waits until the admin raises it (configureMinter, README "Minter allowance")`;
+      `the mint waits until the admin raises it (configureMinter, docs/live-chains.md "Minter allowance")`;
   }
   if (data?.errorName === "SupplyCapExceeded") {
     const [cap, wouldBe] = data.args as readonly bigint[];

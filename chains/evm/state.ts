@@ -2,7 +2,7 @@
  * What the EVM adapter remembers between calls: the next nonce of its account, the note of a mint it recorded, the
  * fee-bumped versions of a recorded transaction, and whether the fee cap already stopped those bumps. The adapter
  * does not know where these live; kv/chain_state.ts `evmKvState` keeps them in KV and config/registry.ts hands it in
- * (README.md "Layout": chains/ never imports kv/).
+ * (docs/architecture.md "Layout": chains/ never imports kv/).
  */
 import type { EvmChain, UAsset } from "../catalog.ts";
 

@@ -1,9 +1,9 @@
 /**
- * The live `UAssetView` of one EVM chain (issue 14): `totalSupply` and `balanceOf` by `eth_call` at `latest`, and every
- * `Minted(depositId, to, amount)` event of a uAsset contract from the block it was deployed in (`<CHAIN>_DEPLOY_BLOCK`,
- * the minter's `mintedLogsFromBlock`) to the tip, read with `eth_getLogs` in ranges of the reader's `maxRange`, halving
- * a range a provider refuses as too large (chains/evm/log_range.ts `rangeRefusal`). Transient RPC failures are
- * `TransientChainError`s, as everywhere: the caller reports that part as unknown.
+ * The live `UAssetView` of one EVM chain (docs/reconciliation.md): `totalSupply` and `balanceOf` by `eth_call` at
+ * `latest`, and every `Minted(depositId, to, amount)` event of a uAsset contract from the block it was deployed in
+ * (`<CHAIN>_DEPLOY_BLOCK`, the minter's `mintedLogsFromBlock`) to the tip, read with `eth_getLogs` in ranges of the
+ * reader's `maxRange`, halving a range a provider refuses as too large (chains/evm/log_range.ts `rangeRefusal`).
+ * Transient RPC failures are `TransientChainError`s, as everywhere: the caller reports that part as unknown.
  */
 import { type Address, erc20Abi, type Hex } from "viem";
 import type { MintedEvent, UAssetView } from "../adapter.ts";

@@ -6,7 +6,8 @@
  *
  * The refusal is transient (`TransientChainError`): it says nothing about our request, the node (or another one) may
  * answer well next time, and meanwhile nothing moves: the watcher's cursor stays before the block, nothing is recorded,
- * no payout is prepared (README.md, "Transient RPC errors reschedule the step with exponential backoff").
+ * no payout is prepared (docs/architecture.md, "How the order pipeline works": transient RPC errors reschedule the step
+ * with exponential backoff).
  *
  * Amounts (lamports, MIST, zatoshis) become `bigint` here and nowhere else: a JSON integer that is safe, or a string of
  * decimal digits (chains/shared/http_failover.ts `parseExactJson` hands every number that is not a safe integer over

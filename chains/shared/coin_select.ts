@@ -42,9 +42,9 @@ export type Selection<C extends SelectableCoin> =
 
 /**
  * The most coins one of our transactions spends (a payout, a refund, a consolidation). The atomic that records it
- * checks each coin's lock, and a Deno KV atomic takes at most 100 checks (DESIGN.md, Deno KV limits) with the
- * record's own checks beside them: past this a transaction could never be recorded, and its order would wait for
- * ever. The simulated ledger's own submission checks two keys per input (chains/sim/ledger.ts `addSpends`), so 40
+ * checks each coin's lock, and a Deno KV atomic takes at most 100 checks (docs/architecture.md "Actors on Deno KV")
+ * with the record's own checks beside them: past this a transaction could never be recorded, and its order would wait
+ * for ever. The simulated ledger's own submission checks two keys per input (chains/sim/ledger.ts `addSpends`), so 40
  * keeps it under the limit too. Also far under every node's standard transaction size.
  */
 export const MAX_TX_INPUTS = 40;

@@ -19,7 +19,7 @@ export function redactUrls(text: string): string {
 }
 
 /**
- * The error an RPC client lets out (README.md, decisions: "RPC URLs in errors"): `err` as is when none of its own
+ * The error an RPC client lets out (docs/partners.md "RPC URLs in errors"): `err` as is when none of its own
  * texts quotes a URL whole, else a copy of the same class with every own text (message, stack, viem's `details`,
  * `shortMessage`, `metaMessages`, `url`) redacted and `err` itself as its `cause`. Class, code and status stay, so
  * `instanceof`, viem's `walk` and the transient-error rules read it as before, and whoever stores or shows its

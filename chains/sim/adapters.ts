@@ -2,7 +2,7 @@
  * The sim-mode `Chains`: readers, minters and payers over the embedded `SimLedger`s. Every call first rolls the
  * chain's `rpcErrorRate` and may throw `TransientChainError` without reaching the ledger, which is how the pipeline's
  * retries get exercised. Prepared transactions carry a random nonce, so preparing the same request twice gives two
- * different transactions: exactly the hazard write-ahead recording (DESIGN.md invariant 2) exists for.
+ * different transactions: exactly the hazard write-ahead recording (docs/architecture.md invariant 2) exists for.
  *
  * Payouts on sol, xrp, sui and zec carry the expiry their live chain would set (ledger.ts `SIM_PAYOUT_EXPIRY`), and
  * the reader proves an expired one dead. On doge and zec a payout request naming coins is a UTXO-mode payout
@@ -160,8 +160,8 @@ export function defaultSimOperatorAddress(chain: NativeChain): string {
 }
 
 /**
- * The sim hot wallet at derivation index `index` (README "Rotating a hot wallet"): the operator address at 0, as
- * before rotations existed, and a name of its own for every later index.
+ * The sim hot wallet at derivation index `index` (docs/operations.md "Rotating a hot wallet"): the operator address at
+ * 0, as before rotations existed, and a name of its own for every later index.
  */
 export function simHotWallet(operatorAddress: string, index: number): string {
   return index === 0 ? operatorAddress : `${operatorAddress}-${index}`;
@@ -308,7 +308,7 @@ export function simChains(kv: Deno.Kv, opts: SimChainsOptions = {}): SimChains {
       /**
        * One ledger serves both families. Coins given are spent (a UTXO payout or consolidation); a payout without
        * coins (a sim doge/zec payout asked with `coins: []`, which only tests do: the pipeline always funds UTXO
-       * payouts from treasury coins) keeps the account-style hot-wallet balance (README, sim section).
+       * payouts from treasury coins) keeps the account-style hot-wallet balance (docs/simulated-chains.md).
        */
       const preparePayout = (
         req: PayoutRequest & { coins?: PayoutCoin[] },

@@ -1,12 +1,12 @@
 /**
- * The simulated ledger of one chain, kept in the service's own Deno KV under `["sim", chain, ...]` (DESIGN.md "Sim
- * mode"). It behaves like a chain where it matters to custody code: transactions take effect when submitted, sit
- * pending until a block seals them, gain confirmations with every block, can fail, can be reorganised out, and the
- * simulated uAsset contract refuses a deposit id it has minted. A payout may carry an expiry (a height, a ledger
- * index, or an epoch of SIM_EPOCH_BLOCKS blocks, as sol, xrp, zec and sui payouts do): it is never included above it,
- * a pending one is dropped (its effects undone) by the first block past it, and the reader then proves it dead.
- * Solana's sim can skip slots: a height with no block. Every state change is one `kv.atomic()` checked by
- * versionstamp and retried on conflict, so concurrent requests, the block producer and other processes sharing the
+ * The simulated ledger of one chain, kept in the service's own Deno KV under `["sim", chain, ...]`
+ * (docs/architecture.md "Sim mode"). It behaves like a chain where it matters to custody code: transactions take effect
+ * when submitted, sit pending until a block seals them, gain confirmations with every block, can fail, can be
+ * reorganised out, and the simulated uAsset contract refuses a deposit id it has minted. A payout may carry an expiry
+ * (a height, a ledger index, or an epoch of SIM_EPOCH_BLOCKS blocks, as sol, xrp, zec and sui payouts do): it is never
+ * included above it, a pending one is dropped (its effects undone) by the first block past it, and the reader then
+ * proves it dead. Solana's sim can skip slots: a height with no block. Every state change is one `kv.atomic()` checked
+ * by versionstamp and retried on conflict, so concurrent requests, the block producer and other processes sharing the
  * KV file never lose or double an effect.
  */
 import { z } from "zod";

@@ -1,9 +1,9 @@
 /**
- * The sim-mode `UAssetView` (issue 14): the uAsset contracts of one simulated EVM chain as its ledger has them. Supply
- * is every balance added up, balances are the ledger's, and the `Minted` events are its included, successful `mint`
- * transactions. A sim `faucet` credit raises the supply but is no mint (it has no event), as uAssets created outside
- * the contract's `mint` would be on a real chain. Every call rolls the chain's injected RPC error rate, like the other
- * sim adapters.
+ * The sim-mode `UAssetView` (docs/reconciliation.md): the uAsset contracts of one simulated EVM chain as its ledger has
+ * them. Supply is every balance added up, balances are the ledger's, and the `Minted` events are its included,
+ * successful `mint` transactions. A sim `faucet` credit raises the supply but is no mint (it has no event), as uAssets
+ * created outside the contract's `mint` would be on a real chain. Every call rolls the chain's injected RPC error rate,
+ * like the other sim adapters.
  */
 import { type MintedEvent, TransientChainError, type UAssetView } from "../adapter.ts";
 import type { EvmChain, UAsset } from "../catalog.ts";

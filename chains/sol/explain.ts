@@ -9,8 +9,8 @@
  * ours distinct (docs/toolchain-notes.md: ed25519 signatures are deterministic). Anything else this refuses: another
  * program (ComputeBudget included: a priority fee is value paid to the leader), another System instruction (an
  * `AdvanceNonceAccount` would give it a durable nonce, which never expires and defeats the proof of death in
- * README.md "Stuck payouts"), a transfer from an account other than the fee payer, a memo that names accounts, a
- * version 0 or later message (address lookup tables), a missing or invalid signature.
+ * docs/live-chains.md "Stuck payouts"), a transfer from an account other than the fee payer, a memo that names
+ * accounts, a version 0 or later message (address lookup tables), a missing or invalid signature.
  *
  * What the bytes do not carry: the blockhash's `lastValidBlockHeight` (the expiry recorded with the payout comes from
  * the node, not from the bytes), so `expiry` is absent; the fee (the base fee per signature is the cluster's, and we

@@ -59,8 +59,8 @@ export async function explainSuiTx(raw: string): Promise<TxEffects> {
   }
   if (tx.gasData.payment.length === 0) throw new Error("Sui transaction refused: it names no gas payment coin");
   if (tx.expiration.$kind !== "Epoch" || tx.expiration.Epoch === undefined) {
-    // The payer always sets one: without it a lost transaction could never be proven dead (README.md: a sui
-    // transaction is dead once its epoch expired and its digest is unknown).
+    // The payer always sets one: without it a lost transaction could never be proven dead (docs/architecture.md "Where
+    // native coins live": a sui transaction is dead once its epoch expired and its digest is unknown).
     throw new Error(`Sui transaction refused: expiration ${tx.expiration.$kind}, not an epoch`);
   }
   const epoch = Number(tx.expiration.Epoch);

@@ -2,15 +2,15 @@
  * The shared `UtxoPayer` (doge, zec): builds a payout from the coins the caller chose (kv/treasury.ts and
  * coin selection, with the same fee rule), signs it in the chain's three steps (tx.ts `UtxoTxFamily`: built unsigned,
  * each input's sighash, the signatures put in) through its signing port (a Signer in this process, or the signer
- * process, which recomputes each sighash from its own treasury records: README "Roles"), and returns it as data to be
- * recorded before it is sent (chains/adapter.ts). It never writes KV and never re-signs: `nudge` re-sends the very
- * bytes that were recorded.
+ * process, which recomputes each sighash from its own treasury records: docs/operations.md "Roles"), and returns it as
+ * data to be recorded before it is sent (chains/adapter.ts). It never writes KV and never re-signs: `nudge` re-sends
+ * the very bytes that were recorded.
  *
  * Outputs: the destination first (index 0), our change second (index 1) when the change is not dust
- * (chains/shared/utxo_fee.ts `payoutChange`), at the change key in effect (`changeIndex`: 0 until a rotation, README
- * "Rotating a hot wallet"). Keys: a coin at one of our change addresses is signed with the change key at its
- * `derivationIndex` (branch "change"); any other coin with the deposit key at its `derivationIndex`, after checking that
- * key's address is the coin's address: a coin we cannot prove ours is never signed for.
+ * (chains/shared/utxo_fee.ts `payoutChange`), at the change key in effect (`changeIndex`: 0 until a rotation,
+ * docs/operations.md "Rotating a hot wallet"). Keys: a coin at one of our change addresses is signed with the change
+ * key at its `derivationIndex` (branch "change"); any other coin with the deposit key at its `derivationIndex`, after
+ * checking that key's address is the coin's address: a coin we cannot prove ours is never signed for.
  */
 import { outpointsOf, type PayoutCoin, type PreparedTx, type UtxoPayer, type UtxoPayoutRequest } from "../adapter.ts";
 import type { UtxoChain } from "../catalog.ts";

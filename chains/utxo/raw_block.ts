@@ -3,10 +3,10 @@
  * hash and parent, then every transaction decoded by `coreTxView` (bitcoinjs-lib; amounts bigint, the node's float
  * `value` never exists here).
  *
- * Why raw blocks: Dogecoin Core 1.14's `getblock` takes a boolean `verbose` only (DESIGN.md, "Chain facts"): `true`
- * lists txids, so reading a block's transactions took one `getrawtransaction` per transaction on top (2 + txs calls per
- * block); `false` answers the whole block in one call, in fewer bytes (the transactions' hex with no per-call JSON
- * around each). Litecoin Core 0.21 (the regtest node of the tests) reads `false` as verbosity 0, the same bytes.
+ * Why raw blocks: Dogecoin Core 1.14's `getblock` takes a boolean `verbose` only (docs/architecture.md, "Chain facts"):
+ * `true` lists txids, so reading a block's transactions took one `getrawtransaction` per transaction on top (2 + txs
+ * calls per block); `false` answers the whole block in one call, in fewer bytes (the transactions' hex with no per-call
+ * JSON around each). Litecoin Core 0.21 (the regtest node of the tests) reads `false` as verbosity 0, the same bytes.
  *
  * Merged mining: a Dogecoin header whose version has bit 8 set (`VERSION_AUXPOW`, 0x100; Dogecoin Core 1.14
  * src/primitives/pureheader.h) is followed by its AuxPoW (src/auxpow.h `CAuxPow` serialisation): the parent chain's

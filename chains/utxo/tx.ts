@@ -6,8 +6,8 @@
  *
  * Each family is also split into its three steps (`UtxoTxFamily`: build the unsigned transaction, compute each input's
  * sighash from the coins it spends, put the signatures in), so the same code serves a signer in this process and the
- * separate signer process (README "Roles", the signer process), which is shown the unsigned bytes and recomputes every
- * sighash itself from its own reading of the coins (actors/signer/utxo.ts).
+ * separate signer process (docs/operations.md "Roles", the signer process), which is shown the unsigned bytes and
+ * recomputes every sighash itself from its own reading of the coins (actors/signer/utxo.ts).
  */
 import type { PayoutCoin } from "../adapter.ts";
 import type { UtxoNetwork } from "./network.ts";

@@ -14,9 +14,9 @@
  * (`server_info` gives the same as decimal XRP in `*_xrp` fields: not read here). Both become `bigint`; a float, a
  * negative, an exponent or any non-digit is refused, never rounded.
  *
- * Ledger transactions come in two shapes (README.md, "Live Solana, XRP Ledger and Sui"): API v2 `{tx_json, meta,
- * hash}` and v1 with the fields inline and the metadata under `metaData` (`meta` in v1 `tx` answers). `txEntry` reads
- * both into one `XrplTxEntry`.
+ * Ledger transactions come in two shapes (docs/live-chains.md, "Live Solana, XRP Ledger and Sui"): API v2 `{tx_json,
+ * meta, hash}` and v1 with the fields inline and the metadata under `metaData` (`meta` in v1 `tx` answers). `txEntry`
+ * reads both into one `XrplTxEntry`.
  */
 import { z } from "zod";
 import {

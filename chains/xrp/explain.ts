@@ -5,8 +5,8 @@
  * The payer builds one thing: a single-signed `Payment` of XRP (drops) from the hot wallet (a payout, with the
  * destination tag the partner's memo names) or from a deposit address to the hot wallet (a sweep, no tag). Anything
  * else in a blob is refused, not ignored: a field or flag we never set can change what a payment delivers or who may
- * sign it (a partial payment, `tfPartialPayment`, delivers less than its `Amount`: README.md counts only
- * `delivered_amount`).
+ * sign it (a partial payment, `tfPartialPayment`, delivers less than its `Amount`: docs/architecture.md "Chain facts"
+ * counts only `delivered_amount`).
  */
 import { decode, deriveAddress, encode, hashes, type Transaction, verifySignature } from "xrpl";
 import type { PreparedTx } from "../adapter.ts";
@@ -135,7 +135,8 @@ export async function explainXrpTx(raw: string): Promise<TxEffects> {
   const amount = drops(tx.Amount, "Amount");
   const fee = drops(tx.Fee, "Fee");
   if (!isUint32(tx.Sequence)) return fail(`Sequence ${JSON.stringify(tx.Sequence)} is not a uint32`);
-  // Without LastLedgerSequence a lost payout is never provably dead (README.md, "Stuck payouts"): the payer sets it.
+  // Without LastLedgerSequence a lost payout is never provably dead (docs/live-chains.md, "Stuck payouts"): the payer
+  // sets it.
   if (!isUint32(tx.LastLedgerSequence)) fail("the Payment has no LastLedgerSequence: it would never expire");
   if (tx.DestinationTag !== undefined && !isUint32(tx.DestinationTag)) {
     fail(`DestinationTag ${JSON.stringify(tx.DestinationTag)} is not a uint32`);
@@ -155,8 +156,8 @@ export async function explainXrpTx(raw: string): Promise<TxEffects> {
 /**
  * What `differences` (chains/effects.ts) does not compare: whether the record kept with the blob (`PreparedTx`)
  * says what the blob does. The reader finds a payout by `txHash` and proves it dead by `expiry` and `consumes`
- * (README.md, "Stuck payouts"): a record that misstates them could let a payout that can still land be called dead
- * and paid again. Also the fee cap, which `differences` does not hold account chains to. Empty when all agree.
+ * (docs/live-chains.md, "Stuck payouts"): a record that misstates them could let a payout that can still land be called
+ * dead and paid again. Also the fee cap, which `differences` does not hold account chains to. Empty when all agree.
  */
 export function xrpRecordDifferences(prepared: PreparedTx, effects: TxEffects, maxFee?: bigint): string[] {
   const out: string[] = [];

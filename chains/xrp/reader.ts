@@ -1,7 +1,7 @@
 /**
  * The XRP Ledger reader: validated ledgers only (a validated ledger never changes, so every answer here is final).
  *
- * What counts as a deposit (DESIGN.md "XRP Ledger"): a `Payment` whose result is `tesSUCCESS` and whose
+ * What counts as a deposit (docs/architecture.md "XRP Ledger"): a `Payment` whose result is `tesSUCCESS` and whose
  * `meta.delivered_amount` is a string (drops). Never `Amount`: with `tfPartialPayment` it can exceed what arrived.
  * Everything else that raises an account's XRP balance in a successful transaction (an `AccountDelete` to it,
  * `EscrowFinish`, `CheckCash`, `PaymentChannelClaim`, ...) and an issued-currency payment to an address is reported

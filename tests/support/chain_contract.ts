@@ -11,9 +11,9 @@
  * Besides an order's payout or mint (`prepare`), a harness hands in the adapter's other outgoing transactions
  * (`purposes`): a sweep (account chains), a consolidation (UTXO chains), a burn (EVM). Those cases record the
  * transaction as its store does and then leave it to the one driver (actors/sent_tx.ts `followSentTx`) under the
- * purpose's policy (actors/follow_up.ts), as its actor does (DESIGN.md "Write ahead of the chain"): the driver alone
- * must send it after a crash and settle it once, or prove it dead, and the effects it returns, written by the one
- * writer (kv/sent_tx_effects.ts), must be what the purpose's records need.
+ * purpose's policy (actors/follow_up.ts), as its actor does (docs/architecture.md "Write ahead of the chain"): the
+ * driver alone must send it after a crash and settle it once, or prove it dead, and the effects it returns, written by
+ * the one writer (kv/sent_tx_effects.ts), must be what the purpose's records need.
  */
 import assert from "node:assert/strict";
 import { deadEffects } from "../../model/sent_tx_effects.ts";

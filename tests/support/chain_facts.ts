@@ -59,7 +59,9 @@ export async function payoutTxs(kv: Deno.Kv, chain: ChainSymbol, orderId: string
   return (await ledgerTxs(kv, chain)).filter((t) => t.tx.kind === "payout" && t.tx.orderId === orderId);
 }
 
-/** sha256("chain:txHash:index") as 0x-hex: the deposit identity the mint must carry (DESIGN.md invariant 2). */
+/**
+ * sha256("chain:txHash:index") as 0x-hex: the deposit identity the mint must carry (docs/architecture.md invariant 2).
+ */
 export async function expectedDepositId(chain: string, txHash: string, index = 0): Promise<string> {
   const d = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${chain}:${txHash}:${index}`));
   return "0x" + Array.from(new Uint8Array(d), (b) => b.toString(16).padStart(2, "0")).join("");

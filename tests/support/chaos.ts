@@ -81,9 +81,9 @@ export interface ChaosOptions {
   rpcErrorRate: number;
   drainTimeoutMs: number;
   /**
-   * Cold sweeps on (README "Cold addresses"): every native chain gets a hot band (`coldBand`) and a cold address (an
-   * outside address) before the server starts, so the sims' large hot-wallet and UTXO geneses and the swept deposits
-   * go to cold while payouts go on from what the band keeps.
+   * Cold sweeps on (docs/operations.md "Cold addresses"): every native chain gets a hot band (`coldBand`) and a cold
+   * address (an outside address) before the server starts, so the sims' large hot-wallet and UTXO geneses and the swept
+   * deposits go to cold while payouts go on from what the band keeps.
    */
   coldSweeps?: boolean;
   /** Keep the folder (KV file, server logs) afterwards; it is kept anyway when a check fails. */
@@ -237,7 +237,10 @@ export interface ChaosResult {
   dueLeft: number;
   /** Sweeps of deposits into the hot wallets (sol, xrp, sui), by status; marks left to sweep. */
   sweeps: SweepFigures;
-  /** Cold sweeps of the hot surplus (README "Cold addresses"), by status, and what the completed ones moved per chain. */
+  /**
+   * Cold sweeps of the hot surplus (docs/operations.md "Cold addresses"), by status, and what the completed ones moved
+   * per chain.
+   */
   coldSweeps: ColdSweepFigures;
   /** On-chain burn batches (docs/onchain-burn.md): all of them, and those burned. */
   burnBatches: { total: number; burned: number; orders: number };

@@ -9,7 +9,8 @@
  *   family, regtest P2PKH version 111 like Dogecoin regtest);
  * - zec on the Zebra-shaped server, sol, xrp and sui on their local protocol servers (tests/support/
  *   zebra_rpc_server.ts, solana_rpc_server.ts, rippled_rpc_server.ts, sui_graphql_server.ts): nothing installable here
- *   runs a Zebra, validator, rippled or Sui node (DESIGN.md "Local nodes for tests"). They verify our signatures,
+ *   runs a Zebra, validator, rippled or Sui node (docs/architecture.md "Local nodes for tests"). They verify our
+ * signatures,
  *   sequences, fees and expiries as the nodes would;
  * - katana, world and unichain simulated, as devnet does with every chain it is not given (config/chain_mode.ts): no
  *   deposit or burn of the run touches them.
@@ -19,7 +20,7 @@
  * chains (injected by the local servers, paid from litecoind's wallet) and never wait for the server; a burn is a
  * partner's transfer of uAssets the service minted to it, sent once its wallet holds them. Sweeps into the hot wallets
  * run as in production; the operator funds the hot wallets beforehand (payouts pay their fees from it:
- * docs/reconciliation.md, "surplus the operator put in, less payout fees").
+ * docs/reconciliation.md: the surplus the operator put in, less payout fees).
  *
  * The checks are tests/support/chaos.ts `verify`, reading the chains through `liveFacts` instead of the sim ledgers:
  * the same exactly-once, sum, sweep, burn-batch and reconciliation checks, the last run with the service's own

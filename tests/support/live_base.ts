@@ -128,8 +128,8 @@ export async function liveBase(chainId = DEVNET_CHAIN_ID): Promise<LiveBase> {
         };
       },
       async fund(asset, to, amount) {
-        // The admin makes itself a minter of this uAsset with an allowance far above any test's funding (README
-        // "Minter allowance": the role alone mints nothing).
+        // The admin makes itself a minter of this uAsset with an allowance far above any test's funding
+        // (docs/live-chains.md "Minter allowance": the role alone mints nothing).
         let ready = funders.get(asset);
         if (!ready) {
           ready = (async () => {

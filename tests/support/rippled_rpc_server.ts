@@ -1,8 +1,8 @@
 /**
  * A rippled-shaped server: a local Deno.serve endpoint answering rippled's JSON-RPC (`{method, params: [{...}]}` ->
  * `{result: {status, ...}}`) in the shapes rippled documents (xrpl.org "ledger", "tx", "account_info", "fee",
- * "server_state", "server_info", "submit"), over an in-memory chain of ledgers. No rippled runs on this machine kind (DESIGN.md): the
- * xrp tests talk to this and say so in their names.
+ * "server_state", "server_info", "submit"), over an in-memory chain of ledgers. No rippled runs on this machine kind
+ * (docs/architecture.md): the xrp tests talk to this and say so in their names.
  *
  * - Ledgers close on demand (`closeLedgers`); the validated ledger lags the last closed one by `validatedLag`, so a
  *   closed ledger is not validated at once, as on the network. Each ledger is answered in API v1 (transaction fields

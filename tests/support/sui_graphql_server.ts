@@ -3,7 +3,7 @@
  * (matched by operation name, and refused unless the text is the same), executed with graphql-js against the schema
  * shipped in `@mysten/sui` (src/graphql/generated/schema.graphql), so every answer has the schema's shape: BigInt
  * scalars as strings, UInt53 as numbers, null where the schema allows it. No Sui node runs on this machine kind
- * (DESIGN.md): the sui tests talk to this and say so in their names.
+ * (docs/architecture.md): the sui tests talk to this and say so in their names.
  *
  * - An in-memory chain of checkpoints (digest, previous digest, epoch) and epochs (id, reference gas price), and owned
  *   SUI coin objects per address (object id, version, digest, balance).

@@ -2,7 +2,7 @@
  * A Zebra-shaped RPC server: a local Deno.serve JSON-RPC endpoint answering the methods chains/utxo/zebra.ts uses in
  * the shapes Zebra documents (zebra-rpc `TransactionObject`, the snapshot tests in
  * zebra-rpc/src/methods/tests/snapshots/), over an in-memory transparent-only chain. No Zebra runs on this machine
- * kind (DESIGN.md): this is what the zec tests talk to, and they say so in their names.
+ * kind (docs/architecture.md): this is what the zec tests talk to, and they say so in their names.
  *
  * - JSON-RPC over HTTP with basic auth (401 without the right credentials), as Zebra serves it (read from its source at
  *   1c9b24503, which pins jsonrpsee 0.24.10): Zebra's `HttpRequestMiddleware`

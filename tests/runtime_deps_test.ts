@@ -11,35 +11,23 @@
  *   packages.
  */
 import assert from "node:assert/strict";
+import {
+  importedPackage,
+  type Lock,
+  packageId,
+  packageName,
+  readJson,
+  RUNTIME_CONFIG,
+  runtimeLockPackages,
+  TOOLS,
+} from "./support/runtime_set.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
-export const RUNTIME_CONFIG = "runtime/deno.json";
-
-/**
- * Packages deno.json maps for tests, benches and the build tasks only. Every deno.json import is either in
- * runtime/deno.json or here, so a new one is classified on purpose; none of these may appear in the runtime lock.
- */
-export const TOOLS = [
-  "@foundry-rs/anvil-linux-amd64",
-  "@openzeppelin/contracts",
-  "@seriousme/openapi-schema-validator",
-  "ajv",
-  "ajv-formats",
-  "eventsource-parser",
-  "graphql",
-  "litesvm-linux-x64-gnu",
-  "micro-key-producer",
-  "openapi-fetch",
-  "openapi-typescript",
-  "playwright-core",
-  "solc",
-  "yaml",
-];
 
 /**
  * Packages that are in the runtime set without being imported by name: `typescript` is a required peer of gql.tada, a
- * dependency of @mysten/sui; unpinned, Deno resolves that peer to the newest compiler (7.x, a native binary of ~28 MB
- * besides, and outside gql.tada's range). Pinned here to deno.json's 5.9.3, the runtime lock stays a subset of
+ * dependency of @mysten/sui; unpinned, Deno resolves that peer to the newest compiler (7.x: a native binary of ~28 MB
+ * besides, and outside the ^5 || ^6 range @0no-co/graphqlsp asks for, with a warning at every start). Pinned here to deno.json's 5.9.3, the runtime lock stays a subset of
  * deno.lock.
  */
 const PEER_PINS = ["typescript"];
@@ -49,11 +37,6 @@ const NEVER_AT_RUN_TIME = [...TOOLS, "@typescript/native-preview", "@typescript/
   // graphql and yaml are imported by tools here, but also dependencies of @mysten/sui and @hono/zod-openapi.
   !["graphql", "yaml"].includes(p)
 );
-
-interface Lock {
-  npm: Record<string, unknown>;
-  workspace: { dependencies: string[] };
-}
 
 /**
  * A lock entry with its dependencies written out as name@version: a lock names a dependency by its name alone when it
@@ -69,26 +52,6 @@ function lockEntry(lock: Lock, key: string): Record<string, unknown> {
     return found[0];
   };
   return { ...entry, dependencies: (entry.dependencies ?? []).map(full) };
-}
-
-const readJson = async (path: string) => JSON.parse(await Deno.readTextFile(`${ROOT}${path}`));
-
-/** "viem@2.57.20_typescript@5.9.3" -> "viem@2.57.20"; "@solana/kit@8.4.0_..." -> "@solana/kit@8.4.0". */
-export const packageId = (lockKey: string) => {
-  // The name may hold "_" (string_decoder); the version never does, and the peer suffix starts at the first after it.
-  const m = lockKey.match(/^(@?[^@]+)@([^_]+)/);
-  assert.ok(m, `not a package key: ${lockKey}`);
-  return `${m[1]}@${m[2]}`;
-};
-/** "viem@2.57.20" -> "viem"; "@solana/kit@8.4.0" -> "@solana/kit". */
-export const packageName = (id: string) => id.slice(0, id.lastIndexOf("@"));
-/** "npm:/viem@2.57.20/" or "npm:viem@2.57.20" -> "viem". */
-const importedPackage = (target: string) => packageName(target.replace(/^npm:\/?/, "").replace(/\/$/, ""));
-
-/** The packages (name@version) of runtime/deno.lock. */
-export async function runtimeLockPackages(): Promise<Set<string>> {
-  const lock: Lock = await readJson("runtime/deno.lock");
-  return new Set(Object.keys(lock.npm).map(packageId));
 }
 
 async function bareSpecifiers(entry: string): Promise<string[]> {
@@ -213,4 +176,17 @@ Deno.test("installing for main.ts and cli/admin.ts from runtime/deno.json yields
   } finally {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
+});
+
+Deno.test("deno task dev/start/signer/admin and the Dockerfile's install and compiles use runtime/deno.json", async () => {
+  const { tasks } = await readJson("deno.json");
+  for (const name of ["dev", "start", "signer", "admin"]) {
+    assert.ok(tasks[name].split(/\s+/).includes(`--config=${RUNTIME_CONFIG}`), `task ${name}: ${tasks[name]}`);
+  }
+  const dockerfile = (await Deno.readTextFile(`${ROOT}Dockerfile`)).replace(/\\\n/g, " ");
+  const commands = dockerfile.split(/&&|\n/).map((c) => c.trim().replace(/^RUN /, "")).filter((c) =>
+    /^deno (install|compile) /.test(c)
+  );
+  assert.equal(commands.length, 3, commands.join("\n"));
+  for (const c of commands) assert.ok(c.split(/\s+/).includes(`--config=${RUNTIME_CONFIG}`), c);
 });

@@ -63,7 +63,7 @@ async function freshStart(mode: string): Promise<void> {
     await run("git", ["clone", "-q", REPO, `${dir}/repo`]);
     const repo = `${dir}/repo`;
     const denoDir = `${dir}/deno_dir`;
-    const env = { DENO_DIR: denoDir, NO_COLOR: "1", PORT: "0", KV_PATH: `${dir}/kv/kv.sqlite3` };
+    const env = { DENO_DIR: denoDir, NO_COLOR: "1", KV_PATH: `${dir}/kv/kv.sqlite3` };
     const { tasks } = JSON.parse(await Deno.readTextFile(`${repo}/deno.json`));
     if (mode === "compile") {
       await compile(repo, env, dir);
@@ -71,29 +71,35 @@ async function freshStart(mode: string): Promise<void> {
     }
     const words: string[] = tasks.start.split(/\s+/).slice(1);
     const args = mode === "full" ? words.filter((w) => !w.startsWith("--config=")) : words;
+    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const port = (listener.addr as Deno.NetAddr).port;
+    listener.close();
+    const log = await Deno.open(`${dir}/service.log`, { write: true, create: true });
     const started = performance.now();
-    const child = new Deno.Command(Deno.execPath(), { args, cwd: repo, env, stdout: "null", stderr: "piped" })
-      .spawn();
-    // The service prints its address once it listens (PORT=0: a free port); then /healthz is polled.
-    const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
-    let log = "";
-    let url: string | undefined;
-    while (!url) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error(`${mode}: the service exited before listening:\n${log}`);
-      log += value;
-      url = log.match(/listening on (http:\/\/\S+?:\d+)/)?.[1].replace("0.0.0.0", "127.0.0.1");
-    }
-    const drain = (async () => {
-      while (!(await reader.read()).done) { /* keep the pipe flowing */ }
-    })();
-    while ((await fetch(`${url}/healthz`).then((r) => (r.body?.cancel(), r.status), () => 0)) !== 200) {
+    const child = new Deno.Command(Deno.execPath(), {
+      args,
+      cwd: repo,
+      env: { ...env, PORT: String(port) },
+      stdout: "null",
+      stderr: "piped",
+    }).spawn();
+    const logged = child.stderr.pipeTo(log.writable);
+    let status = 0;
+    while (status !== 200) {
       await new Promise((r) => setTimeout(r, 50));
+      status = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => (r.body?.cancel(), r.status), () => 0);
+      const exited = await Promise.race([child.status, Promise.resolve(null)]);
+      if (exited) {
+        await logged;
+        throw new Error(
+          `${mode}: the service exited (${exited.code}):\n${await Deno.readTextFile(`${dir}/service.log`)}`,
+        );
+      }
     }
     const ready = (performance.now() - started) / 1000;
     child.kill("SIGTERM");
     await child.status;
-    await drain;
+    await logged;
     const nodeModules = mode === "full" ? `${repo}/node_modules` : `${repo}/runtime/node_modules`;
     console.log(
       `${mode.padEnd(8)} ready after ${ready.toFixed(1)} s; downloaded (npm cache, unpacked) ` +

@@ -56,7 +56,8 @@ function lockEntry(lock: Lock, key: string): Record<string, unknown> {
 
 async function bareSpecifiers(entry: string): Promise<string[]> {
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["info", "--json", `--config=${RUNTIME_CONFIG}`, entry],
+    // --frozen: a runtime/deno.lock that does not match runtime/deno.json fails here rather than being rewritten.
+    args: ["info", "--json", "--frozen", `--config=${RUNTIME_CONFIG}`, entry],
     cwd: ROOT,
     stdout: "piped",
     stderr: "piped",

@@ -4,7 +4,8 @@
  * until ready, what was downloaded (the npm cache in DENO_DIR, unpacked) and what was installed (node_modules
  * folders), with the package count.
  *
- * - `runtime`: `deno task start`, i.e. runtime/deno.json: the service's own import map;
+ * - `runtime`: the command of `deno task start` (runtime/deno.json: the service's own import map), run directly: a
+ *   `deno task` first installs deno.json's whole set (docs/runtime.md);
  * - `full`: the same `deno run` flags with the repository's deno.json (test and build tools included): how
  *   `deno task start` started before runtime/deno.json.
  *

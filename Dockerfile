@@ -4,17 +4,20 @@
 # `issuance-admin` (cli/admin.ts, the operator CLI: `docker exec <container> issuance-admin ...`). Their permission,
 # unstable and V8 flags are exactly `deno task start`'s and `deno task admin`'s (tests/binary_embedding_test.ts checks
 # it; `--optimize-for-size`: docs/benchmarks.md "What watching costs").
-# The binary embeds the node_modules folder whole (test tools included: anvil, solc, litesvm): `--node-modules-dir=none
-# --exclude-unused-npm` would embed only what main.ts reaches, but Deno 2.9.6 then fails to resolve xrpl's CommonJS
-# requires. Nothing is read at run time but KV_PATH's folder and the configured secret files.
+# Both build from runtime/deno.json (docs/runtime.md): its import map holds only what the service and the CLI import,
+# so runtime/node_modules, which the binaries embed whole, holds no test or build tool (`--node-modules-dir=none` would
+# embed less but Deno 2.9.6 then fails to resolve xrpl's CommonJS requires). The one --exclude leaves out test data of
+# bintrees (a prom-client dependency) that Deno 2.9.6's compile overflows its stack on. Nothing is read at run time
+# but KV_PATH's folder and the configured secret files.
 FROM denoland/deno:2.9.6 AS build
 WORKDIR /app
 COPY . .
-RUN deno install --frozen --entrypoint main.ts cli/admin.ts \
- && deno compile --frozen --allow-net --allow-env --allow-read --allow-write --unstable-kv --unstable-cron \
-      --v8-flags=--optimize-for-size -o /out/bin/issuance main.ts \
- && deno compile --frozen --allow-env --allow-read --allow-write --allow-net --unstable-kv \
-      -o /out/bin/issuance-admin cli/admin.ts \
+RUN deno install --frozen --config=runtime/deno.json --entrypoint main.ts cli/admin.ts \
+ && deno compile --frozen --config=runtime/deno.json --exclude=runtime/node_modules/.deno/bintrees@1.0.2/node_modules/bintrees/test \
+      --allow-net --allow-env --allow-read --allow-write --unstable-kv --unstable-cron --v8-flags=--optimize-for-size \
+      -o /out/bin/issuance main.ts \
+ && deno compile --frozen --config=runtime/deno.json --exclude=runtime/node_modules/.deno/bintrees@1.0.2/node_modules/bintrees/test \
+      --allow-env --allow-read --allow-write --allow-net --unstable-kv -o /out/bin/issuance-admin cli/admin.ts \
  && mkdir -p /out/data
 
 # distroless: no shell, no package manager; `nonroot` runs as uid/gid 65532.

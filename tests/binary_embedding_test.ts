@@ -9,7 +9,8 @@
  *   and a burn, serves its read-only pages, and shuts down cleanly: at run time it reads nothing else;
  * - the Dockerfile compiles the entry point `deno task start` runs, with the same permission and unstable flags (and
  *   the admin CLI with `deno task admin`'s), runs as a non-root user with the KV in its volume, and has a HEALTHCHECK;
- *   its `deno compile` commands resolve everything up to writing the executable.
+ *   its `deno compile` commands run (with a stand-in for Deno's runtime, which only dl.deno.land serves) and embed
+ *   exactly runtime/deno.lock's packages: no test or build tool (docs/runtime.md).
  */
 import assert from "node:assert/strict";
 import { generateMnemonic } from "@scure/bip39";
@@ -21,6 +22,7 @@ import { openKv } from "../kv/open.ts";
 import { SIM_DESTINATION } from "./support/burns.ts";
 import { ChildServer } from "./support/child_server.ts";
 import { type Json, terminal } from "./support/pipeline.ts";
+import { packageId, packageName, runtimeLockPackages, TOOLS } from "./support/runtime_set.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 
@@ -377,25 +379,60 @@ Deno.test("the Dockerfile compiles deno task start's entry point with its flags,
   assert.match(health, new RegExp(`CMD \\["${entrypoint[0]}", "healthcheck"`));
 });
 
-Deno.test("the Dockerfile's deno compile commands run here up to writing the executable", async () => {
+/**
+ * The packages (name@version) a `deno compile` run embedded, read from the "Embedded Files" tree it prints: the
+ * folders directly under node_modules/.deno ("@scope+name@1.2.3/* (size)", or "name@1.2.3 (size)" when expanded).
+ */
+function embeddedPackages(report: string): Set<string> {
+  const lines = report.split("\n");
+  const at = lines.findIndex((l) => /[├└]─┬ \.deno \(/.test(l));
+  assert.ok(at >= 0, `no node_modules/.deno in the embedded files:\n${report}`);
+  const depth = lines[at].search(/[├└]/) + 2;
+  const out = new Set<string>();
+  for (const line of lines.slice(at + 1)) {
+    if (line.search(/[├└]/) < depth) {
+      if (line.trim() && !line.slice(0, depth).includes("│")) break; // left the .deno folder
+      continue;
+    }
+    if (line.search(/[├└]/) !== depth) continue;
+    const m = line.match(/^[\s│]*[├└]─[─┬] (\S+?)(?:\/\*)? \(/);
+    if (!m || !/.@\d/.test(m[1])) continue; // Deno's own files: .deno.lock, .setup-cache.bin, node_modules
+    out.add(packageId(m[1].startsWith("@") ? m[1].replace("+", "/") : m[1]));
+  }
+  return out;
+}
+
+Deno.test("the Dockerfile's deno compile commands embed the runtime install set and no tool", async () => {
   const dir = await Deno.makeTempDir({ prefix: "issuance-compile-" });
   try {
+    const runtime = await runtimeLockPackages();
+    // Deno's runtime (denort) comes from dl.deno.land, which CI machines may not reach; a stand-in executable takes
+    // its place: `deno compile` appends the same embedded files to it and reports them, and the result is not run.
+    const standIn = `${dir}/denort-stand-in`;
+    await Deno.copyFile("/bin/true", standIn);
     for (const c of compiles(await Deno.readTextFile(`${ROOT}Dockerfile`))) {
-      // --no-check: `deno check` covers types. DENORT_BIN names a runtime that is not there, so compiling resolves
-      // the graph and the lock file, then stops where it would write the executable, online or not.
+      const output = `${dir}/${c.output.split("/").pop()}`;
+      // --no-check: `deno check` covers types.
       const out = await new Deno.Command(Deno.execPath(), {
-        args: ["compile", "--no-check", ...c.flags, "-o", `${dir}/${c.output.split("/").pop()}`, c.entry],
+        args: ["compile", "--no-check", ...c.flags, "-o", output, c.entry],
         cwd: ROOT,
         stdout: "piped",
         stderr: "piped",
-        env: { NO_COLOR: "1", DENORT_BIN: `${dir}/no-denort` },
+        env: { NO_COLOR: "1", DENORT_BIN: standIn },
       }).output();
-      const err = new TextDecoder().decode(out.stderr);
-      assert.match(
-        err,
-        /Writing deno compile executable[\s\S]*Could not find denort/,
-        `deno compile ${c.entry}:\n${err}`,
+      const report = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+      assert.ok(out.success, `deno compile ${c.entry}:\n${report.slice(-3000)}`);
+      assert.ok((await Deno.stat(output)).size > 50_000_000, `${output}: written, with its node_modules`);
+      const embedded = embeddedPackages(report);
+      const tools = [...embedded].filter((p) => TOOLS.includes(packageName(p)) && !runtime.has(p));
+      assert.deepEqual(
+        tools,
+        [],
+        `deno compile ${c.entry} embeds test or build tools (Deno never prunes node_modules: in a checkout where ` +
+          "runtime/deno.json once held one, remove runtime/node_modules and run again)",
       );
+      assert.deepEqual([...embedded].sort(), [...runtime].sort(), `deno compile ${c.entry}: embedded packages`);
+      await Deno.remove(output);
     }
   } finally {
     await Deno.remove(dir, { recursive: true }).catch(() => {});

@@ -4,6 +4,7 @@
  * keys; every write keeps order, indexes and counters in one atomic so they can never disagree.
  */
 import { addOutboxEvent } from "./order_events.ts";
+import { addChartCounts } from "./charts.ts";
 import {
   InvalidOrderError,
   newOrderId,
@@ -69,6 +70,7 @@ export function addOrderCreate(atomic: Deno.AtomicOperation, order: Order): Deno
     atomic.set(ownerIndexKey(o.owner, f, o.id), o).sum(ownerCounterKey(o.owner, f), ONE);
   }
   addStatusEvent(atomic, o, o.createdAt);
+  addChartCounts(atomic, o, o.createdAt); // the overview's hourly charts (kv/charts.ts): a sum, no extra commit
   return atomic.set(statusIndexKey(o.status, o.id), o.id).sum(ownerVersionKey(o.owner), ONE);
 }
 
@@ -114,7 +116,9 @@ export function addOrderUpdate(
   }
   if (before.status !== o.status) {
     atomic.delete(statusIndexKey(before.status, o.id)).set(statusIndexKey(o.status, o.id), o.id);
-    addStatusEvent(atomic, o, o.updatedAt ?? new Date().toISOString());
+    const at = o.updatedAt ?? new Date().toISOString();
+    addStatusEvent(atomic, o, at);
+    addChartCounts(atomic, o, at);
   }
   return atomic.sum(ownerVersionKey(o.owner), ONE);
 }

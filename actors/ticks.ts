@@ -235,9 +235,9 @@ export function pipelineTicks(host: TickHost): Tick[] {
   if (banded.length > 0) {
     ticks.push({ name: "hot band", group: "checks", everyMs: 60_000, run: () => hotBandCheck(ctx, banded) });
   }
-  // The overview's chart samples (actors/charts.ts): a look every 10 min (60 blocks' time with fast sim blocks), a
+  // The overview's chart samples (actors/charts.ts): a look every 10 min (600 blocks' time with fast sim blocks), a
   // commit only when a value moved, or hourly.
-  const sampleMs = Math.min(SAMPLE_MS, 60 * timing.blockMs);
+  const sampleMs = Math.min(SAMPLE_MS, 600 * timing.blockMs);
   ticks.push({
     name: "chart samples",
     group: "checks",

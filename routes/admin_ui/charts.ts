@@ -44,9 +44,9 @@ export function duration(seconds: number): string {
 /** A chart's frame: the `<svg>` with its title and description, the plot area's axes, and `body`. */
 function frame(id: string, title: string, desc: string, body: Html, extra: Html | string = ""): Html {
   return html`
-    <svg id="${id}" class="chart" role="img" aria-labelledby="${id}-title ${id}-desc"
+    <svg id="${id}" class="chart" role="img" aria-labelledby="${id}-title" aria-describedby="${id}-desc"
       viewBox="0 0 ${W} ${H}"
-      width="100%" preserveAspectRatio="xMinYMin meet" font-family="${FONT}" font-size="11"
+      width="${W}" height="${H}" font-family="${FONT}" font-size="11"
       xmlns="http://www.w3.org/2000/svg">
     <title id="${id}-title">${title}</title><desc id="${id}-desc">${desc}</desc>
     <rect x="${PAD.left}" y="${PAD.top}" width="${PLOT_W}" height="${PLOT_H}" fill="#fbfbfd" stroke="#dde"/>
@@ -68,16 +68,14 @@ function hourAxis(hours: number[]): Html {
   }`;
 }
 
-/** Gridlines and labels at 0, half and the top of a count axis. */
+/** Gridlines at 0, half and the top of a value axis, labelled inside the plot (a long amount is never cut off). */
 function valueAxis(top: string, half: string): Html {
   const y = (f: number) => (PAD.top + PLOT_H * (1 - f)).toFixed(1);
   return html`${
     [[0, "0"], [0.5, half], [1, top]].map(([f, label]) =>
       html`
         <line x1="${PAD.left}" x2="${W - PAD.right}" y1="${y(f as number)}" y2="${y(f as number)}" stroke="#e6e8ef" />
-        <text x="${PAD.left - 4}" y="${(Number(y(f as number)) + 4).toFixed(
-          1,
-        )}" text-anchor="end" fill="#556">${label}</text>
+        <text x="${PAD.left + 4}" y="${(Number(y(f as number)) - 3).toFixed(1)}" fill="#556">${label}</text>
       `
     )
   }`;
@@ -373,9 +371,12 @@ export function fundsChart(d: ChartData, chain: NativeChain, now: Date): Html {
     `${chain}: hot and cold balances against waiting payouts, last ${CHART_HOURS} h`,
     `${coin.symbol} held hot (spendable), held cold, and owed to burns waiting for their payout, sampled at most ` +
       `every 10 minutes. Top of the scale: ${units(top.toString(), coin.decimals)} ${coin.symbol}.`,
-    html`${valueAxis(units(top.toString(), coin.decimals), units((top / 2n).toString(), coin.decimals))}${paths}${
-      timeAxis(d, t)
-    }`,
+    html`${
+      valueAxis(
+        `${units(top.toString(), coin.decimals)} ${coin.symbol}`,
+        `${units((top / 2n).toString(), coin.decimals)} ${coin.symbol}`,
+      )
+    }${paths}${timeAxis(d, t)}`,
   );
   const shown = (v: string | null | undefined) =>
     v === undefined || v === null

@@ -208,9 +208,9 @@ Deno.test("orders chart: stacked bars in proportion to the counts, with the numb
     [new Date(HOURS[23]).toISOString().slice(11, 16), "mint/completed", "6"],
     [new Date(HOURS[23]).toISOString().slice(11, 16), "burn/pending", "4"],
   ]);
-  // The axis tops at 10 (niceCeil of 10); the plot is 162 px high: 6 -> 97.2 px, 4 -> 64.8 px, stacked.
+  // The axis tops at 10 (niceCeil of 10); the plot is 156 px high: 6 -> 93.6 px, 4 -> 62.4 px, stacked.
   const h = bars.map((b) => Number(b.height));
-  assert.deepEqual(h, [32.4, 97.2, 64.8]);
+  assert.deepEqual(h, [31.2, 93.6, 62.4]);
   assert.equal(Number(bars[2].y) + h[2], Number(bars[1].y), "stacked on the bar below");
   assert.match(out, /<table id="chart-orders-table">[\s\S]*<td class="num">6<\/td><td class="num">4<\/td>/);
   assert.equal(niceCeil(10), 10);
@@ -240,9 +240,9 @@ Deno.test("funds chart: heights from bigint amounts beyond 2^53, exact amounts i
   ];
   const out = flat(await fundsChart(data({ samples }), "sol", new Date(HOURS[23] + 1000)));
   const paths = Object.fromEntries(elements(out, "path", "funds").map((p) => [p["data-part"], p.d]));
-  // Plot from y=12 to y=174 (162 px): the top at 12, half at 93, a quarter at 133.5 -> 134 (bigint floor of 40.5).
-  assert.match(paths.hot, /^M56\.0 12\.0 H\d+\.\d V134\.0 H708\.0$/);
-  assert.match(paths.cold, /^M56\.0 93\.0 H\d+\.\d$/, "broken where the cold balance was unknown");
+  // Plot from y=18 to y=174 (156 px): the top at 18, half at 96, a quarter (and 1) 39 px up: 135 (bigint floor).
+  assert.match(paths.hot, /^M56\.0 18\.0 H\d+\.\d V135\.0 H708\.0$/);
+  assert.match(paths.cold, /^M56\.0 96\.0 H\d+\.\d$/, "broken where the cold balance was unknown");
   assert.match(paths.waiting, /^M56\.0 174\.0 H\d+\.\d V174\.0 H708\.0$/);
   assert.match(out, /title="1208925819614629174706176 smallest units">1208925819614629\.174706176 SOL/);
   assert.match(out, /<span class="na">unknown<\/span>/);

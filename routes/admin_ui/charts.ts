@@ -17,7 +17,7 @@ type Html = ReturnType<typeof html>;
 
 const W = 720;
 const H = 200;
-const PAD = { left: 56, right: 12, top: 12, bottom: 26 };
+const PAD = { left: 56, right: 12, top: 18, bottom: 26 };
 const PLOT_W = W - PAD.left - PAD.right;
 const PLOT_H = H - PAD.top - PAD.bottom;
 const FONT = "system-ui, sans-serif";

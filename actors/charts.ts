@@ -5,8 +5,9 @@
  *
  * KV cost of the samples (actors/runtime.ts, the idle-cost rule): the tick looks at most once per `SAMPLE_MS` (one list
  * read of the latest sample, the chains' tips and balances); it commits only when the sample differs from the last one
- * stored, or the last one is older than `HEARTBEAT_MS`. At rest that is one commit an hour per deployment (the sample's
- * key is per time: a second process finding it taken commits nothing).
+ * stored, a lag within the chain's threshold (the dashboard's `lagging` rule) counting as unchanged, so a live chain's
+ * tip moving a block or two commits nothing. At rest: no commit. A sample's key is its time: a second process finding
+ * one younger than the period does nothing.
  */
 import { type ChainSymbol, isNativeChain, type NativeChain } from "../chains/catalog.ts";
 import { formatError } from "../chains/shared/redact.ts";
@@ -19,20 +20,21 @@ import {
   latestSample,
   MINT_LATENCY_BUCKETS_SECONDS,
   pruneChartBuckets,
+  pruneSamples,
   readHourBuckets,
   readSamples,
+  SAMPLE_KEPT_MS,
   writeSample,
 } from "../kv/charts.ts";
 import { ORDER_STATUSES, ORDER_TYPES, type OrderStatus, type OrderType } from "../model/order.ts";
 import { readColdHoldings } from "./cold_balance.ts";
 import type { PipelineContext } from "./context.ts";
 import { readHotFunds } from "./hot_band.ts";
+import { lagThreshold } from "./ops/overview.ts";
 import { withTimeout } from "./timeout.ts";
 
 /** At most one sample per this long. */
 export const SAMPLE_MS = 10 * 60_000;
-/** An unchanged sample is stored again after this long, so a quiet day still has points to draw. */
-export const HEARTBEAT_MS = HOUR_MS;
 /** The hours the charts show. */
 export const CHART_HOURS = 24;
 /** How long one chain read of a sample may take before its part counts as unknown. */
@@ -84,13 +86,24 @@ async function fundsOf(ctx: PipelineContext, chain: NativeChain, at: number): Pr
   return out;
 }
 
-const sameValues = (a: ChartSample, b: ChartSample) =>
-  JSON.stringify([a.lag, a.funds]) === JSON.stringify([b.lag, b.funds]);
+/** Whether `next` says nothing new: the same funds, and each lag the same or, both times, within its threshold. */
+export function sameValues(ctx: PipelineContext, last: ChartSample, next: ChartSample): boolean {
+  if (JSON.stringify(last.funds) !== JSON.stringify(next.funds)) return false;
+  const chains = new Set([...Object.keys(last.lag), ...Object.keys(next.lag)]) as Set<ChainSymbol>;
+  for (const chain of chains) {
+    const [a, b] = [last.lag[chain], next.lag[chain]];
+    if (a === b) continue;
+    if (a === undefined || b === undefined || a === null || b === null) return false;
+    const threshold = lagThreshold(ctx.settings.blockMs(chain));
+    if (a > threshold || b > threshold) return false;
+  }
+  return true;
+}
 
 /**
- * The `chart samples` tick: every `SAMPLE_MS` (of the pipeline's clock) it takes a sample and stores it when it
- * differs from the last one stored or that one is `HEARTBEAT_MS` old, then deletes hour buckets older than
- * `KEEP_HOURS`. Returns what it did, for tests.
+ * The `chart samples` tick: every `sampleMs` (of the pipeline's clock) it deletes what is past keeping (hourly buckets
+ * older than `KEEP_HOURS`, samples older than `SAMPLE_KEPT_MS` but the newest), takes a sample, and stores it when it
+ * says something new (`sameValues`). Returns what it did, for tests.
  */
 export function chartSampleTicker(ctx: PipelineContext, chains: readonly ChainSymbol[], sampleMs = SAMPLE_MS) {
   let lookedAt = -Infinity;
@@ -101,10 +114,11 @@ export function chartSampleTicker(ctx: PipelineContext, chains: readonly ChainSy
     const last = await latestSample(ctx.kv);
     // Another process sampled within the period (its clock may be a little ahead): nothing to do here.
     if (last && now - last.at < sampleMs && now >= last.at) return "skipped";
-    const pruned = await pruneChartBuckets(ctx.kv, now - KEEP_HOURS * HOUR_MS);
-    if (pruned > 0) ctx.log(`chart samples: ${pruned} hourly chart bucket(s) older than ${KEEP_HOURS} h deleted`);
+    const pruned = await pruneChartBuckets(ctx.kv, now - KEEP_HOURS * HOUR_MS) +
+      await pruneSamples(ctx.kv, now - SAMPLE_KEPT_MS);
+    if (pruned > 0) ctx.log(`chart samples: ${pruned} chart record(s) past keeping deleted`);
     const sample = await takeSample(ctx, chains);
-    if (last && sameValues(last, sample) && sample.at - last.at < HEARTBEAT_MS) return "unchanged";
+    if (last && sameValues(ctx, last, sample)) return "unchanged";
     return (await writeSample(ctx.kv, sample)) ? "written" : "taken";
   };
 }

@@ -236,7 +236,7 @@ export function pipelineTicks(host: TickHost): Tick[] {
     ticks.push({ name: "hot band", group: "checks", everyMs: 60_000, run: () => hotBandCheck(ctx, banded) });
   }
   // The overview's chart samples (actors/charts.ts): a look every 10 min (600 blocks' time with fast sim blocks), a
-  // commit only when a value moved, or hourly.
+  // commit only when a value moved (at rest none).
   const sampleMs = Math.min(SAMPLE_MS, 600 * timing.blockMs);
   ticks.push({
     name: "chart samples",

@@ -9,7 +9,9 @@
  *   completed fell in `MINT_LATENCY_BUCKETS_SECONDS[bucket]` (the last bucket: above every bound). One more `sum` in
  *   the commit that completes a mint. Percentiles come from these counts, never from a list of durations.
  * - **Samples** (watcher lag per chain; hot, cold and waiting payouts per native chain): `["chart_sample", atMs]`, one
- *   record per sample, written by actors/charts.ts at most once per `SAMPLE_MS`, set with `expireIn`.
+ *   record per sample, written by actors/charts.ts at most once per `SAMPLE_MS` and only when a value moved: a value
+ *   holds until the next sample. Samples older than `SAMPLE_KEPT_MS` are deleted by `pruneSamples`, all but the newest
+ *   of them, which still says what held at the start of the window.
  *
  * `sum` is a blind add (no read, no check): two orders moving in the same hour never make each other's commit fail.
  * Buckets older than `KEEP_HOURS` are deleted by `pruneChartBuckets` (a `sum` cannot carry `expireIn`).
@@ -38,7 +40,7 @@ export const MINT_LATENCY_BUCKETS_SECONDS = [
   7200,
   14400,
 ] as const;
-/** How long a sample is kept (`expireIn`): a day of chart and an hour of slack. */
+/** How long a sample is kept (but the newest is always kept): a day of chart and an hour of slack. */
 export const SAMPLE_KEPT_MS = 25 * HOUR_MS;
 
 const ORDERS = "chart_orders";
@@ -159,8 +161,24 @@ export async function latestSample(kv: Deno.Kv): Promise<ChartSample | null> {
 /** Stores `s` unless a sample with its time exists (another process took it); true when written. */
 export async function writeSample(kv: Deno.Kv, s: ChartSample): Promise<boolean> {
   const key = sampleKey(s.at);
-  const r = await kv.atomic().check({ key, versionstamp: null }).set(key, s, { expireIn: SAMPLE_KEPT_MS }).commit();
-  return r.ok;
+  return (await kv.atomic().check({ key, versionstamp: null }).set(key, s).commit()).ok;
+}
+
+/**
+ * Deletes the samples taken before `before` (ms) but the newest of them (what held when the window starts), at most
+ * `limit` per call; returns how many. At rest (one old sample at most) it commits nothing.
+ */
+export async function pruneSamples(kv: Deno.Kv, before: number, limit = 500): Promise<number> {
+  const keys: Deno.KvKey[] = [];
+  const old = kv.list({ start: [SAMPLE], end: [SAMPLE, before] }, { reverse: true, limit: limit + 1 });
+  for await (const e of old) keys.push(e.key);
+  const doomed = keys.slice(1);
+  for (let i = 0; i < doomed.length; i += 100) {
+    const op = kv.atomic();
+    for (const k of doomed.slice(i, i + 100)) op.delete(k);
+    await op.commit();
+  }
+  return doomed.length;
 }
 
 /** The samples taken at or after `since` (ms), oldest first, and the last one before it (its values held until then). */

@@ -20,7 +20,9 @@ import {
   pruneChartBuckets,
   readHourBuckets,
   readSamples,
+  writeSample,
 } from "../kv/charts.ts";
+import type { ChainReader, Chains } from "../chains/adapter.ts";
 import { type ChartData, chartSampleTicker, quantile, readCharts } from "../actors/charts.ts";
 import { fundsChart, latencyChart, niceCeil, ordersChart } from "../routes/admin_ui/charts.ts";
 import { inStatus } from "./support/orders.ts";
@@ -104,7 +106,7 @@ Deno.test("pruning deletes the buckets of hours before the cutoff and keeps the 
   });
 });
 
-Deno.test("chart samples on a started sim server: lag and funds per chain, a commit only when they move or hourly", async () => {
+Deno.test("chart samples on a started sim server: lag and funds per chain, a commit only when something moved", async () => {
   const server = await startTestServer({ PIPELINE: "on" });
   try {
     const kv = server.services.kv;
@@ -127,31 +129,56 @@ Deno.test("chart samples on a started sim server: lag and funds per chain, a com
       assert.equal(f.cold, "0", `${chain} cold: no cold address, nothing swept`);
       assert.equal(f.waiting, "0", `${chain} waiting`);
     }
+    // base's tip as its reader says, `ahead` blocks further (a live chain's tip moving while its watcher is idle).
+    let ahead = 0;
+    const chains = Object.create(ctx.chains) as Chains;
+    chains.reader = (c) => {
+      const r = ctx.chains.reader(c);
+      if (c !== "base") return r;
+      const moved = Object.create(r) as ChainReader;
+      moved.tip = async () => {
+        const t = await r.tip();
+        return { ...t, number: t.number + ahead };
+      };
+      return moved;
+    };
     let clock = first.at + 60_000;
-    const ticker = chartSampleTicker({ ...ctx, now: () => new Date(clock) }, enabled, 10 * 60_000);
+    const ticker = chartSampleTicker({ ...ctx, chains, now: () => new Date(clock) }, enabled, 10 * 60_000);
     assert.equal(await ticker(), "skipped", "a sample of another process within the period");
     clock += 10 * 60_000;
-    // The cursors the stop stored may have moved the lag since the runtime's sample: this look may store one.
-    const settled = await ticker();
-    assert.ok(["unchanged", "written"].includes(settled), settled);
-    const base = settled === "written" ? clock : first.at;
+    // The cursors the stop stored may have moved a lag past its threshold since the runtime's sample.
+    assert.ok(["unchanged", "written"].includes(await ticker()));
+    ahead = 2; // within base's threshold (a minute of blocks): the same for the chart
     clock += 10 * 60_000;
-    assert.equal(await ticker(), "unchanged", "at rest: nothing moved, nothing committed");
+    assert.equal(await ticker(), "unchanged", "a lag moving within its threshold commits nothing");
     clock += 1_000;
     assert.equal(await ticker(), "skipped", "looked at less than a period ago");
-    // An old bucket is pruned on a look.
-    const old = hourOf(first.at) - 49 * HOUR_MS;
+    clock += 3 * HOUR_MS;
+    assert.equal(await ticker(), "unchanged", "hours at rest: nothing committed");
+    // What is past keeping goes on the next look: a bucket 49 h old, and samples older than 25 h but the newest.
+    const old = hourOf(clock) - 49 * HOUR_MS;
     await kv.atomic().sum(orderBucketKey(old, "mint", "pending"), 1n).commit();
-    clock = base + HOUR_MS;
-    assert.equal(await ticker(), "written", "the hourly sample of a quiet service");
+    for (const hoursAgo of [30, 26]) await writeSample(kv, { ...first, at: clock - hoursAgo * HOUR_MS });
+    ahead = 1_000;
+    clock += 10 * 60_000;
+    assert.equal(await ticker(), "written", "a lag past its threshold is stored");
     assert.equal((await kv.get(orderBucketKey(old, "mint", "pending"))).versionstamp, null);
-    const samples = await readSamples(kv, first.at);
-    assert.deepEqual(samples.map((s) => s.at).slice(-2), [base, base + HOUR_MS]);
-    // The read the dashboard draws holds both, and its hours end with the current one.
-    const data = await readCharts(kv, new Date(clock), enabled);
+    const now = clock;
+    const kept = await readSamples(kv, now - 25 * HOUR_MS);
+    const at26 = now - 10 * 60_000 - 26 * HOUR_MS;
+    assert.equal(kept[0].at, at26, "the newest sample before the window says what held when it starts");
+    const all: number[] = [];
+    for await (const e of kv.list<ChartSample>({ prefix: ["chart_sample"] })) all.push(e.value.at);
+    assert.equal(all[0], at26, "the older one is deleted");
+    const stored = kept.at(-1)!;
+    assert.equal(stored.at, now);
+    assert.ok(stored.lag.base! >= 1_000, `base lag ${stored.lag.base}`);
+    // The read the dashboard draws: 24 hours ending with the current one, the samples since and the one before.
+    const data = await readCharts(kv, new Date(now), enabled);
     assert.equal(data.hours.length, 24);
-    assert.equal(data.hours.at(-1), hourOf(clock));
-    assert.equal(data.samples.at(-1)!.at, base + HOUR_MS);
+    assert.equal(data.hours.at(-1), hourOf(now));
+    assert.equal(data.samples.at(-1)!.at, now);
+    assert.ok(data.samples[0].at < data.hours[0]);
   } finally {
     await server.close();
   }

@@ -302,8 +302,9 @@ export function lagChart(d: ChartData, now: Date): Html {
   const svg = frame(
     "chart-lag",
     `Watcher lag per chain, last ${CHART_HOURS} h`,
-    `Blocks each chain's watcher was behind its tip, sampled at most every 10 minutes (a value holds until the next ` +
-      `sample). ${d.samples.length} sample(s); the largest lag ${max} blocks.`,
+    `Blocks each chain's watcher was behind its tip, looked at every 10 minutes and stored when it moved beyond the ` +
+      `chain's threshold (a value holds until the next sample). ${d.samples.length} sample(s); the largest lag ${max} ` +
+      "blocks.",
     html`${valueAxis(String(top), String(top / 2))}${paths}${timeAxis(d, t)}`,
   );
   const last = d.samples.at(-1);
@@ -331,7 +332,7 @@ export function lagChart(d: ChartData, now: Date): Html {
   return chartBlock("Watcher lag", svg, legend(series), table);
 }
 
-const noSamples = html`<p class="na">No sample yet: the pipeline samples lag and funds at most every 10 minutes.</p>`;
+const noSamples = html`<p class="na">No sample yet: the pipeline looks at lag and funds every 10 minutes.</p>`;
 
 /** Hot, cold and waiting payouts of one native chain, in its coin (bigint heights). */
 export function fundsChart(d: ChartData, chain: NativeChain, now: Date): Html {
@@ -369,8 +370,9 @@ export function fundsChart(d: ChartData, chain: NativeChain, now: Date): Html {
   const svg = frame(
     id,
     `${chain}: hot and cold balances against waiting payouts, last ${CHART_HOURS} h`,
-    `${coin.symbol} held hot (spendable), held cold, and owed to burns waiting for their payout, sampled at most ` +
-      `every 10 minutes. Top of the scale: ${units(top.toString(), coin.decimals)} ${coin.symbol}.`,
+    `${coin.symbol} held hot (spendable), held cold, and owed to burns waiting for their payout, looked at every 10 ` +
+      `minutes and stored when they moved (a value holds until the next sample). Top of the scale: ` +
+      `${units(top.toString(), coin.decimals)} ${coin.symbol}.`,
     html`${
       valueAxis(
         `${units(top.toString(), coin.decimals)} ${coin.symbol}`,

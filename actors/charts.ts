@@ -5,8 +5,8 @@
  *
  * KV cost of the samples (actors/runtime.ts, the idle-cost rule): the tick looks at most once per `SAMPLE_MS` (one list
  * read of the latest sample, the chains' tips and balances); it commits only when the sample differs from the last one
- * stored, a lag within the chain's threshold (the dashboard's `lagging` rule) counting as unchanged, so a live chain's
- * tip moving a block or two commits nothing. At rest: no commit. A sample's key is its time: a second process finding
+ * stored, a lag that moved by less than half a period of its chain's blocks counting as unchanged (`sameValues`), so a
+ * live chain's tip running ahead of an idle watcher's stored cursor commits nothing. At rest: no commit. A sample's key is its time: a second process finding
  * one younger than the period does nothing.
  */
 import { type ChainSymbol, isNativeChain, type NativeChain } from "../chains/catalog.ts";
@@ -30,7 +30,6 @@ import { ORDER_STATUSES, ORDER_TYPES, type OrderStatus, type OrderType } from ".
 import { readColdHoldings } from "./cold_balance.ts";
 import type { PipelineContext } from "./context.ts";
 import { readHotFunds } from "./hot_band.ts";
-import { lagThreshold } from "./ops/overview.ts";
 import { withTimeout } from "./timeout.ts";
 
 /** At most one sample per this long. */
@@ -86,16 +85,20 @@ async function fundsOf(ctx: PipelineContext, chain: NativeChain, at: number): Pr
   return out;
 }
 
-/** Whether `next` says nothing new: the same funds, and each lag the same or, both times, within its threshold. */
-export function sameValues(ctx: PipelineContext, last: ChartSample, next: ChartSample): boolean {
+/**
+ * Whether `next` says nothing new: the same funds, and each lag the same within `toleranceMs` of its chain's blocks.
+ * At rest a watcher stores its cursor at most once a minute (actors/runtime.ts `BATCH_CURSOR_MS`), so a lag read from
+ * the stored cursor wanders by a minute or two of blocks while nothing happens; a stalled watcher falls a whole period
+ * behind between two looks, and a catching-up one gains as much.
+ */
+export function sameValues(ctx: PipelineContext, last: ChartSample, next: ChartSample, toleranceMs: number): boolean {
   if (JSON.stringify(last.funds) !== JSON.stringify(next.funds)) return false;
   const chains = new Set([...Object.keys(last.lag), ...Object.keys(next.lag)]) as Set<ChainSymbol>;
   for (const chain of chains) {
     const [a, b] = [last.lag[chain], next.lag[chain]];
     if (a === b) continue;
     if (a === undefined || b === undefined || a === null || b === null) return false;
-    const threshold = lagThreshold(ctx.settings.blockMs(chain));
-    if (a > threshold || b > threshold) return false;
+    if (Math.abs(a - b) * ctx.settings.blockMs(chain) >= toleranceMs) return false;
   }
   return true;
 }
@@ -103,7 +106,7 @@ export function sameValues(ctx: PipelineContext, last: ChartSample, next: ChartS
 /**
  * The `chart samples` tick: every `sampleMs` (of the pipeline's clock) it deletes what is past keeping (hourly buckets
  * older than `KEEP_HOURS`, samples older than `SAMPLE_KEPT_MS` but the newest), takes a sample, and stores it when it
- * says something new (`sameValues`). Returns what it did, for tests.
+ * says something new (`sameValues`, half a period of tolerance for lags). Returns what it did, for tests.
  */
 export function chartSampleTicker(ctx: PipelineContext, chains: readonly ChainSymbol[], sampleMs = SAMPLE_MS) {
   let lookedAt = -Infinity;
@@ -118,7 +121,7 @@ export function chartSampleTicker(ctx: PipelineContext, chains: readonly ChainSy
       await pruneSamples(ctx.kv, now - SAMPLE_KEPT_MS);
     if (pruned > 0) ctx.log(`chart samples: ${pruned} chart record(s) past keeping deleted`);
     const sample = await takeSample(ctx, chains);
-    if (last && sameValues(ctx, last, sample)) return "unchanged";
+    if (last && sameValues(ctx, last, sample, sampleMs / 2)) return "unchanged";
     return (await writeSample(ctx.kv, sample)) ? "written" : "taken";
   };
 }

@@ -302,8 +302,8 @@ export function lagChart(d: ChartData, now: Date): Html {
   const svg = frame(
     "chart-lag",
     `Watcher lag per chain, last ${CHART_HOURS} h`,
-    `Blocks each chain's watcher was behind its tip, looked at every 10 minutes and stored when it moved beyond the ` +
-      `chain's threshold (a value holds until the next sample). ${d.samples.length} sample(s); the largest lag ${max} ` +
+    `Blocks each chain's watcher was behind its tip, looked at every 10 minutes and stored when it moved by 5 minutes ` +
+      `of the chain's blocks or more (a value holds until the next sample). ${d.samples.length} sample(s); the largest lag ${max} ` +
       "blocks.",
     html`${valueAxis(String(top), String(top / 2))}${paths}${timeAxis(d, t)}`,
   );

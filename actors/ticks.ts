@@ -30,6 +30,7 @@ import { openConsolidationKey } from "../kv/consolidations.ts";
 import type { PipelineContext } from "./context.ts";
 import { treasuryTick } from "./sweeper.ts";
 import { hotBandCheck } from "./hot_band.ts";
+import { chartSampleTicker, SAMPLE_MS } from "./charts.ts";
 import { COLD_SWEEP_CHECK_MS, coldSweepTicker } from "./cold_sweep.ts";
 import { openColdSweepKey } from "../kv/cold_sweeps.ts";
 import { drainTick } from "./hot_wallet_rotation.ts";
@@ -252,6 +253,15 @@ export function pipelineTicks(host: TickHost): Tick[] {
   if (banded.length > 0) {
     ticks.push({ name: "hot band", group: "checks", everyMs: 60_000, run: () => hotBandCheck(ctx, banded) });
   }
+  // The overview's chart samples (actors/charts.ts): a look every 10 min (600 blocks' time with fast sim blocks), a
+  // commit only when a value moved (at rest none).
+  const sampleMs = Math.min(SAMPLE_MS, 600 * timing.blockMs);
+  ticks.push({
+    name: "chart samples",
+    group: "checks",
+    everyMs: Math.min(60_000, sampleMs),
+    run: chartSampleTicker(ctx, enabled, sampleMs),
+  });
   const pool = host.depositPool;
   if (pool) {
     // Idle (every pool above its low-water mark) it reads two keys per chain and commits nothing.

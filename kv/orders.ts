@@ -4,6 +4,7 @@
  * keys; every write keeps order, indexes and counters in one atomic so they can never disagree.
  */
 import { addOutboxEvent } from "./order_events.ts";
+import { addChartCounts } from "./charts.ts";
 import {
   type Confirmations,
   InvalidOrderError,
@@ -91,6 +92,7 @@ export function addOrderCreate(
   }
   atomic.set(changeIndexKey(o), o);
   addStatusEvent(atomic, o, o.createdAt, confirmations);
+  addChartCounts(atomic, o, o.createdAt); // the overview's hourly charts (kv/charts.ts): a sum, no extra commit
   return atomic.set(statusIndexKey(o.status, o.id), o.id).sum(ownerVersionKey(o.owner), ONE);
 }
 
@@ -139,7 +141,9 @@ export function addOrderUpdate(
   atomic.set(changeIndexKey(o), o);
   if (before.status !== o.status) {
     atomic.delete(statusIndexKey(before.status, o.id)).set(statusIndexKey(o.status, o.id), o.id);
-    addStatusEvent(atomic, o, o.updatedAt ?? new Date().toISOString());
+    const at = o.updatedAt ?? new Date().toISOString();
+    addStatusEvent(atomic, o, at);
+    addChartCounts(atomic, o, at);
   }
   return atomic.sum(ownerVersionKey(o.owner), ONE);
 }

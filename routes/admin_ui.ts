@@ -38,6 +38,7 @@ import { lastReconciliation } from "../kv/reconciliation.ts";
 import { serverOpContext } from "./admin.ts";
 import { type Log, redactedLog } from "../chains/shared/redact.ts";
 import * as v from "./admin_ui/views.ts";
+import { overviewCharts } from "./admin_ui/charts.ts";
 
 export const UI_PATH = "/admin/ui";
 export const SESSION_COOKIE = "op_session";
@@ -232,7 +233,8 @@ ${
           : { message: stuck.kind === "refused" ? stuck.message : "not available" },
       )
     }
-${v.reconciliationSection(await lastReconciliation(s.kv), csrf, has("reconcile"))}`;
+${v.reconciliationSection(await lastReconciliation(s.kv), csrf, has("reconcile"))}
+${await overviewCharts(s.kv, s.chainPlan.enabled)}`;
   });
 
   pageRoute("/treasury", "treasury", "Treasury", async ({ key }) => {

@@ -7,34 +7,13 @@
 import assert from "node:assert/strict";
 import { parse } from "yaml";
 import { parsePrometheusText } from "./support/prometheus.ts";
+import { metricNames, promtool } from "./support/promql.ts";
 import { call, operatorKeyFor, startTestServer } from "./support/server.ts";
 import { FAST_PIPELINE } from "./support/pipeline.ts";
 
 const RULES = new URL("../docs/alerts.yml", import.meta.url).pathname;
 /** Series Prometheus makes itself for every target, never exported by a target. */
 const PROMETHEUS_OWN = new Set(["up"]);
-const PROMQL_WORDS = new Set([
-  "and",
-  "or",
-  "unless",
-  "bool",
-  "offset",
-  "by",
-  "without",
-  "on",
-  "ignoring",
-  "inf",
-  "nan",
-]);
-
-function promtool(): string | null {
-  for (const path of ["/usr/bin/promtool", "/usr/local/bin/promtool"]) {
-    try {
-      if (Deno.statSync(path).isFile) return path;
-    } catch { /* not here */ }
-  }
-  return null;
-}
 
 const tool = promtool();
 if (!tool) {
@@ -64,23 +43,6 @@ interface Rule {
 function rules(): Rule[] {
   const doc = parse(Deno.readTextFileSync(RULES)) as { groups: { name: string; rules: Rule[] }[] };
   return doc.groups.flatMap((g) => g.rules);
-}
-
-/** The metric names a PromQL expression reads: identifiers that are not functions, keywords or label names. */
-export function metricNames(expr: string): string[] {
-  const stripped = expr
-    .replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'/g, '""') // strings
-    .replace(/\{[^}]*\}/g, "") // label matchers
-    .replace(/\[[^\]]*\]/g, "") // range selectors
-    .replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, ""); // label lists
-  const names = new Set<string>();
-  for (const m of stripped.matchAll(/[a-zA-Z_:][a-zA-Z0-9_:]*/g)) {
-    const after = stripped.slice(m.index! + m[0].length).trimStart();
-    if (after.startsWith("(") || PROMQL_WORDS.has(m[0].toLowerCase())) continue; // a function or a keyword
-    if (/^\d/.test(m[0])) continue;
-    names.add(m[0]);
-  }
-  return [...names];
 }
 
 Deno.test("metricNames reads the metrics of an expression, not its functions, keywords or labels", () => {

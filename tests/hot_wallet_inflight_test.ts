@@ -5,6 +5,7 @@
  * failing. A deposit swept into the hot wallet then pays it: both complete, none fails, the balances add up, and no
  * hold is left (kv/hot_wallet.ts).
  */
+import { displayAmount, nativeUnit } from "../model/amounts.ts";
 import assert from "node:assert/strict";
 import { accountTreasuryReport, accountTreasuryText } from "../actors/account_treasury_report.ts";
 import { NATIVE } from "../chains/catalog.ts";
@@ -152,7 +153,11 @@ Deno.test("the treasury report shows what recorded payouts hold, and counts it w
     // The sim's own check already counts the stalled payout's debit; a live payer's does not, and the report then
     // gives the hold's reason (fundsAfterHolds, the actor's rule). Either way: not fundable now, for the hot wallet.
     assert.match(report.pendingPayouts[0].why ?? "", /^hot wallet cannot fund this payout yet \(xrp\)/);
-    assert.ok(accountTreasuryText(report).includes(`held by recorded payouts not yet final: 1, ${PAID}`));
+    assert.ok(
+      accountTreasuryText(report).includes(
+        `held by recorded payouts not yet final: 1, ${displayAmount(PAID, nativeUnit("xrp"))}`,
+      ),
+    );
   } finally {
     await server.close();
   }

@@ -4,6 +4,7 @@
  * endpoints from a shell). The partner's view is checked over GET /orders, value on the simulated chains. The /sim
  * endpoints exist only in sim mode.
  */
+import { displayAmount, unitOf } from "../model/amounts.ts";
 import assert from "node:assert/strict";
 import { intentOf } from "../actors/transition.ts";
 import { SimLedger } from "../chains/sim/ledger.ts";
@@ -328,7 +329,7 @@ Deno.test("operator commands on a running server", async (t) => {
       assert.equal(chain, "arbitrum");
       assert.equal(id, `${tx.txHash}:0`);
       assert.equal(from, `from=${wallet.toLowerCase()}`);
-      assert.equal(value, `${amount} uZEC`);
+      assert.equal(value, displayAmount(amount, unitOf("uZEC")), "the amount in uZEC's units (--json keeps the wei)");
       assert.match(block, /^block=\d+$/);
       assert.equal(reason, "no burn configuration for zec");
       const res = await admin(server, "orders", "held");

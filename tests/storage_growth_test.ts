@@ -4,6 +4,7 @@
  * exactly once across rescans and reorgs, and listed by `deno task admin orders held`; burn-configuration history is
  * capped. A non-Payment XRP credit (a PaymentChannelClaim) below the dust limit is dust too, not a held record.
  */
+import { displayAmount, unitOf } from "../model/amounts.ts";
 import assert from "node:assert/strict";
 import { NATIVE, REORG_WINDOW_BLOCKS } from "../chains/catalog.ts";
 import type { SimLedger } from "../chains/sim/ledger.ts";
@@ -132,7 +133,7 @@ Deno.test("1,000 1-wei transfers from an unknown sender make one dust aggregate,
       const line = res.stdout.split("\n").find((l) => l.includes(`from=${STRANGER}`));
       assert.ok(line, res.stdout);
       assert.match(line, /^base\tdust\t/);
-      assert.match(line, /\t1035 uDOGE in 1005 transfer\(s\)\t/);
+      assert.ok(line.includes(`\t${displayAmount(1035n, unitOf("uDOGE"))} in 1005 transfer(s)\t`), line);
       assert.match(res.stdout, /\n1 dust aggregate\(s\)/);
     });
   } finally {

@@ -6,6 +6,7 @@
  * broadcast (the command run again shows the open one and re-sends the same bytes; the service's treasury tick settles
  * it: inputs spent, the merged coin added at the change address), audited.
  */
+import { displayAmount, nativeUnit } from "../model/amounts.ts";
 import assert from "node:assert/strict";
 import { stepOrder } from "../actors/order_actor.ts";
 import { driveConsolidation, treasuryTick } from "../actors/sweeper.ts";
@@ -121,8 +122,12 @@ for (const chain of UTXO_CHAINS) {
       const text = await admin(p, ["treasury", "--chain", chain]);
       assert.equal(text.code, 0, text.stderr);
       assert.match(text.stdout, /read from KV; no node was asked/);
-      assert.match(text.stdout, new RegExp(`confirmed ${33n * COIN} in 3 coin\\(s\\)`));
-      assert.match(text.stdout, new RegExp(`payout ${big}\\t\\d+\\tNOT fundable now`));
+      // Text shows amounts in the coin's units (docs/dashboard.md "Units"); --json keeps the smallest units.
+      assert.ok(text.stdout.includes(`confirmed ${displayAmount(33n * COIN, nativeUnit(chain))} in 3 coin(s)`));
+      assert.match(
+        text.stdout,
+        new RegExp(`payout ${big}\\t[\\d,.]+ ${NATIVE[chain].token.symbol}\\tNOT fundable now`),
+      );
       assert.match(text.stdout, new RegExp(`payout ${stuck}\\ttx ${intent.txHash}\\tage \\d+s .*last status pending`));
       assert.match(text.stdout, new RegExp(`spends ${spends[0].txHash}:${spends[0].index}`));
 

@@ -6,6 +6,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { Deriver } from "./chains/derivation.ts";
 import { openKv } from "./kv/open.ts";
 import { readChangeAddressState, readHotIndex, readHotWalletState } from "./kv/hot_wallets.ts";
+import { nextRotationIndex } from "./model/hot_wallet.ts";
 import { uAssetTransferAddress } from "./chains/transfer_address.ts";
 import { authMountPath, type Config } from "./config/env.ts";
 import {
@@ -239,8 +240,9 @@ async function announceHotWallets(
     if (signer.loadKey) {
       // A keyless worker knows only the public keys it loaded (chains/signer_client.ts): the wallet in effect, the
       // retired ones (a drain signs from them) and the next index, so one rotation needs no restart of the worker.
-      const retired = ((await readHotWalletState(kv, chain)).state?.retired ?? []).map((r) => r.index);
-      for (const i of new Set([index, Math.max(index, ...retired) + 1, ...retired])) {
+      const { state } = await readHotWalletState(kv, chain);
+      const retired = (state?.retired ?? []).map((r) => r.index);
+      for (const i of new Set([index, nextRotationIndex(state), ...retired])) {
         await signer.loadKey(chain, i, "hot");
       }
     }
@@ -261,7 +263,7 @@ async function loadChangeKeys(kv: Deno.Kv, plan: ChainPlan, remote: RemoteSigner
     const { state } = await readChangeAddressState(kv, chain);
     const current = state?.current.index ?? 0;
     const retired = state?.retired.map((r) => r.index) ?? [];
-    for (const i of new Set([0, current, Math.max(current, ...retired) + 1, ...retired])) {
+    for (const i of new Set([0, current, nextRotationIndex(state), ...retired])) {
       await remote.loadKey(chain, i, "change");
     }
   }

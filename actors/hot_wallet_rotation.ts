@@ -41,6 +41,7 @@ import {
   type DrainAttempt,
   type HotWalletState,
   MAX_KEPT_DEAD_DRAINS,
+  nextRotationIndex,
   type RetiredHotWallet,
 } from "../model/hot_wallet.ts";
 import { deadSentTx, InvalidRecordError, sentTxIn, sentTxOf } from "../model/sent_tx.ts";
@@ -90,8 +91,7 @@ export async function rotateHotWallet(
     throw new RotationRefused(409, `the ${chain} payer of this process cannot sign for another hot wallet index`);
   }
   const fromIndex = read.state?.current.index ?? 0;
-  const used = [fromIndex, ...(read.state?.retired.map((r) => r.index) ?? [])];
-  const toIndex = Math.max(...used) + 1;
+  const toIndex = nextRotationIndex(read.state);
   const fromAddress = payerAtHotIndex(ctx.chains, chain, fromIndex).hotWallet!;
   const toAddress = payerAtHotIndex(ctx.chains, chain, toIndex).hotWallet!;
   const retired: RetiredHotWallet = {
@@ -109,41 +109,61 @@ export async function rotateHotWallet(
     retired: [...(read.state?.retired ?? []), retired],
   };
   const holds = await readHotWalletHolds(ctx.kv, chain, fromIndex);
-  const alert = await readAlert(ctx.kv, "hot_wallet_rotation", chain);
   const op = bumpHotWalletEpoch(addHotWalletState(ctx.kv.atomic(), read, next), chain, holds.epoch, holds.epochValue);
-  const audit = appendAudit(
-    op,
-    {
-      by,
-      action: "hot.rotate",
-      subject: chain,
-      before: { index: fromIndex, address: fromAddress },
-      after: { index: toIndex, address: toAddress },
-    },
+  return await commitRotation(ctx, op, {
+    chain,
+    what: "hot wallet",
+    action: "hot.rotate",
+    from: { index: fromIndex, address: fromAddress },
+    to: { index: toIndex, address: toAddress },
+    by,
     now,
-  );
+    after: `${holds.count} payout(s) recorded from the old wallet finish from it, then the rest above its reserve is ` +
+      "drained into the new one",
+    changedMeanwhile: "look and try again",
+  });
+}
+
+/**
+ * Commits a rotation's record change (`op`) with its audit entry and the `hot_wallet_rotation` alert, raised at once
+ * like a cold address change, all in one atomic; refused (409, nothing written) when the record changed since read.
+ */
+async function commitRotation<C extends AccountChain | UtxoChain>(
+  ctx: Pick<PipelineContext, "kv" | "log">,
+  op: Deno.AtomicOperation,
+  r: {
+    chain: C;
+    what: "hot wallet" | "change address";
+    action: "hot.rotate" | "change.rotate";
+    from: Rotated["from"];
+    to: Rotated["to"];
+    by: string;
+    now: Date;
+    /** What happens to the old one, in the alert. */
+    after: string;
+    /** What to do when the commit finds the record changed, in the refusal. */
+    changedMeanwhile: string;
+  },
+): Promise<Rotated<C>> {
+  const { chain, from, to, by, now } = r;
+  const alert = await readAlert(ctx.kv, "hot_wallet_rotation", chain);
+  const audit = appendAudit(op, { by, action: r.action, subject: chain, before: from, after: to }, now);
   addAlert(op, alert, {
     kind: "hot_wallet_rotation",
     subject: chain,
     chain,
-    message: `${by} rotated the ${chain} hot wallet from ${fromAddress} (index ${fromIndex}) to ${toAddress} ` +
-      `(index ${toIndex}); ${holds.count} payout(s) recorded from the old wallet finish from it, then the rest above ` +
-      `its reserve is drained into the new one. If no operator meant this, revoke the operator key used`,
+    message: `${by} rotated the ${chain} ${r.what} from ${from.address} (index ${from.index}) to ${to.address} ` +
+      `(index ${to.index}); ${r.after}. If no operator meant this, revoke the operator key used`,
     now,
   });
   if (!(await op.commit()).ok) {
     throw new RotationRefused(
       409,
-      `the ${chain} hot wallet changed meanwhile; nothing was recorded, look and try again`,
+      `the ${chain} ${r.what} changed meanwhile; nothing was recorded, ${r.changedMeanwhile}`,
     );
   }
-  ctx.log(`hot wallet ${chain}: rotated from index ${fromIndex} (${fromAddress}) to ${toIndex} (${toAddress})`);
-  return {
-    chain,
-    from: { index: fromIndex, address: fromAddress },
-    to: { index: toIndex, address: toAddress },
-    auditId: audit.id,
-  };
+  ctx.log(`${r.what} ${chain}: rotated from index ${from.index} (${from.address}) to ${to.index} (${to.address})`);
+  return { chain, from, to, auditId: audit.id };
 }
 
 /**
@@ -165,7 +185,7 @@ export async function rotateChangeAddress(
     throw new RotationRefused(409, `the ${chain} payer of this process cannot sign for another change index`);
   }
   const fromIndex = read.state?.current.index ?? 0;
-  const toIndex = Math.max(fromIndex, ...(read.state?.retired.map((r) => r.index) ?? [])) + 1;
+  const toIndex = nextRotationIndex(read.state);
   const fromAddress = payerAtChangeIndex(ctx.chains, chain, fromIndex).changeAddress!;
   const toAddress = payerAtChangeIndex(ctx.chains, chain, toIndex).changeAddress!;
   const next: ChangeAddressState = {
@@ -176,38 +196,17 @@ export async function rotateChangeAddress(
       { index: fromIndex, address: fromAddress, retiredAt: now.toISOString(), by },
     ],
   };
-  const alert = await readAlert(ctx.kv, "hot_wallet_rotation", chain);
-  const op = addChangeAddressState(ctx.kv.atomic(), read, next);
-  const audit = appendAudit(
-    op,
-    {
-      by,
-      action: "change.rotate",
-      subject: chain,
-      before: { index: fromIndex, address: fromAddress },
-      after: { index: toIndex, address: toAddress },
-    },
-    now,
-  );
-  addAlert(op, alert, {
-    kind: "hot_wallet_rotation",
-    subject: chain,
+  return await commitRotation(ctx, addChangeAddressState(ctx.kv.atomic(), read, next), {
     chain,
-    message: `${by} rotated the ${chain} change address from ${fromAddress} (index ${fromIndex}) to ${toAddress} ` +
-      `(index ${toIndex}); coins at the old address stay spendable treasury coins. If no operator meant this, revoke ` +
-      "the operator key used",
-    now,
-  });
-  if (!(await op.commit()).ok) {
-    throw new RotationRefused(409, `the ${chain} change address changed meanwhile; nothing was recorded, try again`);
-  }
-  ctx.log(`change address ${chain}: rotated from index ${fromIndex} (${fromAddress}) to ${toIndex} (${toAddress})`);
-  return {
-    chain,
+    what: "change address",
+    action: "change.rotate",
     from: { index: fromIndex, address: fromAddress },
     to: { index: toIndex, address: toAddress },
-    auditId: audit.id,
-  };
+    by,
+    now,
+    after: "coins at the old address stay spendable treasury coins",
+    changedMeanwhile: "try again",
+  });
 }
 
 export type DrainStep =

@@ -88,6 +88,14 @@ export const HotWalletStateSchema = z.strictObject({
 });
 export type HotWalletState = z.infer<typeof HotWalletStateSchema>;
 
+/**
+ * The index a rotation moves to: one above every index the chain's hot wallets (or change addresses) ever used, so an
+ * index is never used twice (the schemas refuse it). No record: index 0 is in effect, so 1.
+ */
+export function nextRotationIndex(state: { current: { index: number }; retired: { index: number }[] } | null): number {
+  return Math.max(state?.current.index ?? 0, ...(state?.retired.map((r) => r.index) ?? [])) + 1;
+}
+
 /** The last dead drain attempts kept on the record (older ones are in the logs and the audit). */
 export const MAX_KEPT_DEAD_DRAINS = 5;
 

@@ -17,9 +17,9 @@ import { type OrderHold, orderHoldKey } from "../../kv/pipeline.ts";
 import { getRefund } from "../../kv/refunds.ts";
 import { readPayoutObservation } from "../../kv/treasury.ts";
 import { listDeliveries, listEndpoints } from "../../kv/webhooks.ts";
-import { displayAmount } from "../../model/amounts.ts";
 import type { Order } from "../../model/order.ts";
 import { defineOp, type OpContext, OpError } from "./op.ts";
+import { orderRow } from "./overview.ts";
 
 /** Most events of the owner's log read back to find the order's (an owner with many orders since stops here). */
 export const MAX_EVENTS_READ = 2_000;
@@ -191,27 +191,15 @@ export async function orderDetail(ctx: OpContext, id: string): Promise<OrderDeta
     ctx.kv.get<OrderHold>(orderHoldKey(o.id)),
     listAudit(ctx.kv, MAX_AUDIT_READ),
   ]);
+  // The head is the orders list's row (the transactions below carry every hash), the hold shown on its own.
+  const { transactionHash: _listed, hold: shownHold, ...order } = orderRow(o, hold.value);
   return {
-    order: {
-      id: o.id,
-      type: o.type,
-      status: o.status,
-      owner: o.owner,
-      sourceChain: o.sourceChain,
-      destinationChain: o.destinationChain,
-      token: o.token,
-      amount: o.amount,
-      createdAt: o.createdAt,
-      updatedAt: o.updatedAt,
-      errorMessage: o.errorMessage,
-      heldReason: o.details.heldReason ?? null,
-      display: { amount: displayAmount(o.amount, o.token) },
-    },
+    order,
     transitions,
     transitionsComplete: complete,
     transactions,
     webhooks,
-    hold: hold.value ? { reason: hold.value.reason, at: hold.value.at } : null,
+    hold: shownHold,
     audit: audit.filter((a) => a.subject === o.id || a.subject.includes(o.id))
       .map((a) => ({ at: a.at, by: a.by, action: a.action, subject: a.subject })),
     auditComplete: audit.length < MAX_AUDIT_READ,

@@ -250,7 +250,12 @@ async function readMany<T>(kv: Deno.Kv, keys: Deno.KvKey[]): Promise<(T | null)[
 
 async function rowsOf(kv: Deno.Kv, orders: Order[]): Promise<OrderRow[]> {
   const holds = await readMany<OrderHold>(kv, orders.map((o) => orderHoldKey(o.id)));
-  return orders.map((o, i) => ({
+  return orders.map((o, i) => orderRow(o, holds[i]));
+}
+
+/** An order as operators read it: a row of the lists, and the head of its detail page (actors/ops/order_detail.ts). */
+export function orderRow(o: Order, hold: OrderHold | null): OrderRow {
+  return {
     id: o.id,
     type: o.type,
     status: o.status,
@@ -264,9 +269,9 @@ async function rowsOf(kv: Deno.Kv, orders: Order[]): Promise<OrderRow[]> {
     transactionHash: o.transactionHash,
     errorMessage: o.errorMessage,
     heldReason: o.details.heldReason ?? null,
-    hold: holds[i] ? { reason: holds[i]!.reason, at: holds[i]!.at } : null,
+    hold: hold ? { reason: hold.reason, at: hold.at } : null,
     display: shown(o.amount, o.token),
-  }));
+  };
 }
 
 /** Orders in `status` (every status when unset), newest first, that `keep` accepts: at most `limit`, scanning at most MAX_SCAN. */

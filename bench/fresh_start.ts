@@ -72,7 +72,12 @@ async function freshStart(mode: string): Promise<void> {
     const words: string[] = tasks.start.split(/\s+/).slice(1);
     // setsid: `deno task` runs the command as its child (with --watch, a grandchild); the group is stopped at the end.
     const args = mode === "full"
-      ? [Deno.execPath(), "--node-modules-dir=auto", ...words.filter((w) => !w.startsWith("--config="))]
+      ? [
+        Deno.execPath(),
+        words[0],
+        "--node-modules-dir=auto",
+        ...words.slice(1).filter((w) => !w.startsWith("--config=")),
+      ]
       : [Deno.execPath(), "task", "dev"];
     const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
     const port = (listener.addr as Deno.NetAddr).port;
@@ -83,6 +88,7 @@ async function freshStart(mode: string): Promise<void> {
       args,
       cwd: repo,
       env: { ...env, PORT: String(port) },
+      stdin: "null",
       stdout: "null",
       stderr: "piped",
     }).spawn();
@@ -100,7 +106,8 @@ async function freshStart(mode: string): Promise<void> {
       }
     }
     const ready = (performance.now() - started) / 1000;
-    Deno.kill(-child.pid, "SIGTERM");
+    // SIGKILL: under --watch a service that exits on SIGTERM leaves its watcher waiting for a file change.
+    Deno.kill(-child.pid, "SIGKILL");
     await child.status;
     await logged;
     const nodeModules = mode === "full" ? `${repo}/node_modules` : `${repo}/runtime/node_modules`;

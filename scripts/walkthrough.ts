@@ -3,7 +3,8 @@
  * waiting on the wallet's order events (SSE) instead of polling. Run it from the repository root while
  * `deno task dev` serves:
  *
- *   deno task walkthrough     (deno install, then deno run --allow-net --allow-env scripts/walkthrough.ts)
+ *   deno install                   # once: the client's libraries are in deno.json, installed by hand
+ *   deno run -A scripts/walkthrough.ts
  *
  * BASE_URL (default http://localhost:8000) names the server, WAIT_SECONDS (default 120) bounds each wait for an
  * order. It exits non-zero, saying why, on any failure. The API key comes from `deno task admin api-key create`, as an

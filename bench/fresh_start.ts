@@ -4,18 +4,17 @@
  * until ready, what was downloaded (the npm cache in DENO_DIR, unpacked) and what was installed (node_modules
  * folders), with the package count.
  *
- * - `runtime`: the command of `deno task start` (runtime/deno.json: the service's own import map), run directly: a
- *   `deno task` first installs deno.json's whole set (docs/runtime.md);
- * - `full`: the same `deno run` flags with the repository's deno.json (test and build tools included): how
- *   `deno task start` started before runtime/deno.json.
+ * - `dev`: `deno task dev`, exactly as a developer types it on a fresh clone (runtime/deno.json's set only);
+ * - `full`: `deno task start`'s `deno run` flags with the repository's deno.json and `--node-modules-dir=auto` (test
+ *   and build tools included): how `deno task dev` and `start` started before runtime/deno.json.
  *
  * Both download from the npm registry: the figures include the network. With `compile` in BENCH_FRESH_MODES, the
  * Dockerfile's service compile also runs in the clone, with a stand-in for Deno's runtime (denort comes from
  * dl.deno.land only), and its "Files:" line is printed: what the binary embeds besides that runtime.
- * Run: deno task bench:fresh-start   (BENCH_FRESH_MODES=runtime,full,compile)
+ * Run: deno task bench:fresh-start   (BENCH_FRESH_MODES=dev,full,compile)
  */
 const REPO = new URL("../", import.meta.url).pathname;
-const MODES = (Deno.env.get("BENCH_FRESH_MODES") ?? "runtime,full,compile").split(",").map((m) => m.trim());
+const MODES = (Deno.env.get("BENCH_FRESH_MODES") ?? "dev,full,compile").split(",").map((m) => m.trim());
 
 async function run(cmd: string, args: string[], opts: Deno.CommandOptions = {}): Promise<string> {
   const out = await new Deno.Command(cmd, { args, stdout: "piped", stderr: "piped", ...opts }).output();
@@ -71,16 +70,25 @@ async function freshStart(mode: string): Promise<void> {
       return;
     }
     const words: string[] = tasks.start.split(/\s+/).slice(1);
-    const args = mode === "full" ? words.filter((w) => !w.startsWith("--config=")) : words;
+    // setsid: `deno task` runs the command as its child (with --watch, a grandchild); the group is stopped at the end.
+    const args = mode === "full"
+      ? [
+        Deno.execPath(),
+        words[0],
+        "--node-modules-dir=auto",
+        ...words.slice(1).filter((w) => !w.startsWith("--config=")),
+      ]
+      : [Deno.execPath(), "task", "dev"];
     const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
     const port = (listener.addr as Deno.NetAddr).port;
     listener.close();
     const log = await Deno.open(`${dir}/service.log`, { write: true, create: true });
     const started = performance.now();
-    const child = new Deno.Command(Deno.execPath(), {
+    const child = new Deno.Command("setsid", {
       args,
       cwd: repo,
       env: { ...env, PORT: String(port) },
+      stdin: "null",
       stdout: "null",
       stderr: "piped",
     }).spawn();
@@ -98,14 +106,16 @@ async function freshStart(mode: string): Promise<void> {
       }
     }
     const ready = (performance.now() - started) / 1000;
-    child.kill("SIGTERM");
+    // SIGKILL: under --watch a service that exits on SIGTERM leaves its watcher waiting for a file change.
+    Deno.kill(-child.pid, "SIGKILL");
     await child.status;
     await logged;
     const nodeModules = mode === "full" ? `${repo}/node_modules` : `${repo}/runtime/node_modules`;
     console.log(
       `${mode.padEnd(8)} ready after ${ready.toFixed(1)} s; downloaded (npm cache, unpacked) ` +
         `${mb(await size(`${denoDir}/npm`))}; node_modules ${mb(await size(nodeModules))}, ` +
-        `${await packages(nodeModules)} packages`,
+        `${await packages(nodeModules)} packages` +
+        (mode === "full" ? "" : `; the repository's node_modules ${mb(await size(`${repo}/node_modules`))}`),
     );
   } finally {
     await Deno.remove(dir, { recursive: true }).catch(() => {});

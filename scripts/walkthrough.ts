@@ -3,6 +3,7 @@
  * waiting on the wallet's order events (SSE) instead of polling. Run it from the repository root while
  * `deno task dev` serves:
  *
+ *   deno install                   # once: the client's libraries are in deno.json, installed by hand
  *   deno run -A scripts/walkthrough.ts
  *
  * BASE_URL (default http://localhost:8000) names the server, WAIT_SECONDS (default 120) bounds each wait for an

@@ -70,6 +70,7 @@ async function entryPoints(): Promise<string[]> {
 
 async function moduleGraph(entries: string[]): Promise<Map<string, Set<string>>> {
   const prefix = root.href;
+  const packages = new URL("node_modules/", root).href;
   const graph = new Map<string, Set<string>>();
   const edgesOf = (from: string) => graph.get(from) ?? graph.set(from, new Set()).get(from)!;
   for (const entry of entries) {
@@ -82,12 +83,13 @@ async function moduleGraph(entries: string[]): Promise<Map<string, Set<string>>>
     assert.ok(output.success, `deno info ${entry} failed: ${new TextDecoder().decode(output.stderr)}`);
     const info = infoJson.parse(JSON.parse(new TextDecoder().decode(output.stdout)));
     for (const module of info.modules) {
-      if (!module.specifier.startsWith(prefix)) continue;
+      // npm packages resolve into node_modules/ inside the repository (nodeModulesDir "manual"): not our modules.
+      if (!module.specifier.startsWith(prefix) || module.specifier.startsWith(packages)) continue;
       const from = module.specifier.slice(prefix.length);
       const out = edgesOf(from);
       for (const dependency of module.dependencies ?? []) {
         for (const target of [dependency.code?.specifier, dependency.type?.specifier]) {
-          if (target?.startsWith(prefix) && !target.endsWith(".json")) {
+          if (target?.startsWith(prefix) && !target.startsWith(packages) && !target.endsWith(".json")) {
             out.add(target.slice(prefix.length));
             edgesOf(target.slice(prefix.length));
           }

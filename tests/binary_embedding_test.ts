@@ -73,7 +73,8 @@ interface ModuleInfo {
 
 async function moduleGraph(entry: string): Promise<ModuleInfo[]> {
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["info", "--json", entry],
+    // The runtime config: what the binary is compiled from (docs/runtime.md), its packages as npm modules.
+    args: ["info", "--json", "--config=runtime/deno.json", entry],
     cwd: ROOT,
     stdout: "piped",
     stderr: "piped",

@@ -24,6 +24,11 @@ import {
 
 const ROOT = new URL("../", import.meta.url).pathname;
 
+/** The entry points the runtime tasks run; runtime/deno.json maps exactly what their graphs import. */
+const RUNTIME_ENTRIES = ["main.ts", "cli/admin.ts", "cli/sim.ts"];
+/** The tasks that run from runtime/deno.json: what an operator or a developer starting the service runs. */
+const RUNTIME_TASKS = ["dev", "start", "signer", "admin", "sim"];
+
 /**
  * Packages that are in the runtime set without being imported by name: `typescript` is a required peer of gql.tada, a
  * dependency of @mysten/sui; unpinned, Deno resolves that peer to the newest compiler (7.x: a native binary of ~28 MB
@@ -87,11 +92,11 @@ function importKey(imports: Record<string, string>, specifier: string): string |
     .sort((a, b) => b.length - a.length)[0];
 }
 
-Deno.test("runtime/deno.json maps exactly what main.ts and cli/admin.ts import, pinned as deno.json pins it", async () => {
+Deno.test("runtime/deno.json maps exactly what main.ts, cli/admin.ts and cli/sim.ts import, pinned as deno.json pins it", async () => {
   const runtime: Record<string, string> = (await readJson(RUNTIME_CONFIG)).imports;
   const full: Record<string, string> = (await readJson("deno.json")).imports;
   const used = new Set<string>();
-  for (const entry of ["main.ts", "cli/admin.ts"]) {
+  for (const entry of RUNTIME_ENTRIES) {
     for (const s of await bareSpecifiers(entry)) {
       const key = importKey(runtime, s);
       assert.ok(key, `${entry}'s graph imports "${s}", which ${RUNTIME_CONFIG} does not map`);
@@ -179,9 +184,9 @@ Deno.test("installing for main.ts and cli/admin.ts from runtime/deno.json yields
   }
 });
 
-Deno.test("deno task dev/start/signer/admin and the Dockerfile's install and compiles use runtime/deno.json", async () => {
+Deno.test("deno task dev/start/signer/admin/sim and the Dockerfile's install and compiles use runtime/deno.json", async () => {
   const { tasks } = await readJson("deno.json");
-  for (const name of ["dev", "start", "signer", "admin"]) {
+  for (const name of RUNTIME_TASKS) {
     assert.ok(tasks[name].split(/\s+/).includes(`--config=${RUNTIME_CONFIG}`), `task ${name}: ${tasks[name]}`);
   }
   const dockerfile = (await Deno.readTextFile(`${ROOT}Dockerfile`)).replace(/\\\n/g, " ");
@@ -190,4 +195,65 @@ Deno.test("deno task dev/start/signer/admin and the Dockerfile's install and com
   );
   assert.equal(commands.length, 3, commands.join("\n"));
   for (const c of commands) assert.ok(c.split(/\s+/).includes(`--config=${RUNTIME_CONFIG}`), c);
+});
+
+/** The committed files as they are in this checkout, copied into `dir`: a fresh clone of the working tree. */
+async function freshTree(dir: string): Promise<void> {
+  const listed = await new Deno.Command("git", { args: ["ls-files", "-z"], cwd: ROOT, stdout: "piped" }).output();
+  assert.ok(listed.success, "git ls-files");
+  for (const path of new TextDecoder().decode(listed.stdout).split("\0").filter(Boolean)) {
+    const to = `${dir}/${path}`;
+    await Deno.mkdir(to.slice(0, to.lastIndexOf("/")), { recursive: true });
+    await Deno.copyFile(`${ROOT}${path}`, to);
+  }
+}
+
+Deno.test("deno task start on a fresh tree installs the runtime set alone: no node_modules of deno.json's, no tool", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "issuance-fresh-task-" });
+  let child: Deno.ChildProcess | undefined;
+  try {
+    await freshTree(`${dir}/repo`);
+    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const port = (listener.addr as Deno.NetAddr).port;
+    listener.close();
+    // setsid: `deno task` runs the command as its child; the whole group is stopped at the end. The npm cache
+    // (DENO_DIR) is this machine's, so nothing is downloaded: what is installed is the question, not how fast.
+    child = new Deno.Command("setsid", {
+      args: [Deno.execPath(), "task", "start"],
+      cwd: `${dir}/repo`,
+      env: { NO_COLOR: "1", PORT: String(port), KV_PATH: `${dir}/kv/kv.sqlite3` },
+      stdout: "null",
+      stderr: "piped",
+    }).spawn();
+    const log = new Response(child.stderr).text();
+    const deadline = Date.now() + 120_000;
+    let status = 0;
+    while (status !== 200) {
+      assert.ok(Date.now() < deadline, "deno task start not ready within 120 s");
+      const exited: Deno.CommandStatus | null = await Promise.race([
+        child.status,
+        new Promise<null>((r) => setTimeout(() => r(null), 100)),
+      ]);
+      if (exited) assert.fail(`deno task start exited (${exited.code}):\n${await log}`);
+      status = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => (r.body?.cancel(), r.status), () => 0);
+    }
+    const rootModules = await Deno.stat(`${dir}/repo/node_modules`).then(() => true, () => false);
+    assert.equal(rootModules, false, "deno task installed deno.json's set (test and build tools) into node_modules/");
+    const installed = new Set<string>();
+    for await (const e of Deno.readDir(`${dir}/repo/runtime/node_modules/.deno`)) {
+      if (!e.isDirectory || e.name === "node_modules") continue;
+      installed.add(packageId(e.name.startsWith("@") ? e.name.replace("+", "/") : e.name));
+    }
+    const names = new Set([...installed].map(packageName));
+    assert.deepEqual(NEVER_AT_RUN_TIME.filter((t) => names.has(t)), [], "tools installed by deno task start");
+    assert.deepEqual([...installed].sort(), [...await runtimeLockPackages()].sort());
+  } finally {
+    if (child) {
+      try {
+        Deno.kill(-child.pid, "SIGTERM");
+      } catch { /* already gone */ }
+      await child.status;
+    }
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
 });

@@ -15,7 +15,7 @@ import {
 } from "../chains/sui/graphql.ts";
 import { inputUsage, limitRefusal, MAX_OUTPUT_NODES, outputNodes } from "./support/sui_graphql_server.ts";
 
-/** The schema file of the pinned @mysten/sui, from node_modules (`nodeModulesDir: auto`). */
+/** The schema file of the pinned @mysten/sui, from node_modules (`deno install`, which `deno task test` runs first). */
 export async function suiSchema(): Promise<GraphQLSchema> {
   const root = new URL("../node_modules/", import.meta.url);
   const direct = new URL("@mysten/sui/src/graphql/generated/schema.graphql", root);

@@ -106,8 +106,8 @@ async function locateAnvil(): Promise<string> {
   }
   let info = await statOrNull(ANVIL_BIN);
   if (!info) {
-    // Deno installs every deno.json import into node_modules when it resolves a graph; this covers a checkout where
-    // nothing has been resolved yet (e.g. the file was run with --no-npm or node_modules was deleted mid-session).
+    // deno.json's imports reach node_modules by `deno install` (nodeModulesDir "manual", docs/runtime.md), which
+    // `deno task test` runs first; this covers a plain `deno test` in a checkout that never ran it.
     const out = await new Deno.Command(Deno.execPath(), {
       args: ["install"],
       cwd: fileURLToPath(REPO_ROOT),
@@ -120,7 +120,7 @@ async function locateAnvil(): Promise<string> {
       const stderr = new TextDecoder().decode(out.stderr).slice(-2000);
       throw new Error(
         `anvil binary not found at ${ANVIL_BIN} even after \`deno install\` (exit ${out.code}). ` +
-          `deno.json must import "npm:@foundry-rs/anvil-linux-amd64@…" with nodeModulesDir "auto"; if node_modules ` +
+          `deno.json must import "npm:@foundry-rs/anvil-linux-amd64@…"; if node_modules ` +
           `was partly deleted, remove it whole and run \`deno install\` again.\n${stderr}`,
       );
     }

@@ -15,6 +15,8 @@ export const TOOLS = [
   "@foundry-rs/anvil-linux-amd64",
   "@openzeppelin/contracts",
   "@seriousme/openapi-schema-validator",
+  // Node's types for `deno check` (docs/runtime.md "Why the repository config installs by hand"); nothing runs them.
+  "@types/node",
   "ajv",
   "ajv-formats",
   "eventsource-parser",

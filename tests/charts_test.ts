@@ -24,7 +24,7 @@ import {
 } from "../kv/charts.ts";
 import type { ChainReader, Chains } from "../chains/adapter.ts";
 import { type ChartData, chartSampleTicker, quantile, readCharts } from "../actors/charts.ts";
-import { fundsChart, latencyChart, niceCeil, ordersChart } from "../routes/admin_ui/charts.ts";
+import { fundsChart, lagChart, latencyChart, niceCeil, ordersChart } from "../routes/admin_ui/charts.ts";
 import { inStatus } from "./support/orders.ts";
 import type { Order } from "../model/order.ts";
 import { NATIVE_CHAINS } from "../chains/catalog.ts";
@@ -274,4 +274,16 @@ Deno.test("funds chart: heights from bigint amounts beyond 2^53, exact amounts i
   assert.match(out, /title="1208925819614629174706176 smallest units">1,208,925,819,614,629\.174706176 SOL/);
   assert.match(out, /<span class="na">unknown<\/span>/);
   assert.match(out, /<title id="chart-funds-sol-title">sol: hot and cold balances against waiting payouts/);
+});
+
+Deno.test("funds and lag charts: a sample taken just now shows as a dot (a zero-length step with round caps)", async () => {
+  const now = HOURS[23] + 1000;
+  const samples = [{ at: now, lag: { sol: 3 }, funds: { sol: { hot: "5", cold: "0", waiting: "0" } } }];
+  const funds = flat(await fundsChart(data({ samples }), "sol", new Date(now)));
+  const hot = elements(funds, "path", "funds").find((p) => p["data-part"] === "hot")!;
+  const [, x, , end] = hot.d.match(/^M(\d+\.\d) (\d+\.\d) H(\d+\.\d)$/)!;
+  assert.equal(x, end, "the step has no length: without round caps nothing would be drawn");
+  assert.equal(hot["stroke-linecap"], "round");
+  const lag = elements(flat(await lagChart(data({ samples }), new Date(now))), "path", "lag");
+  assert.ok(lag.length > 0 && lag.every((p) => p["stroke-linecap"] === "round"));
 });

@@ -251,6 +251,11 @@ interface Series<T> {
 }
 
 /** A step path through the samples (a value holds until the next sample), broken where a value is unknown. */
+/**
+ * A step line through samples: each value holds until the next sample (or `endX`, now). A sample taken at the last
+ * moment is a zero-length step: the paths that draw these carry `stroke-linecap="round"`, with which SVG renders a
+ * zero-length subpath as a dot, so a chart with one fresh sample shows it instead of an empty plot.
+ */
 function stepPath(points: { x: number; y: number | null }[], endX: number): string {
   let d = "";
   let open = false;
@@ -299,7 +304,8 @@ export function lagChart(d: ChartData, now: Date): Html {
       <path class="lag" data-chain="${s.label}" d="${stepPath(
         d.samples.map((p) => ({ x: x(p.at), y: s.value(p) === null ? null : y(s.value(p)!) })),
         x(t),
-      )}" fill="none" stroke="${s.colour}" stroke-width="2" />
+      )}" fill="none" stroke="${s.colour}" stroke-width="2"
+        stroke-linecap="round" />
     `
   );
   const svg = frame(
@@ -362,6 +368,7 @@ export function fundsChart(d: ChartData, chain: NativeChain, now: Date): Html {
         }),
         x(t),
       )}" fill="none" stroke="${colour}" stroke-width="2"
+        stroke-linecap="round"
         ${p === "waiting"
           ? html`
             stroke-dasharray="5 3"

@@ -35,6 +35,7 @@ import { acquireLease } from "../kv/pipeline.ts";
 import {
   addAccountBalance,
   addSweepDue,
+  checkNoOpenSweep,
   completeSweep,
   listSweepsDue,
   openSweep,
@@ -137,7 +138,10 @@ async function sweepDeposit(
   if (amount <= 0n) {
     // Nothing to move, yet the address holds what it holds (a deposit of exactly the reserve: all of it): recorded.
     const kept = { chain, address, derivationIndex: owner.derivationIndex, balance, reserve };
-    return await clearMark(ctx, due, "cleared", (atomic) => addAccountBalance(atomic, kept));
+    return await clearMark(ctx, due, "cleared", (atomic) => {
+      checkNoOpenSweep(atomic, chain, address);
+      addAccountBalance(atomic, kept);
+    });
   }
   // Into the hot wallet in effect now (docs/operations.md "Rotating a hot wallet"), checked at the recording: a
   // rotation committed meanwhile refuses it (prepared again next tick, into the new wallet). A sweep recorded into a
@@ -253,8 +257,8 @@ async function clearMark(
 ): Promise<SweepStep> {
   const atomic = ctx.kv.atomic().check(due).delete(due.key);
   also?.(atomic);
-  await atomic.commit();
-  return step;
+  // Refused when the mark or what `also` checks changed since read: the mark stays, and the next tick looks again.
+  return (await atomic.commit()).ok ? step : "waiting";
 }
 
 /**

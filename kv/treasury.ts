@@ -503,6 +503,17 @@ export async function listOpenSweeps(kv: Deno.Kv, chain: AccountChain): Promise<
 }
 
 /** The open sweep of `address`, if any. */
+/**
+ * Adds to `atomic` the check that `address` still has no open sweep (no account lock), as read before: a decision
+ * taken on "nothing is being swept from here" (clearing a deposit's sweep mark because the address holds only its
+ * reserve) must not commit if a sweep was recorded meanwhile. Two ticks may overlap when a lease runs out mid-tick;
+ * without this, the one that read no open sweep and then the balance the other's sweep left would clear the mark,
+ * and the other's recorded sweep would have no mark left to drive it.
+ */
+export function checkNoOpenSweep(atomic: Deno.AtomicOperation, chain: AccountChain, address: string): void {
+  atomic.check({ key: accountLockKey(chain, address), versionstamp: null });
+}
+
 export async function openSweep(kv: Deno.Kv, chain: AccountChain, address: string): Promise<Sweep | null> {
   const lock = (await kv.get<AccountLock>(accountLockKey(chain, address))).value;
   return lock === null ? null : await readSweep(kv, chain, lock.sweepId);

@@ -263,3 +263,74 @@ Deno.test("server with SIM_HOT_WALLET_GENESIS=0 (real HTTP, sim xrp): a burn is 
     await server.close();
   }
 });
+
+Deno.test("sim xrp, two sweeper ticks overlapping (a lease run out mid-tick): the mark stays until the recorded sweep completes", async () => {
+  const p = await handPipeline();
+  try {
+    const xrp = p.sim.ledger("xrp");
+    const base = p.sim.ledger("base");
+    await ensureUserWallet(p.kv, OWNER, "test-partner");
+    const wallet = await createMintWallet(p.kv, OWNER, "xrp", "base", (c, i) => `${c}-deposit-${i}`);
+    assert.ok(wallet.ok);
+    const deposit = wallet.wallet.address;
+    const deposited = 30n * XRP;
+    await xrp.submitNativeTransfer({ from: SIM_DEPOSIT_SENDER.xrp, to: deposit, amount: deposited });
+    for (let i = 0; i < 3; i++) await xrp.sealBlock();
+    assert.equal(await watchToTip(p.ctx, "xrp"), 1);
+    const mint = (await allOrders(p.kv)).find((o) => o.type === "mint")!;
+    for (let i = 0; i < 20 && (await stored(p.kv, mint.id)).status !== "completed"; i++) {
+      await stepNow(p, mint.id);
+      await xrp.sealBlock();
+      await base.sealBlock();
+    }
+    assert.equal(await countKeys(p.kv, ["treasury_sweep_due", "xrp"]), 1);
+
+    // Tick Y has read "no open sweep" and asks for the address's balance; meanwhile tick X records the sweep, sends it
+    // and it is included, so Y reads the reserve alone: the case where Y would clear the mark under X's open sweep.
+    const chains = p.ctx.chains;
+    let raced = false;
+    const bound = <T extends object>(target: T, override: (prop: PropertyKey) => unknown): T =>
+      new Proxy(target, {
+        get(t, prop) {
+          const own = override(prop);
+          if (own !== undefined) return own;
+          const v = Reflect.get(t, prop, t);
+          return typeof v === "function" ? v.bind(t) : v;
+        },
+      });
+    const racing = bound(
+      chains,
+      (prop) =>
+        prop !== "reader" ? undefined : (chain: Parameters<typeof chains.reader>[0]) => {
+          const reader = chains.reader(chain);
+          if (chain !== "xrp") return reader;
+          return bound(reader, (q) =>
+            q !== "balance" || raced ? undefined : async (address: string) => {
+              raced = true;
+              assert.deepEqual(await sweepOnce(p.ctx, "xrp", "test-sweeper", 60_000), ["recorded"], "tick X");
+              await xrp.sealBlock();
+              return await reader.balance!(address);
+            });
+        },
+    );
+    const steps = await sweepOnce({ ...p.ctx, chains: racing }, "xrp", "test-sweeper", 60_000);
+    assert.ok(raced, "tick Y read the balance after tick X's sweep");
+    assert.deepEqual(steps, ["waiting"], "tick Y does not clear the mark under an open sweep");
+    assert.equal(await countKeys(p.kv, ["treasury_sweep_due", "xrp"]), 1, "the mark stays");
+
+    // The next ticks drive the recorded sweep to its end and clear the mark then.
+    const after: SweepStep[][] = [];
+    for (let i = 0; i < 10 && (await countKeys(p.kv, ["treasury_sweep_due", "xrp"])) > 0; i++) {
+      await xrp.sealBlock();
+      after.push((await sweepOnce(p.ctx, "xrp", "test-sweeper", 60_000))!);
+    }
+    assert.deepEqual(after.at(-1), ["completed"]);
+    assert.equal((await readSweep(p.kv, "xrp", mint.id))!.status, "completed");
+    assert.equal(await countKeys(p.kv, ["treasury_account_lock", "xrp"]), 0, "the address is free again");
+    const sweeps = (await ledgerTxs(p.kv, "xrp")).filter((t) => t.tx.kind === "sweep");
+    assert.equal(sweeps.length, 1, "exactly one sweep sent");
+    assert.equal(await xrp.balance(deposit, "native"), NATIVE.xrp.reserve);
+  } finally {
+    await p.close();
+  }
+});

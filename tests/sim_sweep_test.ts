@@ -17,6 +17,7 @@ import { ensureUserWallet } from "../kv/user_wallets.ts";
 import { ledgerTxs, payoutTxs, stored } from "./support/chain_facts.ts";
 import { allOrders, completeMints, SIM_DESTINATION, simBurnOrders, stepNow } from "./support/burns.ts";
 import { countKeys, handPipeline, watchToTip } from "./support/watch.ts";
+import { mintedSimDeposit } from "./support/deposits.ts";
 import { balance, FAST_PIPELINE, outside, sim, terminal, waitForOrders } from "./support/pipeline.ts";
 import { call, randomWallet, startTestServer, tokenFor } from "./support/server.ts";
 
@@ -28,7 +29,6 @@ Deno.test("sim xrp, finite hot wallet: a burn waits for funds; a deposit is swep
   const p = await handPipeline({ hotWalletGenesis: 0n });
   try {
     const xrp = p.sim.ledger("xrp");
-    const base = p.sim.ledger("base");
     const sweep = () => sweepOnce(p.ctx, "xrp", "test-sweeper", 60_000);
 
     // A burn of 25 XRP: confirmed, then held, never failed, while the hot wallet holds nothing.
@@ -42,21 +42,8 @@ Deno.test("sim xrp, finite hot wallet: a burn waits for funds; a deposit is swep
     assert.deepEqual(await payoutTxs(p.kv, "xrp", burnId), [], "nothing signed");
 
     // A deposit of 30 XRP is minted; the commit completing the mint marks it due for a sweep.
-    await ensureUserWallet(p.kv, OWNER, "test-partner");
-    const wallet = await createMintWallet(p.kv, OWNER, "xrp", "base", (c, i) => `${c}-deposit-${i}`);
-    assert.ok(wallet.ok);
-    const deposit = wallet.wallet.address;
     const deposited = 30n * XRP;
-    await xrp.submitNativeTransfer({ from: SIM_DEPOSIT_SENDER.xrp, to: deposit, amount: deposited });
-    for (let i = 0; i < 3; i++) await xrp.sealBlock();
-    assert.equal(await watchToTip(p.ctx, "xrp"), 1);
-    const mint = (await allOrders(p.kv)).find((o) => o.type === "mint")!;
-    for (let i = 0; i < 20 && (await stored(p.kv, mint.id)).status !== "completed"; i++) {
-      await stepNow(p, mint.id);
-      await xrp.sealBlock();
-      await base.sealBlock();
-    }
-    assert.equal((await stored(p.kv, mint.id)).status, "completed");
+    const { deposit, mint } = await mintedSimDeposit(p, "xrp", OWNER, deposited);
     assert.equal(await countKeys(p.kv, ["treasury_sweep_due", "xrp"]), 1);
 
     // The sweeper records the sweep and dies before sending it.
@@ -268,21 +255,7 @@ Deno.test("sim xrp, two sweeper ticks overlapping (a lease run out mid-tick): th
   const p = await handPipeline();
   try {
     const xrp = p.sim.ledger("xrp");
-    const base = p.sim.ledger("base");
-    await ensureUserWallet(p.kv, OWNER, "test-partner");
-    const wallet = await createMintWallet(p.kv, OWNER, "xrp", "base", (c, i) => `${c}-deposit-${i}`);
-    assert.ok(wallet.ok);
-    const deposit = wallet.wallet.address;
-    const deposited = 30n * XRP;
-    await xrp.submitNativeTransfer({ from: SIM_DEPOSIT_SENDER.xrp, to: deposit, amount: deposited });
-    for (let i = 0; i < 3; i++) await xrp.sealBlock();
-    assert.equal(await watchToTip(p.ctx, "xrp"), 1);
-    const mint = (await allOrders(p.kv)).find((o) => o.type === "mint")!;
-    for (let i = 0; i < 20 && (await stored(p.kv, mint.id)).status !== "completed"; i++) {
-      await stepNow(p, mint.id);
-      await xrp.sealBlock();
-      await base.sealBlock();
-    }
+    const { deposit, mint } = await mintedSimDeposit(p, "xrp", OWNER, 30n * XRP);
     assert.equal(await countKeys(p.kv, ["treasury_sweep_due", "xrp"]), 1);
 
     // Tick Y has read "no open sweep" and asks for the address's balance; meanwhile tick X records the sweep, sends it

@@ -8,9 +8,7 @@ import assert from "node:assert/strict";
 import { withKv as withTempKv } from "./support/kv.ts";
 import type { PreparedTx } from "../chains/adapter.ts";
 import { NATIVE } from "../chains/catalog.ts";
-import { SIM_DEPOSIT_SENDER } from "../chains/sim/commands.ts";
 import { getAlert } from "../kv/alerts.ts";
-import { createMintWallet } from "../kv/mint_wallets.ts";
 import {
   accountLockKey,
   backfillSweepDelivery,
@@ -23,12 +21,11 @@ import {
   type SweepInput,
   sweepKey,
 } from "../kv/treasury.ts";
-import { ensureUserWallet } from "../kv/user_wallets.ts";
 import { InvalidRecordError } from "../model/sent_tx.ts";
 import { sweepOnce } from "../actors/sweeper.ts";
-import { ledgerTxs, stored } from "./support/chain_facts.ts";
-import { allOrders, stepNow } from "./support/burns.ts";
-import { countKeys, handPipeline, watchToTip } from "./support/watch.ts";
+import { ledgerTxs } from "./support/chain_facts.ts";
+import { countKeys, handPipeline } from "./support/watch.ts";
+import { mintedSimDeposit } from "./support/deposits.ts";
 
 const withKv = (fn: (kv: Deno.Kv) => Promise<void>) => withTempKv("sweep-record-", fn);
 
@@ -185,22 +182,7 @@ Deno.test("sweeper: a malformed stored sweep is held with one counted alert; not
   const p = await handPipeline({ hotWalletGenesis: 0n });
   try {
     const xrp = p.sim.ledger("xrp");
-    const base = p.sim.ledger("base");
-    const owner = "0x" + "5f".repeat(20);
-    await ensureUserWallet(p.kv, owner, "test-partner");
-    const wallet = await createMintWallet(p.kv, owner, "xrp", "base", (c, i) => `${c}-deposit-${i}`);
-    assert.ok(wallet.ok);
-    const deposit = wallet.wallet.address;
-    await xrp.submitNativeTransfer({ from: SIM_DEPOSIT_SENDER.xrp, to: deposit, amount: 30_000_000n });
-    for (let i = 0; i < 3; i++) await xrp.sealBlock();
-    assert.equal(await watchToTip(p.ctx, "xrp"), 1);
-    const mint = (await allOrders(p.kv)).find((o) => o.type === "mint")!;
-    for (let i = 0; i < 20 && (await stored(p.kv, mint.id)).status !== "completed"; i++) {
-      await stepNow(p, mint.id);
-      await xrp.sealBlock();
-      await base.sealBlock();
-    }
-    assert.equal((await stored(p.kv, mint.id)).status, "completed");
+    const { deposit, mint } = await mintedSimDeposit(p, "xrp", "0x" + "5f".repeat(20), 30_000_000n);
     const sweep = () => sweepOnce(p.ctx, "xrp", "test-sweeper", 60_000);
 
     // Recorded, never sent (a crash after the record), then the stored record is damaged.

@@ -13,6 +13,7 @@
 import assert from "node:assert/strict";
 import {
   importedPackage,
+  installedPackages,
   type Lock,
   packageId,
   packageName,
@@ -172,12 +173,7 @@ Deno.test("installing for main.ts and cli/admin.ts from runtime/deno.json yields
       env: { NO_COLOR: "1" },
     }).output();
     assert.ok(out.success, new TextDecoder().decode(out.stderr));
-    const installed = new Set<string>();
-    for await (const e of Deno.readDir(`${dir}/runtime/node_modules/.deno`)) {
-      // Folders are name@version, a scope's slash written as "+"; node_modules and dotfiles are Deno's own.
-      if (!e.isDirectory || e.name === "node_modules") continue;
-      installed.add(packageId(e.name.startsWith("@") ? e.name.replace("+", "/") : e.name));
-    }
+    const installed = await installedPackages(`${dir}/runtime/node_modules`);
     assert.deepEqual([...installed].sort(), [...await runtimeLockPackages()].sort());
   } finally {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
@@ -239,11 +235,7 @@ Deno.test("deno task start on a fresh tree installs the runtime set alone: no no
     }
     const rootModules = await Deno.stat(`${dir}/repo/node_modules`).then(() => true, () => false);
     assert.equal(rootModules, false, "deno task installed deno.json's set (test and build tools) into node_modules/");
-    const installed = new Set<string>();
-    for await (const e of Deno.readDir(`${dir}/repo/runtime/node_modules/.deno`)) {
-      if (!e.isDirectory || e.name === "node_modules") continue;
-      installed.add(packageId(e.name.startsWith("@") ? e.name.replace("+", "/") : e.name));
-    }
+    const installed = await installedPackages(`${dir}/repo/runtime/node_modules`);
     const names = new Set([...installed].map(packageName));
     assert.deepEqual(NEVER_AT_RUN_TIME.filter((t) => names.has(t)), [], "tools installed by deno task start");
     assert.deepEqual([...installed].sort(), [...await runtimeLockPackages()].sort());

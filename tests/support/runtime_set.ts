@@ -54,3 +54,14 @@ export async function runtimeLockPackages(): Promise<Set<string>> {
   const lock: Lock = await readJson("runtime/deno.lock");
   return new Set(Object.keys(lock.npm).map(packageId));
 }
+
+/** The packages (name@version) a node_modules folder of Deno's holds: its `.deno/` folders. */
+export async function installedPackages(nodeModules: string): Promise<Set<string>> {
+  const installed = new Set<string>();
+  for await (const e of Deno.readDir(`${nodeModules}/.deno`)) {
+    // Folders are name@version, a scope's slash written as "+"; node_modules and dotfiles are Deno's own.
+    if (!e.isDirectory || e.name === "node_modules") continue;
+    installed.add(packageId(e.name.startsWith("@") ? e.name.replace("+", "/") : e.name));
+  }
+  return installed;
+}
